@@ -1,0 +1,120 @@
+// Package kernelname turns the kernel names that NVIDIA tools print (mangled C++ or plain
+// extern "C") into readable forms, and matches config globs against them.
+package kernelname
+
+import (
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// Name is a kernel's name in the forms a user may write a pattern against.
+type Name struct {
+	Mangled   string // as printed by ptxas / cuobjdump
+	Demangled string // full signature, e.g. "void kg::flash_fwd<64, 64, false>(__half const*, ...)"
+	Short     string // without return type and parameters, e.g. "kg::flash_fwd<64, 64, false>"
+	Base      string // Short without its namespaces or classes, e.g. "flash_fwd<64, 64, false>"
+}
+
+// Parse demangles a name; a name that is not a mangled C++ name is kept as it is.
+func Parse(mangled string) Name {
+	n := Name{Mangled: mangled, Demangled: mangled, Short: mangled, Base: mangled}
+	if full, err := demangle.ToString(mangled); err == nil {
+		n.Demangled = full
+	}
+	if short, err := demangle.ToString(mangled, demangle.NoParams); err == nil {
+		n.Short = stripReturnType(short)
+	}
+	n.Base = stripScope(n.Short)
+	return n
+}
+
+// stripReturnType drops a leading "void " that function templates carry in demangled form.
+func stripReturnType(s string) string {
+	var n nesting
+	for i := 0; i < len(s); i++ {
+		if n.step(s[i]) && s[i] == ' ' {
+			return s[i+1:]
+		}
+	}
+	return s
+}
+
+// stripScope drops "ns::Class::" qualifiers outside template arguments.
+func stripScope(s string) string {
+	var n nesting
+	cut := 0
+	for i := 0; i < len(s); i++ {
+		if n.step(s[i]) && s[i] == ':' && i+1 < len(s) && s[i+1] == ':' {
+			cut = i + 2
+			i++
+		}
+	}
+	return s[cut:]
+}
+
+// nesting tracks template-argument and parenthesis depth. A '>' inside parentheses is a
+// comparison in a template argument ("Flag<((3)>(2))>"), not a closing bracket.
+type nesting struct{ angle, paren int }
+
+// step consumes c and reports whether it stands at the top level.
+func (n *nesting) step(c byte) bool {
+	switch c {
+	case '(':
+		n.paren++
+	case ')':
+		n.paren--
+	case '<':
+		if n.paren == 0 {
+			n.angle++
+		}
+	case '>':
+		if n.paren == 0 {
+			n.angle--
+		}
+	default:
+		return n.angle == 0 && n.paren == 0
+	}
+	return false
+}
+
+// Matches reports whether the glob matches any form of the name.
+func (n Name) Matches(g Glob) bool {
+	return g.Match(n.Base) || g.Match(n.Short) || g.Match(n.Demangled) || g.Match(n.Mangled)
+}
+
+// Glob is a shell-style pattern over a whole kernel name: '*' matches any run of characters
+// (including "::", "<", ",", " "), '?' exactly one character; every other character, '['
+// included (C++ names contain "operator[]"), matches itself.
+type Glob string
+
+// Match reports whether s matches the whole pattern.
+func (g Glob) Match(s string) bool {
+	p := string(g)
+	// Iterative wildcard match with single backtrack point: linear in practice, no recursion.
+	pi, si := 0, 0
+	star, mark := -1, 0
+	for si < len(s) {
+		switch {
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
+			pi++
+			si++
+		case star >= 0:
+			pi = star + 1
+			mark++
+			si = mark
+		default:
+			return false
+		}
+	}
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
+}
+
+// Valid reports whether the glob can be used: it must not be empty or only spaces.
+func (g Glob) Valid() bool { return strings.TrimSpace(string(g)) != "" }

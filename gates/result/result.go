@@ -1,0 +1,193 @@
+// Package result is the kernel-gate result model (schema "kernel-gate/result/v1"): plain
+// structs that every gate fills and every reporter reads. Other tools and later gates read
+// these JSON names, so they do not change within v1.
+package result
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Schema names this version of the result format.
+const Schema = "kernel-gate/result/v1"
+
+// Verdict is a gate's or the whole run's outcome.
+type Verdict string
+
+const (
+	Pass Verdict = "pass"
+	Fail Verdict = "fail"
+	// Skip means the gate had nothing to judge; a finding says why.
+	Skip Verdict = "skip"
+)
+
+// Severity of a finding. Only Error findings fail a gate.
+type Severity string
+
+const (
+	Error   Severity = "error"
+	Warning Severity = "warning"
+	Notice  Severity = "notice"
+)
+
+// Rank orders severities from the most to the least severe (error = 0).
+func (s Severity) Rank() int {
+	switch s {
+	case Error:
+		return 0
+	case Warning:
+		return 1
+	case Notice:
+		return 2
+	}
+	return 3
+}
+
+// Finding is one thing a gate has to say about one kernel (or about its input).
+// Value, Limit, Baseline and Delta are absent when they do not apply.
+type Finding struct {
+	Severity Severity `json:"severity"`
+	Kernel   string   `json:"kernel,omitempty"`
+	Arch     string   `json:"arch,omitempty"`
+	File     string   `json:"file,omitempty"`
+	Line     int      `json:"line"`
+	Metric   string   `json:"metric,omitempty"`
+	Value    *float64 `json:"value,omitempty"`
+	Limit    *float64 `json:"limit,omitempty"`
+	// Baseline is the metric's value in the baseline result, Delta = Value - Baseline.
+	Baseline *float64 `json:"baseline,omitempty"`
+	Delta    *float64 `json:"delta,omitempty"`
+	Message  string   `json:"message"`
+}
+
+// Table is a gate's per-kernel view for humans: reporters render it without knowing the
+// gate. Rows are in display order (worst first); Status is a row's verdict.
+type Table struct {
+	Columns []string `json:"columns"`
+	Rows    []Row    `json:"rows"`
+}
+
+// Row is one line of a Table.
+type Row struct {
+	Status Verdict  `json:"status"`
+	Cells  []string `json:"cells"`
+}
+
+// Gate is one gate's outcome. Data holds the gate's machine-readable records (for the
+// PTXAS gate, data.kernels); it stays raw JSON so a saved result round-trips unchanged.
+type Gate struct {
+	Name     string          `json:"name"`
+	Verdict  Verdict         `json:"verdict"`
+	Summary  string          `json:"summary,omitempty"`
+	Findings []Finding       `json:"findings"`
+	Table    *Table          `json:"table,omitempty"`
+	Data     json.RawMessage `json:"data"`
+}
+
+// Result is a whole run: the verdict over every gate.
+type Result struct {
+	Schema  string  `json:"schema"`
+	Verdict Verdict `json:"verdict"`
+	Tool    string  `json:"tool,omitempty"`
+	// Replay is set when the inputs are a recording (kernel-gate demo, --replay), never live.
+	Replay string `json:"replay,omitempty"`
+	Gates  []Gate `json:"gates"`
+}
+
+// SetData stores v as the gate's data.
+func (g *Gate) SetData(v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("gate %s: encoding data: %w", g.Name, err)
+	}
+	g.Data = raw
+	return nil
+}
+
+// Decide sets the verdict from the findings: any error fails the gate. A gate that
+// judged nothing must say so with skip reason set; it then skips rather than passes.
+func (g *Gate) Decide(judged bool) {
+	for _, f := range g.Findings {
+		if f.Severity == Error {
+			g.Verdict = Fail
+			return
+		}
+	}
+	if !judged {
+		g.Verdict = Skip
+		return
+	}
+	g.Verdict = Pass
+}
+
+// Count returns how many findings have severity s.
+func (g *Gate) Count(s Severity) int {
+	n := 0
+	for _, f := range g.Findings {
+		if f.Severity == s {
+			n++
+		}
+	}
+	return n
+}
+
+// New returns a result over gates with the overall verdict computed: fail when any gate
+// fails, skip when every gate skipped, pass otherwise.
+func New(tool string, gates ...Gate) Result {
+	r := Result{Schema: Schema, Tool: tool, Gates: gates}
+	r.Verdict = Overall(gates)
+	return r
+}
+
+// Overall combines gate verdicts.
+func Overall(gates []Gate) Verdict {
+	v := Skip
+	for _, g := range gates {
+		switch g.Verdict {
+		case Fail:
+			return Fail
+		case Pass:
+			v = Pass
+		}
+	}
+	return v
+}
+
+// Write encodes r as indented JSON.
+func Write(w io.Writer, r Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// ErrNotResult reports input that is not a kernel-gate result file.
+var ErrNotResult = errors.New("not a kernel-gate result file")
+
+// Read decodes a saved result, checking its schema.
+func Read(r io.Reader) (Result, error) {
+	var res Result
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&res); err != nil {
+		return Result{}, fmt.Errorf("%w: %v", ErrNotResult, err)
+	}
+	if res.Schema != Schema {
+		return Result{}, fmt.Errorf("%w: schema is %q, want %q", ErrNotResult, res.Schema, Schema)
+	}
+	for i, g := range res.Gates {
+		switch g.Verdict {
+		case Pass, Fail, Skip:
+		default:
+			return Result{}, fmt.Errorf("%w: gate %d (%q) has verdict %q", ErrNotResult, i, g.Name, g.Verdict)
+		}
+	}
+	return res, nil
+}
+
+// Num returns a pointer to v as float64, for the optional numeric fields of a Finding.
+func Num[T ~int | ~int64 | ~float64](v T) *float64 {
+	f := float64(v)
+	return &f
+}

@@ -1,0 +1,182 @@
+// FlashAttention-2-style forward pass: fp16 Q/K/V in, fp32 accumulate, fp16 O out.
+// Tensor Cores through WMMA (sm_80 and newer). Head dimension 64, optional causal mask.
+//
+// Layout: q, k, v, o are [batch*heads][seqlen][64], row-major.
+// Each block owns kBlockM query rows; each warp owns 16 of them and walks the
+// key/value sequence in tiles of kBlockN with the online-softmax recurrence:
+//   m' = max(m, rowmax(S)),  P = exp(S - m'),  l' = l*exp(m - m') + rowsum(P),
+//   O' = O*exp(m - m') + P V,  and finally O / l.
+
+#include <cuda_fp16.h>
+#include <mma.h>
+
+#ifndef KG_FLASH_MIN_BLOCKS
+// Blocks per SM promised to ptxas through __launch_bounds__. Raising it forces
+// ptxas to cap registers per thread (65536 / (128 * blocks)); the "spill"
+// defect builds with a value that makes the kernel spill.
+#define KG_FLASH_MIN_BLOCKS 1
+#endif
+
+namespace kg {
+
+constexpr int kHeadDim = 64;
+
+template <int kBlockM, int kBlockN, bool kCausal>
+__global__ void __launch_bounds__(kBlockM / 16 * 32, KG_FLASH_MIN_BLOCKS)
+flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
+          const half* __restrict__ v, half* __restrict__ o, int seqlen,
+          float softmax_scale) {
+  using namespace nvcuda;
+  constexpr int D = kHeadDim;
+  constexpr int kThreads = kBlockM / 16 * 32;
+  constexpr int kLdh = D + 8;        // half row pitch: multiple of 8, breaks bank conflicts
+  constexpr int kLdf = kBlockN + 4;  // float row pitch: multiple of 4
+  static_assert(kBlockN == D, "the S scratch tile doubles as the O staging tile");
+
+  // sQ holds Q while its fragments are loaded, then each warp's rows of P.
+  __shared__ __align__(128) half sQP[kBlockM][kLdh];
+  __shared__ __align__(128) half sK[kBlockN][kLdh];
+  __shared__ __align__(128) half sV[kBlockN][kLdh];
+  __shared__ __align__(128) float sS[kBlockM][kLdf];
+
+  const int bh = blockIdx.y;
+  const int m0 = blockIdx.x * kBlockM;
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  const size_t base = (size_t)bh * seqlen * D;
+
+  // Load the Q tile (zero rows past the end of the sequence).
+  for (int i = threadIdx.x; i < kBlockM * D / 8; i += kThreads) {
+    int r = i / (D / 8), c = (i % (D / 8)) * 8;
+    uint4 val = make_uint4(0, 0, 0, 0);
+    if (m0 + r < seqlen) val = *reinterpret_cast<const uint4*>(q + base + (size_t)(m0 + r) * D + c);
+    *reinterpret_cast<uint4*>(&sQP[r][c]) = val;
+  }
+  __syncthreads();
+
+  const int wr = warp * 16;  // this warp's first row inside the block
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> qf[D / 16];
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) wmma::load_matrix_sync(qf[kk], &sQP[wr][kk * 16], kLdh);
+
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> of[D / 16];
+#pragma unroll
+  for (int n = 0; n < D / 16; ++n) wmma::fill_fragment(of[n], 0.0f);
+
+  // Two lanes per row: lane/2 is the row, lane%2 picks the half of the columns.
+  const int r = lane / 2;
+  const int c0 = (lane % 2) * (kBlockN / 2);
+  const int qrow = m0 + wr + r;
+  float row_m = -INFINITY, row_l = 0.0f;
+
+  const int n_end = kCausal ? min(seqlen, m0 + kBlockM) : seqlen;
+  for (int n0 = 0; n0 < n_end; n0 += kBlockN) {
+    __syncthreads();  // everyone is done with the previous K/V tile
+    for (int i = threadIdx.x; i < kBlockN * D / 8; i += kThreads) {
+      int rr = i / (D / 8), c = (i % (D / 8)) * 8;
+      uint4 kv = make_uint4(0, 0, 0, 0), vv = make_uint4(0, 0, 0, 0);
+      if (n0 + rr < seqlen) {
+        kv = *reinterpret_cast<const uint4*>(k + base + (size_t)(n0 + rr) * D + c);
+        vv = *reinterpret_cast<const uint4*>(v + base + (size_t)(n0 + rr) * D + c);
+      }
+      *reinterpret_cast<uint4*>(&sK[rr][c]) = kv;
+      *reinterpret_cast<uint4*>(&sV[rr][c]) = vv;
+    }
+    __syncthreads();
+
+    // S = Q K^T for this warp's 16 rows.
+#pragma unroll
+    for (int n = 0; n < kBlockN / 16; ++n) {
+      wmma::fragment<wmma::accumulator, 16, 16, 16, float> sf;
+      wmma::fill_fragment(sf, 0.0f);
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> kf;
+        wmma::load_matrix_sync(kf, &sK[n * 16][kk * 16], kLdh);
+        wmma::mma_sync(sf, qf[kk], kf, sf);
+      }
+      wmma::store_matrix_sync(&sS[wr][n * 16], sf, kLdf, wmma::mem_row_major);
+    }
+    __syncwarp();
+
+    // Online softmax on this lane's half row; P goes to sQP as fp16.
+    float s[kBlockN / 2];
+    float tile_max = -INFINITY;
+#pragma unroll
+    for (int c = 0; c < kBlockN / 2; ++c) {
+      int col = n0 + c0 + c;
+      float x = sS[wr + r][c0 + c] * softmax_scale;
+      bool masked = col >= seqlen || (kCausal && col > qrow);
+      s[c] = masked ? -INFINITY : x;
+      tile_max = fmaxf(tile_max, s[c]);
+    }
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+    const float m_new = fmaxf(row_m, tile_max);
+    const float alpha = (row_m == -INFINITY) ? 0.0f : __expf(row_m - m_new);
+    float tile_sum = 0.0f;
+#pragma unroll
+    for (int c = 0; c < kBlockN / 2; ++c) {
+      float p = (s[c] == -INFINITY) ? 0.0f : __expf(s[c] - m_new);
+      tile_sum += p;
+      sQP[wr + r][c0 + c] = __float2half(p);
+    }
+    tile_sum += __shfl_xor_sync(0xffffffffu, tile_sum, 1);
+    row_l = row_l * alpha + tile_sum;
+    row_m = m_new;
+
+    // Rescale O by alpha: fragments have no public row mapping, so stage them through sS.
+#pragma unroll
+    for (int n = 0; n < D / 16; ++n)
+      wmma::store_matrix_sync(&sS[wr][n * 16], of[n], kLdf, wmma::mem_row_major);
+    __syncwarp();
+#pragma unroll
+    for (int c = 0; c < D / 2; ++c) sS[wr + r][c0 + c] *= alpha;
+    __syncwarp();
+#pragma unroll
+    for (int n = 0; n < D / 16; ++n)
+      wmma::load_matrix_sync(of[n], &sS[wr][n * 16], kLdf, wmma::mem_row_major);
+
+    // O += P V.
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> pf;
+      wmma::load_matrix_sync(pf, &sQP[wr][kk * 16], kLdh);
+#pragma unroll
+      for (int n = 0; n < D / 16; ++n) {
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> vf;
+        wmma::load_matrix_sync(vf, &sV[kk * 16][n * 16], kLdh);
+        wmma::mma_sync(of[n], pf, vf, of[n]);
+      }
+    }
+    __syncwarp();
+  }
+
+  // O / l, written as fp16.
+#pragma unroll
+  for (int n = 0; n < D / 16; ++n)
+    wmma::store_matrix_sync(&sS[wr][n * 16], of[n], kLdf, wmma::mem_row_major);
+  __syncwarp();
+  if (qrow < seqlen) {
+    const float inv_l = row_l > 0.0f ? 1.0f / row_l : 0.0f;
+#pragma unroll
+    for (int c = 0; c < D / 2; ++c)
+      o[base + (size_t)qrow * D + c0 + c] = __float2half(sS[wr + r][c0 + c] * inv_l);
+  }
+}
+
+// Host launcher: grid (ceil(seqlen/64), batch*heads), 128 threads.
+cudaError_t launch_flash_fwd(const half* q, const half* k, const half* v, half* o,
+                                    int batch_heads, int seqlen, bool causal,
+                                    cudaStream_t stream = 0) {
+  constexpr int kBlockM = 64, kBlockN = 64;
+  dim3 grid((seqlen + kBlockM - 1) / kBlockM, batch_heads);
+  dim3 block(kBlockM / 16 * 32);
+  const float scale = 0.125f;  // 1/sqrt(64)
+  if (causal)
+    flash_fwd<kBlockM, kBlockN, true><<<grid, block, 0, stream>>>(q, k, v, o, seqlen, scale);
+  else
+    flash_fwd<kBlockM, kBlockN, false><<<grid, block, 0, stream>>>(q, k, v, o, seqlen, scale);
+  return cudaGetLastError();
+}
+
+}  // namespace kg

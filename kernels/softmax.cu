@@ -1,0 +1,45 @@
+// Row softmax, fp32 in and out: y[r][:] = exp(x[r][:] - max) / sum. One block per row;
+// block-wide max and sum through warp shuffles and a small shared array.
+
+#include <cuda_runtime.h>
+
+namespace kg {
+
+template <int kThreads>
+__device__ __forceinline__ float block_reduce(float v, float* scratch, bool is_max) {
+  for (int off = 16; off > 0; off /= 2) {
+    float o = __shfl_xor_sync(0xffffffffu, v, off);
+    v = is_max ? fmaxf(v, o) : v + o;
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  v = scratch[0];
+  for (int w = 1; w < kThreads / 32; ++w) v = is_max ? fmaxf(v, scratch[w]) : v + scratch[w];
+  __syncthreads();  // scratch is reused by the next reduction
+  return v;
+}
+
+template <int kThreads>
+__global__ void __launch_bounds__(kThreads)
+row_softmax(const float* __restrict__ x, float* __restrict__ y, int cols) {
+  __shared__ float scratch[kThreads / 32];
+  const float* xr = x + (size_t)blockIdx.x * cols;
+  float* yr = y + (size_t)blockIdx.x * cols;
+  float m = -INFINITY;
+  for (int c = threadIdx.x; c < cols; c += kThreads) m = fmaxf(m, xr[c]);
+  m = block_reduce<kThreads>(m, scratch, true);
+  float s = 0.0f;
+  for (int c = threadIdx.x; c < cols; c += kThreads) s += __expf(xr[c] - m);
+  s = block_reduce<kThreads>(s, scratch, false);
+  const float inv = 1.0f / s;
+  for (int c = threadIdx.x; c < cols; c += kThreads) yr[c] = __expf(xr[c] - m) * inv;
+}
+
+cudaError_t launch_row_softmax(const float* x, float* y, int rows, int cols,
+                                      cudaStream_t stream = 0) {
+  row_softmax<256><<<rows, 256, 0, stream>>>(x, y, cols);
+  return cudaGetLastError();
+}
+
+}  // namespace kg

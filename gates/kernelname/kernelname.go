@@ -23,7 +23,7 @@ func Parse(mangled string) Name {
 		n.Demangled = full
 	}
 	if short, err := demangle.ToString(mangled, demangle.NoParams); err == nil {
-		n.Short = stripReturnType(short)
+		n.Short = stripInternal(stripReturnType(short))
 	}
 	n.Base = stripScope(n.Short)
 	return n
@@ -35,6 +35,17 @@ func stripReturnType(s string) string {
 	for i := 0; i < len(s); i++ {
 		if n.step(s[i]) && s[i] == ' ' {
 			return s[i+1:]
+		}
+	}
+	return s
+}
+
+// stripInternal drops the namespace nvcc gives internal-linkage symbols
+// ("_INTERNAL_29c3d034_7_bugs_cu_004764ae::nvcuda::wmma::...") so names read as written.
+func stripInternal(s string) string {
+	if rest, ok := strings.CutPrefix(s, "_INTERNAL_"); ok {
+		if i := strings.Index(rest, "::"); i >= 0 {
+			return rest[i+2:]
 		}
 	}
 	return s

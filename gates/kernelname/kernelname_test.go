@@ -15,6 +15,9 @@ func TestParse(t *testing.T) {
 		{"_ZN2kg7flaggedILi3EEEvPfNS_6detail4FlagIXgtT_Li2EEEEPFiiiE",
 			"void kg::flagged<3>(float*, kg::detail::Flag<((3)>(2))>, int (*)(int, int))",
 			"kg::flagged<3>", "flagged<3>"},
+		{"_ZN37_INTERNAL_29c3d034_7_bugs_cu_004764ae6nvcuda4wmma19__get_storage_valueIfffEET0_T1_",
+			"float _INTERNAL_29c3d034_7_bugs_cu_004764ae::nvcuda::wmma::__get_storage_value<float, float, float>(float)",
+			"nvcuda::wmma::__get_storage_value<float, float, float>", "__get_storage_value<float, float, float>"},
 		{"plain_c_kernel", "plain_c_kernel", "plain_c_kernel", "plain_c_kernel"},
 		{"not a name at all", "not a name at all", "not a name at all", "not a name at all"},
 	}

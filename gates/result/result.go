@@ -4,6 +4,7 @@
 package result
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,11 +99,13 @@ type Result struct {
 
 // SetData stores v as the gate's data.
 func (g *Gate) SetData(v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // kernel names are full of '<' and '>'
+	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("gate %s: encoding data: %w", g.Name, err)
 	}
-	g.Data = raw
+	g.Data = bytes.TrimRight(b.Bytes(), "\n")
 	return nil
 }
 

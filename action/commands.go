@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/kernel-gate/kernel-gate/action/config"
+	"github.com/kernel-gate/kernel-gate/action/report"
+	"github.com/kernel-gate/kernel-gate/baseline"
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/gates/sass"
+	"github.com/kernel-gate/kernel-gate/gates/toolkit"
+)
+
+// version is the tool's release; `go build -ldflags "-X main.version=v1.2.3"` sets it.
+var version = "v0.1.0-dev"
+
+// nvccTimeout bounds `nvcc --version` when the logs do not say which toolkit built them.
+const nvccTimeout = 20 * time.Second
+
+func toolName() string { return "kernel-gate " + version }
+
+// ptxasInputs reads resource-usage logs into one Log and scans them for the toolkit version.
+type ptxasInputs struct {
+	log     ptxas.Log
+	scanner toolkit.Scanner
+}
+
+func (in *ptxasInputs) read(r io.Reader, name string) error {
+	return in.log.Parse(r, name, in.scanner.Line)
+}
+
+// readFiles reads each named file ("-" is standard input).
+func readFiles(files []string, stdin io.Reader, read func(io.Reader, string) error) error {
+	for _, f := range files {
+		if f == "-" {
+			if err := read(stdin, "stdin"); err != nil {
+				return usagef("%v", err)
+			}
+			continue
+		}
+		fh, err := os.Open(f)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		err = read(fh, f)
+		fh.Close()
+		if err != nil {
+			return usagef("%v", err)
+		}
+	}
+	return nil
+}
+
+// ptxasGates judges parsed resource usage (and the toolkit, when the config constrains it).
+func ptxasGates(ctx context.Context, in *ptxasInputs, cfg config.Config, base *ptxas.Baseline, nvcc string, defaultArch string) ([]result.Gate, error) {
+	if err := in.log.Check(); err != nil {
+		return nil, usageError{err}
+	}
+	if defaultArch != "" {
+		for i := range in.log.Kernels {
+			if in.log.Kernels[i].Arch == "" {
+				in.log.Kernels[i].Arch = defaultArch
+			}
+		}
+	}
+	g, err := ptxas.Evaluate(&in.log, cfg.PTXAS, base)
+	if err != nil {
+		return nil, err
+	}
+	gates := []result.Gate{g}
+	if cfg.CUDA != "" {
+		tk, err := toolkitGate(ctx, cfg.CUDA, in.scanner.Versions(), nvcc)
+		if err != nil {
+			return nil, err
+		}
+		gates = append(gates, tk)
+	}
+	return gates, nil
+}
+
+// toolkitGate checks the CUDA constraint against versions found in the inputs, asking nvcc
+// only when they name none.
+func toolkitGate(ctx context.Context, constraint string, versions []toolkit.Version, nvcc string) (result.Gate, error) {
+	var lookupErr error
+	if len(versions) == 0 && nvcc != "" {
+		ctx, cancel := context.WithTimeout(ctx, nvccTimeout)
+		v, err := toolkit.FromNVCC(ctx, nvcc)
+		cancel()
+		if err != nil {
+			lookupErr = err
+		} else {
+			versions = []toolkit.Version{v}
+		}
+	} else if len(versions) == 0 {
+		lookupErr = errors.New("the inputs print no `nvcc --version` banner and --nvcc is empty")
+	}
+	return toolkit.Check(constraint, versions, lookupErr)
+}
+
+func loadBaseline(path string) (*ptxas.Baseline, error) {
+	if path == "" {
+		return nil, nil
+	}
+	res, err := baseline.Load(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	kernels, err := baseline.PtxasKernels(res)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("baseline %s: %w", path, err)}
+	}
+	return ptxas.NewBaseline(filepath.Base(path), kernels), nil
+}
+
+func runPtxas(ctx context.Context, args []string, e env) (int, error) {
+	var c common
+	var basePath, nvcc, arch string
+	fs := newFlagSet("ptxas", e, &c)
+	fs.StringVar(&basePath, "baseline", "", "baseline result `FILE` (a saved --format json result) for deltas and max_register_increase")
+	fs.StringVar(&nvcc, "nvcc", "nvcc", "nvcc `PATH` asked for the toolkit version when the logs do not print it (empty: never run it)")
+	fs.StringVar(&arch, "arch", "", "`ARCH` (e.g. sm_90a) for records whose input names none (cuobjdump of a cubin)")
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, "Usage: kernel-gate ptxas [flags] [FILES...]\n\nReads nvcc -Xptxas -v / --resource-usage build logs, ptxas or nvlink output, or\ncuobjdump --dump-resource-usage listings (standard input when no FILES, or \"-\").\n\n")
+		fs.PrintDefaults()
+	}
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage, err
+	}
+	if len(files) == 0 {
+		files = []string{"-"}
+	}
+	if err := validArch(arch); err != nil {
+		return exitUsage, err
+	}
+	cfg, fmtr, err := setup(c)
+	if err != nil {
+		return exitUsage, err
+	}
+	base, err := loadBaseline(basePath)
+	if err != nil {
+		return exitUsage, err
+	}
+	var in ptxasInputs
+	if err := readFiles(files, e.stdin, in.read); err != nil {
+		return exitUsage, err
+	}
+	gates, err := ptxasGates(ctx, &in, cfg, base, nvcc, arch)
+	if err != nil {
+		return exitUsage, err
+	}
+	return emit(result.New(toolName(), gates...), c, fmtr, e)
+}
+
+func runSass(ctx context.Context, args []string, e env) (int, error) {
+	var c common
+	var files multiFlag
+	var arch string
+	fs := newFlagSet("sass", e, &c)
+	fs.Var(&files, "sass", "`FILE` of cuobjdump --dump-sass or nvdisasm output (repeatable; \"-\" is standard input)")
+	fs.StringVar(&arch, "arch", "", "`ARCH` for functions whose dump names none (a grep-filtered dump)")
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, "Usage: kernel-gate sass [flags] --sass FILE [FILE...]\n\n")
+		fs.PrintDefaults()
+	}
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage, err
+	}
+	files = append(files, rest...)
+	if len(files) == 0 {
+		return exitUsage, usagef("no SASS input: pass --sass FILE (cuobjdump --dump-sass or nvdisasm output)")
+	}
+	if err := validArch(arch); err != nil {
+		return exitUsage, err
+	}
+	cfg, fmtr, err := setup(c)
+	if err != nil {
+		return exitUsage, err
+	}
+	g, err := sassGate(files, e.stdin, cfg, arch)
+	if err != nil {
+		return exitUsage, err
+	}
+	return emit(result.New(toolName(), g), c, fmtr, e)
+}
+
+// sassGate reads every dump and judges them together.
+func sassGate(files []string, stdin io.Reader, cfg config.Config, arch string) (result.Gate, error) {
+	var all sass.Dump
+	err := readFiles(files, stdin, func(r io.Reader, name string) error {
+		d, err := sass.Parse(r, sass.ParseOptions{Arch: arch})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if all.Format == "" {
+			all.Format = d.Format
+		}
+		all.Functions = append(all.Functions, d.Functions...)
+		return nil
+	})
+	if err != nil {
+		return result.Gate{}, err
+	}
+	return sass.Evaluate(&all, cfg.SASS)
+}
+
+func runReport(ctx context.Context, args []string, e env) (int, error) {
+	var c common
+	fs := newFlagSet("report", e, &c)
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, "Usage: kernel-gate report [flags] FILE\n\nRenders a result saved with --format json again (\"-\" is standard input). Exits 0 once rendered.\n\n")
+		fs.PrintDefaults()
+	}
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage, err
+	}
+	if len(files) != 1 {
+		return exitUsage, usagef("want exactly one result FILE, got %d", len(files))
+	}
+	f, err := report.ParseFormat(c.format)
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	var res result.Result
+	err = readFiles(files, e.stdin, func(r io.Reader, name string) error {
+		var err error
+		res, err = result.Read(r)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return exitUsage, err
+	}
+	if _, err := emit(res, c, f, e); err != nil {
+		return exitUsage, err
+	}
+	return exitPass, nil
+}
+
+func runVersion(args []string, e env) (int, error) {
+	if len(args) > 0 {
+		return exitUsage, usagef("version takes no arguments")
+	}
+	v, err := semver.NewVersion(version)
+	if err != nil {
+		return exitUsage, fmt.Errorf("the build's version %q is not semver: %w", version, err)
+	}
+	rev := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				rev = " " + s.Value[:12]
+			}
+		}
+		fmt.Fprintf(e.stdout, "kernel-gate v%s%s (%s)\n", v, rev, bi.GoVersion)
+		return exitPass, nil
+	}
+	fmt.Fprintf(e.stdout, "kernel-gate v%s\n", v)
+	return exitPass, nil
+}
+
+// setup loads the config and checks the format.
+func setup(c common) (config.Config, report.Format, error) {
+	f, err := report.ParseFormat(c.format)
+	if err != nil {
+		return config.Config{}, "", usageError{err}
+	}
+	cfg, err := config.Find(c.config)
+	if err != nil {
+		return config.Config{}, "", usageError{err}
+	}
+	return cfg, f, nil
+}
+
+// emit renders the result where --out says and returns the exit code of its verdict.
+func emit(res result.Result, c common, f report.Format, e env) (int, error) {
+	var buf bytes.Buffer
+	opts := report.Options{}
+	if c.out == "" && f == report.Text {
+		if file, ok := e.stdout.(*os.File); ok {
+			opts.Color = report.ColorWanted(file, e.getenv)
+		}
+	}
+	if err := report.Render(&buf, res, f, opts); err != nil {
+		return exitUsage, err
+	}
+	if c.out != "" {
+		if err := os.WriteFile(c.out, buf.Bytes(), 0o644); err != nil {
+			return exitUsage, usagef("writing the report: %v", err)
+		}
+	} else if _, err := e.stdout.Write(buf.Bytes()); err != nil {
+		return exitUsage, err
+	}
+	if err := githubOutputs(res, e); err != nil {
+		return exitUsage, err
+	}
+	if res.Verdict == result.Fail {
+		return exitFail, nil
+	}
+	return exitPass, nil
+}
+
+func validArch(a string) error {
+	if a == "" {
+		return nil
+	}
+	if !strings.HasPrefix(a, "sm_") || len(a) < 5 {
+		return usagef("--arch %q: want an SM arch such as sm_90a", a)
+	}
+	return nil
+}
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(s string) error { *m = append(*m, s); return nil }

@@ -1,0 +1,236 @@
+// Package config loads kernel-gate.yml: the thresholds of every gate, with overrides per
+// kernel glob and per arch. Unknown keys are errors that name the key and its line, so a
+// typo never turns a limit off silently.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"gopkg.in/yaml.v3"
+
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/sass"
+)
+
+// Config is the whole file.
+type Config struct {
+	// CUDA is a semver constraint on the toolkit that built the kernels, e.g. ">=12.2".
+	CUDA  string       `yaml:"cuda"`
+	PTXAS ptxas.Config `yaml:"ptxas"`
+	SASS  sass.Config  `yaml:"sass"`
+
+	// Path is the file it came from; empty when no file was found (defaults).
+	Path string `yaml:"-"`
+}
+
+// DefaultPaths are tried in order when no --config is given.
+var DefaultPaths = []string{"kernel-gate.yml", ".github/kernel-gate.yml"}
+
+// Find loads the explicit path when given (it must exist), else the first default path
+// that exists, else returns the defaults with an empty Path.
+func Find(explicit string) (Config, error) {
+	if explicit != "" {
+		return Load(explicit)
+	}
+	for _, p := range DefaultPaths {
+		if _, err := os.Stat(p); err == nil {
+			return Load(p)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return Config{}, fmt.Errorf("config %s: %w", p, err)
+		}
+	}
+	return Config{}, nil
+}
+
+// Load reads and validates one config file.
+func Load(path string) (Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	c, err := Parse(raw, path)
+	if err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Parse decodes and validates config text; name labels it in errors.
+func Parse(raw []byte, name string) (Config, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(raw, &root); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	c := Config{Path: name}
+	if root.Kind == 0 || len(root.Content) == 0 {
+		c.PTXAS.File, c.SASS.File = name, name
+		return c, nil // an empty file: defaults
+	}
+	doc := root.Content[0]
+	if err := checkKeys(doc, reflect.TypeOf(c), "", name); err != nil {
+		return Config{}, err
+	}
+	if err := doc.Decode(&c); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", name, cleanYAMLError(err))
+	}
+	c.Path = name
+	c.PTXAS.File, c.SASS.File = name, name
+	if c.CUDA != "" {
+		if _, err := semver.NewConstraint(c.CUDA); err != nil {
+			return Config{}, fmt.Errorf("%s:%d: cuda: %q is not a version constraint (e.g. \">=12.2\"): %v", name, keyLine(doc, "cuda"), c.CUDA, err)
+		}
+	}
+	if err := c.PTXAS.Validate(); err != nil {
+		return Config{}, err
+	}
+	if err := c.SASS.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+func cleanYAMLError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return errors.New(strings.Join(te.Errors, "; "))
+	}
+	return err
+}
+
+func keyLine(m *yaml.Node, key string) int {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i].Line
+		}
+	}
+	return m.Line
+}
+
+// checkKeys walks the YAML tree beside the Go type it will decode into and rejects mapping
+// keys the type does not have.
+func checkKeys(n *yaml.Node, t reflect.Type, path, file string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return nil // a type mismatch: Decode reports it with its line
+		}
+		fields := map[string]reflect.Type{}
+		collectFields(t, fields)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			ft, ok := fields[k.Value]
+			if !ok {
+				return fmt.Errorf("%s:%d: unknown key %q in %s%s", file, k.Line, k.Value, where(path), suggest(k.Value, fields))
+			}
+			if err := checkKeys(v, ft, join(path, k.Value), file); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return nil
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := checkKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), file); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return nil
+		}
+		for i, item := range n.Content {
+			if err := checkKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), file); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// collectFields maps YAML keys to field types, following ",inline" embedding.
+func collectFields(t reflect.Type, out map[string]reflect.Type) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if strings.Contains(opts, "inline") {
+			collectFields(f.Type, out)
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out[name] = f.Type
+	}
+}
+
+func where(path string) string {
+	if path == "" {
+		return "the top level"
+	}
+	return path
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// suggest names the closest valid key, or lists them all.
+func suggest(bad string, fields map[string]reflect.Type) string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	best, bestD := "", 4
+	for _, k := range keys {
+		if d := distance(bad, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return " (valid keys: " + strings.Join(keys, ", ") + ")"
+}
+
+// distance is the Levenshtein edit distance.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,154 @@
+// Command kernel-gate guards CUDA kernel repositories: it reads what the CUDA toolchain
+// printed about each kernel and refuses a change that makes a kernel wrong, unsafe or
+// slower. This file holds the command line; each gate lives in its own package under gates/.
+//
+//	kernel-gate ptxas [FILES...]      resource usage (ptxas -v, --resource-usage, cuobjdump)
+//	kernel-gate sass --sass FILE      required / forbidden SASS instructions
+//	kernel-gate report FILE           render a saved result again
+//	kernel-gate demo                  replay the recorded GPU run in testdata/
+//	kernel-gate version
+//
+// Exit codes: 0 every gate passed (or had nothing to judge), 1 a gate failed, 2 bad usage
+// or input the tool could not read.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitPass  = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], env{
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,
+	})
+	stop()
+	os.Exit(code)
+}
+
+// env is what a command may touch of the outside world, so tests can run it in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// usageError is bad usage or unreadable input: exit 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+const usageText = `kernel-gate: gates for CUDA kernels
+
+Usage:
+  kernel-gate ptxas [flags] [FILES...]   judge resource usage read from build logs (stdin when no FILES)
+  kernel-gate sass [flags] --sass FILE   judge SASS from cuobjdump --dump-sass or nvdisasm
+  kernel-gate report [flags] FILE        render a saved JSON result again
+  kernel-gate demo [flags]               replay the recorded real GPU run in testdata/ (no GPU needed)
+  kernel-gate version                    print the version
+
+Flags every command takes:
+  --config FILE     config (default: kernel-gate.yml, then .github/kernel-gate.yml)
+  --format FORMAT   text, json or markdown (default text)
+  --out FILE        write the report to FILE instead of standard output
+
+Exit codes: 0 pass, 1 a gate failed, 2 bad usage or unreadable input.
+Run 'kernel-gate COMMAND -h' for a command's flags.
+`
+
+func run(ctx context.Context, args []string, e env) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usageText)
+		return exitUsage
+	}
+	var err error
+	var code int
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "ptxas":
+		code, err = runPtxas(ctx, rest, e)
+	case "sass":
+		code, err = runSass(ctx, rest, e)
+	case "report":
+		code, err = runReport(ctx, rest, e)
+	case "demo":
+		code, err = runDemo(ctx, rest, e)
+	case "version", "--version", "-version":
+		code, err = runVersion(rest, e)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(e.stdout, usageText)
+		return exitPass
+	default:
+		fmt.Fprintf(e.stderr, "kernel-gate: unknown command %q\n\n%s", cmd, usageText)
+		return exitUsage
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
+		fmt.Fprintf(e.stderr, "kernel-gate %s: %v\n", args[0], err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return exitUsage
+		}
+		return exitUsage // every error a command returns is input it could not use
+	}
+	return code
+}
+
+// parseInterspersed parses flags that may come after positional arguments
+// ("kernel-gate ptxas build.log --format json"); "--" ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if rest[0] == "--" {
+			return append(positional, rest[1:]...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// newFlagSet makes a command's flag set with the flags every command takes.
+func newFlagSet(name string, e env, c *common) *flag.FlagSet {
+	fs := flag.NewFlagSet("kernel-gate "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.StringVar(&c.config, "config", "", "config `FILE` (default: kernel-gate.yml, then .github/kernel-gate.yml)")
+	fs.StringVar(&c.format, "format", "text", "report `FORMAT`: text, json or markdown")
+	fs.StringVar(&c.out, "out", "", "write the report to `FILE` instead of standard output")
+	return fs
+}
+
+// common holds the flags every command takes.
+type common struct {
+	config, format, out string
+}
+
+// oneLine keeps an error message to its first line for one-line contexts.
+func oneLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}

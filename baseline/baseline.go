@@ -1,0 +1,43 @@
+// Package baseline loads the result a change is compared against. For now a baseline is a
+// result file saved by an earlier run (`--format json --out base.json`); the store that keeps
+// it per branch comes with the GitHub integration.
+package baseline
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/result"
+)
+
+// Load reads a saved result file.
+func Load(path string) (result.Result, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return result.Result{}, fmt.Errorf("baseline: %w", err)
+	}
+	defer f.Close()
+	res, err := result.Read(f)
+	if err != nil {
+		return result.Result{}, fmt.Errorf("baseline %s: %w", path, err)
+	}
+	return res, nil
+}
+
+// PtxasKernels returns the kernel records of the result's ptxas gate. A baseline without
+// one cannot be compared against, which is an error rather than an empty baseline.
+func PtxasKernels(res result.Result) ([]ptxas.Kernel, error) {
+	for _, g := range res.Gates {
+		if g.Name != "ptxas" {
+			continue
+		}
+		var d ptxas.Data
+		if err := json.Unmarshal(g.Data, &d); err != nil {
+			return nil, fmt.Errorf("ptxas data: %w", err)
+		}
+		return d.Kernels, nil
+	}
+	return nil, fmt.Errorf("no ptxas gate in the result: save one with `kernel-gate ptxas --format json --out FILE`")
+}

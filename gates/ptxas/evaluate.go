@@ -1,0 +1,401 @@
+package ptxas
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+	"github.com/kernel-gate/kernel-gate/gates/result"
+	"gopkg.in/yaml.v3"
+)
+
+// Limits are the PTXAS thresholds. A nil field sets nothing at its level; the first level
+// that sets a limit, from the most specific, decides it.
+type Limits struct {
+	MaxRegisters   *int64 `yaml:"max_registers"`
+	MaxSpillStores *int64 `yaml:"max_spill_stores"`
+	MaxSpillLoads  *int64 `yaml:"max_spill_loads"`
+	MaxStackFrame  *int64 `yaml:"max_stack_frame"`
+	MaxLmem        *int64 `yaml:"max_lmem"`
+	MaxSmem        *int64 `yaml:"max_smem"`
+	// MaxRegisterIncrease bounds registers minus the baseline's, for the same kernel × arch.
+	MaxRegisterIncrease *int64 `yaml:"max_register_increase"`
+}
+
+// Config is the ptxas section of kernel-gate.yml.
+type Config struct {
+	Limits `yaml:",inline"`
+	// Arch overrides the limits for one arch ("sm_90a"; "sm_90" also covers "sm_90a").
+	Arch map[string]Limits `yaml:"arch"`
+	// Kernels override the limits for kernels matching a glob; later rules win.
+	Kernels []KernelRule `yaml:"kernels"`
+	// File names the config file in messages ("kernel-gate.yml").
+	File string `yaml:"-"`
+}
+
+// UnmarshalYAML keeps the rule's line for messages.
+func (r *KernelRule) UnmarshalYAML(n *yaml.Node) error {
+	type plain KernelRule
+	if err := n.Decode((*plain)(r)); err != nil {
+		return err
+	}
+	r.Line = n.Line
+	return nil
+}
+
+// KernelRule sets limits for the kernels whose name matches Match.
+type KernelRule struct {
+	Match  string `yaml:"match"`
+	Limits `yaml:",inline"`
+	Arch   map[string]Limits `yaml:"arch"`
+	Reason string            `yaml:"reason"`
+	// Line is the rule's line in the config file.
+	Line int `yaml:"-"`
+}
+
+// Validate reports rules that cannot work.
+func (c Config) Validate() error {
+	for i, r := range c.Kernels {
+		if !kernelname.Glob(r.Match).Valid() {
+			return fmt.Errorf("%s: ptxas.kernels[%d]: match must be a non-empty kernel glob", c.where(r.Line), i)
+		}
+	}
+	return nil
+}
+
+func (c Config) where(line int) string {
+	f := cmp.Or(c.File, "config")
+	if line > 0 {
+		return f + ":" + strconv.Itoa(line)
+	}
+	return f
+}
+
+// Metric names, as they appear in findings.
+const (
+	MetricRegisters        = "registers"
+	MetricSpillStores      = "spill_stores"
+	MetricSpillLoads       = "spill_loads"
+	MetricStackFrame       = "stack_frame"
+	MetricLmem             = "lmem"
+	MetricSmem             = "smem"
+	MetricRegisterIncrease = "register_increase"
+)
+
+// limit is one resolved threshold and where it came from.
+type limit struct {
+	value int64
+	from  string
+}
+
+type resolved map[string]limit
+
+func pick(l Limits) map[string]*int64 {
+	return map[string]*int64{
+		MetricRegisters: l.MaxRegisters, MetricSpillStores: l.MaxSpillStores, MetricSpillLoads: l.MaxSpillLoads,
+		MetricStackFrame: l.MaxStackFrame, MetricLmem: l.MaxLmem, MetricSmem: l.MaxSmem,
+		MetricRegisterIncrease: l.MaxRegisterIncrease,
+	}
+}
+
+// archLimits finds the arch override: exact key first, then the key without the arch's
+// feature suffix ("sm_90" for "sm_90a").
+func archLimits(m map[string]Limits, arch string) (Limits, string, bool) {
+	if l, ok := m[arch]; ok {
+		return l, arch, true
+	}
+	if base := strings.TrimRight(arch, "abcdefghijklmnopqrstuvwxyz"); base != arch {
+		if l, ok := m[base]; ok {
+			return l, base, true
+		}
+	}
+	return Limits{}, "", false
+}
+
+// resolve computes the limits for one kernel × arch: defaults, then the config's top level,
+// its arch section, each matching kernel rule in order, and that rule's arch section.
+func (c Config) resolve(name kernelname.Name, arch string) resolved {
+	r := resolved{
+		MetricRegisters:   {255, "default"},
+		MetricSpillStores: {0, "default"},
+		MetricSpillLoads:  {0, "default"},
+		MetricStackFrame:  {0, "default"},
+	}
+	apply := func(l Limits, from string) {
+		for m, v := range pick(l) {
+			if v != nil {
+				r[m] = limit{*v, from}
+			}
+		}
+	}
+	apply(c.Limits, c.where(0))
+	if l, key, ok := archLimits(c.Arch, arch); ok {
+		apply(l, c.where(0)+" arch "+key)
+	}
+	for _, rule := range c.Kernels {
+		if !name.Matches(kernelname.Glob(rule.Match)) {
+			continue
+		}
+		apply(rule.Limits, fmt.Sprintf("%s (%s)", c.where(rule.Line), rule.Match))
+		if l, key, ok := archLimits(rule.Arch, arch); ok {
+			apply(l, fmt.Sprintf("%s (%s, %s)", c.where(rule.Line), rule.Match, key))
+		}
+	}
+	return r
+}
+
+// Data is the gate's machine-readable output (data.kernels and friends).
+type Data struct {
+	Kernels     []Kernel     `json:"kernels"`
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	Inputs      []Input      `json:"inputs"`
+	// Baseline names the baseline result the deltas are against.
+	Baseline string `json:"baseline,omitempty"`
+}
+
+// Baseline is the previous result's records, looked up by kernel × arch.
+type Baseline struct {
+	Name    string
+	records map[string]Kernel
+}
+
+// NewBaseline indexes a previous run's kernel records.
+func NewBaseline(name string, kernels []Kernel) *Baseline {
+	b := &Baseline{Name: name, records: map[string]Kernel{}}
+	for _, k := range kernels {
+		b.records[k.Source+"\x00"+k.Name+"\x00"+k.Arch] = k
+	}
+	return b
+}
+
+func (b *Baseline) find(k Kernel) (Kernel, bool) {
+	if b == nil {
+		return Kernel{}, false
+	}
+	old, ok := b.records[k.Source+"\x00"+k.Name+"\x00"+k.Arch]
+	return old, ok
+}
+
+// Evaluate applies the limits to every record and returns the "ptxas" gate.
+func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
+	g := result.Gate{Name: "ptxas", Findings: []result.Finding{}}
+	for _, d := range log.Diagnostics {
+		if d.Severity == "notice" && d.Kind != "unknown-item" {
+			continue // repeats a record's properties
+		}
+		g.Findings = append(g.Findings, diagnosticFinding(d))
+	}
+	var rows []tableRow
+	missing := map[string]int{} // metric with a limit that the input does not report → records
+	noBaseline := 0             // records with max_register_increase but no baseline to compare
+	seen := map[string]bool{}
+	for _, k := range log.Kernels {
+		name := kernelname.Parse(k.Name)
+		lim := cfg.resolve(name, k.Arch)
+		old, hasOld := base.find(k)
+		seen[k.Source+"\x00"+k.Name+"\x00"+k.Arch] = true
+		// A kernel that had a stack frame in the baseline keeps it without a config entry.
+		if l := lim[MetricStackFrame]; l.from == "default" && hasOld && old.StackFrame != nil && *old.StackFrame > 0 {
+			lim[MetricStackFrame] = limit{*old.StackFrame, "baseline " + base.Name}
+		}
+		before := len(g.Findings)
+		check := func(metric string, v, was *int64) {
+			l, ok := lim[metric]
+			if !ok {
+				return
+			}
+			if v == nil {
+				missing[metric]++
+				return
+			}
+			if *v <= l.value {
+				return
+			}
+			f := result.Finding{
+				Severity: result.Error, Kernel: name.Short, Arch: k.Arch, File: k.File, Metric: metric,
+				Value: result.Num(*v), Limit: result.Num(l.value),
+			}
+			delta := ""
+			if was != nil {
+				f.Baseline, f.Delta = result.Num(*was), result.Num(*v-*was)
+				delta = fmt.Sprintf(", %+d vs baseline %d", *v-*was, *was)
+			}
+			f.Message = fmt.Sprintf("%s %s %d > %d (limit from %s%s)", kind(k), metricText(metric), *v, l.value, l.from, delta)
+			g.Findings = append(g.Findings, f)
+		}
+		oldv := func(f func(Kernel) *int64) *int64 {
+			if !hasOld {
+				return nil
+			}
+			return f(old)
+		}
+		check(MetricRegisters, k.Registers, oldv(func(k Kernel) *int64 { return k.Registers }))
+		check(MetricSpillStores, k.SpillStores, oldv(func(k Kernel) *int64 { return k.SpillStores }))
+		check(MetricSpillLoads, k.SpillLoads, oldv(func(k Kernel) *int64 { return k.SpillLoads }))
+		check(MetricStackFrame, k.StackFrame, oldv(func(k Kernel) *int64 { return k.StackFrame }))
+		check(MetricLmem, k.Lmem, oldv(func(k Kernel) *int64 { return k.Lmem }))
+		check(MetricSmem, k.Smem, oldv(func(k Kernel) *int64 { return k.Smem }))
+		if l, ok := lim[MetricRegisterIncrease]; ok {
+			switch {
+			case base == nil:
+				noBaseline++
+			case !hasOld:
+				g.Findings = append(g.Findings, result.Finding{Severity: result.Notice, Kernel: name.Short, Arch: k.Arch, File: k.File,
+					Metric: MetricRegisterIncrease, Message: fmt.Sprintf("%s is new: not in baseline %s", name.Short, base.Name)})
+			case k.Registers != nil && old.Registers != nil && *k.Registers-*old.Registers > l.value:
+				inc := *k.Registers - *old.Registers
+				g.Findings = append(g.Findings, result.Finding{
+					Severity: result.Error, Kernel: name.Short, Arch: k.Arch, File: k.File, Metric: MetricRegisterIncrease,
+					Value: result.Num(inc), Limit: result.Num(l.value), Baseline: result.Num(*old.Registers), Delta: result.Num(inc),
+					Message: fmt.Sprintf("%s registers grew by %d (%d → %d), more than %d (limit from %s)",
+						kind(k), inc, *old.Registers, *k.Registers, l.value, l.from),
+				})
+			}
+		}
+		fail := false
+		for _, f := range g.Findings[before:] {
+			fail = fail || f.Severity == result.Error
+		}
+		st := result.Pass
+		if fail {
+			st = result.Fail
+		}
+		regs := int64(-1)
+		if k.Registers != nil {
+			regs = *k.Registers
+		}
+		rows = append(rows, tableRow{fail, regs, result.Row{Status: st, Cells: []string{
+			name.Short, k.Arch,
+			cell(k.Registers, oldv(func(k Kernel) *int64 { return k.Registers })),
+			cell(k.SpillStores, oldv(func(k Kernel) *int64 { return k.SpillStores })),
+			cell(k.SpillLoads, oldv(func(k Kernel) *int64 { return k.SpillLoads })),
+			cell(k.StackFrame, oldv(func(k Kernel) *int64 { return k.StackFrame })),
+			cell(k.Smem, oldv(func(k Kernel) *int64 { return k.Smem })),
+			cell(k.Lmem, oldv(func(k Kernel) *int64 { return k.Lmem })),
+		}}})
+	}
+	for _, m := range slices.Sorted(maps.Keys(missing)) {
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, Metric: m,
+			Message: fmt.Sprintf("max_%s is set but %d record(s) do not report %s, so it was not checked for them%s", m, missing[m], metricText(m), whyMissing(m))})
+	}
+	if noBaseline > 0 {
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Notice, Metric: MetricRegisterIncrease,
+			Message: fmt.Sprintf("max_register_increase is set but no --baseline was given: register growth of %d record(s) was not checked", noBaseline)})
+	}
+	if base != nil {
+		for key, k := range base.records {
+			if !seen[key] && k.Source == sourceOf(log) {
+				g.Findings = append(g.Findings, result.Finding{Severity: result.Notice, Kernel: kernelname.Parse(k.Name).Short, Arch: k.Arch,
+					Message: fmt.Sprintf("%s (%s) is in baseline %s but not in this build", kernelname.Parse(k.Name).Short, k.Arch, base.Name)})
+			}
+		}
+	}
+	// Worst first: failing rows, then by registers.
+	slices.SortStableFunc(rows, func(a, b tableRow) int {
+		if a.fail != b.fail {
+			if a.fail {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(b.regs, a.regs)
+	})
+	g.Table = &result.Table{Columns: []string{"kernel", "arch", "regs", "spill st", "spill ld", "stack", "smem", "lmem"}}
+	for _, r := range rows {
+		g.Table.Rows = append(g.Table.Rows, r.row)
+	}
+	data := Data{Kernels: log.Kernels, Diagnostics: log.Diagnostics, Inputs: log.Inputs}
+	if data.Kernels == nil {
+		data.Kernels = []Kernel{}
+	}
+	if base != nil {
+		data.Baseline = base.Name
+	}
+	if err := g.SetData(data); err != nil {
+		return g, err
+	}
+	g.Decide(len(log.Kernels) > 0 || g.Count(result.Error) > 0)
+	errs := g.Count(result.Error)
+	g.Summary = fmt.Sprintf("%d kernel records from %d input(s); %d error(s), %d warning(s)", len(log.Kernels), len(log.Inputs), errs, g.Count(result.Warning))
+	return g, nil
+}
+
+// sourceOf is the record source of a log when all its records share one ("" otherwise).
+func sourceOf(l *Log) string {
+	s := ""
+	for i, k := range l.Kernels {
+		if i > 0 && k.Source != s {
+			return ""
+		}
+		s = k.Source
+	}
+	return s
+}
+
+type tableRow struct {
+	fail bool
+	regs int64
+	row  result.Row
+}
+
+func kind(k Kernel) string {
+	if k.Entry != nil && !*k.Entry {
+		return "device function " + kernelname.Parse(k.Name).Short + " (" + k.Arch + ")"
+	}
+	return kernelname.Parse(k.Name).Short + " (" + k.Arch + ")"
+}
+
+// whyMissing says which input reports a metric that a record lacks.
+func whyMissing(m string) string {
+	switch m {
+	case MetricSpillStores, MetricSpillLoads:
+		return " (cuobjdump --dump-resource-usage does not print spills; ptxas -v does)"
+	case MetricLmem:
+		return " (ptxas since CUDA 9 prints local memory as the stack frame: gate it with max_stack_frame; cuobjdump prints LOCAL)"
+	}
+	return ""
+}
+
+func metricText(m string) string {
+	switch m {
+	case MetricSpillStores:
+		return "spill stores (bytes)"
+	case MetricSpillLoads:
+		return "spill loads (bytes)"
+	case MetricStackFrame:
+		return "stack frame (bytes)"
+	case MetricLmem:
+		return "local memory (bytes)"
+	case MetricSmem:
+		return "shared memory (bytes)"
+	}
+	return m
+}
+
+// cell renders a value with its change against the baseline: "153 (+3)"; "-" when absent.
+func cell(v, was *int64) string {
+	if v == nil {
+		return "-"
+	}
+	s := strconv.FormatInt(*v, 10)
+	if was != nil && *was != *v {
+		s += fmt.Sprintf(" (%+d)", *v-*was)
+	}
+	return s
+}
+
+func diagnosticFinding(d Diagnostic) result.Finding {
+	sev := result.Severity(d.Severity)
+	f := result.Finding{Severity: sev, File: d.File, Line: d.Line, Metric: d.Kind, Message: d.Text}
+	if d.Kernel != "" {
+		f.Kernel = kernelname.Parse(d.Kernel).Short
+	}
+	if f.File == "" {
+		f.Message = fmt.Sprintf("%s (%s:%d)", d.Text, d.Input, d.InputLn)
+	}
+	return f
+}

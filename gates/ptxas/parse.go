@@ -1,0 +1,680 @@
+// Package ptxas reads the per-kernel resource usage that NVIDIA's tools print — ptxas -v
+// (nvcc -Xptxas -v, nvcc --resource-usage, ptxas itself, clang -Xcuda-ptxas -v), nvlink's
+// --resource-usage report after device linking, and cuobjdump --dump-resource-usage — and
+// applies the PTXAS gate: limits on registers, spills, stack frame, local and shared memory
+// per kernel × arch, and regressions against a baseline.
+//
+// Parsing streams: a log is read line by line and memory grows with the number of distinct
+// kernel records, never with the length of the log.
+package ptxas
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+)
+
+// Record sources.
+const (
+	SourcePtxas     = "ptxas"
+	SourceNvlink    = "nvlink"
+	SourceCuobjdump = "cuobjdump"
+)
+
+// Kernel is one function's resource usage for one arch. A field the input does not give
+// is nil (absent in JSON), never 0.
+type Kernel struct {
+	Name            string           `json:"name"`
+	Demangled       string           `json:"demangled"`
+	Arch            string           `json:"arch"`
+	Entry           *bool            `json:"entry,omitempty"`
+	Registers       *int64           `json:"registers,omitempty"`
+	Barriers        *int64           `json:"barriers,omitempty"`
+	StackFrame      *int64           `json:"stack_frame,omitempty"`
+	SpillStores     *int64           `json:"spill_stores,omitempty"`
+	SpillLoads      *int64           `json:"spill_loads,omitempty"`
+	CumulativeStack *int64           `json:"cumulative_stack,omitempty"`
+	Smem            *int64           `json:"smem,omitempty"`
+	Cmem            map[string]int64 `json:"cmem,omitempty"`
+	Lmem            *int64           `json:"lmem,omitempty"`
+	Gmem            *int64           `json:"gmem,omitempty"`
+	Source          string           `json:"source"`
+	// File is the translation unit, when the log says which one was compiled.
+	File string `json:"file,omitempty"`
+	// Input and Line locate the record's first line in the input, for messages.
+	Input string `json:"input,omitempty"`
+	Line  int    `json:"line,omitempty"`
+}
+
+// Diagnostic is something the build said besides resource usage: ptxas warnings and
+// errors, compiler errors, a failed build step.
+type Diagnostic struct {
+	Severity string `json:"severity"` // "error", "warning" or "notice"
+	Kind     string `json:"kind"`     // e.g. "ptxas-fatal", "compile-error", "build-failed"
+	Kernel   string `json:"kernel,omitempty"`
+	File     string `json:"file,omitempty"` // source file the message points at
+	Line     int    `json:"line,omitempty"` // line in that source file
+	Input    string `json:"input"`
+	InputLn  int    `json:"input_line"`
+	Text     string `json:"text"`
+	// Count is how many times the same message appeared (a log concatenated from reruns).
+	Count int `json:"count"`
+}
+
+// Input summarises one parsed input.
+type Input struct {
+	Name    string `json:"name"`
+	Lines   int    `json:"lines"`
+	Records int    `json:"records"`
+}
+
+// Log is everything parsed from one or more inputs.
+type Log struct {
+	Kernels     []Kernel     `json:"kernels"`
+	Diagnostics []Diagnostic `json:"diagnostics,omitempty"`
+	Inputs      []Input      `json:"inputs"`
+
+	index     map[string]int // dedupe key → position in Kernels
+	diagIndex map[string]int // dedupe key → position in Diagnostics
+	// foreign remembers a few lines that were not resource usage, to explain empty input.
+	foreign []string
+}
+
+// ErrNoKernels reports an input with no kernel records at all and no build error to explain it.
+var ErrNoKernels = errors.New("no kernel resource usage found")
+
+// maxLine bounds one line; longer lines are cut (a mangled CUTLASS name is a few KiB).
+const maxLine = 1 << 20
+
+// Observer sees every line that is not resource usage (e.g. to find `nvcc --version`).
+type Observer func(input string, lineNo int, line string)
+
+// Parse reads one input and adds its records to l. name labels the input in messages.
+func (l *Log) Parse(r io.Reader, name string, observe Observer) error {
+	if l.index == nil {
+		l.index, l.diagIndex = map[string]int{}, map[string]int{}
+	}
+	p := parser{log: l, input: name, observe: observe}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var long []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line := chunk
+		if err == bufio.ErrBufferFull {
+			if len(long) < maxLine {
+				long = append(long, chunk[:min(len(chunk), maxLine-len(long))]...)
+			}
+			continue
+		}
+		if long != nil {
+			if len(long) < maxLine {
+				long = append(long, chunk[:min(len(chunk), maxLine-len(long))]...)
+			}
+			line, long = long, nil
+		}
+		if len(line) > 0 {
+			p.line(line)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+	}
+	p.finish()
+	l.Inputs = append(l.Inputs, Input{Name: name, Lines: p.lineNo, Records: p.records})
+	return nil
+}
+
+// Check returns ErrNoKernels (wrapped with what was seen instead) when nothing at all was
+// found: no kernel records and no build error that would explain their absence.
+func (l *Log) Check() error {
+	if len(l.Kernels) > 0 {
+		return nil
+	}
+	var said []string
+	for _, d := range l.Diagnostics {
+		if d.Severity == "error" && d.Kind != "tool-missing" && d.Kind != "incomplete-record" {
+			return nil // a failed build: the gate fails and names it
+		}
+		if len(said) < 5 {
+			said = append(said, d.Text)
+		}
+	}
+	if len(said) > 0 {
+		return fmt.Errorf("%w; the input says:\n  %s", ErrNoKernels, strings.Join(said, "\n  "))
+	}
+	lines := 0
+	for _, in := range l.Inputs {
+		lines += in.Lines
+	}
+	switch {
+	case lines == 0:
+		return fmt.Errorf("%w: the input is empty", ErrNoKernels)
+	case len(l.foreign) == 0:
+		return fmt.Errorf("%w: %d blank lines", ErrNoKernels, lines)
+	}
+	return fmt.Errorf("%w in %d lines; instead the input starts with:\n  %s\n(build with `nvcc -Xptxas -v` or `--resource-usage`, or pass `cuobjdump --dump-resource-usage` output)",
+		ErrNoKernels, lines, strings.Join(l.foreign, "\n  "))
+}
+
+type parser struct {
+	log     *Log
+	input   string
+	observe Observer
+	lineNo  int
+	records int
+
+	arch     string // arch of the ptxas run or cuobjdump ELF being read
+	cmdArchs []string
+	file     string // translation unit, when known
+	gmem     *int64 // module-level global memory of the current ptxas run / ELF
+	cuobjRes bool   // inside a cuobjdump "Resource usage:" listing
+	cur      *Kernel
+	curEntry bool // cur came from "Compiling entry function" and awaits its Used line
+	buf      []byte
+}
+
+var (
+	// Shell xtrace of a command that runs nvcc: "+ nvcc ...", "++ /usr/local/cuda/bin/nvcc ...".
+	xtraceNvcc = regexp.MustCompile(`^\++ .*\bnvcc\b`)
+	// Line prefixes that CI systems add: GitHub Actions timestamps, BuildKit step and time.
+	linePrefix = regexp.MustCompile(`^(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z |#\d+ \d+(?:\.\d+)? )`)
+	// nvcc's front end (EDG): "fa.cu(12): error: identifier "x" is undefined".
+	edgError = regexp.MustCompile(`^(.*?\S)\((\d+)\): (?:catastrophic error|fatal error|error)\s*:?\s*(.*)$`)
+	// clang / gcc: "fa.cu:12:5: error: use of undeclared identifier".
+	clangError = regexp.MustCompile(`^(.*?\S):(\d+):(?:\d+:)? (?:fatal )?error: (.*)$`)
+	// ptxas on a PTX file: "ptxas /tmp/x.ptx, line 5; error   : Unknown symbol".
+	ptxSyntax = regexp.MustCompile(`ptxas (.*?), line (\d+); (error|warning|fatal)\s*: (.*)$`)
+	quoted    = regexp.MustCompile(`'([^']+)'`)
+	// "... at line 154 in function _Z9wmma_tilePK6__halfS1_Pf. Try ..."
+	inFunction = regexp.MustCompile(`in function (\S+?)\.?(?:\s|$)`)
+	archFlag   = regexp.MustCompile(`(?:-arch[= ]|--gpu-architecture[= ]|code=\[?)(sm_\d+[a-z]?)`)
+	cuFile     = regexp.MustCompile(`(\S+\.cu)\b`)
+)
+
+func (p *parser) line(raw []byte) {
+	p.lineNo++
+	line := bytes.TrimRight(raw, "\r\n")
+	if bytes.IndexByte(line, 0x1b) >= 0 {
+		p.buf = stripANSI(p.buf[:0], line)
+		line = p.buf
+	}
+	if len(line) > 0 && (line[0] == '#' || line[0] >= '0' && line[0] <= '9') {
+		if m := linePrefix.Find(line); m != nil {
+			line = line[len(m):]
+		}
+	}
+	if k := bytes.Index(line, []byte("ptxas ")); k >= 0 {
+		if p.tool(line[k+len("ptxas "):], SourcePtxas, line) {
+			return
+		}
+	}
+	if k := bytes.Index(line, []byte("nvlink ")); k >= 0 {
+		if p.tool(line[k+len("nvlink "):], SourceNvlink, line) {
+			return
+		}
+	}
+	if k := bytes.Index(line, []byte("bytes stack frame")); k >= 0 {
+		p.stackLine(line)
+		return
+	}
+	if p.cuobjdump(line) {
+		return
+	}
+	p.foreign(line)
+}
+
+// tool handles "ptxas info    : ..." style lines; rest starts after "ptxas ".
+func (p *parser) tool(rest []byte, source string, whole []byte) bool {
+	level, msg, ok := cutLevel(rest)
+	if !ok {
+		if source == SourcePtxas && bytes.Contains(rest, []byte(", line ")) {
+			if m := ptxSyntax.FindSubmatch(whole); m != nil {
+				sev := "error"
+				if string(m[3]) == "warning" {
+					sev = "warning"
+				}
+				ln, _ := strconv.Atoi(string(m[2]))
+				p.diag(sev, "ptx-"+string(m[3]), "", string(m[1]), ln, "ptxas "+string(m[1])+", line "+string(m[2])+": "+string(m[4]))
+				return true
+			}
+		}
+		return false
+	}
+	switch level {
+	case "info":
+		p.info(msg, source)
+	case "warning":
+		p.warning(msg, source)
+	default: // error, fatal
+		kernel := ""
+		if m := quoted.FindSubmatch(msg); m != nil {
+			kernel = string(m[1])
+		} else if m := inFunction.FindSubmatch(msg); m != nil {
+			kernel = string(m[1])
+		}
+		p.diag("error", source+"-"+level, kernel, "", 0, source+" "+level+": "+string(msg))
+	}
+	return true
+}
+
+// cutLevel splits "info    : msg" into ("info", "msg").
+func cutLevel(rest []byte) (string, []byte, bool) {
+	for _, lv := range [...]string{"info", "warning", "error", "fatal"} {
+		if after, ok := bytes.CutPrefix(rest, []byte(lv)); ok {
+			after = bytes.TrimLeft(after, " \t")
+			if msg, ok := bytes.CutPrefix(after, []byte(":")); ok {
+				return lv, bytes.TrimSpace(msg), true
+			}
+		}
+	}
+	return "", nil, false
+}
+
+func (p *parser) info(msg []byte, source string) {
+	switch {
+	case bytes.HasPrefix(msg, []byte("Compiling entry function ")):
+		// Compiling entry function 'NAME' for 'sm_90a'
+		rest := msg[len("Compiling entry function "):]
+		name, arch := rest, []byte(nil)
+		if k := bytes.LastIndex(rest, []byte("' for '")); k >= 0 {
+			name, arch = rest[:k], bytes.Trim(rest[k+len("' for '"):], "'")
+		}
+		name = bytes.Trim(name, "'")
+		p.flush()
+		if len(arch) > 0 {
+			p.arch = string(arch)
+		}
+		p.start(string(name), source, true)
+		p.curEntry = true
+	case bytes.HasPrefix(msg, []byte("Function properties for ")):
+		name := string(bytes.TrimSuffix(bytes.Trim(bytes.TrimSuffix(msg[len("Function properties for "):], []byte(":")), "'"), []byte(":")))
+		if p.cur != nil && p.cur.Name == name && p.cur.Source == source && p.cur.StackFrame == nil {
+			return // the properties of the entry function just announced
+		}
+		p.flush()
+		p.start(name, source, source == SourceNvlink)
+	case bytes.HasPrefix(msg, []byte("Used ")) || bytes.HasPrefix(msg, []byte("used ")):
+		if p.cur == nil {
+			p.diag("warning", "unattributed", "", "", 0, fmt.Sprintf("resource line with no function before it: %q", msg))
+			return
+		}
+		p.usage(msg[len("Used "):])
+		if p.curEntry || source == SourceNvlink {
+			p.flush()
+		}
+	case bytes.HasSuffix(msg, []byte("bytes gmem")) || bytes.Contains(msg, []byte("bytes gmem,")):
+		// Module level: "0 bytes gmem" or "4096 bytes gmem, 1024 bytes cmem[3]". It opens a
+		// new ptxas run (another arch or translation unit).
+		p.flush()
+		if f := bytes.Fields(msg); len(f) >= 1 {
+			if v, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
+				p.gmem = &v
+			}
+		}
+	}
+	// Other info lines ("Compile time", "Overriding maximum register limit") carry nothing to gate.
+}
+
+// warning handles "ptxas warning : ...". Spill and local-memory warnings repeat what the
+// function's properties say (the limits judge those), so they are notices.
+func (p *parser) warning(msg []byte, source string) {
+	kernel := ""
+	if m := quoted.FindSubmatch(msg); m != nil {
+		kernel = string(m[1])
+	}
+	sev, kind := "warning", source+"-warning"
+	if bytes.HasPrefix(msg, []byte("Registers are spilled")) || bytes.HasPrefix(msg, []byte("Local memory used")) {
+		sev, kind = "notice", source+"-spill-warning"
+	}
+	p.diag(sev, kind, kernel, "", 0, source+" warning: "+string(msg))
+}
+
+func (p *parser) start(name, source string, entry bool) {
+	k := &Kernel{Name: name, Arch: p.arch, Source: source, File: p.file, Input: p.input, Line: p.lineNo, Gmem: p.gmem}
+	if source == SourceNvlink && len(p.cmdArchs) == 1 {
+		k.Arch = p.cmdArchs[0] // nvlink does not print the arch; the nvcc command named one
+	}
+	if source != SourceCuobjdump {
+		k.Entry = &entry
+	}
+	p.cur, p.curEntry = k, false
+}
+
+// usage parses the items after "Used ": "22 registers, used 0 barriers, 512 bytes smem,
+// 376 bytes cmem[0], 2048 bytes cumulative stack size, 8 bytes lmem", nvlink's "0 stack".
+func (p *parser) usage(items []byte) {
+	k := p.cur
+	for item := range bytes.SplitSeq(items, []byte(",")) {
+		f := bytes.Fields(item)
+		if len(f) > 0 && string(f[0]) == "used" {
+			f = f[1:]
+		}
+		if len(f) < 2 {
+			continue
+		}
+		v, ok := parseSum(f[0])
+		if !ok {
+			p.diag("notice", "unknown-item", k.Name, "", 0, fmt.Sprintf("unrecognised resource item %q", bytes.TrimSpace(item)))
+			continue
+		}
+		unit := string(f[1])
+		if unit == "bytes" && len(f) >= 3 {
+			unit = string(bytes.Join(f[2:], []byte(" ")))
+		}
+		switch {
+		case unit == "registers" || unit == "register":
+			k.Registers = &v
+		case unit == "barriers" || unit == "barrier":
+			k.Barriers = &v
+		case unit == "smem":
+			k.Smem = &v
+		case unit == "lmem":
+			k.Lmem = &v
+		case unit == "cumulative stack size":
+			k.CumulativeStack = &v
+		case unit == "stack": // nvlink: "0 stack" is the stack frame
+			k.StackFrame = &v
+		case strings.HasPrefix(unit, "cmem[") && strings.HasSuffix(unit, "]"):
+			if k.Cmem == nil {
+				k.Cmem = map[string]int64{}
+			}
+			k.Cmem[unit[5:len(unit)-1]] = v
+		case unit == "textures" || unit == "samplers" || unit == "surfaces" || unit == "texture" || unit == "sampler" || unit == "surface":
+		default:
+			p.diag("notice", "unknown-item", k.Name, "", 0, fmt.Sprintf("unrecognised resource item %q", bytes.TrimSpace(item)))
+		}
+	}
+}
+
+// parseSum reads "512" or the old "8+16" (user + system) form.
+func parseSum(b []byte) (int64, bool) {
+	var total int64
+	for part := range bytes.SplitSeq(b, []byte("+")) {
+		v, err := strconv.ParseInt(string(part), 10, 64)
+		if err != nil || v < 0 {
+			return 0, false
+		}
+		total += v
+	}
+	return total, true
+}
+
+// stackLine parses "    2048 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads".
+func (p *parser) stackLine(line []byte) {
+	if p.cur == nil {
+		p.diag("warning", "unattributed", "", "", 0, fmt.Sprintf("stack frame line with no function before it: %q", bytes.TrimSpace(line)))
+		return
+	}
+	for item := range bytes.SplitSeq(line, []byte(",")) {
+		f := bytes.Fields(item)
+		if len(f) < 3 {
+			continue
+		}
+		// The value is the field before "bytes"; a prefix (timestamp) may precede it.
+		for i := 1; i < len(f); i++ {
+			if string(f[i]) != "bytes" {
+				continue
+			}
+			v, err := strconv.ParseInt(string(f[i-1]), 10, 64)
+			if err != nil {
+				break
+			}
+			switch what := string(bytes.Join(f[i+1:], []byte(" "))); what {
+			case "stack frame":
+				p.cur.StackFrame = &v
+			case "spill stores":
+				p.cur.SpillStores = &v
+			case "spill loads":
+				p.cur.SpillLoads = &v
+			}
+			break
+		}
+	}
+}
+
+// cuobjdump handles the --dump-resource-usage listing.
+func (p *parser) cuobjdump(line []byte) bool {
+	t := bytes.TrimSpace(line)
+	switch {
+	case bytes.Equal(t, []byte("Fatbin elf code:")) || bytes.Equal(t, []byte("Fatbin ptx code:")):
+		p.flush()
+		p.cuobjRes, p.gmem, p.arch = false, nil, ""
+		return true
+	case bytes.HasPrefix(t, []byte("arch = ")):
+		p.arch = string(bytes.TrimSpace(t[len("arch = "):]))
+		return true
+	case bytes.HasPrefix(t, []byte("identifier = ")):
+		p.file = string(bytes.TrimSpace(t[len("identifier = "):]))
+		return true
+	case bytes.Equal(t, []byte("Resource usage:")):
+		p.flush()
+		p.cuobjRes = true
+		return true
+	}
+	if !p.cuobjRes {
+		return false
+	}
+	switch {
+	case bytes.Equal(t, []byte("Common:")):
+		return true
+	case bytes.HasPrefix(t, []byte("GLOBAL:")):
+		if v, err := strconv.ParseInt(string(t[len("GLOBAL:"):]), 10, 64); err == nil {
+			p.gmem = &v
+		}
+		return true
+	case bytes.HasPrefix(t, []byte("Function ")) && bytes.HasSuffix(t, []byte(":")):
+		p.flush()
+		p.start(string(t[len("Function "):len(t)-1]), SourceCuobjdump, true)
+		return true
+	case bytes.HasPrefix(t, []byte("REG:")):
+		if p.cur == nil {
+			return true
+		}
+		for _, kv := range bytes.Fields(t) {
+			key, val, ok := bytes.Cut(kv, []byte(":"))
+			if !ok {
+				continue
+			}
+			v, err := strconv.ParseInt(string(val), 10, 64)
+			if err != nil {
+				continue
+			}
+			switch k := string(key); {
+			case k == "REG":
+				p.cur.Registers = &v
+			case k == "STACK":
+				p.cur.StackFrame = &v
+			case k == "SHARED":
+				p.cur.Smem = &v
+			case k == "LOCAL":
+				p.cur.Lmem = &v
+			case strings.HasPrefix(k, "CONSTANT[") && strings.HasSuffix(k, "]"):
+				if p.cur.Cmem == nil {
+					p.cur.Cmem = map[string]int64{}
+				}
+				p.cur.Cmem[k[len("CONSTANT["):len(k)-1]] = v
+			}
+		}
+		p.flush()
+		return true
+	}
+	if len(t) > 0 {
+		p.cuobjRes = false // anything else ends the listing
+	}
+	return false
+}
+
+// foreign handles a line that is not resource usage: build-tool output, compiler errors.
+// It runs for most lines of a big build log, so it looks at bytes and makes a string only
+// for the few lines that matter.
+func (p *parser) foreign(line []byte) {
+	t := bytes.TrimSpace(line)
+	if len(t) == 0 {
+		return
+	}
+	if p.observe != nil {
+		p.observe(p.input, p.lineNo, string(t))
+	}
+	if len(p.log.foreign) < 5 {
+		p.log.foreign = append(p.log.foreign, truncate(string(t), 200))
+	}
+	// Which translation unit and arch come next: shell xtrace of nvcc ("+ nvcc ... -c fa.cu")
+	// and ninja's "[1/3] Building CUDA object .../fa.cu.o" are printed right before their
+	// output. Plain make echo lines are not used: with make -j they need not be.
+	hasNvcc := bytes.Contains(t, []byte("nvcc"))
+	if bytes.Contains(t, []byte("Building CUDA object ")) || hasNvcc && xtraceNvcc.Match(t) {
+		// A command that compiles several files at once names no single one.
+		if m := cuFile.FindAll(t, -1); len(m) == 1 {
+			p.file = strings.TrimPrefix(cmakeObjectPath(string(m[0])), "./")
+		} else {
+			p.file = ""
+		}
+	}
+	if hasNvcc {
+		if m := archFlag.FindAllSubmatch(t, -1); m != nil {
+			p.cmdArchs = p.cmdArchs[:0]
+			for _, a := range m {
+				p.cmdArchs = append(p.cmdArchs, string(a[1]))
+			}
+		}
+	}
+	if !bytes.Contains(t, []byte("rror")) && !bytes.Contains(t, []byte("fatal")) && !bytes.Contains(t, []byte("FAILED")) &&
+		!bytes.Contains(t, []byte("not found")) && !bytes.Contains(t, []byte("build stopped")) {
+		return
+	}
+	s := string(t)
+	switch {
+	case strings.HasPrefix(s, "nvcc fatal") || strings.HasPrefix(s, "nvcc error") || strings.HasPrefix(s, "cuobjdump fatal") || strings.HasPrefix(s, "nvlink error") || strings.HasPrefix(s, "nvlink fatal"):
+		p.diag("error", "tool-error", "", "", 0, s)
+	case edgError.MatchString(s):
+		m := edgError.FindStringSubmatch(s)
+		ln, _ := strconv.Atoi(m[2])
+		p.diag("error", "compile-error", "", m[1], ln, s)
+	case clangError.MatchString(s):
+		m := clangError.FindStringSubmatch(s)
+		ln, _ := strconv.Atoi(m[2])
+		p.diag("error", "compile-error", "", m[1], ln, s)
+	case strings.Contains(s, "error detected in the compilation of") || strings.Contains(s, "errors detected in the compilation of"):
+		p.diag("error", "compile-error", "", "", 0, s)
+	case strings.HasPrefix(s, "make") && strings.Contains(s, "***") && strings.Contains(s, "Error"),
+		strings.HasPrefix(s, "ninja: build stopped"), strings.HasPrefix(s, "FAILED: "):
+		p.diag("error", "build-failed", "", "", 0, s)
+	case strings.HasSuffix(s, "command not found") || strings.HasSuffix(s, ": not found"):
+		for _, tool := range [...]string{"nvcc", "ptxas", "cuobjdump", "nvlink", "nvdisasm"} {
+			if strings.Contains(s, tool+": ") {
+				p.diag("error", "tool-missing", "", "", 0, s)
+				break
+			}
+		}
+	}
+}
+
+// cmakeObjectPath turns CMake's "CMakeFiles/t.dir/src/fa.cu" into "src/fa.cu".
+func cmakeObjectPath(s string) string {
+	if i := strings.Index(s, ".dir/"); i >= 0 && strings.Contains(s[:i], "CMakeFiles/") {
+		return s[i+len(".dir/"):]
+	}
+	return s
+}
+
+func (p *parser) diag(sev, kind, kernel, file string, line int, text string) {
+	text = truncate(text, 2000)
+	key := strings.Join([]string{sev, kind, kernel, file, strconv.Itoa(line), text}, "\x00")
+	if i, dup := p.log.diagIndex[key]; dup {
+		p.log.Diagnostics[i].Count++
+		return
+	}
+	p.log.diagIndex[key] = len(p.log.Diagnostics)
+	p.log.Diagnostics = append(p.log.Diagnostics, Diagnostic{
+		Severity: sev, Kind: kind, Kernel: kernel, File: file, Line: line,
+		Input: p.input, InputLn: p.lineNo, Text: text, Count: 1,
+	})
+}
+
+// flush files the record being read.
+func (p *parser) flush() {
+	k := p.cur
+	if k == nil {
+		return
+	}
+	p.cur, p.curEntry = nil, false
+	if k.Entry != nil && *k.Entry && k.Source == SourcePtxas && k.Registers == nil {
+		p.diag("error", "incomplete-record", k.Name, "", 0,
+			fmt.Sprintf("the record for %s (%s) that starts at line %d has no \"Used N registers\" line: the log is truncated or garbled", k.Name, k.Arch, k.Line))
+	}
+	p.records++
+	key := k.key()
+	if _, dup := p.log.index[key]; dup {
+		return // the same record again (a concatenated or repeated log)
+	}
+	k.Demangled = kernelname.Parse(k.Name).Demangled
+	p.log.index[key] = len(p.log.Kernels)
+	p.log.Kernels = append(p.log.Kernels, *k)
+}
+
+func (p *parser) finish() {
+	if p.cur != nil && p.curEntry {
+		p.flush() // reports the truncation
+		return
+	}
+	p.flush()
+}
+
+// key identifies a record by everything it says, so identical repeats collapse and records
+// that differ (the same kernel built twice with other flags) are both kept.
+func (k *Kernel) key() string {
+	var b strings.Builder
+	b.WriteString(k.Source)
+	b.WriteByte(0)
+	b.WriteString(k.Name)
+	b.WriteByte(0)
+	b.WriteString(k.Arch)
+	for _, v := range []*int64{k.Registers, k.Barriers, k.StackFrame, k.SpillStores, k.SpillLoads, k.CumulativeStack, k.Smem, k.Lmem, k.Gmem} {
+		b.WriteByte(0)
+		if v != nil {
+			b.WriteString(strconv.FormatInt(*v, 10))
+		}
+	}
+	for bank, v := range sortedBanks(k.Cmem) {
+		fmt.Fprintf(&b, "\x00c%s=%d", bank, v)
+	}
+	return b.String()
+}
+
+// stripANSI appends src to dst without ANSI escape sequences (CSI "ESC [ ... final" and
+// two-byte "ESC x" forms).
+func stripANSI(dst, src []byte) []byte {
+	for i := 0; i < len(src); i++ {
+		if src[i] != 0x1b {
+			dst = append(dst, src[i])
+			continue
+		}
+		if i+1 < len(src) && src[i+1] == '[' {
+			j := i + 2
+			for j < len(src) && (src[j] < 0x40 || src[j] > 0x7e) {
+				j++
+			}
+			i = j // skip the final byte too
+			continue
+		}
+		i++ // ESC and the byte after it
+	}
+	return dst
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

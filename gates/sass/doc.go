@@ -1,0 +1,72 @@
+// Package sass is kernel-gate's SASS gate: it reads the machine code that the CUDA tools
+// print for a binary and checks, per kernel glob, that some instructions are present
+// (require) and others absent (forbid). "flash_fwd must use tensor cores" becomes
+// "require HMMA|HGMMA"; "no local-memory traffic in the hot loop" becomes "forbid LDL|STL".
+//
+// # Inputs
+//
+// Parse reads, as a stream, any of:
+//
+//   - cuobjdump --dump-sass (-sass) of an object, executable, library or fatbin: "code for
+//     sm_XX" sections with "Function : NAME" headers; every instruction line carries its
+//     encoding, older archs on a second, encoding-only line that is not an instruction;
+//   - cuobjdump -sass of a .cubin (one arch, no fatbin headers);
+//   - nvdisasm of a .cubin, with or without -g/-gi (line-info comments), -c (code only),
+//     -hex or -plr: a ".target sm_XX" header, then ".section .text.NAME" per function; data
+//     sections (.nv.info, .debug_frame, ...) print ".byte"/".word" lines with addresses
+//     that are not instructions and are not counted;
+//   - either of those filtered through grep (grep -n 'Function\|HMMA' keeps the "NN:"
+//     prefix) or captured into a log: a "+ command" echo and an "exit=N" trailer are
+//     skipped, CRLF line ends and ANSI colour escapes are removed, lines longer than 64 KiB
+//     are cut to their first 64 KiB.
+//
+// A function is one "Function :" block of cuobjdump or one .text section of nvdisasm, so
+// both tools give the same instruction count for the same cubin: the instructions of a
+// subroutine that the compiler placed in a kernel's section (such as
+// $__internal_0_$__cuda_sm20_rcp_rn_f32_slowpath) count for that kernel, as do the
+// trailing "BRA self" and NOP padding. A grep-filtered dump yields the counts of the lines
+// the filter kept, and no arch unless it kept the "code for" line (ParseOptions.Arch
+// supplies one).
+//
+// The parser keeps, per function, a count per opcode and nothing per instruction, so its
+// memory grows with the number of functions times distinct opcodes, not with input size.
+//
+// # Entry points
+//
+// nvdisasm says which functions are kernels (".other NAME,@"STO_CUDA_ENTRY ...""). The
+// output of cuobjdump does not; there, Function.EntryKnown is set only for functions that
+// cannot be kernels: names that start with "$" or "__cuda_" or "__internal_" (compiler
+// helpers), functions in the nvcuda namespace (the WMMA header, shown as functions of their
+// own in -G builds), and templates whose mangled name gives a return type other than void.
+// The config's top-level require and forbid skip functions known not to be kernels; rules
+// with a glob apply to whatever function they match.
+//
+// # Patterns
+//
+// A pattern is a Go regular expression (package regexp syntax) matched against an
+// instruction's opcode with its modifiers ("HMMA.16816.F32", "LDG.E.128.CONSTANT"), not
+// against predicates or operands. It is anchored at the start of the opcode and must end
+// at the end of the opcode or at a '.' boundary: the pattern P is compiled as
+//
+//	^(?:P)(?:\.|$)
+//
+// so "HMMA|HGMMA" matches HMMA.16816.F32 and HGMMA.64x128x16.F32, "LDL" matches LDL and
+// LDL.64 but not LDLX, "HMMA.16816" matches HMMA.16816.F32 but not HMMA.1688.F32, and
+// "LDG.E.128" matches LDG.E.128.CONSTANT but not LDG.E.64. Matching is case-sensitive;
+// opcodes are upper case (write (?i) to change that).
+//
+// # Config
+//
+// The sass section of kernel-gate.yml:
+//
+//	sass:
+//	  forbid: [LDL, STL]            # every kernel: no local memory
+//	  kernels:
+//	    - match: "flash_fwd*"       # kernelname glob
+//	      arch: [sm_80, sm_90]      # optional; sm_90 also covers sm_90a
+//	      require: ["HMMA|HGMMA"]
+//	      reason: the attention kernels must run on tensor cores
+//
+// A rule whose glob matches no function (of its archs) in the dump fails the gate: a
+// renamed kernel must not pass silently.
+package sass

@@ -1,0 +1,119 @@
+package sass
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// lines returns lines [from, to) of a testdata file, for fuzz seeds.
+func lines(t testing.TB, file string, from, to int) []byte {
+	all := strings.SplitAfter(string(readFile(t, testdata(file))), "\n")
+	from, to = min(from, len(all)), min(to, len(all))
+	return []byte(strings.Join(all[from:to], ""))
+}
+
+func FuzzParse(f *testing.F) {
+	// Slices of every real dump: headers, function boundaries, data sections.
+	f.Add(lines(f, "cuda13-h200/cuobjdump_sass_gemm_multi.txt", 0, 40))
+	f.Add(lines(f, "cuda13-h200/cuobjdump_sass_gemm_multi.txt", 890, 930))
+	f.Add(lines(f, "cuda13-h200/cuobjdump_sass_dialects.txt", 0, 30))
+	f.Add(lines(f, "cuda13-h200/cuobjdump_sass_dialects.txt", 1228, 1298))
+	f.Add(lines(f, "cuda13-h200/cuobjdump_sass_cubin_softmax.txt", 0, 20))
+	f.Add(lines(f, "cuda13-h200/nvdisasm_softmax_sm90a.txt", 0, 20))
+	f.Add(lines(f, "cuda13-h200/nvdisasm_softmax_sm90a.txt", 1160, 1200))
+	f.Add(lines(f, "cuda13-h200/nvdisasm_softmax_sm90a.txt", 1805, 1917))
+	f.Add(lines(f, "cuda13-h200/nvdisasm_g_flash_sm90a.txt", 0, 40))
+	f.Add(lines(f, "cuda13-h200/nvdisasm_g_flash_sm90a.txt", 2540, 2580))
+	f.Add(readFile(f, testdata("shared-h200-cuda13.0/sass_mma.txt")))
+	f.Add(readFile(f, testdata("seed-l4-cuda12.8/wmma_proof_0953f67.txt")))
+	f.Add([]byte("cuobjdump fatal   : Could not open input file 'x.o'\n"))
+	f.Add([]byte("\x1b[31m\t\tFunction : k\x1b[0m\r\n        /*0000*/ { @!UPT NOP ;}\r\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d, err := Parse(bytes.NewReader(in), ParseOptions{})
+		if err != nil {
+			if d != nil {
+				t.Fatalf("error %v with a dump", err)
+			}
+			if !errors.Is(err, ErrNoFunctions) && !errors.Is(err, ErrToolFailed) {
+				t.Fatalf("error %v is neither ErrNoFunctions nor ErrToolFailed", err)
+			}
+			if err.Error() == "" {
+				t.Fatal("empty error message")
+			}
+		} else {
+			if d == nil || len(d.Functions) == 0 || d.Format == "" {
+				t.Fatalf("no error and no functions: %+v", d)
+			}
+			for _, fn := range d.Functions {
+				if fn.Name.Mangled == "" || strings.ContainsAny(fn.Name.Mangled, " \t\n") {
+					t.Fatalf("function name %q", fn.Name.Mangled)
+				}
+				sum := 0
+				for op, n := range fn.Opcodes {
+					if n <= 0 || !validOpcode([]byte(op)) {
+						t.Fatalf("opcode %q x%d", op, n)
+					}
+					sum += n
+				}
+				if sum != fn.Instructions {
+					t.Fatalf("%s: opcodes sum to %d, instructions %d", fn.Name.Mangled, sum, fn.Instructions)
+				}
+				if fn.Entry && !fn.EntryKnown {
+					t.Fatalf("%s: entry without EntryKnown", fn.Name.Mangled)
+				}
+			}
+		}
+		if len(in) > 16<<10 {
+			return // keep iterations cheap; the properties below hold for any size
+		}
+		// The same bytes read one at a time parse the same.
+		d2, err2 := Parse(iotest.OneByteReader(bytes.NewReader(in)), ParseOptions{})
+		if !reflect.DeepEqual(d, d2) || (err == nil) != (err2 == nil) || (err != nil && err.Error() != err2.Error()) {
+			t.Fatalf("one-byte reads differ: %v / %v", err, err2)
+		}
+		// CRLF line ends change nothing.
+		d3, err3 := Parse(bytes.NewReader(bytes.ReplaceAll(in, []byte("\n"), []byte("\r\n"))), ParseOptions{})
+		if !reflect.DeepEqual(d, d3) || (err == nil) != (err3 == nil) {
+			t.Fatalf("CRLF differs: %v / %v", err, err3)
+		}
+	})
+}
+
+// BenchmarkParse parses a real multi-arch dump repeated to 32 MiB, generated on the fly.
+// Allocations grow with the functions in the stream (3 per repetition), not its bytes.
+func BenchmarkParse(b *testing.B) {
+	raw := readFile(b, testdata("cuda13-h200/cuobjdump_sass_gemm_multi.txt"))
+	const size = 32 << 20
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(newRepeatReader(nil, raw, size), ParseOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseSize parses one function whose instructions repeat to 4 MiB and to
+// 64 MiB: B/op and allocs/op are the same at both sizes.
+func BenchmarkParseSize(b *testing.B) {
+	prefix, body := oneFunction(b)
+	for _, bc := range []struct {
+		name string
+		size int64
+	}{{"4MiB", 4 << 20}, {"64MiB", 64 << 20}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(bc.size)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Parse(newRepeatReader(prefix, body, bc.size), ParseOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,572 @@
+package sass
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+)
+
+// Format names the tool whose output a Dump was read from.
+type Format string
+
+const (
+	FormatCuobjdump Format = "cuobjdump"
+	FormatNvdisasm  Format = "nvdisasm"
+)
+
+// Dump is what Parse read: the functions in input order.
+type Dump struct {
+	// Format is the tool that printed the first function.
+	Format    Format
+	Functions []Function
+}
+
+// Function is one function of one arch and the opcodes of its instructions.
+type Function struct {
+	Name kernelname.Name
+	// Arch is the SASS architecture ("sm_90a"); empty when the dump does not say and
+	// ParseOptions.Arch was empty.
+	Arch string
+	// Entry reports whether the function is a kernel; it means something only when
+	// EntryKnown is set (see the package documentation).
+	Entry      bool
+	EntryKnown bool
+	// Instructions is the number of instruction lines; it equals the sum of Opcodes.
+	Instructions int
+	// Opcodes counts instructions per opcode with its modifiers ("HMMA.16816.F32"),
+	// without predicate and operands.
+	Opcodes map[string]int
+}
+
+// Count returns how many of f's instructions p matches.
+func (f Function) Count(p Pattern) int {
+	n := 0
+	for op, c := range f.Opcodes {
+		if p.Match(op) {
+			n += c
+		}
+	}
+	return n
+}
+
+// ParseOptions tunes Parse.
+type ParseOptions struct {
+	// Arch is the architecture of functions whose dump names none (a grep-filtered dump
+	// without its "code for" line). The dump's own "code for" and ".target" lines win.
+	Arch string
+}
+
+var (
+	// ErrNoFunctions reports input in which no SASS function was found.
+	ErrNoFunctions = errors.New("no SASS functions found")
+	// ErrToolFailed reports input in which cuobjdump or nvdisasm printed a fatal error:
+	// whatever dump precedes it may be incomplete.
+	ErrToolFailed = errors.New("the tool reported an error")
+)
+
+const (
+	// maxLine is the longest line Parse looks at; the rest of a longer line is skipped.
+	maxLine = 64 << 10
+	// maxOpcode is the longest token taken as an opcode.
+	maxOpcode = 64
+	// maxDiags is how many tool error lines are kept for the error message.
+	maxDiags = 3
+	// maxQuote is how much of an input line an error message quotes.
+	maxQuote = 160
+)
+
+// Parse reads cuobjdump or nvdisasm SASS output (see the package documentation) line by
+// line. It fails, wrapping ErrNoFunctions, when the input holds no function, and, wrapping
+// ErrToolFailed, when the tool printed a fatal or error line.
+func Parse(r io.Reader, opts ParseOptions) (*Dump, error) {
+	if r == nil {
+		return nil, fmt.Errorf("%w: no input", ErrNoFunctions)
+	}
+	p := &parser{opts: opts, cur: -1, intern: map[string]string{}}
+	br := bufio.NewReaderSize(r, maxLine)
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			p.line(line)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err == nil {
+				continue
+			}
+		} else if len(line) > 0 {
+			p.line(line)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading SASS input (line %d): %w", p.lines+1, err)
+		}
+	}
+	return p.finish()
+}
+
+// parser is Parse's state.
+type parser struct {
+	opts   ParseOptions
+	format Format
+	funcs  []Function
+	cur    int    // index of the function that instructions go to, -1 outside one
+	arch   string // from the latest "code for" / ".target" / "arch =" line
+	// intern shares one string per distinct opcode across functions, so counting an
+	// instruction allocates nothing.
+	intern  map[string]string
+	scratch []byte
+
+	lines    int // lines read
+	content  int // lines with content other than a command echo or exit status
+	first    string
+	diags    []string // fatal/error lines of the tool
+	info     string   // first info/warning line of cuobjdump or nvdisasm
+	orphans  int      // instruction lines outside any function
+	sawPTX   bool
+	sawELF   bool
+	exitCode string
+}
+
+func (p *parser) line(raw []byte) {
+	p.lines++
+	b := trimRightSpace(raw)
+	if bytes.IndexByte(b, 0x1b) >= 0 {
+		p.scratch = stripANSI(p.scratch[:0], b)
+		b = p.scratch
+	}
+	b = stripGrepPrefix(b)
+	t := trimSpace(b)
+	if len(t) == 0 {
+		return
+	}
+	switch {
+	case hasPrefix(t, "/*"):
+		p.content++
+		p.note(t)
+		p.instruction(t)
+		return
+	case hasPrefix(t, "+ "):
+		return // the capture's echo of the command
+	case hasPrefix(t, "exit="):
+		if _, err := strconv.Atoi(string(t[5:])); err == nil {
+			p.exitCode = string(t[5:])
+			return
+		}
+	}
+	p.content++
+	p.note(t)
+	switch {
+	case hasPrefix(t, "//"):
+		p.comment(t)
+	case hasPrefix(t, "Function"):
+		p.cuobjdumpHeader(t)
+	case hasPrefix(t, "code for "):
+		p.setArch(t[len("code for "):])
+	case hasPrefix(t, ".target"):
+		p.setArch(t[len(".target"):])
+	case hasPrefix(t, "arch = "):
+		p.setArch(t[len("arch = "):])
+	case hasPrefix(t, "Fatbin "):
+		p.arch = ""
+		p.cur = -1
+		p.sawPTX = p.sawPTX || hasPrefix(t, "Fatbin ptx")
+		p.sawELF = p.sawELF || hasPrefix(t, "Fatbin elf")
+	case hasPrefix(t, ".section"):
+		p.section(t[len(".section"):])
+	case hasPrefix(t, ".other"):
+		p.other(t[len(".other"):])
+	case hasPrefix(t, ".text.") && t[len(t)-1] == ':':
+		p.start(string(t[len(".text."):len(t)-1]), FormatNvdisasm)
+	default:
+		p.diagnostic(t)
+	}
+}
+
+// note keeps the first line with content, for the error message of an input without
+// functions.
+func (p *parser) note(t []byte) {
+	if p.first == "" {
+		p.first = quote(t)
+	}
+}
+
+// cuobjdumpHeader handles "Function : NAME".
+func (p *parser) cuobjdumpHeader(t []byte) {
+	rest := trimSpace(t[len("Function"):])
+	if len(rest) == 0 || rest[0] != ':' {
+		p.diagnostic(t)
+		return
+	}
+	p.start(string(trimSpace(rest[1:])), FormatCuobjdump)
+}
+
+// comment handles nvdisasm's section banners ("//----- .text.NAME -----"); other
+// comments (//## line info, //----- nvinfo) are skipped.
+func (p *parser) comment(t []byte) {
+	rest := bytes.TrimLeft(t, "/-")
+	if len(rest) == len(t)-2 || len(rest) == 0 || (rest[0] != ' ' && rest[0] != '\t') {
+		return // "//" followed by text, not a banner
+	}
+	f := fields(rest)
+	if len(f) < 2 || !bytes.HasPrefix(f[1], []byte("---")) {
+		return
+	}
+	p.enterSection(f[0])
+}
+
+// section handles ".section NAME,FLAGS,TYPE".
+func (p *parser) section(rest []byte) {
+	rest = trimSpace(rest)
+	if i := bytes.IndexAny(rest, ", \t"); i >= 0 {
+		rest = rest[:i]
+	}
+	p.enterSection(rest)
+}
+
+func (p *parser) enterSection(name []byte) {
+	if hasPrefix(name, ".text.") && len(name) > len(".text.") {
+		p.start(string(name[len(".text."):]), FormatNvdisasm)
+		return
+	}
+	p.cur = -1 // a data section, SYMBOLS, ...: its lines are not instructions
+}
+
+// other handles nvdisasm's ".other NAME,@"STO_CUDA_ENTRY STV_DEFAULT"", which says
+// whether the function of the current section is a kernel.
+func (p *parser) other(rest []byte) {
+	rest = trimSpace(rest)
+	name, flags, ok := bytes.Cut(rest, []byte(","))
+	if !ok || p.cur < 0 {
+		return
+	}
+	f := &p.funcs[p.cur]
+	if string(trimSpace(name)) != f.Name.Mangled {
+		return
+	}
+	f.EntryKnown = true
+	f.Entry = bytes.Contains(flags, []byte("STO_CUDA_ENTRY"))
+}
+
+func (p *parser) setArch(rest []byte) {
+	f := fields(rest)
+	if len(f) == 0 {
+		return
+	}
+	a := bytes.TrimRight(f[0], ",")
+	if !hasPrefix(a, "sm_") || len(a) > 16 {
+		return
+	}
+	p.arch = string(a)
+}
+
+// start begins a function. nvdisasm names a function up to three times (banner,
+// .section, .text label); a repeat before any instruction continues the same function.
+func (p *parser) start(name string, format Format) {
+	if name == "" || strings.ContainsAny(name, " \t") {
+		return
+	}
+	arch := p.arch
+	if arch == "" {
+		arch = p.opts.Arch
+	}
+	if p.cur >= 0 {
+		f := &p.funcs[p.cur]
+		if f.Name.Mangled == name && f.Arch == arch && f.Instructions == 0 {
+			return
+		}
+	}
+	if p.format == "" {
+		p.format = format
+	}
+	p.funcs = append(p.funcs, Function{
+		Name:    kernelname.Parse(name),
+		Arch:    arch,
+		Opcodes: map[string]int{},
+	})
+	p.cur = len(p.funcs) - 1
+}
+
+// instruction handles a line that starts with "/*": "/*0160*/ @!P0 HMMA.16816.F32 R16, ...;"
+// counts; "/* 0x000fe400078e00ff */" (an encoding) and "/*0000*/ .byte ..." (data) do not.
+func (p *parser) instruction(t []byte) {
+	end := bytes.Index(t[2:], []byte("*/"))
+	if end <= 0 || !isHex(t[2:2+end]) {
+		return
+	}
+	rest := trimSpace(t[2+end+2:])
+	if len(rest) > 0 && rest[0] == '{' { // dual-issue group on Kepler/Maxwell
+		rest = trimSpace(rest[1:])
+	}
+	if len(rest) > 0 && rest[0] == '@' { // predicate: @P0, @!PT, @UP1
+		i := bytes.IndexAny(rest, " \t")
+		if i < 0 {
+			return
+		}
+		rest = trimSpace(rest[i:])
+	}
+	n := 0
+	for n < len(rest) && !isOpcodeEnd(rest[n]) {
+		n++
+	}
+	op := rest[:n]
+	if !validOpcode(op) {
+		return
+	}
+	if p.cur < 0 {
+		p.orphans++
+		return
+	}
+	key, ok := p.intern[string(op)]
+	if !ok {
+		key = string(op)
+		p.intern[key] = key
+	}
+	f := &p.funcs[p.cur]
+	f.Opcodes[key]++
+	f.Instructions++
+}
+
+// diagnostic keeps the tool's own messages: "cuobjdump fatal : ...", "nvdisasm error :
+// ...", "error: ...", "cuobjdump info : File 'x' does not contain device code".
+func (p *parser) diagnostic(t []byte) {
+	head, msg, ok := bytes.Cut(t, []byte(":"))
+	if !ok || len(trimSpace(msg)) == 0 {
+		return // not a message; "error:" alone is an nvdisasm label
+	}
+	f := fields(head)
+	if len(f) == 0 || len(f) > 2 {
+		return
+	}
+	switch strings.ToLower(string(f[len(f)-1])) {
+	case "fatal", "error":
+		if len(p.diags) < maxDiags {
+			p.diags = append(p.diags, quote(t))
+		}
+	case "info", "warning":
+		if tool := string(f[0]); p.info == "" && len(f) == 2 && (tool == "cuobjdump" || tool == "nvdisasm") {
+			p.info = quote(t)
+		}
+	}
+}
+
+func (p *parser) finish() (*Dump, error) {
+	if len(p.diags) > 0 {
+		msg := strings.Join(p.diags, "; ")
+		if len(p.funcs) == 0 {
+			return nil, fmt.Errorf("%w: %w: %s", ErrNoFunctions, ErrToolFailed, msg)
+		}
+		return nil, fmt.Errorf("%w after %d functions, so the dump may be incomplete: %s", ErrToolFailed, len(p.funcs), msg)
+	}
+	if len(p.funcs) == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNoFunctions, p.nothingFound())
+	}
+	for i := range p.funcs {
+		f := &p.funcs[i]
+		if !f.EntryKnown && notKernel(f.Name) {
+			f.EntryKnown, f.Entry = true, false
+		}
+	}
+	return &Dump{Format: p.format, Functions: p.funcs}, nil
+}
+
+// nothingFound says what the input held instead of functions.
+func (p *parser) nothingFound() string {
+	var msg string
+	switch {
+	case p.content == 0 && p.lines == 0:
+		msg = "empty input"
+	case p.content == 0:
+		msg = fmt.Sprintf("no content in %d lines", p.lines)
+	case p.orphans > 0:
+		msg = fmt.Sprintf("%d instruction lines but no \"Function :\" header (cuobjdump) or .text section (nvdisasm) to attribute them to; first line %s", p.orphans, p.first)
+	case p.info != "":
+		msg = p.info
+	case p.sawPTX && !p.sawELF:
+		msg = "the input holds PTX but no SASS (compile with a real arch, e.g. -gencode arch=compute_90a,code=sm_90a)"
+	case p.sawELF:
+		msg = fmt.Sprintf("the input lists ELF code but no SASS function (was cuobjdump run with --dump-sass?); first line %s", p.first)
+	default:
+		msg = fmt.Sprintf("%d lines, none of cuobjdump --dump-sass or nvdisasm output; first line %s", p.lines, p.first)
+	}
+	if p.exitCode != "" && p.exitCode != "0" {
+		msg += "; the command exited with status " + p.exitCode
+	}
+	return msg
+}
+
+// notKernel reports names that cannot be kernels (see the package documentation).
+func notKernel(n kernelname.Name) bool {
+	m := n.Mangled
+	if strings.HasPrefix(m, "$") || strings.HasPrefix(m, "__cuda_") || strings.HasPrefix(m, "__internal_") {
+		return true
+	}
+	s := n.Short
+	if strings.HasPrefix(s, "_INTERNAL_") {
+		if _, after, ok := strings.Cut(s, "::"); ok {
+			s = after
+		}
+	}
+	if strings.HasPrefix(s, "nvcuda::") {
+		return true
+	}
+	// A function template's mangled name encodes its return type: kernels return void.
+	// Demangled is "RET [_INTERNAL_x::]SHORT(PARAMS)".
+	if i := strings.Index(n.Demangled, n.Short+"("); i > 0 && n.Short != "" {
+		ret := n.Demangled[:i]
+		if strings.HasSuffix(ret, "::") {
+			ret = ret[:strings.LastIndexByte(ret, ' ')+1]
+		}
+		if ret = strings.TrimSpace(ret); ret != "" && ret != "void" {
+			return true
+		}
+	}
+	return false
+}
+
+func isOpcodeEnd(c byte) bool {
+	return c == ' ' || c == '\t' || c == ';' || c == '}' || c == ','
+}
+
+// validOpcode accepts an upper-case mnemonic with modifiers: HMMA.16816.F32,
+// HGMMA.64x128x16.F32, UTMALDG.2D.
+func validOpcode(op []byte) bool {
+	if len(op) == 0 || len(op) > maxOpcode || op[0] < 'A' || op[0] > 'Z' {
+		return false
+	}
+	for _, c := range op {
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '.', c == '_':
+		default:
+			return false
+		}
+	}
+	return op[len(op)-1] != '.'
+}
+
+func isHex(b []byte) bool {
+	if len(b) == 0 || len(b) > 16 {
+		return false
+	}
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}
+
+func trimRightSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	return trimRightSpace(b)
+}
+
+func hasPrefix(b []byte, s string) bool {
+	return len(b) >= len(s) && string(b[:len(s)]) == s
+}
+
+// fields splits on spaces and tabs without allocating for the common short case.
+func fields(b []byte) [][]byte {
+	var out [][]byte
+	for {
+		b = trimSpace(b)
+		if len(b) == 0 {
+			return out
+		}
+		i := 0
+		for i < len(b) && !isSpace(b[i]) {
+			i++
+		}
+		out = append(out, b[:i])
+		b = b[i:]
+	}
+}
+
+// stripGrepPrefix drops the "NN:" or "NN-" that grep -n puts before a line (each of them,
+// when grep ran twice). No line of cuobjdump or nvdisasm output starts with a digit.
+func stripGrepPrefix(b []byte) []byte {
+	for {
+		i := 0
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == 0 || i == len(b) || (b[i] != ':' && b[i] != '-') {
+			return b
+		}
+		b = b[i+1:]
+	}
+}
+
+// stripANSI appends b to dst without ANSI escape sequences: CSI ("ESC [ 1;31 m"), OSC
+// ("ESC ] ... BEL" or "... ESC \\") and the short "ESC ( B" forms.
+func stripANSI(dst, b []byte) []byte {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != 0x1b {
+			dst = append(dst, c)
+			continue
+		}
+		j := i + 1
+		switch {
+		case j < len(b) && b[j] == '[':
+			j++
+			for j < len(b) && b[j] >= 0x20 && b[j] <= 0x3f {
+				j++
+			}
+			if j < len(b) && b[j] >= 0x40 && b[j] <= 0x7e {
+				j++
+			}
+		case j < len(b) && b[j] == ']':
+			for j < len(b) && b[j] != 0x07 && !(b[j] == '\\' && b[j-1] == 0x1b) {
+				j++
+			}
+			if j < len(b) {
+				j++
+			}
+		default:
+			for j < len(b) && b[j] >= 0x20 && b[j] <= 0x2f {
+				j++
+			}
+			if j < len(b) {
+				j++
+			}
+		}
+		i = j - 1
+	}
+	return dst
+}
+
+// quote renders an input line for an error message: cut short, non-printable bytes
+// escaped.
+func quote(t []byte) string {
+	cut := len(t) > maxQuote
+	if cut {
+		t = t[:maxQuote]
+	}
+	s := strconv.QuoteToASCII(string(t))
+	if cut {
+		s += "..."
+	}
+	return s
+}

@@ -139,6 +139,17 @@ func (g *Gate) Count(s Severity) int {
 // New returns a result over gates with the overall verdict computed: fail when any gate
 // fails, skip when every gate skipped, pass otherwise.
 func New(tool string, gates ...Gate) Result {
+	for i := range gates {
+		if gates[i].Findings == nil {
+			gates[i].Findings = []Finding{} // the contract has a list, never null
+		}
+		if gates[i].Data == nil {
+			gates[i].Data = json.RawMessage("{}")
+		}
+	}
+	if gates == nil {
+		gates = []Gate{}
+	}
 	r := Result{Schema: Schema, Tool: tool, Gates: gates}
 	r.Verdict = Overall(gates)
 	return r

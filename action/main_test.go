@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/result"
+)
+
+// The tests run from the repository root, where the demo's recordings and kernel-gate.yml are.
+func TestMain(m *testing.M) {
+	if err := os.Chdir(".."); err != nil {
+		panic(err)
+	}
+	os.Exit(m.Run())
+}
+
+// kg runs the command in-process and returns its exit code, stdout and stderr.
+func kg(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, env{
+		stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb,
+		getenv: func(string) string { return "" },
+	})
+	return code, out.String(), errb.String()
+}
+
+func decode(t *testing.T, s string) result.Result {
+	t.Helper()
+	r, err := result.Read(strings.NewReader(s))
+	if err != nil {
+		t.Fatalf("output is not a result: %v\n%s", err, s)
+	}
+	return r
+}
+
+func TestExitCodes(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty.log")
+	os.WriteFile(empty, nil, 0o644)
+	tests := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stderr string // a part of what stderr must say
+	}{
+		{"no command", "", nil, exitUsage, "Usage"},
+		{"unknown command", "", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
+		{"help", "", []string{"help"}, exitPass, ""},
+		{"clean build passes", "", []string{"ptxas", "--config", "kernel-gate.yml", "testdata/replay/clean/build.log"}, exitPass, ""},
+		{"spilling build fails", "", []string{"ptxas", "--config", "kernel-gate.yml", "testdata/replay/spill/build.log"}, exitFail, ""},
+		{"missing config file", "", []string{"ptxas", "--config", "testdata/none.yml", "testdata/shared-h200-cuda13.0/ptxas_warnspills.txt"}, exitUsage, "testdata/none.yml"},
+		{"ptxas fatal, default config", "", []string{"ptxas", "testdata/shared-h200-cuda13.0/ptxas_warnspills.txt"}, exitFail, ""},
+		{"compile error is a failed gate", "", []string{"ptxas", "testdata/cuda13-h200/nvcc_syntax_error.txt"}, exitFail, ""},
+		{"nvcc not found is unreadable input", "", []string{"ptxas", "testdata/seed-l4-cuda12.8/ptxas_0953f67.txt"}, exitUsage, "nvcc: command not found"},
+		{"empty file", "", []string{"ptxas", empty}, exitUsage, "the input is empty"},
+		{"empty stdin", "", []string{"ptxas"}, exitUsage, "the input is empty"},
+		{"missing file", "", []string{"ptxas", "nope.log"}, exitUsage, "nope.log"},
+		{"log on stdin", "ptxas info    : Compiling entry function '_Z1kv' for 'sm_90'\nptxas info    : Function properties for _Z1kv\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 300 registers, used 0 barriers\n",
+			[]string{"ptxas", "-"}, exitFail, ""},
+		{"bad format", "", []string{"ptxas", "--format", "xml", "testdata/replay/clean/build.log"}, exitUsage, "text, json, markdown"},
+		{"sass clean", "", []string{"sass", "--sass", "testdata/replay/clean/sass.txt"}, exitPass, ""},
+		{"sass spill forbids LDL", "", []string{"sass", "--sass", "testdata/replay/spill/sass.txt"}, exitFail, ""},
+		{"sass without input", "", []string{"sass"}, exitUsage, "--sass FILE"},
+		{"sass of a ptxas log", "", []string{"sass", "--sass", "testdata/replay/clean/build.log"}, exitUsage, "no SASS functions"},
+		{"demo", "", []string{"demo"}, exitPass, ""},
+		{"demo spill", "", []string{"demo", "--case", "spill"}, exitFail, ""},
+		{"demo unknown case", "", []string{"demo", "--case", "nope"}, exitUsage, "recorded: clean, spill"},
+		{"version", "", []string{"version"}, exitPass, ""},
+		{"report needs a file", "", []string{"report"}, exitUsage, "exactly one"},
+		{"report of a log", "", []string{"report", "testdata/replay/clean/build.log"}, exitUsage, "not a kernel-gate result"},
+		{"flags after files", "", []string{"ptxas", "testdata/replay/spill/build.log", "--format", "json"}, exitFail, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := kg(t, tt.stdin, tt.args...)
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr: %s", code, tt.code, stderr)
+			}
+			if !strings.Contains(stderr, tt.stderr) {
+				t.Errorf("stderr %q should mention %q", stderr, tt.stderr)
+			}
+		})
+	}
+}
+
+func TestConfigErrorsNameKeyAndLine(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "k.yml")
+	os.WriteFile(cfg, []byte("ptxas:\n  max_registers: 128\n  kernels:\n    - match: flash_*\n      max_register: 96\n"), 0o644)
+	code, _, stderr := kg(t, "", "ptxas", "--config", cfg, "testdata/replay/clean/build.log")
+	if code != exitUsage || !strings.Contains(stderr, "k.yml:5: unknown key \"max_register\" in ptxas.kernels[0]") ||
+		!strings.Contains(stderr, `did you mean "max_registers"`) {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestDemoSaysItIsAReplay(t *testing.T) {
+	for _, format := range []string{"text", "markdown", "json"} {
+		code, out, _ := kg(t, "", "demo", "--format", format)
+		if code != exitPass {
+			t.Fatalf("%s: exit %d", format, code)
+		}
+		if !strings.Contains(strings.ToLower(out), "replay") || !strings.Contains(out, "NVIDIA H200") {
+			t.Errorf("%s output must say it replays a recorded H200 run:\n%s", format, out)
+		}
+	}
+}
+
+// The recordings were made on the GPU together with a live run of the same binary on the
+// same machine, fed by pipes from nvcc and cuobjdump (testdata/replay/record.sh). The replay
+// must reach the same verdicts, findings and kernel records.
+func TestReplayAgreesWithLiveRun(t *testing.T) {
+	for _, c := range []string{"clean", "spill"} {
+		t.Run(c, func(t *testing.T) {
+			_, out, _ := kg(t, "", "demo", "--case", c, "--format", "json")
+			replayed := decode(t, out)
+			var live []result.Gate
+			for _, f := range []string{"live-ptxas.json", "live-sass.json"} {
+				b, err := os.ReadFile(filepath.Join("testdata", "replay", c, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				live = append(live, decode(t, string(b)).Gates...)
+			}
+			if len(live) != len(replayed.Gates) {
+				t.Fatalf("live gates %d, replayed %d", len(live), len(replayed.Gates))
+			}
+			for _, lg := range live {
+				i := slices.IndexFunc(replayed.Gates, func(g result.Gate) bool { return g.Name == lg.Name })
+				if i < 0 {
+					t.Fatalf("gate %s missing from the replay", lg.Name)
+				}
+				rg := replayed.Gates[i]
+				if rg.Verdict != lg.Verdict {
+					t.Errorf("%s: replay %s, live %s", lg.Name, rg.Verdict, lg.Verdict)
+				}
+				if got, want := judged(rg), judged(lg); !slices.Equal(got, want) {
+					t.Errorf("%s findings:\n replay %q\n   live %q", lg.Name, got, want)
+				}
+				if lg.Name == "ptxas" {
+					if got, want := kernels(t, rg), kernels(t, lg); !slices.Equal(got, want) {
+						t.Errorf("kernel records differ:\n replay %q\n   live %q", got, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// judged is what a finding decides, without where the input came from (a file in the
+// replay, a pipe live) or how the toolkit version was found.
+func judged(g result.Gate) []string {
+	var out []string
+	for _, f := range g.Findings {
+		if f.Severity == result.Notice {
+			continue
+		}
+		s := string(f.Severity) + " " + f.Kernel + " " + f.Arch + " " + f.Metric
+		if f.Value != nil {
+			b, _ := json.Marshal([]any{*f.Value, f.Limit})
+			s += " " + string(b)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func kernels(t *testing.T, g result.Gate) []string {
+	var d ptxas.Data
+	if err := json.Unmarshal(g.Data, &d); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, k := range d.Kernels {
+		k.Input, k.Line, k.File = "", 0, ""
+		b, _ := json.Marshal(k)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+func TestReportRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	saved := filepath.Join(dir, "r.json")
+	if code, _, stderr := kg(t, "", "demo", "--case", "spill", "--format", "json", "--out", saved); code != exitFail {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, f := range []string{"text", "markdown", "json"} {
+		direct := filepath.Join(dir, "direct."+f)
+		kg(t, "", "demo", "--case", "spill", "--format", f, "--out", direct)
+		code, out, stderr := kg(t, "", "report", saved, "--format", f)
+		if code != exitPass {
+			t.Fatalf("report exit %d: %s", code, stderr)
+		}
+		want, _ := os.ReadFile(direct)
+		if out != string(want) {
+			t.Errorf("%s: report of the saved result differs from the direct render", f)
+		}
+	}
+}
+
+func TestBaselineDeltas(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	if code, _, stderr := kg(t, "", "ptxas", "testdata/replay/clean/build.log", "--format", "json", "--out", base); code != exitPass {
+		t.Fatalf("saving the baseline: exit %d: %s", code, stderr)
+	}
+	code, out, _ := kg(t, "", "ptxas", "testdata/replay/spill/build.log", "--baseline", base, "--format", "json")
+	if code != exitFail {
+		t.Fatalf("exit %d", code)
+	}
+	r := decode(t, out)
+	var withDelta int
+	for _, f := range r.Gates[0].Findings {
+		if f.Severity == result.Error {
+			if f.Delta == nil || f.Baseline == nil {
+				t.Errorf("finding without a baseline delta: %+v", f)
+			}
+			withDelta++
+		}
+	}
+	if withDelta != 6 {
+		t.Errorf("%d error findings, want 6 (spill stores, spill loads, stack frame × 2 kernels)", withDelta)
+	}
+	if !strings.Contains(strings.Join(r.Gates[0].Table.Rows[0].Cells, " "), "32 (-121)") {
+		t.Errorf("table row %q should show registers 32 (-121 vs baseline 153)", r.Gates[0].Table.Rows[0].Cells)
+	}
+	code, _, stderr := kg(t, "", "ptxas", "testdata/replay/spill/build.log", "--baseline", "testdata/replay/clean/build.log")
+	if code != exitUsage || !strings.Contains(stderr, "not a kernel-gate result") {
+		t.Errorf("a log as baseline: exit %d, %s", code, stderr)
+	}
+}
+
+func TestGitHubOutputs(t *testing.T) {
+	dir := t.TempDir()
+	outputs, summary := filepath.Join(dir, "out"), filepath.Join(dir, "summary.md")
+	vars := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": outputs, "GITHUB_STEP_SUMMARY": summary}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"demo", "--case", "spill"}, env{
+		stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] },
+	})
+	if code != exitFail {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	o, _ := os.ReadFile(outputs)
+	if !strings.Contains(string(o), "verdict<<") || !strings.Contains(string(o), "fail") || !strings.Contains(string(o), "ptxas,sass") {
+		t.Errorf("GITHUB_OUTPUT = %q", o)
+	}
+	s, _ := os.ReadFile(summary)
+	if !strings.Contains(string(s), "## kernel-gate: ❌ fail") {
+		t.Errorf("job summary = %q", s)
+	}
+}
+
+func TestParseInterspersed(t *testing.T) {
+	var c common
+	fs := newFlagSet("x", env{stderr: &bytes.Buffer{}}, &c)
+	got, err := parseInterspersed(fs, []string{"a.log", "--format", "json", "b.log", "--", "--c.log"})
+	if err != nil || !slices.Equal(got, []string{"a.log", "b.log", "--c.log"}) || c.format != "json" {
+		t.Errorf("got %q, %v, format %q", got, err, c.format)
+	}
+}

@@ -1,0 +1,106 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseExampleConfig(t *testing.T) {
+	c, err := Load(filepath.Join("..", "..", "kernel-gate.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CUDA != ">=12.4" || *c.PTXAS.MaxRegisters != 128 || *c.PTXAS.MaxRegisterIncrease != 8 {
+		t.Errorf("top level: %+v", c)
+	}
+	if len(c.PTXAS.Kernels) != 2 || c.PTXAS.Kernels[0].Match != "flash_fwd<*>" || *c.PTXAS.Kernels[0].MaxRegisters != 160 ||
+		c.PTXAS.Kernels[0].Line == 0 {
+		t.Errorf("ptxas rules: %+v", c.PTXAS.Kernels)
+	}
+	if len(c.SASS.Kernels) != 2 || c.SASS.Kernels[0].Require[0] != "HMMA|HGMMA" || c.SASS.Kernels[0].Line == 0 {
+		t.Errorf("sass rules: %+v", c.SASS.Kernels)
+	}
+	if c.PTXAS.File == "" || c.SASS.File == "" {
+		t.Error("gate configs must know the file name for their messages")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ name, yaml, want string }{
+		{"unknown top-level key", "cuda: '>=12'\nptxs:\n  max_registers: 1\n", `k.yml:2: unknown key "ptxs" in the top level (did you mean "ptxas"?)`},
+		{"unknown limit", "ptxas:\n  max_regs: 1\n", `k.yml:2: unknown key "max_regs" in ptxas`},
+		{"unknown key in a rule", "ptxas:\n  kernels:\n    - match: a\n      max_register: 9\n", `k.yml:4: unknown key "max_register" in ptxas.kernels[0] (did you mean "max_registers"?)`},
+		{"unknown key in an arch section", "ptxas:\n  arch:\n    sm_90a:\n      max_smem_bytes: 9\n", `k.yml:4: unknown key "max_smem_bytes" in ptxas.arch.sm_90a`},
+		{"unknown key in a sass rule", "sass:\n  kernels:\n    - match: a\n      requires: [HMMA]\n", `k.yml:4: unknown key "requires" in sass.kernels[0] (did you mean "require"?)`},
+		{"far-off key lists the valid ones", "zzzzzzzz: 1\n", "valid keys: cuda, ptxas, sass"},
+		{"wrong type", "ptxas:\n  max_registers: lots\n", "k.yml: line 2: cannot unmarshal !!str `lots` into int64"},
+		{"bad constraint", "cuda: 'twelve'\n", `k.yml:1: cuda: "twelve" is not a version constraint`},
+		{"empty glob", "ptxas:\n  kernels:\n    - max_registers: 9\n", "k.yml:3: ptxas.kernels[0]: match must be a non-empty kernel glob"},
+		{"bad sass regexp", "sass:\n  kernels:\n    - match: a\n      require: ['HMMA(']\n", "k.yml:3"},
+		{"not yaml", "ptxas: [\n", "k.yml: yaml:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml), "k.yml")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Parse error = %v\nwant it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseEmptyAndAnchors(t *testing.T) {
+	for _, in := range []string{"", "# only a comment\n", "---\n"} {
+		if _, err := Parse([]byte(in), "k.yml"); err != nil {
+			t.Errorf("Parse(%q) = %v, want defaults", in, err)
+		}
+	}
+	// YAML anchors are followed when checking keys.
+	in := "limits: &l\n  max_registers: 1\n"
+	if _, err := Parse([]byte(in), "k.yml"); err == nil || !strings.Contains(err.Error(), `unknown key "limits"`) {
+		t.Errorf("anchored unknown key: %v", err)
+	}
+	ok := "ptxas:\n  arch:\n    sm_89: &small {max_registers: 96}\n    sm_80: *small\n"
+	c, err := Parse([]byte(ok), "k.yml")
+	if err != nil || *c.PTXAS.Arch["sm_80"].MaxRegisters != 96 {
+		t.Errorf("alias: %v %+v", err, c.PTXAS.Arch)
+	}
+}
+
+func TestFind(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	c, err := Find("")
+	if err != nil || c.Path != "" {
+		t.Errorf("no config anywhere: %+v, %v; want defaults", c, err)
+	}
+	os.MkdirAll(".github", 0o755)
+	os.WriteFile(".github/kernel-gate.yml", []byte("cuda: '>=12'\n"), 0o644)
+	if c, err := Find(""); err != nil || c.Path != ".github/kernel-gate.yml" {
+		t.Errorf("got %q, %v", c.Path, err)
+	}
+	os.WriteFile("kernel-gate.yml", []byte("cuda: '>=13'\n"), 0o644)
+	if c, err := Find(""); err != nil || c.CUDA != ">=13" {
+		t.Errorf("kernel-gate.yml must win: %+v, %v", c, err)
+	}
+	if _, err := Find("missing.yml"); err == nil || !strings.Contains(err.Error(), "missing.yml") {
+		t.Errorf("an explicit missing config must be an error: %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "kernel-gate.yml"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw)
+	f.Add([]byte("ptxas:\n  kernels:\n    - match: a\n      arch: {sm_90: {max_registers: 1}}\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		c, err := Parse(in, "fuzz.yml")
+		if err == nil && c.Path != "fuzz.yml" {
+			t.Fatalf("Path = %q", c.Path)
+		}
+	})
+}

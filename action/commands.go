@@ -247,7 +247,8 @@ func runReport(ctx context.Context, args []string, e env) (int, error) {
 	if err != nil {
 		return exitUsage, err
 	}
-	if _, err := emit(res, c, f, e); err != nil {
+	// Rendering again publishes nothing: the run that made the result already did.
+	if _, err := render(res, c, f, e); err != nil {
 		return exitUsage, err
 	}
 	return exitPass, nil
@@ -288,8 +289,21 @@ func setup(c common) (config.Config, report.Format, error) {
 	return cfg, f, nil
 }
 
-// emit renders the result where --out says and returns the exit code of its verdict.
+// emit renders the result where --out says, publishes it to GitHub Actions when running
+// there, and returns the exit code of its verdict.
 func emit(res result.Result, c common, f report.Format, e env) (int, error) {
+	code, err := render(res, c, f, e)
+	if err != nil {
+		return code, err
+	}
+	if err := githubOutputs(res, e); err != nil {
+		return exitUsage, err
+	}
+	return code, nil
+}
+
+// render writes the report and returns the exit code of the verdict.
+func render(res result.Result, c common, f report.Format, e env) (int, error) {
 	var buf bytes.Buffer
 	opts := report.Options{}
 	if c.out == "" && f == report.Text {
@@ -305,9 +319,6 @@ func emit(res result.Result, c common, f report.Format, e env) (int, error) {
 			return exitUsage, usagef("writing the report: %v", err)
 		}
 	} else if _, err := e.stdout.Write(buf.Bytes()); err != nil {
-		return exitUsage, err
-	}
-	if err := githubOutputs(res, e); err != nil {
 		return exitUsage, err
 	}
 	if res.Verdict == result.Fail {

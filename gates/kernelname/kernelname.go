@@ -19,13 +19,20 @@ type Name struct {
 // Parse demangles a name; a name that is not a mangled C++ name is kept as it is.
 func Parse(mangled string) Name {
 	n := Name{Mangled: mangled, Demangled: mangled, Short: mangled, Base: mangled}
-	if full, err := demangle.ToString(mangled); err == nil {
+	// The demangler accepts some malformed names and returns nothing for them ("_Z1 ").
+	if full, err := demangle.ToString(mangled); err == nil && strings.TrimSpace(full) != "" {
 		n.Demangled = full
 	}
-	if short, err := demangle.ToString(mangled, demangle.NoParams); err == nil {
+	if short, err := demangle.ToString(mangled, demangle.NoParams); err == nil && strings.TrimSpace(short) != "" {
 		n.Short = stripInternal(stripReturnType(short))
 	}
+	if strings.TrimSpace(n.Short) == "" {
+		n.Short = n.Demangled // malformed input the demangler half-accepted
+	}
 	n.Base = stripScope(n.Short)
+	if strings.TrimSpace(n.Base) == "" {
+		n.Base = n.Short // "ns::" alone: nothing after the scope to call a name
+	}
 	return n
 }
 

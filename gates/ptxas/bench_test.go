@@ -29,7 +29,7 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 		r.left -= int64(c)
 	}
 	r.sampled += int64(n)
-	if r.sampled >= 64<<20 { // sample the heap every 64 MiB
+	if r.sampled >= 8<<20 { // sample the heap every 8 MiB
 		r.sampled = 0
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)

@@ -170,6 +170,7 @@ func (p *parser) line(raw []byte) {
 	case hasPrefix(t, "Function"):
 		p.cuobjdumpHeader(t)
 	case hasPrefix(t, "code for "):
+		p.cur = -1
 		p.setArch(t[len("code for "):])
 	case hasPrefix(t, ".target"):
 		p.setArch(t[len(".target"):])

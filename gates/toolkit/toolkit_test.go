@@ -71,6 +71,11 @@ func TestScannerRealFiles(t *testing.T) {
 		"cuda13-h200/nvdisasm_softmax_sm90a.txt": {
 			{"13.0.88", raw88, "cuda13-h200/nvdisasm_softmax_sm90a.txt:837"},
 		},
+		// The recorded runs print `nvcc --version` first; the live results quote the banner.
+		"replay/clean/build.log":       {{"13.0.88", raw88, "replay/clean/build.log:5"}},
+		"replay/spill/build.log":       {{"13.0.88", raw88, "replay/spill/build.log:5"}},
+		"replay/clean/live-ptxas.json": {{"13.0.88", raw88, "replay/clean/live-ptxas.json:322"}},
+		"replay/spill/live-ptxas.json": {{"13.0.88", raw88, "replay/spill/live-ptxas.json:414"}},
 	}
 	files := 0
 	err := filepath.WalkDir(repoTestdata, func(path string, d fs.DirEntry, err error) error {

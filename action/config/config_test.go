@@ -1,10 +1,13 @@
 package config
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 )
 
 func TestParseExampleConfig(t *testing.T) {
@@ -103,4 +106,38 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Path = %q", c.Path)
 		}
 	})
+}
+
+// Findings name the config line that set their limit, at every level.
+func TestLimitSourcesCarryLines(t *testing.T) {
+	c, err := Parse([]byte("ptxas:\n  max_registers: 100\n  arch:\n    sm_89:\n      max_registers: 90\n  kernels:\n    - match: gemm_*\n      max_registers: 64\n"), "k.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "replay", "clean", "build.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l ptxas.Log
+	if err := l.Parse(bytes.NewReader(raw), "build.log", nil); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ptxas.Evaluate(&l, c.PTXAS, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, f := range g.Findings {
+		msgs = append(msgs, f.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{
+		"kg::flash_fwd<64, 64, true> (sm_90a) registers 154 > 100 (limit from k.yml:2)",
+		"kg::flash_fwd<64, 64, true> (sm_89) registers 129 > 90 (limit from k.yml:4 (arch sm_89))",
+		"kg::gemm_wmma<64, 64, 32> (sm_89) registers 70 > 64 (limit from k.yml:7 (gemm_*))",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no finding says %q; findings:\n%s", want, all)
+		}
+	}
 }

@@ -35,6 +35,28 @@ type Config struct {
 	Kernels []KernelRule `yaml:"kernels"`
 	// File names the config file in messages ("kernel-gate.yml").
 	File string `yaml:"-"`
+	// lines holds the config lines of the top-level limit keys and of each arch section
+	// ("arch.sm_89"), so a finding can say which line set its limit.
+	lines map[string]int
+}
+
+// UnmarshalYAML keeps the lines of the top-level keys for messages.
+func (c *Config) UnmarshalYAML(n *yaml.Node) error {
+	type plain Config
+	if err := n.Decode((*plain)(c)); err != nil {
+		return err
+	}
+	c.lines = map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		c.lines[key.Value] = key.Line
+		if key.Value == "arch" && val.Kind == yaml.MappingNode {
+			for j := 0; j+1 < len(val.Content); j += 2 {
+				c.lines["arch."+val.Content[j].Value] = val.Content[j].Line
+			}
+		}
+	}
+	return nil
 }
 
 // UnmarshalYAML keeps the rule's line for messages.
@@ -132,9 +154,13 @@ func (c Config) resolve(name kernelname.Name, arch string) resolved {
 			}
 		}
 	}
-	apply(c.Limits, c.where(0))
+	for m, v := range pick(c.Limits) {
+		if v != nil {
+			r[m] = limit{*v, c.where(c.lines["max_"+m])}
+		}
+	}
 	if l, key, ok := archLimits(c.Arch, arch); ok {
-		apply(l, c.where(0)+" arch "+key)
+		apply(l, fmt.Sprintf("%s (arch %s)", c.where(c.lines["arch."+key]), key))
 	}
 	for _, rule := range c.Kernels {
 		if !name.Matches(kernelname.Glob(rule.Match)) {

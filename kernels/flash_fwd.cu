@@ -10,6 +10,13 @@
 #include <cuda_fp16.h>
 #include <mma.h>
 
+// Planted defects, one per gate, each built from these sources by a define (never in a
+// normal build): KG_DEFECT_RACE (shared memory read without a barrier), KG_DEFECT_OOB (a write
+// past the end of O), KG_DEFECT_UNINIT (a read of O before anything wrote it),
+// KG_DEFECT_DIVERGENT_BARRIER (__syncthreads in a divergent branch), KG_DEFECT_WRONG (the
+// softmax scale forgotten), KG_DEFECT_HANG (a kernel that never ends). Each leaves the output
+// of a correct run unchanged except KG_DEFECT_WRONG, so exactly one gate should fail.
+
 #ifndef KG_FLASH_MIN_BLOCKS
 // Blocks per SM promised to ptxas through __launch_bounds__. Raising it forces
 // ptxas to cap registers per thread (65536 / (128 * blocks)); the "spill"
@@ -39,6 +46,13 @@ flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
   __shared__ __align__(128) half sV[kBlockN][kLdh];
   __shared__ __align__(128) float sS[kBlockM][kLdf];
 
+#ifdef KG_DEFECT_WRONG
+  softmax_scale = 1.0f;  // forgot 1/sqrt(head_dim)
+#endif
+#ifdef KG_DEFECT_HANG
+  for (volatile int spin = 0; spin == 0;) {
+  }
+#endif
   const int bh = blockIdx.y;
   const int m0 = blockIdx.x * kBlockM;
   const int warp = threadIdx.x / 32;
@@ -151,6 +165,19 @@ flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
     __syncwarp();
   }
 
+#ifdef KG_DEFECT_RACE
+  // Each warp publishes its rows' sums and reads another warp's without a barrier: a
+  // read-after-write hazard across warps. The value read never changes the output.
+  __shared__ float sRace[kBlockM];
+  sRace[wr + r] = row_l;
+  if (sRace[(wr + r + 16) % kBlockM] == -1.0f) row_l += 1e-30f;
+#endif
+#ifdef KG_DEFECT_UNINIT
+  // Reads O before this kernel wrote it (the harness never initialises O). The comparison
+  // keeps the read alive and is never true for a value ever written.
+  if (qrow < seqlen && __half2float(o[base + (size_t)qrow * D + c0]) == -12345.0f) row_l += 1e-30f;
+#endif
+
   // O / l, written as fp16.
 #pragma unroll
   for (int n = 0; n < D / 16; ++n)
@@ -161,7 +188,15 @@ flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
 #pragma unroll
     for (int c = 0; c < D / 2; ++c)
       o[base + (size_t)qrow * D + c0 + c] = __float2half(sS[wr + r][c0 + c] * inv_l);
+#ifdef KG_DEFECT_OOB
+    // The last row of the last head also writes one row past the end of O.
+    if (bh == gridDim.y - 1 && qrow == seqlen - 1)
+      for (int c = 0; c < D / 2; ++c) o[base + (size_t)seqlen * D + c0 + c] = __float2half(0.0f);
+#endif
   }
+#ifdef KG_DEFECT_DIVERGENT_BARRIER
+  if (lane < 16) __syncthreads();  // only half of each warp reaches the barrier
+#endif
 }
 
 // Host launcher: grid (ceil(seqlen/64), batch*heads), 128 threads.

@@ -1,0 +1,405 @@
+// Harness for the kernels in this directory, speaking kernel-gate/bench/v1
+// (docs/harness-protocol.md) through kg_bench.h:
+//
+//   KG_MODE=check     per kernel × shape, KG_ROUNDS checks on fresh random inputs against an
+//                     fp64 reference computed on the GPU, then repeated launches on the same
+//                     input, which must agree with the first
+//   KG_MODE=bench     KG_ROUNDS rounds of KG_SAMPLES single-launch timings (CUDA events), after
+//                     a warm-up, rotating through enough input copies that L2 holds none
+//   KG_MODE=sanitize  one launch of each kernel on its first shape, for compute-sanitizer
+//
+// KG_KERNELS picks kernels (default all), KG_SHAPES shapes (default small,mission,long),
+// KG_OUT the result file (default stdout). Build: nvcc -O3 -lineinfo -arch=native harness.cu
+// (the defects in flash_fwd.cu are built in with -DKG_DEFECT_...).
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "flash_fwd.cu"
+#include "gemm_wmma.cu"
+#include "kg_bench.h"
+#include "softmax.cu"
+
+namespace {
+
+// ---- fp64 references, one thread per output row or element ----
+
+__global__ void attention_reference(const half* q, const half* k, const half* v, float* o, int bh_count,
+                                    int n, bool causal, double scale) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= bh_count * n) return;
+  const int bh = row / n, i = row % n;
+  const half* qi = q + (size_t)row * 64;
+  const half* kb = k + (size_t)bh * n * 64;
+  const half* vb = v + (size_t)bh * n * 64;
+  const int jend = causal ? i + 1 : n;
+  double m = -INFINITY;
+  for (int j = 0; j < jend; ++j) {
+    double s = 0;
+    for (int d = 0; d < 64; ++d) s += (double)__half2float(qi[d]) * __half2float(kb[(size_t)j * 64 + d]);
+    m = fmax(m, s * scale);
+  }
+  double acc[64] = {0}, l = 0;
+  for (int j = 0; j < jend; ++j) {
+    double s = 0;
+    for (int d = 0; d < 64; ++d) s += (double)__half2float(qi[d]) * __half2float(kb[(size_t)j * 64 + d]);
+    const double p = exp(s * scale - m);
+    l += p;
+    for (int d = 0; d < 64; ++d) acc[d] += p * __half2float(vb[(size_t)j * 64 + d]);
+  }
+  for (int d = 0; d < 64; ++d) o[(size_t)row * 64 + d] = (float)(acc[d] / l);
+}
+
+__global__ void gemm_reference(const half* a, const half* b, float* c, int M, int N, int K) {
+  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx >= M * N) return;
+  const int i = idx / N, j = idx % N;
+  double s = 0;
+  for (int kk = 0; kk < K; ++kk) s += (double)__half2float(a[(size_t)i * K + kk]) * __half2float(b[(size_t)kk * N + j]);
+  c[idx] = (float)s;
+}
+
+__global__ void softmax_reference(const float* x, float* y, int rows, int cols) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const float* xr = x + (size_t)r * cols;
+  double m = -INFINITY, s = 0;
+  for (int c = 0; c < cols; ++c) m = fmax(m, (double)xr[c]);
+  for (int c = 0; c < cols; ++c) s += exp((double)xr[c] - m);
+  for (int c = 0; c < cols; ++c) y[(size_t)r * cols + c] = (float)(exp((double)xr[c] - m) / s);
+}
+
+// ---- buffers and errors ----
+
+#define CK(x)                                                                              \
+  do {                                                                                     \
+    cudaError_t e_ = (x);                                                                  \
+    if (e_ != cudaSuccess) throw std::string(cudaGetErrorString(e_)) + " at " #x;           \
+  } while (0)
+
+template <class T>
+struct Buf {
+  T* p = nullptr;
+  size_t n = 0;
+  explicit Buf(size_t count) : n(count) { CK(cudaMalloc(&p, count * sizeof(T))); }
+  ~Buf() { cudaFree(p); }
+  Buf(const Buf&) = delete;
+  Buf& operator=(const Buf&) = delete;
+};
+
+// Fresh N(0, 1) inputs from a seed; every check draws new ones.
+template <class T>
+void fill_normal(Buf<T>& b, unsigned seed, float scale = 1.0f) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> dist(0.0f, scale);
+  std::vector<T> h(b.n);
+  for (auto& x : h) x = (T)dist(gen);
+  CK(cudaMemcpy(b.p, h.data(), b.n * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+template <class T>
+std::vector<float> to_host(const T* d, size_t n) {
+  std::vector<T> h(n);
+  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  std::vector<float> f(n);
+  for (size_t i = 0; i < n; ++i) f[i] = (float)h[i];
+  return f;
+}
+
+struct Errors {
+  double max_err = 0, sum_err = 0, ref_max_abs = 0;
+  long long nan = 0, inf = 0, bad = 0, n = 0;
+  void add(const std::vector<float>& got, const std::vector<float>& ref, double atol, double rtol) {
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (std::isnan(got[i])) { ++nan; ++bad; continue; }
+      if (std::isinf(got[i])) { ++inf; ++bad; continue; }
+      const double e = std::fabs((double)got[i] - ref[i]);
+      max_err = std::max(max_err, e);
+      sum_err += e;
+      ref_max_abs = std::max(ref_max_abs, (double)std::fabs(ref[i]));
+      if (e > atol + rtol * std::fabs(ref[i])) ++bad;
+    }
+    n += (long long)got.size();
+  }
+};
+
+double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) != std::isnan(b[i])) return INFINITY;
+    if (!std::isnan(a[i])) d = std::max(d, (double)std::fabs(a[i] - b[i]));
+  }
+  return d;
+}
+
+// ---- kernels under test: each knows its shapes, how to check and how to time ----
+
+struct Case {
+  virtual ~Case() = default;
+  virtual void check(kgbench::Result& r, int checks) = 0;
+  virtual void bench(kgbench::Result& r, int rounds, int samples) = 0;
+  virtual void sanitize() = 0;  // one launch on fresh inputs
+};
+
+// How many copies of the inputs to rotate through so the L2 (50-60 MB) cannot hold them.
+int copies_for(size_t bytes) { return (int)std::clamp<size_t>((256u << 20) / std::max<size_t>(bytes, 1), 1, 64); }
+
+template <class Launch>
+void bench_rounds(kgbench::Result& r, int rounds, int samples, int copies, Launch launch) {
+  for (int i = 0; i < 3 * copies + 10; ++i) launch(i % copies);  // warm-up, discarded
+  CK(cudaDeviceSynchronize());
+  for (int k = 0; k < rounds; ++k)
+    r.rounds_us.push_back(kgbench::TimeLaunches([&](int i) { launch(i % copies); }, samples, 0));
+  CK(cudaGetLastError());
+}
+
+struct Attention : Case {
+  int b, h, n;
+  bool causal;
+  Attention(int b_, int h_, int n_, bool c) : b(b_), h(h_), n(n_), causal(c) {}
+  size_t elems() const { return (size_t)b * h * n * 64; }
+
+  void check(kgbench::Result& r, int checks) override {
+    Buf<half> q(elems()), k(elems()), v(elems()), o(elems()), o2(elems());
+    Buf<float> ref(elems());
+    Errors err;
+    std::vector<float> first;
+    for (int c = 0; c < checks; ++c) {
+      fill_normal(q, 100 + 3 * c);
+      fill_normal(k, 101 + 3 * c);
+      fill_normal(v, 102 + 3 * c);
+      CK(kg::launch_flash_fwd(q.p, k.p, v.p, o.p, b * h, n, causal));
+      attention_reference<<<(b * h * n + 127) / 128, 128>>>(q.p, k.p, v.p, ref.p, b * h, n, causal, 0.125);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      first = to_host(o.p, elems());
+      err.add(first, to_host(ref.p, elems()), 0.02, 0.02);
+    }
+    // The same input again: a kernel with state left from its first call fails here.
+    double rep = 0;
+    const int repeats = 3;
+    for (int i = 0; i < repeats; ++i) {
+      CK(kg::launch_flash_fwd(q.p, k.p, v.p, o2.p, b * h, n, causal));
+      CK(cudaDeviceSynchronize());
+      rep = std::max(rep, max_diff(first, to_host(o2.p, elems())));
+    }
+    fill(r, err, checks, repeats + 1, rep);
+  }
+
+  static void fill(kgbench::Result& r, const Errors& e, int checks, int launches, double rep) {
+    r.max_err = e.max_err;
+    r.mean_err = e.n ? e.sum_err / e.n : 0;
+    r.ref_max_abs = e.ref_max_abs;
+    r.bad_fraction = e.n ? (double)e.bad / e.n : 0;
+    r.nan_count = e.nan;
+    r.inf_count = e.inf;
+    r.checks = checks;
+    r.repeat_launches = launches;
+    r.repeat_max_diff = rep;
+  }
+
+  void bench(kgbench::Result& r, int rounds, int samples) override {
+    const int copies = copies_for(4 * elems() * sizeof(half));
+    std::vector<Buf<half>*> bufs;
+    for (int i = 0; i < 4 * copies; ++i) bufs.push_back(new Buf<half>(elems()));
+    for (int i = 0; i < copies; ++i)
+      for (int j = 0; j < 3; ++j) fill_normal(*bufs[4 * i + j], 7 + 4 * i + j);
+    bench_rounds(r, rounds, samples, copies, [&](int i) {
+      kg::launch_flash_fwd(bufs[4 * i]->p, bufs[4 * i + 1]->p, bufs[4 * i + 2]->p, bufs[4 * i + 3]->p, b * h, n, causal);
+    });
+    for (auto* p : bufs) delete p;
+  }
+
+  void sanitize() override {
+    Buf<half> q(elems()), k(elems()), v(elems()), o(elems());  // O stays uninitialised on purpose
+    fill_normal(q, 1);
+    fill_normal(k, 2);
+    fill_normal(v, 3);
+    CK(kg::launch_flash_fwd(q.p, k.p, v.p, o.p, b * h, n, causal));
+    CK(cudaDeviceSynchronize());
+  }
+};
+
+struct Gemm : Case {
+  int m, nn, kk;
+  Gemm(int m_, int n_, int k_) : m(m_), nn(n_), kk(k_) {}
+  void check(kgbench::Result& r, int checks) override {
+    Buf<half> a((size_t)m * kk), b((size_t)kk * nn);
+    Buf<float> c((size_t)m * nn), c2((size_t)m * nn), ref((size_t)m * nn);
+    Errors err;
+    std::vector<float> first;
+    for (int i = 0; i < checks; ++i) {
+      fill_normal(a, 200 + 2 * i);
+      fill_normal(b, 201 + 2 * i);
+      CK(kg::launch_gemm_wmma(a.p, b.p, c.p, m, nn, kk));
+      gemm_reference<<<(m * nn + 255) / 256, 256>>>(a.p, b.p, ref.p, m, nn, kk);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      first = to_host(c.p, c.n);
+      err.add(first, to_host(ref.p, ref.n), 1e-2, 1e-3);
+    }
+    double rep = 0;
+    for (int i = 0; i < 3; ++i) {
+      CK(kg::launch_gemm_wmma(a.p, b.p, c2.p, m, nn, kk));
+      CK(cudaDeviceSynchronize());
+      rep = std::max(rep, max_diff(first, to_host(c2.p, c2.n)));
+    }
+    Attention::fill(r, err, checks, 4, rep);
+  }
+  void bench(kgbench::Result& r, int rounds, int samples) override {
+    const size_t bytes = ((size_t)m * kk + (size_t)kk * nn) * 2 + (size_t)m * nn * 4;
+    const int copies = copies_for(bytes);
+    std::vector<Buf<half>*> ab;
+    std::vector<Buf<float>*> cs;
+    for (int i = 0; i < copies; ++i) {
+      ab.push_back(new Buf<half>((size_t)m * kk));
+      ab.push_back(new Buf<half>((size_t)kk * nn));
+      cs.push_back(new Buf<float>((size_t)m * nn));
+      fill_normal(*ab[2 * i], 9 + i);
+      fill_normal(*ab[2 * i + 1], 99 + i);
+    }
+    bench_rounds(r, rounds, samples, copies,
+                 [&](int i) { kg::launch_gemm_wmma(ab[2 * i]->p, ab[2 * i + 1]->p, cs[i]->p, m, nn, kk); });
+    for (auto* p : ab) delete p;
+    for (auto* p : cs) delete p;
+  }
+  void sanitize() override {
+    Buf<half> a((size_t)m * kk), b((size_t)kk * nn);
+    Buf<float> c((size_t)m * nn);
+    fill_normal(a, 1);
+    fill_normal(b, 2);
+    CK(kg::launch_gemm_wmma(a.p, b.p, c.p, m, nn, kk));
+    CK(cudaDeviceSynchronize());
+  }
+};
+
+struct Softmax : Case {
+  int rows, cols;
+  Softmax(int r, int c) : rows(r), cols(c) {}
+  void check(kgbench::Result& r, int checks) override {
+    Buf<float> x((size_t)rows * cols), y(x.n), y2(x.n), ref(x.n);
+    Errors err;
+    std::vector<float> first;
+    for (int i = 0; i < checks; ++i) {
+      fill_normal(x, 300 + i, 4.0f);
+      CK(kg::launch_row_softmax(x.p, y.p, rows, cols));
+      softmax_reference<<<(rows + 127) / 128, 128>>>(x.p, ref.p, rows, cols);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      first = to_host(y.p, y.n);
+      err.add(first, to_host(ref.p, ref.n), 1e-6, 1e-3);
+    }
+    double rep = 0;
+    for (int i = 0; i < 3; ++i) {
+      CK(kg::launch_row_softmax(x.p, y2.p, rows, cols));
+      CK(cudaDeviceSynchronize());
+      rep = std::max(rep, max_diff(first, to_host(y2.p, y2.n)));
+    }
+    Attention::fill(r, err, checks, 4, rep);
+  }
+  void bench(kgbench::Result& r, int rounds, int samples) override {
+    const int copies = copies_for((size_t)rows * cols * 8);
+    std::vector<Buf<float>*> xs, ys;
+    for (int i = 0; i < copies; ++i) {
+      xs.push_back(new Buf<float>((size_t)rows * cols));
+      ys.push_back(new Buf<float>((size_t)rows * cols));
+      fill_normal(*xs[i], 5 + i, 4.0f);
+    }
+    bench_rounds(r, rounds, samples, copies, [&](int i) { kg::launch_row_softmax(xs[i]->p, ys[i]->p, rows, cols); });
+    for (auto* p : xs) delete p;
+    for (auto* p : ys) delete p;
+  }
+  void sanitize() override {
+    Buf<float> x((size_t)rows * cols), y(x.n);
+    fill_normal(x, 1, 4.0f);
+    CK(kg::launch_row_softmax(x.p, y.p, rows, cols));
+    CK(cudaDeviceSynchronize());
+  }
+};
+
+Case* make_case(const std::string& kernel, const std::string& shape) {
+  static const std::map<std::string, std::vector<int>> attn = {
+      {"small", {1, 8, 512}}, {"mission", {2, 8, 512}}, {"long", {2, 8, 2048}}};
+  static const std::map<std::string, std::vector<int>> gemm = {
+      {"small", {512, 512, 512}}, {"mission", {2048, 2048, 2048}}, {"long", {4096, 4096, 4096}}};
+  static const std::map<std::string, std::vector<int>> smax = {
+      {"small", {1024, 512}}, {"mission", {8192, 1024}}, {"long", {32768, 2048}}};
+  if (kernel == "flash_fwd" || kernel == "flash_fwd_causal") {
+    auto it = attn.find(shape);
+    return it == attn.end() ? nullptr : new Attention(it->second[0], it->second[1], it->second[2], kernel == "flash_fwd_causal");
+  }
+  if (kernel == "gemm_wmma") {
+    auto it = gemm.find(shape);
+    return it == gemm.end() ? nullptr : new Gemm(it->second[0], it->second[1], it->second[2]);
+  }
+  if (kernel == "row_softmax") {
+    auto it = smax.find(shape);
+    return it == smax.end() ? nullptr : new Softmax(it->second[0], it->second[1]);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+int main() {
+  kgbench::Request req = kgbench::Request::FromEnv("small,mission,long");
+  std::vector<std::string> kernels;
+  {
+    std::string ks = kgbench::Request::env("KG_KERNELS", "flash_fwd,flash_fwd_causal,gemm_wmma,row_softmax");
+    size_t p = 0;
+    while (p <= ks.size()) {
+      size_t q = ks.find(',', p);
+      if (q == std::string::npos) q = ks.size();
+      if (q > p) kernels.push_back(ks.substr(p, q - p));
+      p = q + 1;
+    }
+  }
+  if (req.mode != "check" && req.mode != "bench" && req.mode != "sanitize") {
+    std::fprintf(stderr, "harness: KG_MODE=%s: want check, bench or sanitize\n", req.mode.c_str());
+    return 2;
+  }
+  std::vector<kgbench::Result> results;
+  bool failed = false;
+  for (const auto& kernel : kernels) {
+    // Sanitizers are slow: one launch of each kernel on its first shape is enough.
+    std::vector<std::string> shapes = req.mode == "sanitize" ? std::vector<std::string>{req.shapes.at(0)} : req.shapes;
+    for (const auto& shape : shapes) {
+      kgbench::Result r;
+      r.kernel = kernel;
+      r.shape = shape;
+      Case* c = make_case(kernel, shape);
+      try {
+        if (!c) throw std::string("unknown kernel or shape");
+        if (req.mode == "check") c->check(r, std::max(req.rounds, 1));
+        else if (req.mode == "bench") c->bench(r, std::max(req.rounds, 1), std::max(req.samples, 1));
+        else {
+          c->sanitize();
+          r.launches = 1;
+#ifdef KG_DEFECT_CRASH
+          std::fprintf(stderr, "harness: KG_DEFECT_CRASH: aborting after the first launch\n");
+          std::abort();
+#endif
+        }
+      } catch (const std::string& e) {
+        r.error = e;
+        failed = true;
+        std::fprintf(stderr, "harness: %s %s: %s\n", kernel.c_str(), shape.c_str(), e.c_str());
+      }
+      delete c;
+      results.push_back(r);
+      if (failed && cudaPeekAtLastError() != cudaSuccess) break;  // a sticky CUDA error: stop
+    }
+  }
+  if (!kgbench::Write(req, results)) {
+    std::fprintf(stderr, "harness: cannot write %s\n", req.out.c_str());
+    return 2;
+  }
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Captures compute-sanitizer output for the planted defects in kernels/ (run on a GPU machine
+# from the repository root):  testdata/sanitizer-kernels-h200/capture.sh OUTDIR
+#
+# Builds kernels/harness.cu once clean and once per defect (-DKG_DEFECT_...), then runs each
+# tool on the harness in sanitize mode (one launch of flash_fwd on the small shape):
+#   cs_<tool>_<case>.txt      text output, the command first ("+ ..."), the exit code last
+#   xml_<tool>_<case>.xml     the same run's --xml --save record
+#   xmlrun_<tool>_<case>.txt  what that XML run printed
+# Also the harness's own check/bench output (harness_<mode>_<case>.json).
+set -u
+out=${1:?usage: capture.sh OUTDIR}
+mkdir -p "$out"; out=$(cd "$out" && pwd)
+bin=$(mktemp -d)
+build() { nvcc -O3 -lineinfo -arch=native "${@:2}" -o "$bin/h_$1" kernels/harness.cu 2>"$out/build_$1.txt"; }
+build clean &
+build race -DKG_DEFECT_RACE &
+build oob -DKG_DEFECT_OOB &
+build uninit -DKG_DEFECT_UNINIT &
+build divergent -DKG_DEFECT_DIVERGENT_BARRIER &
+build wrong -DKG_DEFECT_WRONG &
+build hang -DKG_DEFECT_HANG &
+build crash -DKG_DEFECT_CRASH &
+wait
+export KG_MODE=sanitize KG_KERNELS=flash_fwd KG_SHAPES=small
+
+# run FILE CMD...: the command line, its output and exit code, killed after 120 s.
+run() { local f=$1; shift; { echo "+ $*"; timeout -s KILL 120 "$@" 2>&1; echo "exit=$?"; } >"$out/$f"; }
+cs() { # cs TOOL CASE [extra flags]
+  local tool=$1 c=$2; shift 2
+  local flags=(--tool "$tool" --print-limit 10000 "$@")
+  [ "$tool" = memcheck ] && flags+=(--leak-check full)
+  run "cs_${tool}_${c}.txt" compute-sanitizer "${flags[@]}" "$bin/h_$c"
+  run "xmlrun_${tool}_${c}.txt" compute-sanitizer "${flags[@]}" --xml --save "$out/xml_${tool}_${c}.xml" "$bin/h_$c"
+}
+for tool in memcheck racecheck initcheck synccheck; do cs "$tool" clean; done
+cs memcheck oob
+cs memcheck oob --padding 4096
+mv "$out/cs_memcheck_oob.txt" "$out/cs_memcheck_oob_nopad.txt"; mv "$out/xml_memcheck_oob.xml" "$out/xml_memcheck_oob_nopad.xml" 2>/dev/null
+cs memcheck oob --padding 4096
+cs racecheck race
+cs racecheck race --racecheck-report hazard
+mv "$out/cs_racecheck_race.txt" "$out/cs_racecheck_race_hazard.txt"; mv "$out/xml_racecheck_race.xml" "$out/xml_racecheck_race_hazard.xml"; mv "$out/xmlrun_racecheck_race.txt" "$out/xmlrun_racecheck_race_hazard.txt"
+cs racecheck race
+cs initcheck uninit
+cs synccheck divergent
+cs memcheck crash
+cs memcheck clean --print-level info
+mv "$out/cs_memcheck_clean.txt" "$out/cs_memcheck_clean_info.txt"; mv "$out/xml_memcheck_clean.xml" "$out/xml_memcheck_clean_info.xml"; mv "$out/xmlrun_memcheck_clean.txt" "$out/xmlrun_memcheck_clean_info.txt"
+cs memcheck clean
+# A kernel that never ends, killed by timeout after 20 s, under the sanitizer and without.
+{ echo "+ timeout -s KILL 20 compute-sanitizer --tool memcheck h_hang"; timeout -s KILL 20 compute-sanitizer --tool memcheck "$bin/h_hang" 2>&1; echo "exit=$?"; } >"$out/cs_memcheck_hang.txt"
+# A program that launches no kernel at all.
+run cs_memcheck_nolaunch.txt env KG_KERNELS=none compute-sanitizer --tool memcheck --leak-check full "$bin/h_clean"
+
+# The harness's own output: correctness of the clean and the wrong-result builds, timings.
+unset KG_KERNELS KG_SHAPES
+KG_MODE=check KG_ROUNDS=3 KG_OUT="$out/harness_check_clean.json" "$bin/h_clean" >"$out/harness_check_clean.log" 2>&1; echo "exit=$?" >>"$out/harness_check_clean.log"
+KG_MODE=check KG_ROUNDS=3 KG_OUT="$out/harness_check_wrong.json" "$bin/h_wrong" >"$out/harness_check_wrong.log" 2>&1; echo "exit=$?" >>"$out/harness_check_wrong.log"
+KG_MODE=bench KG_ROUNDS=3 KG_SAMPLES=20 KG_OUT="$out/harness_bench_clean.json" "$bin/h_clean" >"$out/harness_bench_clean.log" 2>&1; echo "exit=$?" >>"$out/harness_bench_clean.log"
+KG_MODE=sanitize KG_OUT="$out/harness_sanitize_clean.json" "$bin/h_clean" >/dev/null 2>&1
+rm -rf "$bin"

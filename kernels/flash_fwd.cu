@@ -50,7 +50,9 @@ flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
   softmax_scale = 1.0f;  // forgot 1/sqrt(head_dim)
 #endif
 #ifdef KG_DEFECT_HANG
-  for (volatile int spin = 0; spin == 0;) {
+  // Two volatile loads of the same word never differ, so the loop never ends; the loads keep
+  // the compiler from removing it.
+  while (reinterpret_cast<const volatile unsigned short*>(q)[0] == reinterpret_cast<const volatile unsigned short*>(q)[0]) {
   }
 #endif
   const int bh = blockIdx.y;
@@ -139,6 +141,9 @@ flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
     row_m = m_new;
 
     // Rescale O by alpha: fragments have no public row mapping, so stage them through sS.
+    // Every lane must have read its S values before the warp overwrites sS with O
+    // (compute-sanitizer racecheck flags the hazard without this barrier).
+    __syncwarp();
 #pragma unroll
     for (int n = 0; n < D / 16; ++n)
       wmma::store_matrix_sync(&sS[wr][n * 16], of[n], kLdf, wmma::mem_row_major);
@@ -175,7 +180,12 @@ flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
 #ifdef KG_DEFECT_UNINIT
   // Reads O before this kernel wrote it (the harness never initialises O). The comparison
   // keeps the read alive and is never true for a value ever written.
-  if (qrow < seqlen && __half2float(o[base + (size_t)qrow * D + c0]) == -12345.0f) row_l += 1e-30f;
+  // Only the first row of each head reads, to keep the report short.
+  if (qrow == 0 && __half2float(o[base + c0]) == -12345.0f) row_l += 1e-30f;
+#endif
+
+#ifdef KG_DEFECT_DIVERGENT_BARRIER
+  if (lane < 16) __syncthreads();  // only half of each warp reaches the barrier
 #endif
 
   // O / l, written as fp16.
@@ -194,9 +204,6 @@ flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
       for (int c = 0; c < D / 2; ++c) o[base + (size_t)seqlen * D + c0 + c] = __float2half(0.0f);
 #endif
   }
-#ifdef KG_DEFECT_DIVERGENT_BARRIER
-  if (lane < 16) __syncthreads();  // only half of each warp reaches the barrier
-#endif
 }
 
 // Host launcher: grid (ceil(seqlen/64), batch*heads), 128 threads.

@@ -40,7 +40,7 @@ cs cs_xml_nosave --tool memcheck --xml ./probe fine
 setsid compute-sanitizer --tool memcheck ./probe hang > hang_run.txt 2>&1 &
 pid=$!; sleep 10
 { echo "+ ps before"; ps -o pid,pgid,ppid,stat,etime,args -g "$(ps -o pgid= -p $pid | tr -d ' ')" ;
-  kill -KILL $pid; sleep 2; echo "+ ps after killing only the sanitizer (pid $pid)"; ps -eo pid,pgid,ppid,stat,etime,args | grep -E 'probe|sanitizer' | grep -v grep;
+  kill -KILL $pid; sleep 2; echo "+ ps after killing only the sanitizer (pid $pid)"; ps -eo pid,pgid,ppid,stat,etime,args | grep -E 'probe hang|TreeLauncher' | grep -v grep;
   pg=$(ps -eo pgid,args | awk '/probe hang/ && !/awk/ {print $1; exit}'); [ -n "$pg" ] && kill -KILL -- -$pg; sleep 1;
   echo "+ after group kill"; ps -eo pid,args | grep -E 'probe hang' | grep -v grep; echo end; } > hang_kill.txt 2>&1
 compute-sanitizer --version > version.txt 2>&1; nvidia-smi --query-gpu=name,driver_version --format=csv >> version.txt 2>&1; nvcc --version >> version.txt

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   if (!strcmp(c, "syncwarp")) { bad_syncwarp<<<1, 32>>>(d); CK(cudaDeviceSynchronize()); }
   if (!strcmp(c, "assert")) { dev_assert<<<1, 4>>>(di); CK(cudaDeviceSynchronize()); }
   if (!strcmp(c, "apierr")) { float h[4]; CK(cudaMemcpy(h, (void*)0x1234, 16, cudaMemcpyDeviceToHost)); }
-  if (!strcmp(c, "doublefree")) { float* e; CK(cudaMalloc(&e, 64)); CK(cudaFree(e)); CK(cudaFree(e)); }
+  if (!strcmp(c, "doublefree")) { float* f; CK(cudaMalloc(&f, 64)); CK(cudaFree(f)); CK(cudaFree(f)); }
   if (!strcmp(c, "tmpl")) {
     tmpl_oob<float, 3><<<1, 4>>>(d, 256); CK(cudaDeviceSynchronize());
   }

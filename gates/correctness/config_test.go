@@ -1,0 +1,148 @@
+package correctness
+
+import (
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// fileConfig is the part of kernel-gate.yml that this package reads.
+type fileConfig struct {
+	CUDA        string `yaml:"cuda"`
+	Correctness Config `yaml:"correctness"`
+}
+
+func decodeConfig(t *testing.T, text string) Config {
+	t.Helper()
+	var fc fileConfig
+	if err := yaml.Unmarshal([]byte(text), &fc); err != nil {
+		t.Fatal(err)
+	}
+	fc.Correctness.File = "kernel-gate.yml"
+	return fc.Correctness
+}
+
+const configYAML = `cuda: ">=12.4"
+correctness:
+  max_err: 0.01
+  mean_err: 0.0005
+  rtol: 0.002
+  bad_fraction: 0
+  repeat_tol: 0
+  min_checks: 2
+  kernels:
+    - match: "flash_fwd*"
+      max_err: 0.02
+      reason: fp16 attention
+    - match: flash_fwd
+      shapes: [long, mission]
+      max_err: 0.03
+      repeat_tol: 1e-6
+      min_checks: 5
+    - match: "gemm_*"
+      shapes: [256x192x320]
+`
+
+func TestConfigYAML(t *testing.T) {
+	c := decodeConfig(t, configYAML)
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	wantLines := map[string]int{"max_err": 3, "mean_err": 4, "rtol": 5, "bad_fraction": 6, "repeat_tol": 7, "min_checks": 8, "kernels": 9}
+	for k, want := range wantLines {
+		if got := c.lines[k]; got != want {
+			t.Errorf("line of %s = %d, want %d", k, got, want)
+		}
+	}
+	if *c.MaxErr != 0.01 || *c.MeanErr != 0.0005 || *c.RTol != 0.002 || *c.BadFraction != 0 || *c.RepeatTol != 0 || *c.MinChecks != 2 {
+		t.Errorf("top level = %+v", c.Tolerance)
+	}
+	if len(c.Kernels) != 3 {
+		t.Fatalf("rules = %+v", c.Kernels)
+	}
+	for i, want := range []int{10, 13, 18} {
+		if c.Kernels[i].Line != want {
+			t.Errorf("rule %d line = %d, want %d", i, c.Kernels[i].Line, want)
+		}
+	}
+	r := c.Kernels[1]
+	if r.Match != "flash_fwd" || strings.Join(r.Shapes, ",") != "long,mission" || *r.MaxErr != 0.03 || *r.RepeatTol != 1e-6 || *r.MinChecks != 5 || r.MeanErr != nil {
+		t.Errorf("rule 1 = %+v", r)
+	}
+	if c.Kernels[0].Reason != "fp16 attention" || c.Kernels[2].MaxErr != nil {
+		t.Errorf("rules 0 and 2 = %+v, %+v", c.Kernels[0], c.Kernels[2])
+	}
+	if got := c.Kernels[1].describe(); got != "flash_fwd × long, mission" {
+		t.Errorf("describe = %q", got)
+	}
+
+	// An absent or empty section is the defaults, and valid.
+	for _, text := range []string{"cuda: \">=12.4\"\n", "correctness: {}\n", "correctness:\n"} {
+		if err := decodeConfig(t, text).Validate(); err != nil {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name     string
+		yaml     string
+		contains []string
+	}{
+		{"negative max_err", "correctness:\n  max_err: -0.1\n",
+			[]string{"kernel-gate.yml:2", "correctness.max_err", ">= 0", "-0.1"}},
+		{"NaN tolerance", "correctness:\n  mean_err: .nan\n",
+			[]string{"kernel-gate.yml:2", "correctness.mean_err", "NaN"}},
+		{"infinite tolerance", "correctness:\n\n  rtol: .inf\n",
+			[]string{"kernel-gate.yml:3", "correctness.rtol", "finite", "+Inf"}},
+		{"bad_fraction over 1", "correctness:\n  bad_fraction: 5\n",
+			[]string{"kernel-gate.yml:2", "bad_fraction", "between 0 and 1"}},
+		{"min_checks 0", "correctness:\n  min_checks: 0\n",
+			[]string{"kernel-gate.yml:2", "min_checks", "at least 1"}},
+		{"negative tolerance in a rule", "correctness:\n  kernels:\n    - match: flash_fwd\n      repeat_tol: -1\n",
+			[]string{"kernel-gate.yml:3", "correctness.kernels[0]", `"flash_fwd"`, "repeat_tol", ">= 0"}},
+		{"empty match", "correctness:\n  kernels:\n    - match: \"\"\n      max_err: 0.1\n",
+			[]string{"kernel-gate.yml:3", "correctness.kernels[0]", "non-empty kernel glob"}},
+		{"missing match", "correctness:\n  kernels:\n    - max_err: 0.1\n",
+			[]string{"kernel-gate.yml:3", "non-empty kernel glob"}},
+		{"empty shape", "correctness:\n  kernels:\n    - match: flash_fwd\n      shapes: [long, \" \"]\n",
+			[]string{"kernel-gate.yml:3", "shapes[1] is empty"}},
+		{"rule that does nothing", "correctness:\n  kernels:\n    - match: flash_fwd\n      reason: why\n",
+			[]string{"kernel-gate.yml:3", "does nothing"}},
+		{"two problems", "correctness:\n  max_err: -1\n  kernels:\n    - match: a\n      rtol: -2\n",
+			[]string{"kernel-gate.yml:2", "kernel-gate.yml:4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := decodeConfig(t, tt.yaml).Validate()
+			if err == nil {
+				t.Fatal("Validate accepted the config")
+			}
+			for _, c := range tt.contains {
+				if !strings.Contains(err.Error(), c) {
+					t.Errorf("error %q does not contain %q", err, c)
+				}
+			}
+		})
+	}
+
+	// File names the config in messages; a config built in Go has no lines.
+	c := decodeConfig(t, "correctness:\n  max_err: -1\n")
+	c.File = ".github/kernel-gate.yml"
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), ".github/kernel-gate.yml:2: correctness.max_err") {
+		t.Errorf("File not used in the message: %v", err)
+	}
+	if err := (Config{Tolerance: Tolerance{MaxErr: f64(-1)}}).Validate(); err == nil || !strings.HasPrefix(err.Error(), "kernel-gate.yml: correctness.max_err") {
+		t.Errorf("Go-built config: %v", err)
+	}
+	if err := (Config{}).Validate(); err != nil {
+		t.Errorf("the zero config is the defaults: %v", err)
+	}
+	// A type error is YAML's, with its line.
+	var fc fileConfig
+	if err := yaml.Unmarshal([]byte("correctness:\n  max_err: lots\n"), &fc); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("type error: %v", err)
+	}
+}

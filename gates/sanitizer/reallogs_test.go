@@ -1,0 +1,571 @@
+package sanitizer
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// realCapture is what one real capture must parse to, with the tool its file name gives
+// (or tool). want holds the runs as render writes them: a header line per run ("tool source
+// summary errors= warnings= not_printed= exit= [launch] [timed-out]"), then one line per
+// record group ("  kind severity xCOUNT [hHAZARDS] file:line thread/block kernel | access"),
+// then "  problem: ..." and "  note: ..." lines, which match by substring. err, when set, is a
+// substring of the ErrNotSanitizerLog error the file must give.
+//
+// Adding a capture is one row here. The numbers were read off the files themselves; the
+// comments say how.
+type realCapture struct {
+	file string
+	tool string
+	err  string
+	want []string
+}
+
+var realCaptures = []realCapture{
+	// bugs.cu, cs_help.txt, exitcodes.txt: not a run (ErrNotSanitizerLog). cs_help.txt is the
+	// --help text; exitcodes.txt three lines of a script's own output.
+	{file: "sanitizer-h200-cuda13.0/bugs.cu", err: "no compute-sanitizer lines (\"=========\") in 64 lines; the first is \"#include <cstring>\""},
+	{file: "sanitizer-h200-cuda13.0/cs_help.txt", err: "compute-sanitizer's help text"},
+	// A clean initcheck or synccheck run prints only "ERROR SUMMARY: 0 errors": the tool comes
+	// from the file name (toolFromName), as RunTools gives it.
+	{file: "sanitizer-h200-cuda13.0/cs_initcheck_clean.txt", want: []string{
+		"initcheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_initcheck_leak.txt", want: []string{
+		"initcheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_initcheck_oob.txt", want: []string{
+		"initcheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_initcheck_race.txt", want: []string{
+		"initcheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_initcheck_sync.txt", want: []string{
+		"initcheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	// grep -c 'Uninitialized __global__ memory read' = 64, all at bugs.cu:20 (grep '    at ' | uniq -c),
+	// threads (0..63,0,0) of block (0,0,0): one site x64 = ERROR SUMMARY 64.
+	{file: "sanitizer-h200-cuda13.0/cs_initcheck_uninit.txt", want: []string{
+		"initcheck text summary errors=64 warnings=0 not_printed=0 exit=0 launch",
+		"  uninitialized-read error x64 bugs.cu:20 (0,0,0)/(0,0,0) uninit_read(const float *, float *) | __global__ read of size 4 bytes",
+	}},
+	// Every memcheck run of bugs.cu leaks its 4 buffers (grep -c Leaked = 4, LEAK SUMMARY 4
+	// allocations) and ERROR SUMMARY counts them: 4 errors, 5 with the leak case. Each leak is its
+	// own site (its cudaMalloc call in main). No kernel error: without --padding the oob write
+	// lands in the next allocation, so memcheck does not see it.
+	{file: "sanitizer-h200-cuda13.0/cs_memcheck_clean.txt", want: []string{
+		"memcheck text summary errors=4 warnings=0 not_printed=0 exit=0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d7d",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dc7",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_memcheck_leak.txt", want: []string{
+		"memcheck text summary errors=5 warnings=0 not_printed=0 exit=0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d7d",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dc7",
+		"  leak error x1 - - - | 4096 bytes allocated at main+0x92a3",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_memcheck_oob.txt", want: []string{
+		"memcheck text summary errors=4 warnings=0 not_printed=0 exit=0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d7d",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dc7",
+	}},
+	// grep -c 'Invalid __global__ write' = 100, all bugs.cu:10, first thread (0,0,0) block (1,0,0);
+	// ERROR SUMMARY 257 and "157 errors were not printed": 100 + 157 = 257 (the 256 writes of
+	// block 1 plus the launch failure cudaDeviceSynchronize reports). No --leak-check here.
+	{file: "sanitizer-h200-cuda13.0/cs_memcheck_oob_padding.txt", want: []string{
+		"memcheck text summary errors=257 warnings=0 not_printed=157 exit=0 launch",
+		"  out-of-bounds error x100 bugs.cu:10 (0,0,0)/(1,0,0) oob_write(float *, int) | __global__ write of size 4 bytes",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_memcheck_race.txt", want: []string{
+		"memcheck text summary errors=4 warnings=0 not_printed=0 exit=0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d7d",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dc7",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_memcheck_sync.txt", want: []string{
+		"memcheck text summary errors=4 warnings=0 not_printed=0 exit=0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d7d",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dc7",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_memcheck_uninit.txt", want: []string{
+		"memcheck text summary errors=4 warnings=0 not_printed=0 exit=0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d7d",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dc7",
+	}},
+	// cs_printlimit.txt: --print-limit 2 without padding: nothing found, no exit line.
+	// cs_printlimit2.txt: --print-limit 2 with padding: 2 records printed, 259 not, ERROR SUMMARY
+	// 261 = 256 writes + 1 launch failure + 4 leaks; the program's own "CUDA error" line between.
+	{file: "sanitizer-h200-cuda13.0/cs_printlimit.txt", tool: ToolMemcheck, want: []string{
+		"memcheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_printlimit2.txt", want: []string{
+		"memcheck text summary errors=261 warnings=0 not_printed=259 exit=- launch",
+		"  out-of-bounds error x2 bugs.cu:10 (0,0,0)/(1,0,0) oob_write(float *, int) | __global__ write of size 4 bytes",
+	}},
+	// racecheck: "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)".
+	{file: "sanitizer-h200-cuda13.0/cs_racecheck_clean.txt", want: []string{
+		"racecheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	// --racecheck-report hazard: grep -c 'hazard detected' = 100 (32 WAW at 14/14, 68 RAW at
+	// 14/15: grep -o 'Potential [A-Z]*' | uniq -c), summary "100 hazards displayed (358 errors, 0
+	// warnings)": 100 printed + 258 not printed = 358.
+	{file: "sanitizer-h200-cuda13.0/cs_racecheck_hazard.txt", want: []string{
+		"racecheck text summary errors=358 warnings=0 not_printed=258 exit=- launch",
+		"  race-waw error x32 bugs.cu:14 (32,0,0)/(0,0,0) smem_race(float *) | Write access at bugs.cu:14 and Write access at bugs.cu:14",
+		"  race-raw error x68 bugs.cu:14 (97,0,0)/(0,0,0) smem_race(float *) | Write access at bugs.cu:14 and Read access at bugs.cu:15",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_racecheck_leak.txt", want: []string{
+		"racecheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_racecheck_oob.txt", want: []string{
+		"racecheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	// Analysis mode: one report for line 14 racing with 14 (94 hazards) and 15 (264): one error,
+	// 358 hazards; cs_racecheck_sync.txt one report 24/25 (64 hazards).
+	{file: "sanitizer-h200-cuda13.0/cs_racecheck_race.txt", want: []string{
+		"racecheck text summary errors=1 warnings=0 not_printed=0 exit=0 launch",
+		"  race error x1 h358 bugs.cu:14 - smem_race(float *) | Write access at bugs.cu:14 and Write access at bugs.cu:14 [94 hazards], Read access at bugs.cu:15 [264 hazards]",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_racecheck_sync.txt", want: []string{
+		"racecheck text summary errors=1 warnings=0 not_printed=0 exit=0 launch",
+		"  race-raw error x1 h64 bugs.cu:24 - divergent_barrier(float *) | Write access at bugs.cu:24 and Read access at bugs.cu:25 [64 hazards]",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_racecheck_uninit.txt", want: []string{
+		"racecheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_synccheck_clean.txt", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_synccheck_leak.txt", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_synccheck_oob.txt", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_synccheck_race.txt", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	// grep -c 'Barrier error detected' = 16 (threads 0..15 at bugs.cu:24) = ERROR SUMMARY 16.
+	{file: "sanitizer-h200-cuda13.0/cs_synccheck_sync.txt", want: []string{
+		"synccheck text summary errors=16 warnings=0 not_printed=0 exit=0 launch",
+		"  barrier-divergence error x16 bugs.cu:24 (0,0,0)/(0,0,0) divergent_barrier(float *) | Divergent thread(s) in warp",
+	}},
+	{file: "sanitizer-h200-cuda13.0/cs_synccheck_uninit.txt", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "sanitizer-h200-cuda13.0/exitcodes.txt", err: "no compute-sanitizer lines (\"=========\") in 3 lines; the first is \"padding error-exitcode -> 17\""},
+	// hang.txt: `timeout -s KILL 20 ./bugs hang` without the sanitizer: no sanitizer line, the
+	// shell's "Killed" and exit=137: a hung run, not an unreadable log.
+	{file: "sanitizer-h200-cuda13.0/hang.txt", want: []string{
+		"- text no-summary errors=0 warnings=0 not_printed=0 exit=137 timed-out",
+		"  problem: the process was killed (exit 137: SIGKILL, as `timeout -s KILL` or the",
+	}},
+	// XML record files: no summary, so the counts are what the records add up to; a clean run's
+	// file is an empty <ComputeSanitizerOutput/> (tool from the file name). grep -c '<record>':
+	// initcheck_uninit 64, memcheck_oobpad 100, racecheck_race 1, racecheck_sync 1,
+	// synccheck_sync 16. The kernel's mangled name comes from the host stack's device stub.
+	{file: "sanitizer-h200-cuda13.0/xml_initcheck_race.xml", want: []string{
+		"initcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xml_initcheck_sync.xml", want: []string{
+		"initcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xml_initcheck_uninit.xml", want: []string{
+		"initcheck xml no-summary errors=64 warnings=0 not_printed=0 exit=- launch",
+		"  uninitialized-read error x64 /src/probe/bugs.cu:20 (0,0,0)/(0,0,0) _Z11uninit_readPKfPf | __global__ read of size 4 bytes",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xml_memcheck_oobpad.xml", want: []string{
+		"memcheck xml no-summary errors=100 warnings=0 not_printed=0 exit=- launch",
+		"  out-of-bounds error x100 /src/probe/bugs.cu:10 (0,0,0)/(1,0,0) _Z9oob_writePfi | __global__ write of size 4 bytes",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xml_memcheck_race.xml", want: []string{
+		"memcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xml_memcheck_sync.xml", want: []string{
+		"memcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xml_memcheck_uninit.xml", want: []string{
+		"memcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xml_racecheck_race.xml", want: []string{
+		"racecheck xml no-summary errors=1 warnings=0 not_printed=0 exit=- launch",
+		"  race error x1 h358 /src/probe/bugs.cu:14 - smem_race | Write access at bugs.cu:14 and Write access at bugs.cu:14 [94 hazards], Read access at bugs.cu:15 [264 hazards]",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xml_racecheck_sync.xml", want: []string{
+		"racecheck xml no-summary errors=1 warnings=0 not_printed=0 exit=- launch",
+		"  race-raw error x1 h64 /src/probe/bugs.cu:24 - divergent_barrier | Write access at bugs.cu:24 and Read access at bugs.cu:25 [64 hazards]",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xml_racecheck_uninit.xml", want: []string{
+		"racecheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xml_synccheck_race.xml", want: []string{
+		"synccheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xml_synccheck_sync.xml", want: []string{
+		"synccheck xml no-summary errors=16 warnings=0 not_printed=0 exit=- launch",
+		"  barrier-divergence error x16 /src/probe/bugs.cu:24 (0,0,0)/(0,0,0) _Z17divergent_barrierPf | Divergent thread(s) in warp",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xml_synccheck_uninit.xml", want: []string{
+		"synccheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	// What the XML runs printed: the same as cs_*.txt, without exit lines (and without
+	// --leak-check, so no leaks).
+	{file: "sanitizer-h200-cuda13.0/xmlrun_initcheck_race.txt", want: []string{
+		"initcheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xmlrun_initcheck_sync.txt", want: []string{
+		"initcheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xmlrun_initcheck_uninit.txt", want: []string{
+		"initcheck text summary errors=64 warnings=0 not_printed=0 exit=- launch",
+		"  uninitialized-read error x64 bugs.cu:20 (0,0,0)/(0,0,0) uninit_read(const float *, float *) | __global__ read of size 4 bytes",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xmlrun_memcheck_oobpad.txt", want: []string{
+		"memcheck text summary errors=257 warnings=0 not_printed=157 exit=- launch",
+		"  out-of-bounds error x100 bugs.cu:10 (0,0,0)/(1,0,0) oob_write(float *, int) | __global__ write of size 4 bytes",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xmlrun_memcheck_race.txt", want: []string{
+		"memcheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xmlrun_memcheck_sync.txt", want: []string{
+		"memcheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xmlrun_memcheck_uninit.txt", want: []string{
+		"memcheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xmlrun_racecheck_race.txt", want: []string{
+		"racecheck text summary errors=1 warnings=0 not_printed=0 exit=- launch",
+		"  race error x1 h358 bugs.cu:14 - smem_race(float *) | Write access at bugs.cu:14 and Write access at bugs.cu:14 [94 hazards], Read access at bugs.cu:15 [264 hazards]",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xmlrun_racecheck_sync.txt", want: []string{
+		"racecheck text summary errors=1 warnings=0 not_printed=0 exit=- launch",
+		"  race-raw error x1 h64 bugs.cu:24 - divergent_barrier(float *) | Write access at bugs.cu:24 and Read access at bugs.cu:25 [64 hazards]",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xmlrun_racecheck_uninit.txt", want: []string{
+		"racecheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xmlrun_synccheck_race.txt", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xmlrun_synccheck_sync.txt", want: []string{
+		"synccheck text summary errors=16 warnings=0 not_printed=0 exit=- launch",
+		"  barrier-divergence error x16 bugs.cu:24 (0,0,0)/(0,0,0) divergent_barrier(float *) | Divergent thread(s) in warp",
+	}},
+	{file: "sanitizer-h200-cuda13.0/xmlrun_synccheck_uninit.txt", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	// The probe's captures (testdata/probe/README.md). Option errors: a usage text after the
+	// command echo is a run that ran nothing.
+	{file: "probe/h200-cuda13.0/cs_badtool.txt", want: []string{
+		"- text no-summary errors=0 warnings=0 not_printed=0 exit=255",
+		"  problem: \"the argument for option '--tool' is invalid\"; exit 255",
+	}},
+	{file: "probe/h200-cuda13.0/cs_missing_target.txt", want: []string{
+		"memcheck text no-summary errors=0 warnings=0 not_printed=0 exit=1",
+		"  problem: compute-sanitizer could not start the target:",
+	}},
+	{file: "probe/h200-cuda13.0/cs_xml_nosave.txt", want: []string{
+		"memcheck text no-summary errors=0 warnings=0 not_printed=0 exit=255",
+		"  problem: \"--xml was enabled but no save location was specified\"; exit 255",
+	}},
+	// hang_kill.txt is a process list, but its "Killed" line reads as a killed run; hang_run.txt is
+	// what a hung run printed before its sanitizer was killed: the header alone.
+	{file: "probe/h200-cuda13.0/hang_kill.txt", want: []string{
+		"- text no-summary errors=0 warnings=0 not_printed=0 exit=- timed-out",
+		"  problem: the process was killed (\"gates/sanitizer/testdata/probe/capture.sh: line 45:  1247 Killed",
+	}},
+	{file: "probe/h200-cuda13.0/hang_run.txt", want: []string{
+		"- text no-summary errors=0 warnings=0 not_printed=0 exit=-",
+		"  problem: no ERROR SUMMARY line: the log ends at line 1 before compute-sanitizer",
+	}},
+	{file: "probe/h200-cuda13.0/ic_nolaunch.txt", want: []string{
+		"initcheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "probe/h200-cuda13.0/ic_nolaunch.xml", want: []string{
+		"initcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/ic_uninitcopy.txt", want: []string{
+		"initcheck text summary errors=8 warnings=0 not_printed=0 exit=86",
+		"  uninitialized-read error x8 - - - | host API access of size 256 bytes",
+	}},
+	{file: "probe/h200-cuda13.0/ic_uninitcopy.xml", want: []string{
+		"initcheck xml no-summary errors=8 warnings=0 not_printed=0 exit=-",
+		"  uninitialized-read error x8 - - - | host API access of size 256 bytes",
+	}},
+	{file: "probe/h200-cuda13.0/ic_unused.txt", want: []string{
+		"initcheck text summary errors=1 warnings=0 not_printed=0 exit=86",
+		"  unused-memory error x1 - - - | allocation of 4096 bytes at main+0x99dc",
+	}},
+	{file: "probe/h200-cuda13.0/ic_unused.xml", want: []string{
+		"initcheck xml no-summary errors=1 warnings=0 not_printed=0 exit=-",
+		"  unused-memory error x1 - - - | allocation of 4096 bytes at main+0x99dc",
+	}},
+	// abort(), exit(3), SIGSEGV after a clean kernel: ERROR SUMMARY 0, the target failed, and the
+	// sanitizer exits with the target's status (the signal number for signals).
+	{file: "probe/h200-cuda13.0/mc_abort.txt", want: []string{
+		"memcheck text summary errors=0 warnings=0 not_printed=0 exit=6",
+		"  problem: the target application failed (compute-sanitizer: \"Target application returned an error\"); exit 6",
+	}},
+	{file: "probe/h200-cuda13.0/mc_abort.xml", want: []string{
+		"memcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/mc_apierr.txt", want: []string{
+		"memcheck text summary errors=1 warnings=0 not_printed=0 exit=86",
+		"  api-error error x1 - - - | cudaMemcpy returned cudaErrorInvalidValue",
+	}},
+	{file: "probe/h200-cuda13.0/mc_apierr.xml", want: []string{
+		"memcheck xml no-summary errors=1 warnings=0 not_printed=0 exit=-",
+		"  api-error error x1 - - - | cudaMemcpy returned cudaErrorInvalidValue",
+	}},
+	// A failed device assert: 4 "Warp assert" (one per thread, at __assertfail; the kernel from
+	// the host frame), the API errors it causes, 2 leaks: ERROR SUMMARY 9.
+	{file: "probe/h200-cuda13.0/mc_assert.txt", want: []string{
+		"memcheck text summary errors=9 warnings=0 not_printed=0 exit=86 launch",
+		"  device-assert error x4 - (0,0,0)/(0,0,0) dev_assert(int const*) | Warp assert",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorAssert",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorAssert",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d4c",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8da2",
+	}},
+	{file: "probe/h200-cuda13.0/mc_assert.xml", want: []string{
+		"memcheck xml no-summary errors=9 warnings=0 not_printed=0 exit=- launch",
+		"  device-assert error x4 - (0,0,0)/(0,0,0) _Z10dev_assertPKi | Warp assert",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorAssert",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorAssert",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d4c",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8da2",
+	}},
+	// Writes through pointer 0x10: reported as out of bounds. 32 writes + 1 + 2 API errors + 2 leaks
+	// = ERROR SUMMARY 37 (grep '^========= [A-Z]' | sort | uniq -c). Same for mc_misaligned and mc_smem.
+	{file: "probe/h200-cuda13.0/mc_badaddr.txt", want: []string{
+		"memcheck text summary errors=37 warnings=0 not_printed=0 exit=86 launch",
+		"  out-of-bounds error x32 probe.cu:12 (0,0,0)/(0,0,0) bad_address(float *) | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d4c",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8da2",
+	}},
+	{file: "probe/h200-cuda13.0/mc_badaddr.xml", want: []string{
+		"memcheck xml no-summary errors=37 warnings=0 not_printed=0 exit=- launch",
+		"  out-of-bounds error x32 /src/probe.cu:12 (0,0,0)/(0,0,0) _Z11bad_addressPf | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d4c",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8da2",
+	}},
+	{file: "probe/h200-cuda13.0/mc_doublefree.txt", want: []string{
+		"memcheck text summary errors=1 warnings=0 not_printed=0 exit=86",
+		"  api-error error x1 - - - | cudaFree returned cudaErrorInvalidValue",
+	}},
+	{file: "probe/h200-cuda13.0/mc_doublefree.xml", want: []string{
+		"memcheck xml no-summary errors=1 warnings=0 not_printed=0 exit=-",
+		"  api-error error x1 - - - | cudaFree returned cudaErrorInvalidValue",
+	}},
+	{file: "probe/h200-cuda13.0/mc_exit3.txt", want: []string{
+		"memcheck text summary errors=0 warnings=0 not_printed=0 exit=3",
+		"  problem: the target application failed (compute-sanitizer: \"Target application returned an error\"); exit 3",
+	}},
+	{file: "probe/h200-cuda13.0/mc_exit3.xml", want: []string{
+		"memcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/mc_fine.txt", want: []string{
+		"memcheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "probe/h200-cuda13.0/mc_fine.xml", want: []string{
+		"memcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/mc_fine_session.txt", want: []string{
+		"memcheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "probe/h200-cuda13.0/mc_fine_session.xml", want: []string{
+		"memcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/mc_leak.txt", want: []string{
+		"memcheck text summary errors=1 warnings=0 not_printed=0 exit=86",
+		"  leak error x1 - - - | 4096 bytes allocated at main+0x9b6e",
+	}},
+	{file: "probe/h200-cuda13.0/mc_leak.xml", want: []string{
+		"memcheck xml no-summary errors=1 warnings=0 not_printed=0 exit=-",
+		"  leak error x1 - - - | 4096 bytes allocated at main+0x9b6e",
+	}},
+	{file: "probe/h200-cuda13.0/mc_misaligned.txt", want: []string{
+		"memcheck text summary errors=37 warnings=0 not_printed=0 exit=86 launch",
+		"  misaligned error x32 probe.cu:11 (0,0,0)/(0,0,0) misaligned(float *) | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d4c",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8da2",
+	}},
+	{file: "probe/h200-cuda13.0/mc_misaligned.xml", want: []string{
+		"memcheck xml no-summary errors=37 warnings=0 not_printed=0 exit=- launch",
+		"  misaligned error x32 /src/probe.cu:11 (0,0,0)/(0,0,0) _Z10misalignedPf | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d4c",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8da2",
+	}},
+	// A program that never calls CUDA: no summary, exit 255.
+	{file: "probe/h200-cuda13.0/mc_nocuda.txt", want: []string{
+		"memcheck text no-summary errors=0 warnings=0 not_printed=0 exit=255",
+		"  problem: the target application exited before its first CUDA call (compute-sani",
+	}},
+	{file: "probe/h200-cuda13.0/mc_nolaunch.txt", want: []string{
+		"memcheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "probe/h200-cuda13.0/mc_nolaunch.xml", want: []string{
+		"memcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/mc_nolaunch_session.txt", want: []string{
+		"memcheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "probe/h200-cuda13.0/mc_nolaunch_session.xml", want: []string{
+		"memcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/mc_ns.txt", want: []string{
+		"memcheck text summary errors=7 warnings=0 not_printed=0 exit=86 launch",
+		"  out-of-bounds error x4 probe.cu:39 (0,0,0)/(0,0,0) kg::ns_oob(float *, int) | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+	}},
+	{file: "probe/h200-cuda13.0/mc_ns.xml", want: []string{
+		"memcheck xml no-summary errors=7 warnings=0 not_printed=0 exit=- launch",
+		"  out-of-bounds error x4 /src/probe.cu:39 (0,0,0)/(0,0,0) _ZN2kg6ns_oobEPfi | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+	}},
+	{file: "probe/h200-cuda13.0/mc_segv.txt", want: []string{
+		"memcheck text summary errors=0 warnings=0 not_printed=0 exit=11",
+		"  problem: the target application failed (compute-sanitizer: \"Target application returned an error\"); exit 11",
+	}},
+	{file: "probe/h200-cuda13.0/mc_segv.xml", want: []string{
+		"memcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/mc_smem.txt", want: []string{
+		"memcheck text summary errors=37 warnings=0 not_printed=0 exit=86 launch",
+		"  out-of-bounds error x32 probe.cu:15 (0,0,0)/(0,0,0) smem_oob(float *, int) | __shared__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d4c",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8da2",
+	}},
+	{file: "probe/h200-cuda13.0/mc_smem.xml", want: []string{
+		"memcheck xml no-summary errors=37 warnings=0 not_printed=0 exit=- launch",
+		"  out-of-bounds error x32 /src/probe.cu:15 (0,0,0)/(0,0,0) _Z8smem_oobPfi | __shared__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d4c",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8da2",
+	}},
+	// Template and namespaced kernels; --demangle no prints the mangled name in the text.
+	{file: "probe/h200-cuda13.0/mc_tmpl.txt", want: []string{
+		"memcheck text summary errors=7 warnings=0 not_printed=0 exit=86 launch",
+		"  out-of-bounds error x4 probe.cu:37 (0,0,0)/(0,0,0) void tmpl_oob<float, (int)3>(T1 *, int) | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+	}},
+	{file: "probe/h200-cuda13.0/mc_tmpl.xml", want: []string{
+		"memcheck xml no-summary errors=7 warnings=0 not_printed=0 exit=- launch",
+		"  out-of-bounds error x4 /src/probe.cu:37 (0,0,0)/(0,0,0) _Z8tmpl_oobIfLi3EEvPT_i | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+	}},
+	{file: "probe/h200-cuda13.0/mc_tmpl_apiall.txt", want: []string{
+		"memcheck text summary errors=9 warnings=0 not_printed=0 exit=86 launch",
+		"  out-of-bounds error x4 probe.cu:37 (0,0,0)/(0,0,0) void tmpl_oob<float, (int)3>(T1 *, int) | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d4c",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8da2",
+	}},
+	{file: "probe/h200-cuda13.0/mc_tmpl_demangle_no.txt", want: []string{
+		"memcheck text summary errors=7 warnings=0 not_printed=0 exit=86 launch",
+		"  out-of-bounds error x4 probe.cu:37 (0,0,0)/(0,0,0) _Z8tmpl_oobIfLi3EEvPT_i | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+	}},
+	{file: "probe/h200-cuda13.0/mc_tmpl_demangle_no.xml", want: []string{
+		"memcheck xml no-summary errors=7 warnings=0 not_printed=0 exit=- launch",
+		"  out-of-bounds error x4 /src/probe.cu:37 (0,0,0)/(0,0,0) _Z8tmpl_oobIfLi3EEvPT_i | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  api-error error x2 - - - | cudaFree returned cudaErrorLaunchFailure",
+	}},
+	{file: "probe/h200-cuda13.0/rc_nolaunch.txt", want: []string{
+		"racecheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "probe/h200-cuda13.0/rc_nolaunch.xml", want: []string{
+		"racecheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rc_samevalue_all.txt", want: []string{
+		"racecheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "probe/h200-cuda13.0/rc_samevalue_all.xml", want: []string{
+		"racecheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rc_samevalue_analysis.txt", want: []string{
+		"racecheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "probe/h200-cuda13.0/rc_samevalue_analysis.xml", want: []string{
+		"racecheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rc_samevalue_hazard.txt", want: []string{
+		"racecheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "probe/h200-cuda13.0/rc_samevalue_hazard.xml", want: []string{
+		"racecheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	// Racecheck warnings: hazard mode prints 4 errors and 96 "Warning: (Warp Level Programming)"
+	// hazards, summary (8 errors, 248 warnings) with 156 not printed; "all" adds the analysis
+	// report (9 errors). The hazard XML carries no level.
+	{file: "probe/h200-cuda13.0/rc_war_all.txt", want: []string{
+		"racecheck text summary errors=9 warnings=248 not_printed=157 exit=86 launch",
+		"  race-war error x4 probe.cu:25 (31,0,0)/(0,0,0) war_race(float *) | Read access at probe.cu:25 and Write access at probe.cu:26",
+		"  race-war warning x96 probe.cu:25 (32,0,0)/(0,0,0) war_race(float *) | Read access at probe.cu:25 and Write access at probe.cu:26",
+	}},
+	{file: "probe/h200-cuda13.0/rc_war_analysis.txt", want: []string{
+		"racecheck text summary errors=1 warnings=0 not_printed=0 exit=86 launch",
+		"  race-war error x1 h256 probe.cu:25 - war_race(float *) | Read access at probe.cu:25 and Write access at probe.cu:26 [256 hazards]",
+	}},
+	{file: "probe/h200-cuda13.0/rc_war_analysis.xml", want: []string{
+		"racecheck xml no-summary errors=1 warnings=0 not_printed=0 exit=- launch",
+		"  race-war error x1 h256 /src/probe.cu:25 - war_race | Read access at probe.cu:25 and Write access at probe.cu:26 [256 hazards]",
+	}},
+	{file: "probe/h200-cuda13.0/rc_war_hazard.txt", want: []string{
+		"racecheck text summary errors=8 warnings=248 not_printed=156 exit=86 launch",
+		"  race-war error x4 probe.cu:25 (31,0,0)/(0,0,0) war_race(float *) | Read access at probe.cu:25 and Write access at probe.cu:26",
+		"  race-war warning x96 probe.cu:25 (32,0,0)/(0,0,0) war_race(float *) | Read access at probe.cu:25 and Write access at probe.cu:26",
+	}},
+	{file: "probe/h200-cuda13.0/rc_war_hazard.xml", want: []string{
+		"racecheck xml no-summary errors=100 warnings=0 not_printed=0 exit=- launch",
+		"  race-war error x100 /src/probe.cu:25 (31,0,0)/(0,0,0) _Z8war_racePf | Read access at probe.cu:25 and Write access at probe.cu:26",
+		"  note: 100 racecheck hazard records carry no level in the XML (--racecheck-re",
+	}},
+	{file: "probe/h200-cuda13.0/sc_nolaunch.txt", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "probe/h200-cuda13.0/sc_nolaunch.xml", want: []string{
+		"synccheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/sc_syncwarp.txt", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=0",
+	}},
+	{file: "probe/h200-cuda13.0/sc_syncwarp.xml", want: []string{
+		"synccheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/version.txt", err: "no compute-sanitizer lines (\"=========\") in 10 lines; the first is \"NVIDIA (R) Compute Sanitizer\""},
+}

@@ -1,0 +1,282 @@
+package sanitizer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrSanitizerMissing reports a compute-sanitizer binary that cannot be found or started.
+// The gate fails on it: a missing sanitizer must never read as a clean run.
+var ErrSanitizerMissing = errors.New("compute-sanitizer not found")
+
+// ErrorExitCode is the --error-exitcode RunTools passes, so that an exit status says
+// "errors found" apart from the target's own failures.
+const ErrorExitCode = 86
+
+// Defaults of RunOptions.
+const (
+	DefaultTimeout    = 2 * time.Minute
+	DefaultPrintLimit = 10000
+	DefaultPadding    = 4096
+)
+
+// RunOptions configure RunTools.
+type RunOptions struct {
+	// Sanitizer is the path or name (looked up on PATH) of compute-sanitizer; empty means
+	// "compute-sanitizer".
+	Sanitizer string
+	// Tools to run, in order; empty means all four.
+	Tools []string
+	// Timeout bounds each tool's run; zero means DefaultTimeout. A run past it is killed
+	// with its whole process group and the remaining tools are not run.
+	Timeout time.Duration
+	// ArtifactDir keeps <tool>.log (everything printed) and <tool>.xml (the record file);
+	// empty means a temporary directory that is removed afterwards.
+	ArtifactDir string
+	// PrintLimit is --print-limit; zero means DefaultPrintLimit. Errors past it are counted
+	// by the summary but have no site.
+	PrintLimit int
+	// Padding is memcheck's --padding in bytes, so that an out-of-bounds access lands in
+	// padding instead of the next allocation (where memcheck cannot see it); zero means
+	// DefaultPadding, a negative value no padding.
+	Padding int
+	// ExtraEnv is added to the environment of the command (KG_MODE=sanitize, ...).
+	ExtraEnv []string
+}
+
+// Args returns the compute-sanitizer arguments RunTools uses for tool, before the command.
+//
+//   - --xml --save FILE: the records as XML, read first (full source paths, the launched
+//     kernel's mangled name from the host stack);
+//   - --error-exitcode 86: an exit status that says "errors found", apart from the
+//     target's own exit status, which compute-sanitizer passes through otherwise;
+//   - --print-limit N: the default of 100 leaves most errors of a bad kernel without a site;
+//   - --demangle no: kernel names as the other gates print them, so that one glob matches
+//     everywhere (the text log then shows mangled names; findings show them demangled);
+//   - memcheck: --leak-check full (leaks count as errors) and --padding P (see RunOptions);
+//   - racecheck: --racecheck-report analysis, the default, named so that a changed default
+//     cannot change the gate: one report per racing pair of source lines with its hazard
+//     count ("[264 hazards]"), and its XML records carry the error/warning level; hazard
+//     mode prints every hazard (358 for one racy line, cut by the print limit) and its XML
+//     records have no level, so a warp-level warning would count as an error.
+func Args(tool, xmlPath string, o RunOptions) []string {
+	o = o.withDefaults()
+	a := []string{"--tool", tool, "--xml", "--save", strings.ReplaceAll(xmlPath, "%", "%%"),
+		"--error-exitcode", strconv.Itoa(ErrorExitCode), "--print-limit", strconv.Itoa(o.PrintLimit), "--demangle", "no"}
+	switch tool {
+	case ToolMemcheck:
+		a = append(a, "--leak-check", "full")
+		if o.Padding > 0 {
+			a = append(a, "--padding", strconv.Itoa(o.Padding))
+		}
+	case ToolRacecheck:
+		a = append(a, "--racecheck-report", "analysis")
+	}
+	return a
+}
+
+func (o RunOptions) withDefaults() RunOptions {
+	if o.Sanitizer == "" {
+		o.Sanitizer = "compute-sanitizer"
+	}
+	if len(o.Tools) == 0 {
+		o.Tools = AllTools()
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.PrintLimit <= 0 {
+		o.PrintLimit = DefaultPrintLimit
+	}
+	if o.Padding == 0 {
+		o.Padding = DefaultPadding
+	}
+	return o
+}
+
+// waitDelay bounds the wait for a killed run's process to be reaped.
+const waitDelay = 5 * time.Second
+
+// RunTools runs each tool of o over cmd (the program and its arguments), one after the
+// other, and returns one Run per tool: its XML records combined with its text output
+// (Combine), the exit code, and Problems for anything that makes the run prove less than
+// it seems (no summary, a crashed or hung target, counts that disagree).
+//
+// Output goes straight to <ArtifactDir>/<tool>.log, never into memory. Each run is its own
+// process group; at its timeout, or when ctx is done, the whole group is killed
+// (compute-sanitizer starts the target under a helper process, and killing only the
+// sanitizer leaves a hung target running on the GPU). A run that hung marks TimedOut with
+// the Problem "the kernel hung: killed after 2m0s with its process group", and the tools
+// after it are not run (each gets a Problem saying so). A cancelled ctx returns the runs so
+// far and ctx's error, wrapped.
+//
+// The error is nil unless cmd is empty, a tool is unknown, the artifact directory cannot
+// be written, ctx is done, or compute-sanitizer cannot be found or started: then it wraps
+// ErrSanitizerMissing and names the binary.
+func RunTools(ctx context.Context, cmd []string, o RunOptions) ([]Run, error) {
+	o = o.withDefaults()
+	if len(cmd) == 0 || cmd[0] == "" {
+		return nil, errors.New("sanitizer: no command to run under compute-sanitizer")
+	}
+	for _, t := range o.Tools {
+		if !validTool(t) {
+			return nil, fmt.Errorf("sanitizer: unknown tool %q (want one of %s)", t, strings.Join(AllTools(), ", "))
+		}
+	}
+	bin, err := exec.LookPath(o.Sanitizer)
+	if err != nil {
+		return nil, fmt.Errorf("sanitizer: %w: %q: %w", ErrSanitizerMissing, o.Sanitizer, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sanitizer: %w", err)
+	}
+	dir, keep := o.ArtifactDir, true
+	if dir == "" {
+		keep = false
+		if dir, err = os.MkdirTemp("", "kernel-gate-sanitizer-"); err != nil {
+			return nil, fmt.Errorf("sanitizer: temporary directory for the logs: %w", err)
+		}
+		defer os.RemoveAll(dir)
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("sanitizer: artifact directory: %w", err)
+	}
+	var runs []Run
+	hung := ""
+	for _, tool := range o.Tools {
+		if hung != "" {
+			runs = append(runs, Run{Tool: tool, Source: SourceText, Records: []Record{},
+				Problems: []string{fmt.Sprintf("not run: the %s run before it hung, and so would this one", hung)}})
+			continue
+		}
+		run, err := runOne(ctx, bin, tool, cmd, dir, o)
+		if !keep {
+			run.Log, run.XML = "", ""
+		}
+		runs = append(runs, run)
+		if err != nil {
+			return runs, err
+		}
+		if run.TimedOut {
+			hung = tool
+		}
+	}
+	return runs, nil
+}
+
+// runOne runs one tool and reads what it left.
+func runOne(ctx context.Context, bin, tool string, cmd []string, dir string, o RunOptions) (Run, error) {
+	logPath := filepath.Join(dir, tool+".log")
+	xmlPath := filepath.Join(dir, tool+".xml")
+	failed := func(err error) (Run, error) {
+		return Run{Tool: tool, Source: SourceText, Records: []Record{}, Problems: []string{err.Error()}}, err
+	}
+	// A record file left by an earlier run must not be read as this run's.
+	if err := os.Remove(xmlPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return failed(fmt.Errorf("sanitizer: removing the old %s: %w", xmlPath, err))
+	}
+	f, err := os.Create(logPath)
+	if err != nil {
+		return failed(fmt.Errorf("sanitizer: creating the %s log: %w", tool, err))
+	}
+	tctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	c := exec.CommandContext(tctx, bin, append(Args(tool, xmlPath, o), cmd...)...)
+	c.Stdout, c.Stderr = f, f
+	if len(o.ExtraEnv) > 0 {
+		c.Env = append(os.Environ(), o.ExtraEnv...)
+	}
+	KillGroupOnCancel(c)
+	c.WaitDelay = waitDelay
+	runErr := c.Run()
+	KillGroup(c) // whatever the run left behind
+	if cerr := f.Close(); cerr != nil && runErr == nil {
+		runErr = cerr
+	}
+	if c.ProcessState == nil {
+		// It never started: not executable, not a program.
+		if ctx.Err() != nil {
+			return failed(fmt.Errorf("sanitizer: %s run: %w", tool, ctx.Err()))
+		}
+		return failed(fmt.Errorf("sanitizer: %w: starting %s: %w", ErrSanitizerMissing, bin, runErr))
+	}
+	cancelled := ctx.Err() != nil
+	timedOut := !cancelled && errors.Is(tctx.Err(), context.DeadlineExceeded)
+	var exit *int
+	if code := c.ProcessState.ExitCode(); code >= 0 && !timedOut && !cancelled {
+		exit = &code
+	}
+	topts := textOptions{ParseOptions: ParseOptions{Tool: tool}, errorExitCode: ErrorExitCode, exit: exit}
+	if timedOut || cancelled {
+		topts.killedAfter = o.Timeout
+	}
+	t := readLog(logPath, tool, topts)
+	t.ExitCode = exit
+	run := t
+	if xf, err := os.Open(xmlPath); err == nil {
+		x, xerr := ParseXMLWith(xf, xmlPath, ParseOptions{Tool: tool})
+		xf.Close()
+		switch {
+		case xerr == nil:
+			x.XML = xmlPath
+			run = Combine(x, t)
+		case t.Summary:
+			run.Problems = append(run.Problems, "XML: "+xerr.Error())
+		}
+	} else if t.Summary {
+		run.Problems = append(run.Problems, fmt.Sprintf("compute-sanitizer finished but wrote no XML record file (%v)", err))
+	}
+	run.Tool = tool
+	run.Log, run.XML = logPath, xmlPath
+	run.ExitCode = exit
+	switch {
+	case timedOut:
+		run.TimedOut = true
+		msg := fmt.Sprintf("the kernel hung: killed after %s with its process group", o.Timeout)
+		if n := run.Printed(); n > 0 {
+			msg += fmt.Sprintf(" (it had printed %d records)", n)
+		}
+		run.Problems = append([]string{msg}, run.Problems...)
+	case cancelled:
+		run.TimedOut = false
+		run.Problems = append([]string{"cancelled: the run was killed with its process group before it finished"}, run.Problems...)
+		return run, fmt.Errorf("sanitizer: %s run: %w", tool, ctx.Err())
+	}
+	return run, nil
+}
+
+// readLog parses a run's log; a log that holds no run becomes a Run with a Problem.
+func readLog(path, tool string, o textOptions) Run {
+	empty := Run{Tool: tool, Source: SourceText, Input: path, Records: []Record{}}
+	f, err := os.Open(path)
+	if err != nil {
+		empty.Problems = []string{fmt.Sprintf("reading the %s log: %v", tool, err)}
+		return empty
+	}
+	defer f.Close()
+	runs, err := parseText(f, path, o)
+	switch {
+	case err != nil && o.killedAfter > 0:
+		return empty // the hang is the problem
+	case err != nil:
+		empty.Problems = []string{"compute-sanitizer ran nothing: " + err.Error()}
+		if o.exit != nil {
+			empty.Problems[0] += "; " + exitMeaning(*o.exit)
+		}
+		return empty
+	case len(runs) == 0:
+		return empty
+	case len(runs) > 1:
+		r := runs[len(runs)-1]
+		r.Problems = append(r.Problems, fmt.Sprintf("the %s log holds %d runs, want 1", tool, len(runs)))
+		return r
+	}
+	return runs[0]
+}

@@ -10,6 +10,8 @@ FUZZ_TARGETS = \
 	./gates/ptxas:FuzzParse \
 	./gates/sass:FuzzParse \
 	./gates/toolkit:FuzzScanner \
+	./gates/correctness:FuzzEvaluate \
+	./gates/benchfile:FuzzRead \
 	./gates/toolkit:FuzzCheck \
 	./gates/kernelname:FuzzGlob \
 	./gates/kernelname:FuzzParse \

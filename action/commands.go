@@ -17,6 +17,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/action/report"
 	"github.com/kernel-gate/kernel-gate/baseline"
+	"github.com/kernel-gate/kernel-gate/gates/benchfile"
+	"github.com/kernel-gate/kernel-gate/gates/correctness"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/result"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
@@ -215,6 +217,45 @@ func sassGate(files []string, stdin io.Reader, cfg config.Config, arch string) (
 		return result.Gate{}, err
 	}
 	return sass.Evaluate(&all, cfg.SASS)
+}
+
+func runCheck(ctx context.Context, args []string, e env) (int, error) {
+	var c common
+	fs := newFlagSet("check", e, &c)
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, "Usage: kernel-gate check [flags] FILE...\n\nJudges kernel-gate/bench/v1 harness results (KG_MODE=check) against the correctness\ntolerances of the config (\"-\" is standard input).\n\n")
+		fs.PrintDefaults()
+	}
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return exitUsage, err
+	}
+	if len(files) == 0 {
+		return exitUsage, usagef("no harness result: pass FILE (the KG_OUT of a KG_MODE=check run)")
+	}
+	cfg, fmtr, err := setup(c)
+	if err != nil {
+		return exitUsage, err
+	}
+	var gates []result.Gate
+	err = readFiles(files, e.stdin, func(r io.Reader, name string) error {
+		g, err := correctnessGate(r, name, cfg)
+		gates = append(gates, g)
+		return err
+	})
+	if err != nil {
+		return exitUsage, err
+	}
+	return emit(result.New(toolName(), gates...), c, fmtr, e)
+}
+
+// correctnessGate reads one harness file and judges it.
+func correctnessGate(r io.Reader, name string, cfg config.Config) (result.Gate, error) {
+	f, err := benchfile.Read(r)
+	if err != nil {
+		return result.Gate{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return correctness.Evaluate(f, name, cfg.Correctness)
 }
 
 func runReport(ctx context.Context, args []string, e env) (int, error) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <sstream>
 #include <string>
@@ -74,18 +75,38 @@ inline void json_number(std::ostream& o, double v) {
   else { char b[32]; std::snprintf(b, sizeof b, "%.9g", v); o << b; }
 }
 
+// driver_version reads the kernel driver's version ("580.159.04") on Linux; elsewhere it
+// falls back to the CUDA version the driver supports.
+inline std::string driver_version() {
+  if (FILE* f = std::fopen("/proc/driver/nvidia/version", "r")) {
+    char line[512] = {0};
+    const bool ok = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    const char* k = ok ? std::strstr(line, "Kernel Module") : nullptr;
+    if (k) {
+      std::istringstream in(k + std::strlen("Kernel Module"));
+      std::string v;
+      in >> v;
+      if (!v.empty()) return v;
+    }
+  }
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  return std::to_string(driver / 1000) + "." + std::to_string((driver % 1000) / 10);
+}
+
 inline std::string device_json() {
-  int dev = 0, driver = 0, runtime = 0;
+  int dev = 0, runtime = 0;
   cudaGetDevice(&dev);
   cudaDeviceProp p{};
   cudaGetDeviceProperties(&p, dev);
-  cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);
   std::ostringstream o;
   o << "{\"name\": ";
   json_string(o, p.name);
-  o << ", \"compute_cap\": \"" << p.major << "." << p.minor << "\", \"driver\": \"" << driver / 1000 << "."
-    << (driver % 1000) / 10 << "\", \"cuda\": \"" << runtime / 1000 << "." << (runtime % 1000) / 10 << "\"}";
+  o << ", \"compute_cap\": \"" << p.major << "." << p.minor << "\", \"driver\": ";
+  json_string(o, driver_version());
+  o << ", \"cuda\": \"" << runtime / 1000 << "." << (runtime % 1000) / 10 << "\"}";
   return o.str();
 }
 

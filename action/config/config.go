@@ -15,6 +15,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"gopkg.in/yaml.v3"
 
+	"github.com/kernel-gate/kernel-gate/gates/correctness"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
 )
@@ -23,8 +24,9 @@ import (
 type Config struct {
 	// CUDA is a semver constraint on the toolkit that built the kernels, e.g. ">=12.2".
 	CUDA  string       `yaml:"cuda"`
-	PTXAS ptxas.Config `yaml:"ptxas"`
-	SASS  sass.Config  `yaml:"sass"`
+	PTXAS       ptxas.Config       `yaml:"ptxas"`
+	SASS        sass.Config        `yaml:"sass"`
+	Correctness correctness.Config `yaml:"correctness"`
 
 	// Path is the file it came from; empty when no file was found (defaults).
 	Path string `yaml:"-"`
@@ -70,7 +72,7 @@ func Parse(raw []byte, name string) (Config, error) {
 	}
 	c := Config{Path: name}
 	if root.Kind == 0 || len(root.Content) == 0 {
-		c.PTXAS.File, c.SASS.File = name, name
+		c.setFile(name)
 		return c, nil // an empty file: defaults
 	}
 	doc := root.Content[0]
@@ -80,8 +82,7 @@ func Parse(raw []byte, name string) (Config, error) {
 	if err := doc.Decode(&c); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", name, cleanYAMLError(err))
 	}
-	c.Path = name
-	c.PTXAS.File, c.SASS.File = name, name
+	c.setFile(name)
 	if c.CUDA != "" {
 		if _, err := semver.NewConstraint(c.CUDA); err != nil {
 			return Config{}, fmt.Errorf("%s:%d: cuda: %q is not a version constraint (e.g. \">=12.2\"): %v", name, keyLine(doc, "cuda"), c.CUDA, err)
@@ -93,7 +94,16 @@ func Parse(raw []byte, name string) (Config, error) {
 	if err := c.SASS.Validate(); err != nil {
 		return Config{}, err
 	}
+	if err := c.Correctness.Validate(); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// setFile tells every gate's section which file it came from, for messages.
+func (c *Config) setFile(name string) {
+	c.Path = name
+	c.PTXAS.File, c.SASS.File, c.Correctness.File = name, name, name
 }
 
 func cleanYAMLError(err error) error {

@@ -226,11 +226,11 @@ func describe(raw []byte, err error) string {
 	off := int64(-1)
 	switch {
 	case errors.As(err, &se):
-		off = se.Offset
+		off = se.Offset - 1 // Offset counts the bytes read, the bad one included
 	case errors.As(err, &te):
 		off = te.Offset
 	}
-	if off < 0 || off > int64(len(raw)) {
+	if off < 0 || off >= int64(len(raw)) {
 		return err.Error()
 	}
 	line := 1 + bytes.Count(raw[:off], []byte("\n"))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -568,4 +569,233 @@ var realCaptures = []realCapture{
 		"synccheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
 	}},
 	{file: "probe/h200-cuda13.0/version.txt", err: "no compute-sanitizer lines (\"=========\") in 10 lines; the first is \"NVIDIA (R) Compute Sanitizer\""},
+}
+
+// parseCapture parses a capture as text or XML by its extension.
+func parseCapture(t testing.TB, name, tool string, data []byte) ([]Run, error) {
+	t.Helper()
+	if strings.HasSuffix(name, ".xml") {
+		r, err := ParseXMLWith(bytes.NewReader(data), filepath.Base(name), ParseOptions{Tool: tool})
+		if err != nil {
+			return nil, err
+		}
+		return []Run{r}, nil
+	}
+	return ParseTextWith(bytes.NewReader(data), filepath.Base(name), ParseOptions{Tool: tool})
+}
+
+func TestRealCaptures(t *testing.T) {
+	for _, tc := range realCaptures {
+		t.Run(tc.file, func(t *testing.T) {
+			tool := tc.tool
+			if tool == "" {
+				tool = toolFromName(tc.file)
+			}
+			runs, err := parseCapture(t, tc.file, tool, readCapture(t, tc.file))
+			if tc.err != "" {
+				if !errors.Is(err, ErrNotSanitizerLog) || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), filepath.Base(tc.file)) {
+					t.Fatalf("error = %v, want ErrNotSanitizerLog naming the file and %q", err, tc.err)
+				}
+				if runs != nil {
+					t.Errorf("runs with the error: %v", runs)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := matchLines(renderAll(runs), tc.want); err != nil {
+				t.Error(err)
+			}
+			for _, r := range runs {
+				if err := consistent(r); err != nil {
+					t.Error(err)
+				}
+				if r.Records == nil {
+					t.Error("nil Records (the JSON contract has a list)")
+				}
+			}
+		})
+	}
+}
+
+// TestRealCapturesWithoutHint parses every capture without the tool its name gives: the
+// result is the same, except that a run whose output cannot show its tool has none; the
+// tool read from the output always agrees with the file name.
+func TestRealCapturesWithoutHint(t *testing.T) {
+	for _, tc := range realCaptures {
+		if tc.err != "" {
+			continue
+		}
+		hint := cmpOr(tc.tool, toolFromName(tc.file))
+		data := readCapture(t, tc.file)
+		with, err1 := parseCapture(t, tc.file, hint, data)
+		without, err2 := parseCapture(t, tc.file, "", data)
+		if err1 != nil || err2 != nil || len(with) != len(without) {
+			t.Errorf("%s: %v / %v / %d vs %d runs", tc.file, err1, err2, len(with), len(without))
+			continue
+		}
+		for i := range with {
+			w, o := with[i], without[i]
+			if o.Tool != "" && o.Tool != w.Tool {
+				t.Errorf("%s: read tool %q, the file name says %q", tc.file, o.Tool, w.Tool)
+			}
+			o.Tool = w.Tool
+			for j := range o.Records {
+				o.Records[j].Tool = w.Tool
+			}
+			if err := matchLines(render(o), render(w)); err != nil {
+				t.Errorf("%s without the hint: %v", tc.file, err)
+			}
+		}
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// captureFolders are the folders whose every file must have a row in realCaptures, with
+// the files that are not sanitizer output (scripts, the harness's own results).
+var captureFolders = []struct {
+	dir    string
+	ignore []string
+}{
+	{"sanitizer-h200-cuda13.0", nil},
+	{"probe/h200-cuda13.0", nil},
+	// The lead's captures of the planted defects in kernels/ (capture.sh there).
+	{"sanitizer-kernels-h200", []string{"capture.sh", "README*", "harness_*", "build_*"}},
+}
+
+func TestRealCapturesCovered(t *testing.T) {
+	have := map[string]bool{}
+	for _, tc := range realCaptures {
+		if have[tc.file] {
+			t.Errorf("%s: two rows", tc.file)
+		}
+		have[tc.file] = true
+	}
+	for _, f := range captureFolders {
+		entries, err := os.ReadDir(capturePath(f.dir))
+		if errors.Is(err, os.ErrNotExist) && f.dir == "sanitizer-kernels-h200" {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+	entry:
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			for _, pat := range f.ignore {
+				if ok, _ := filepath.Match(pat, e.Name()); ok {
+					continue entry
+				}
+			}
+			n++
+			if name := f.dir + "/" + e.Name(); !have[name] {
+				t.Errorf("%s has no row in realCaptures: add one with what it must parse to", name)
+			}
+		}
+		if f.dir != "sanitizer-kernels-h200" && n < 50 {
+			t.Errorf("%s: only %d files", f.dir, n)
+		}
+	}
+}
+
+// xmlPairs are the XML record files and the text their runs printed.
+func xmlPairs(t *testing.T) [][2]string {
+	var pairs [][2]string
+	for _, tc := range realCaptures {
+		base := filepath.Base(tc.file)
+		dir := filepath.Dir(tc.file)
+		if !strings.HasSuffix(base, ".xml") || tc.err != "" {
+			continue
+		}
+		text := strings.TrimSuffix(base, ".xml") + ".txt"
+		if rest, ok := strings.CutPrefix(base, "xml_"); ok {
+			text = "xmlrun_" + strings.TrimSuffix(rest, ".xml") + ".txt"
+		}
+		if _, err := os.Stat(capturePath(dir + "/" + text)); err != nil {
+			t.Errorf("%s: no text output %s beside it", tc.file, text)
+			continue
+		}
+		pairs = append(pairs, [2]string{tc.file, dir + "/" + text})
+	}
+	return pairs
+}
+
+// siteKey is what the XML and the text of one run must agree on per site. Names compare
+// without template arguments and parameters: the text prints "void tmpl_oob<float, (int)3>
+// (T1 *, int)" where the XML's stub demangles to tmpl_oob<float, 3>.
+func siteKey(r Record) string {
+	n := displayName(r.Kernel)
+	if i := strings.IndexByte(n, '<'); i > 0 {
+		n = n[:i]
+	}
+	return strings.Join([]string{r.Kind, r.Severity, n, baseFile(r.File), itoa(r.Line), r.Thread, r.Block, r.Access, itoa(r.Count), itoa(r.Hazards)}, "|")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestXMLMatchesText checks that the XML record file and the text output of the same run
+// give the same sites and counts, and that Combine takes the XML's records without a
+// Problem.
+func TestXMLMatchesText(t *testing.T) {
+	pairs := xmlPairs(t)
+	if len(pairs) < 30 {
+		t.Fatalf("only %d XML/text pairs", len(pairs))
+	}
+	for _, p := range pairs {
+		t.Run(p[0], func(t *testing.T) {
+			tool := toolFromName(p[0])
+			xr, err := parseCapture(t, p[0], tool, readCapture(t, p[0]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := parseCapture(t, p[1], tool, readCapture(t, p[1]))
+			if err != nil || len(tr) != 1 {
+				t.Fatalf("%s: %v, %d runs", p[1], err, len(tr))
+			}
+			x, txt := xr[0], tr[0]
+			var xs, ts []string
+			for _, r := range x.Records {
+				xs = append(xs, siteKey(r))
+			}
+			for _, r := range txt.Records {
+				ts = append(ts, siteKey(r))
+			}
+			slices.Sort(xs)
+			slices.Sort(ts)
+			hazard := x.RacecheckReport == "hazard" || x.RacecheckReport == "all"
+			if !hazard && !slices.Equal(xs, ts) {
+				t.Errorf("sites differ\n xml: %q\ntext: %q", xs, ts)
+			}
+			if x.Printed() != txt.Printed() {
+				t.Errorf("xml printed %d, text %d", x.Printed(), txt.Printed())
+			}
+			if x.Tool != "" && x.Tool != txt.Tool {
+				t.Errorf("tools %q and %q", x.Tool, txt.Tool)
+			}
+			c := Combine(x, txt)
+			if len(c.Problems) != len(txt.Problems) {
+				t.Errorf("Combine added problems: %q", c.Problems)
+			}
+			wantSource := SourceXML
+			if hazard {
+				wantSource = SourceText // hazard XML has no levels
+			}
+			if c.Source != wantSource || c.Printed() != txt.Printed() || c.Errors != txt.Errors || c.NotPrinted != txt.NotPrinted {
+				t.Errorf("Combine = source %s printed %d errors %d not printed %d", c.Source, c.Printed(), c.Errors, c.NotPrinted)
+			}
+			if err := consistent(c); err != nil {
+				t.Error(err)
+			}
+		})
+	}
 }

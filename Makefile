@@ -12,6 +12,8 @@ FUZZ_TARGETS = \
 	./gates/toolkit:FuzzScanner \
 	./gates/correctness:FuzzEvaluate \
 	./gates/benchfile:FuzzRead \
+	./gates/sanitizer:FuzzParseText \
+	./gates/sanitizer:FuzzParseXML \
 	./gates/toolkit:FuzzCheck \
 	./gates/kernelname:FuzzGlob \
 	./gates/kernelname:FuzzParse \

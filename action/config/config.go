@@ -23,7 +23,7 @@ import (
 // Config is the whole file.
 type Config struct {
 	// CUDA is a semver constraint on the toolkit that built the kernels, e.g. ">=12.2".
-	CUDA  string       `yaml:"cuda"`
+	CUDA        string             `yaml:"cuda"`
 	PTXAS       ptxas.Config       `yaml:"ptxas"`
 	SASS        sass.Config        `yaml:"sass"`
 	Correctness correctness.Config `yaml:"correctness"`

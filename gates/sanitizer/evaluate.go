@@ -96,7 +96,9 @@ func Evaluate(runs []Run, launches map[string]int, cfg Config) (result.Gate, err
 	} else {
 		g.Summary = e.summary(runs)
 	}
-	g.Findings = e.findings
+	if e.findings != nil {
+		g.Findings = e.findings
+	}
 	g.Table = e.table()
 	g.Decide(len(runs) > 0)
 	return g, nil
@@ -331,7 +333,7 @@ func (e *evaluation) summary(runs []Run) string {
 		s := cmp.Or(r.Tool, "unknown tool") + ": "
 		switch {
 		case len(r.Problems) > 0:
-			s += fmt.Sprintf("incomplete (%d problems)", len(r.Problems))
+			s += "incomplete (" + plural(len(r.Problems), "problem") + ")"
 			if r.TimedOut {
 				s += ", hung"
 			}

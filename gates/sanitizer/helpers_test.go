@@ -133,8 +133,8 @@ func lines(b []byte, from, to int) []byte {
 }
 
 // toolFromName reads the tool from a capture's file name: cs_<tool>_*, xml_<tool>_*,
-// xmlrun_<tool>_* (the shared captures and testdata/sanitizer-kernels-h200) or the probe's
-// mc_, rc_, ic_ and sc_ prefixes; "" when the name does not say.
+// xmlrun_<tool>_* (the shared captures and testdata/sanitizer-kernels-h200), the probe's
+// mc_, rc_, ic_ and sc_ prefixes, or rt_<case>_<tool>.log|xml; "" when the name does not say.
 func toolFromName(name string) string {
 	base := filepath.Base(name)
 	for _, p := range []string{"cs_", "xmlrun_", "xml_"} {
@@ -146,6 +146,13 @@ func toolFromName(name string) string {
 			}
 			return ""
 		}
+	}
+	if rest, ok := strings.CutPrefix(base, "rt_"); ok { // rt_<case>_<tool>.log|xml
+		rest = strings.TrimSuffix(rest, filepath.Ext(rest))
+		if i := strings.LastIndexByte(rest, '_'); i >= 0 && validTool(rest[i+1:]) {
+			return rest[i+1:]
+		}
+		return ""
 	}
 	switch {
 	case strings.HasPrefix(base, "mc_"):

@@ -556,6 +556,187 @@ var realCaptures = []realCapture{
 		"  race-war error x100 /src/probe.cu:25 (31,0,0)/(0,0,0) _Z8war_racePf | Read access at probe.cu:25 and Write access at probe.cu:26",
 		"  note: 100 racecheck hazard records carry no level in the XML (--racecheck-re",
 	}},
+	// rt_<case>_<tool>: what RunTools itself wrote (its arguments: --demangle no, --print-limit
+	// 10000, --leak-check full --padding 4096, --racecheck-report analysis) for `bugs <case>`,
+	// kept by TestRunToolsReal. With padding and no print limit every write is printed: 256
+	// out-of-bounds + 1 launch failure + 4 leaks = 261. rt_hang_memcheck.log is the header
+	// alone: the hung run was killed after 15 s, and no XML file was written at all.
+	{file: "probe/h200-cuda13.0/rt_clean_initcheck.log", want: []string{
+		"initcheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_clean_initcheck.xml", want: []string{
+		"initcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_clean_memcheck.log", want: []string{
+		"memcheck text summary errors=4 warnings=0 not_printed=0 exit=-",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d86",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dd9",
+	}},
+	{file: "probe/h200-cuda13.0/rt_clean_memcheck.xml", want: []string{
+		"memcheck xml no-summary errors=4 warnings=0 not_printed=0 exit=-",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d86",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dd9",
+	}},
+	{file: "probe/h200-cuda13.0/rt_clean_racecheck.log", want: []string{
+		"racecheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_clean_racecheck.xml", want: []string{
+		"racecheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_clean_synccheck.log", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_clean_synccheck.xml", want: []string{
+		"synccheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_hang_memcheck.log", want: []string{
+		"memcheck text no-summary errors=0 warnings=0 not_printed=0 exit=-",
+		"  problem: no ERROR SUMMARY line: the log ends at line 1",
+	}},
+	{file: "probe/h200-cuda13.0/rt_oob_initcheck.log", want: []string{
+		"initcheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_oob_initcheck.xml", want: []string{
+		"initcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_oob_memcheck.log", want: []string{
+		"memcheck text summary errors=261 warnings=0 not_printed=0 exit=- launch",
+		"  out-of-bounds error x256 bugs.cu:10 (0,0,0)/(1,0,0) _Z9oob_writePfi | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d86",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dd9",
+	}},
+	{file: "probe/h200-cuda13.0/rt_oob_memcheck.xml", want: []string{
+		"memcheck xml no-summary errors=261 warnings=0 not_printed=0 exit=- launch",
+		"  out-of-bounds error x256 /src/bugs.cu:10 (0,0,0)/(1,0,0) _Z9oob_writePfi | __global__ write of size 4 bytes",
+		"  api-error error x1 - - - | cudaDeviceSynchronize returned cudaErrorLaunchFailure",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d86",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dd9",
+	}},
+	{file: "probe/h200-cuda13.0/rt_oob_racecheck.log", want: []string{
+		"racecheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_oob_racecheck.xml", want: []string{
+		"racecheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_oob_synccheck.log", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_oob_synccheck.xml", want: []string{
+		"synccheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_race_initcheck.log", want: []string{
+		"initcheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_race_initcheck.xml", want: []string{
+		"initcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_race_memcheck.log", want: []string{
+		"memcheck text summary errors=4 warnings=0 not_printed=0 exit=-",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d86",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dd9",
+	}},
+	{file: "probe/h200-cuda13.0/rt_race_memcheck.xml", want: []string{
+		"memcheck xml no-summary errors=4 warnings=0 not_printed=0 exit=-",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d86",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dd9",
+	}},
+	{file: "probe/h200-cuda13.0/rt_race_racecheck.log", want: []string{
+		"racecheck text summary errors=1 warnings=0 not_printed=0 exit=- launch",
+		"  race error x1 h358 bugs.cu:14 - _Z9smem_racePf | Write access at bugs.cu:14 and Write access at bugs.cu:14 [94 hazards], Read access at bugs.cu:15 [264 hazards]",
+	}},
+	{file: "probe/h200-cuda13.0/rt_race_racecheck.xml", want: []string{
+		"racecheck xml no-summary errors=1 warnings=0 not_printed=0 exit=- launch",
+		"  race error x1 h358 /src/bugs.cu:14 - smem_race | Write access at bugs.cu:14 and Write access at bugs.cu:14 [94 hazards], Read access at bugs.cu:15 [264 hazards]",
+	}},
+	{file: "probe/h200-cuda13.0/rt_race_synccheck.log", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_race_synccheck.xml", want: []string{
+		"synccheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_sync_initcheck.log", want: []string{
+		"initcheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_sync_initcheck.xml", want: []string{
+		"initcheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_sync_memcheck.log", want: []string{
+		"memcheck text summary errors=4 warnings=0 not_printed=0 exit=-",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d86",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dd9",
+	}},
+	{file: "probe/h200-cuda13.0/rt_sync_memcheck.xml", want: []string{
+		"memcheck xml no-summary errors=4 warnings=0 not_printed=0 exit=-",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d86",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dd9",
+	}},
+	{file: "probe/h200-cuda13.0/rt_sync_racecheck.log", want: []string{
+		"racecheck text summary errors=1 warnings=0 not_printed=0 exit=- launch",
+		"  race-raw error x1 h64 bugs.cu:24 - _Z17divergent_barrierPf | Write access at bugs.cu:24 and Read access at bugs.cu:25 [64 hazards]",
+	}},
+	{file: "probe/h200-cuda13.0/rt_sync_racecheck.xml", want: []string{
+		"racecheck xml no-summary errors=1 warnings=0 not_printed=0 exit=- launch",
+		"  race-raw error x1 h64 /src/bugs.cu:24 - divergent_barrier | Write access at bugs.cu:24 and Read access at bugs.cu:25 [64 hazards]",
+	}},
+	{file: "probe/h200-cuda13.0/rt_sync_synccheck.log", want: []string{
+		"synccheck text summary errors=16 warnings=0 not_printed=0 exit=- launch",
+		"  barrier-divergence error x16 bugs.cu:24 (0,0,0)/(0,0,0) _Z17divergent_barrierPf | Divergent thread(s) in warp",
+	}},
+	{file: "probe/h200-cuda13.0/rt_sync_synccheck.xml", want: []string{
+		"synccheck xml no-summary errors=16 warnings=0 not_printed=0 exit=- launch",
+		"  barrier-divergence error x16 /src/bugs.cu:24 (0,0,0)/(0,0,0) _Z17divergent_barrierPf | Divergent thread(s) in warp",
+	}},
+	{file: "probe/h200-cuda13.0/rt_uninit_initcheck.log", want: []string{
+		"initcheck text summary errors=64 warnings=0 not_printed=0 exit=- launch",
+		"  uninitialized-read error x64 bugs.cu:20 (0,0,0)/(0,0,0) _Z11uninit_readPKfPf | __global__ read of size 4 bytes",
+	}},
+	{file: "probe/h200-cuda13.0/rt_uninit_initcheck.xml", want: []string{
+		"initcheck xml no-summary errors=64 warnings=0 not_printed=0 exit=- launch",
+		"  uninitialized-read error x64 /src/bugs.cu:20 (0,0,0)/(0,0,0) _Z11uninit_readPKfPf | __global__ read of size 4 bytes",
+	}},
+	{file: "probe/h200-cuda13.0/rt_uninit_memcheck.log", want: []string{
+		"memcheck text summary errors=4 warnings=0 not_printed=0 exit=-",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d86",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dd9",
+	}},
+	{file: "probe/h200-cuda13.0/rt_uninit_memcheck.xml", want: []string{
+		"memcheck xml no-summary errors=4 warnings=0 not_printed=0 exit=-",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8ce0",
+		"  leak error x1 - - - | 1024 bytes allocated at main+0x8d33",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8d86",
+		"  leak error x1 - - - | 512 bytes allocated at main+0x8dd9",
+	}},
+	{file: "probe/h200-cuda13.0/rt_uninit_racecheck.log", want: []string{
+		"racecheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_uninit_racecheck.xml", want: []string{
+		"racecheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_uninit_synccheck.log", want: []string{
+		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
+	{file: "probe/h200-cuda13.0/rt_uninit_synccheck.xml", want: []string{
+		"synccheck xml no-summary errors=0 warnings=0 not_printed=0 exit=-",
+	}},
 	{file: "probe/h200-cuda13.0/sc_nolaunch.txt", want: []string{
 		"synccheck text summary errors=0 warnings=0 not_printed=0 exit=0",
 	}},
@@ -718,6 +899,9 @@ func xmlPairs(t *testing.T) [][2]string {
 			continue
 		}
 		text := strings.TrimSuffix(base, ".xml") + ".txt"
+		if strings.HasPrefix(base, "rt_") {
+			text = strings.TrimSuffix(base, ".xml") + ".log"
+		}
 		if rest, ok := strings.CutPrefix(base, "xml_"); ok {
 			text = "xmlrun_" + strings.TrimSuffix(rest, ".xml") + ".txt"
 		}

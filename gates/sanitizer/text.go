@@ -167,7 +167,6 @@ type cmdInfo struct {
 type runState struct {
 	run        Run
 	startLine  int
-	header     bool
 	cmd        cmdInfo
 	groups     map[recordKey]int
 	rec        *pending
@@ -177,21 +176,18 @@ type runState struct {
 	displayed    int
 	raceSummary  bool
 	errSummary   bool
-	notPrintedOK bool
-	summaries    int
 	evidence     map[string]int // tool -> line of the first evidence
 	reports      map[string]bool
 	targetFailed bool
 	noCUDA       bool
 	startFailed  bool
+	badSummary   bool
 	// orphan is set for a "+ compute-sanitizer" echo that no header followed: the
 	// sanitizer printed its usage or an error and ran nothing.
 	orphan       bool
 	orphanFirst  string
 	orphanReason string
-	lastForeign  string
 	killHint     string
-	lastLine     int
 }
 
 // pending is a record being assembled from its lines.
@@ -299,7 +295,6 @@ func (p *textParser) foreign(s string) {
 	}
 	usage := strings.HasPrefix(t, "Usage: compute-sanitizer") || strings.HasPrefix(t, "Usage: cuda-memcheck")
 	if st != nil {
-		st.lastForeign = clip(t, 160)
 		if st.orphan {
 			if st.orphanFirst == "" {
 				st.orphanFirst = clip(t, 160)
@@ -334,14 +329,13 @@ func (p *textParser) sanitizerLine(rest string) {
 		return
 	}
 	if content == "COMPUTE-SANITIZER" || content == "CUDA-MEMCHECK" {
-		p.startRun(true)
+		p.startRun()
 		return
 	}
 	if p.cur == nil {
-		p.startRun(false)
+		p.startRun()
 	}
 	st := p.cur
-	st.lastLine = p.lineNo
 	if indent >= 3 {
 		if st.rec != nil {
 			st.continuation(content)
@@ -351,7 +345,7 @@ func (p *textParser) sanitizerLine(rest string) {
 	st.top(p, content)
 }
 
-func (p *textParser) startRun(header bool) {
+func (p *textParser) startRun() {
 	if p.cur != nil {
 		p.cur.flush(p)
 	}
@@ -359,7 +353,6 @@ func (p *textParser) startRun(header bool) {
 		// The run the command echo announced.
 		p.pend = nil
 		st.orphan = false
-		st.header = header
 		st.startLine = p.lineNo
 		if st.cmd.raceReport != "" {
 			st.run.RacecheckReport = st.cmd.raceReport
@@ -370,7 +363,6 @@ func (p *textParser) startRun(header bool) {
 	st := &runState{
 		run:       Run{Source: SourceText, Input: p.name},
 		startLine: p.lineNo,
-		header:    header,
 		groups:    map[recordKey]int{},
 		evidence:  map[string]int{},
 		reports:   map[string]bool{},
@@ -417,14 +409,12 @@ func (st *runState) top(p *textParser, c string) {
 	if m := reNotPrinted.FindStringSubmatch(c); m != nil {
 		st.flush(p)
 		st.run.NotPrinted = num(m[1])
-		st.notPrintedOK = true
 		return
 	}
 	if m := reErrSummary.FindStringSubmatch(c); m != nil {
 		st.flush(p)
-		st.summaries++
 		if st.errSummary {
-			st.problem("two ERROR SUMMARY lines in one run (lines %d and before): are two logs concatenated without their headers?", ln)
+			st.problem("a second ERROR SUMMARY line in one run (line %d): are two logs concatenated without their headers?", ln)
 		}
 		st.errSummary = true
 		st.run.Errors = num(m[1])
@@ -432,9 +422,8 @@ func (st *runState) top(p *textParser, c string) {
 	}
 	if m := reRaceSummary.FindStringSubmatch(c); m != nil {
 		st.flush(p)
-		st.summaries++
 		if st.raceSummary {
-			st.problem("two RACECHECK SUMMARY lines in one run (line %d): are two logs concatenated without their headers?", ln)
+			st.problem("a second RACECHECK SUMMARY line in one run (line %d): are two logs concatenated without their headers?", ln)
 		}
 		st.raceSummary = true
 		st.displayed = num(m[1])
@@ -517,6 +506,12 @@ func (st *runState) top(p *textParser, c string) {
 		case SeverityWarning:
 			st.note("compute-sanitizer warned: %q (line %d)", clip(c, 200), ln)
 		}
+		return
+	}
+	if strings.HasPrefix(c, "ERROR SUMMARY") || strings.HasPrefix(c, "RACECHECK SUMMARY") || strings.HasPrefix(c, "LEAK SUMMARY") {
+		st.flush(p)
+		st.badSummary = true
+		st.problem("a summary line kernel-gate cannot read: %q (line %d)", clip(c, 200), ln)
 		return
 	}
 	if reSession.MatchString(c) {
@@ -640,9 +635,13 @@ func (st *runState) continuation(c string) {
 		}
 	case strings.HasPrefix(c, "Host Frame:"):
 		fn, pc := "", ""
-		if m := reHostFrame.FindStringSubmatch(c); m != nil {
-			fn, pc = m[1], m[2]
+		if strings.HasPrefix(c, "Host Frame: ") {
+			if m := reHostFrame.FindStringSubmatch(c); m != nil {
+				fn, pc = m[1], m[2]
+			}
 		} else if m := reHostFrameOld.FindStringSubmatch(c); m != nil {
+			// cuda-memcheck: "Host Frame:./bugs (main + 0x1a4) [0x7c44]"; frames without a
+			// function name ("Host Frame:./bugs [0x1b3c9]") say nothing.
 			fn, pc = m[1], m[2]
 		}
 		if fn == "" || isRuntimeFrame(fn) {
@@ -779,7 +778,8 @@ func (p *textParser) noRuns() ([]Run, error) {
 	if p.usageReason != "" {
 		return nil, fmt.Errorf("sanitizer: %s: %w: %q", p.name, ErrNotSanitizerLog, p.usageReason)
 	}
-	if p.exit != nil && (*p.exit == 137 || *p.exit == 124) || p.killHint != "" {
+	killed := p.exit != nil && (*p.exit == 137 || *p.exit == 124) || strings.Contains(p.killHint, "Killed")
+	if killed {
 		run := Run{Tool: p.opts.Tool, Source: SourceText, Input: p.name, ExitCode: p.exit, TimedOut: true, Records: []Record{}}
 		why := "the process was killed"
 		if p.exit != nil {
@@ -884,7 +884,7 @@ func (st *runState) finish(p *textParser, last bool) {
 		r.Warnings = 0
 	default:
 		r.Errors, r.Warnings = st.printedErr, st.printedWrn
-		if !st.noCUDA && !st.startFailed && p.opts.killedAfter == 0 {
+		if !st.noCUDA && !st.startFailed && !st.badSummary && p.opts.killedAfter == 0 {
 			st.problem("%s", st.noSummaryCause(p, last))
 		}
 	}

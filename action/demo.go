@@ -16,17 +16,22 @@ import (
 
 // A recorded case is a directory under testdata/replay/ holding what the GPU run printed:
 //
-//	build.log  nvcc --version and the nvcc -Xptxas -v build of kernels/ (xtrace-style)
-//	sass.txt   cuobjdump --dump-sass of the objects that build made
-//	RECORDED   one line saying where and when it was recorded (shown in the report)
+//	build.log   nvcc --version and the nvcc -Xptxas -v build of kernels/ (xtrace-style)
+//	sass.txt    cuobjdump --dump-sass of the objects that build made
+//	sanitize/   what `kernel-gate sanitize --artifacts` kept: per tool its log, its XML and
+//	            the harness's output (launch counts)
+//	check.json  the harness's KG_MODE=check output (kernel-gate/bench/v1)
+//	RECORDED    one line saying where and when it was recorded (shown in the report)
 //
 // testdata/replay/record.sh makes them on a GPU machine.
 const (
-	replayDir     = "testdata/replay"
-	replayBuild   = "build.log"
-	replaySass    = "sass.txt"
-	replayRecord  = "RECORDED"
-	replayDefault = "clean"
+	replayDir      = "testdata/replay"
+	replayBuild    = "build.log"
+	replaySass     = "sass.txt"
+	replaySanitize = "sanitize"
+	replayCheck    = "check.json"
+	replayRecord   = "RECORDED"
+	replayDefault  = "clean"
 )
 
 func runDemo(ctx context.Context, args []string, e env) (int, error) {
@@ -123,6 +128,23 @@ func replay(ctx context.Context, dir string, cfg config.Config) (result.Result, 
 		return result.Result{}, err
 	}
 	gates = append(gates, sassGate)
+	if g, ok, err := replaySanitizer(filepath.Join(dir, replaySanitize), cfg); err != nil {
+		return result.Result{}, err
+	} else if ok {
+		gates = append(gates, g)
+	}
+	if check := filepath.Join(dir, replayCheck); fileExists(check) {
+		f, err := os.Open(check)
+		if err != nil {
+			return result.Result{}, err
+		}
+		g, err := correctnessGate(f, check, cfg)
+		f.Close()
+		if err != nil {
+			return result.Result{}, usageError{err}
+		}
+		gates = append(gates, g)
+	}
 	res := result.New(toolName(), gates...)
 	res.Replay = fmt.Sprintf("replay of %s: %s; no GPU was used now", filepath.ToSlash(dir), strings.TrimSpace(string(recorded)))
 	return res, nil

@@ -4,6 +4,7 @@
 //
 //	kernel-gate ptxas [FILES...]      resource usage (ptxas -v, --resource-usage, cuobjdump)
 //	kernel-gate sass --sass FILE      required / forbidden SASS instructions
+//	kernel-gate sanitize -- CMD       compute-sanitizer's four tools on the harness
 //	kernel-gate check FILE...         correctness of harness results (kernel-gate/bench/v1)
 //	kernel-gate report FILE           render a saved result again
 //	kernel-gate demo                  replay the recorded GPU run in testdata/
@@ -61,6 +62,7 @@ const usageText = `kernel-gate: gates for CUDA kernels
 Usage:
   kernel-gate ptxas [flags] [FILES...]   judge resource usage read from build logs (stdin when no FILES)
   kernel-gate sass [flags] --sass FILE   judge SASS from cuobjdump --dump-sass or nvdisasm
+  kernel-gate sanitize [flags] -- CMD    run compute-sanitizer's four tools on CMD and judge (or --log/--xml FILE)
   kernel-gate check [flags] FILE...      judge harness results (kernel-gate/bench/v1) for correctness
   kernel-gate report [flags] FILE        render a saved JSON result again
   kernel-gate demo [flags]               replay the recorded real GPU run in testdata/ (no GPU needed)
@@ -89,6 +91,8 @@ func run(ctx context.Context, args []string, e env) int {
 		code, err = runSass(ctx, rest, e)
 	case "check":
 		code, err = runCheck(ctx, rest, e)
+	case "sanitize":
+		code, err = runSanitize(ctx, rest, e)
 	case "report":
 		code, err = runReport(ctx, rest, e)
 	case "demo":

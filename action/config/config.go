@@ -17,6 +17,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/gates/correctness"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
 )
 
@@ -26,6 +27,7 @@ type Config struct {
 	CUDA        string             `yaml:"cuda"`
 	PTXAS       ptxas.Config       `yaml:"ptxas"`
 	SASS        sass.Config        `yaml:"sass"`
+	Sanitizer   sanitizer.Config   `yaml:"sanitizer"`
 	Correctness correctness.Config `yaml:"correctness"`
 
 	// Path is the file it came from; empty when no file was found (defaults).
@@ -94,6 +96,9 @@ func Parse(raw []byte, name string) (Config, error) {
 	if err := c.SASS.Validate(); err != nil {
 		return Config{}, err
 	}
+	if err := c.Sanitizer.Validate(); err != nil {
+		return Config{}, err
+	}
 	if err := c.Correctness.Validate(); err != nil {
 		return Config{}, err
 	}
@@ -103,7 +108,7 @@ func Parse(raw []byte, name string) (Config, error) {
 // setFile tells every gate's section which file it came from, for messages.
 func (c *Config) setFile(name string) {
 	c.Path = name
-	c.PTXAS.File, c.SASS.File, c.Correctness.File = name, name, name
+	c.PTXAS.File, c.SASS.File, c.Sanitizer.File, c.Correctness.File = name, name, name, name
 }
 
 func cleanYAMLError(err error) error {

@@ -84,11 +84,16 @@ __global__ void softmax_reference(const float* x, float* y, int rows, int cols) 
     if (e_ != cudaSuccess) throw std::string(cudaGetErrorString(e_)) + " at " #x;           \
   } while (0)
 
+// Output buffers in check and bench mode carry a tail, so that a stray write past the end
+// cannot crash a correctness or timing run; finding such writes is the sanitizer gate's job,
+// and sanitize mode allocates every buffer to its exact size.
+constexpr size_t kTailBytes = 64 << 10;
+
 template <class T>
 struct Buf {
   T* p = nullptr;
   size_t n = 0;
-  explicit Buf(size_t count) : n(count) { CK(cudaMalloc(&p, count * sizeof(T))); }
+  explicit Buf(size_t count, size_t tail_bytes = 0) : n(count) { CK(cudaMalloc(&p, count * sizeof(T) + tail_bytes)); }
   ~Buf() { cudaFree(p); }
   Buf(const Buf&) = delete;
   Buf& operator=(const Buf&) = delete;
@@ -167,7 +172,7 @@ struct Attention : Case {
   size_t elems() const { return (size_t)b * h * n * 64; }
 
   void check(kgbench::Result& r, int checks) override {
-    Buf<half> q(elems()), k(elems()), v(elems()), o(elems()), o2(elems());
+    Buf<half> q(elems()), k(elems()), v(elems()), o(elems(), kTailBytes), o2(elems(), kTailBytes);
     Buf<float> ref(elems());
     Errors err;
     std::vector<float> first;
@@ -208,7 +213,7 @@ struct Attention : Case {
   void bench(kgbench::Result& r, int rounds, int samples) override {
     const int copies = copies_for(4 * elems() * sizeof(half));
     std::vector<Buf<half>*> bufs;
-    for (int i = 0; i < 4 * copies; ++i) bufs.push_back(new Buf<half>(elems()));
+    for (int i = 0; i < 4 * copies; ++i) bufs.push_back(new Buf<half>(elems(), i % 4 == 3 ? kTailBytes : 0));
     for (int i = 0; i < copies; ++i)
       for (int j = 0; j < 3; ++j) fill_normal(*bufs[4 * i + j], 7 + 4 * i + j);
     bench_rounds(r, rounds, samples, copies, [&](int i) {

@@ -7,9 +7,13 @@
 #   cs_<tool>_<case>.txt      text output, the command first ("+ ..."), the exit code last
 #   xml_<tool>_<case>.xml     the same run's --xml --save record
 #   xmlrun_<tool>_<case>.txt  what that XML run printed
-# Also the harness's own check/bench output (harness_<mode>_<case>.json).
+# Also the harness's own check/bench output (harness_<mode>_<case>.json) and, with a
+# kernel-gate binary, its live verdicts on the runs that must fail closed: a hung kernel
+# (killed with its process group), a harness that aborts, a run that launches no kernel
+# (kg_<case>.json, with the kept artifacts under kg_<case>/).
 set -u
-out=${1:?usage: capture.sh OUTDIR}
+out=${1:?usage: capture.sh OUTDIR [KERNEL_GATE_BINARY]}
+kg=${2:-}
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 bin=$(mktemp -d)
 build() { nvcc -O3 -lineinfo -arch=native "${@:2}" -o "$bin/h_$1" kernels/harness.cu 2>"$out/build_$1.txt"; }
@@ -51,4 +55,11 @@ KG_MODE=check KG_ROUNDS=3 KG_OUT="$out/harness_check_clean.json" "$bin/h_clean" 
 KG_MODE=check KG_ROUNDS=3 KG_OUT="$out/harness_check_wrong.json" "$bin/h_wrong" >"$out/harness_check_wrong.log" 2>&1; echo "exit=$?" >>"$out/harness_check_wrong.log"
 KG_MODE=bench KG_ROUNDS=3 KG_SAMPLES=20 KG_OUT="$out/harness_bench_clean.json" "$bin/h_clean" >"$out/harness_bench_clean.log" 2>&1; echo "exit=$?" >>"$out/harness_bench_clean.log"
 KG_MODE=sanitize KG_OUT="$out/harness_sanitize_clean.json" "$bin/h_clean" >/dev/null 2>&1
+if [ -n "$kg" ]; then
+  kgs() { local c=$1; shift; { echo "+ kernel-gate sanitize $*"; "$kg" sanitize --config kernel-gate.yml --artifacts "$out/kg_$c" --format json --out "$out/kg_$c.json" "$@" 2>&1; echo "exit=$?"; } >"$out/kg_$c.txt"; }
+  kgs hang --timeout 20s --tools memcheck,racecheck -- "$bin/h_hang"
+  kgs crash --tools memcheck -- "$bin/h_crash"
+  KG_KERNELS=none kgs nolaunch --tools memcheck -- "$bin/h_clean"
+  kgs nonprotocol --tools memcheck -- /bin/true
+fi
 rm -rf "$bin"

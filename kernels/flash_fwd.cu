@@ -184,10 +184,6 @@ flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
   if (qrow == 0 && __half2float(o[base + c0]) == -12345.0f) row_l += 1e-30f;
 #endif
 
-#ifdef KG_DEFECT_DIVERGENT_BARRIER
-  if (lane < 16) __syncthreads();  // only half of each warp reaches the barrier
-#endif
-
   // O / l, written as fp16.
 #pragma unroll
   for (int n = 0; n < D / 16; ++n)
@@ -204,6 +200,13 @@ flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
       for (int c = 0; c < D / 2; ++c) o[base + (size_t)seqlen * D + c0 + c] = __float2half(0.0f);
 #endif
   }
+#ifdef KG_DEFECT_DIVERGENT_BARRIER
+  // Only half of each warp reaches the barrier. It comes after every warp-synchronous step
+  // (a __syncwarp after it would deadlock) and before a shared-memory store, which keeps the
+  // compiler from dropping it as the kernel's last instruction.
+  if (lane < 16) __syncthreads();
+  sS[wr + r][c0] = row_l;
+#endif
 }
 
 // Host launcher: grid (ceil(seqlen/64), batch*heads), 128 threads.

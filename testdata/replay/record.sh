@@ -75,7 +75,7 @@ for c in $cases; do
   KG_SHAPES=small "$kg" sanitize --config kernel-gate.yml --artifacts "$d/sanitize" --format json \
     --out "$d/live-sanitizer.json" -- "$bin/h_$c"
   echo "sanitize exit=$?" >>"$d/live-exit.txt"
-  KG_MODE=check KG_ROUNDS=3 KG_OUT="$d/check.json" "$bin/h_$c" >"$bin/check_$c.log" 2>&1
+  KG_MODE=check KG_ROUNDS=3 KG_OUT="$d/check.json" timeout -s KILL 300 "$bin/h_$c" >"$bin/check_$c.log" 2>&1
   echo "harness check exit=$?" >>"$d/live-exit.txt"
   "$kg" check --config kernel-gate.yml --format json --out "$d/live-check.json" "$d/check.json"
   echo "check exit=$?" >>"$d/live-exit.txt"

@@ -51,10 +51,10 @@ run cs_memcheck_nolaunch.txt env KG_KERNELS=none compute-sanitizer --tool memche
 
 # The harness's own output: correctness of the clean and the wrong-result builds, timings.
 unset KG_KERNELS KG_SHAPES
-KG_MODE=check KG_ROUNDS=3 KG_OUT="$out/harness_check_clean.json" "$bin/h_clean" >"$out/harness_check_clean.log" 2>&1; echo "exit=$?" >>"$out/harness_check_clean.log"
-KG_MODE=check KG_ROUNDS=3 KG_OUT="$out/harness_check_wrong.json" "$bin/h_wrong" >"$out/harness_check_wrong.log" 2>&1; echo "exit=$?" >>"$out/harness_check_wrong.log"
-KG_MODE=bench KG_ROUNDS=3 KG_SAMPLES=20 KG_OUT="$out/harness_bench_clean.json" "$bin/h_clean" >"$out/harness_bench_clean.log" 2>&1; echo "exit=$?" >>"$out/harness_bench_clean.log"
-KG_MODE=sanitize KG_OUT="$out/harness_sanitize_clean.json" "$bin/h_clean" >/dev/null 2>&1
+KG_MODE=check KG_ROUNDS=3 KG_OUT="$out/harness_check_clean.json" timeout -s KILL 300 "$bin/h_clean" >"$out/harness_check_clean.log" 2>&1; echo "exit=$?" >>"$out/harness_check_clean.log"
+KG_MODE=check KG_ROUNDS=3 KG_OUT="$out/harness_check_wrong.json" timeout -s KILL 300 "$bin/h_wrong" >"$out/harness_check_wrong.log" 2>&1; echo "exit=$?" >>"$out/harness_check_wrong.log"
+KG_MODE=bench KG_ROUNDS=3 KG_SAMPLES=20 KG_OUT="$out/harness_bench_clean.json" timeout -s KILL 300 "$bin/h_clean" >"$out/harness_bench_clean.log" 2>&1; echo "exit=$?" >>"$out/harness_bench_clean.log"
+KG_MODE=sanitize KG_OUT="$out/harness_sanitize_clean.json" timeout -s KILL 60 "$bin/h_clean" >/dev/null 2>&1
 if [ -n "$kg" ]; then
   kgs() { local c=$1; shift; { echo "+ kernel-gate sanitize $*"; "$kg" sanitize --config kernel-gate.yml --artifacts "$out/kg_$c" --format json --out "$out/kg_$c.json" "$@" 2>&1; echo "exit=$?"; } >"$out/kg_$c.txt"; }
   kgs hang --timeout 20s --tools memcheck,racecheck -- "$bin/h_hang"

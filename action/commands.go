@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -43,11 +45,12 @@ func (in *ptxasInputs) read(r io.Reader, name string) error {
 	return in.log.Parse(r, name, in.scanner.Line)
 }
 
-// readFiles reads each named file ("-" is standard input).
+// readFiles reads each named file ("-" is standard input). Gzip-compressed input (kept
+// artifacts often are) is decompressed as it streams, whatever its name.
 func readFiles(files []string, stdin io.Reader, read func(io.Reader, string) error) error {
 	for _, f := range files {
 		if f == "-" {
-			if err := read(stdin, "stdin"); err != nil {
+			if err := readMaybeGzip(stdin, "stdin", read); err != nil {
 				return usagef("%v", err)
 			}
 			continue
@@ -56,13 +59,27 @@ func readFiles(files []string, stdin io.Reader, read func(io.Reader, string) err
 		if err != nil {
 			return usagef("%v", err)
 		}
-		err = read(fh, f)
+		err = readMaybeGzip(fh, f, read)
 		fh.Close()
 		if err != nil {
 			return usagef("%v", err)
 		}
 	}
 	return nil
+}
+
+func readMaybeGzip(r io.Reader, name string, read func(io.Reader, string) error) error {
+	br := bufio.NewReader(r)
+	magic, _ := br.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		defer zr.Close()
+		return read(zr, name)
+	}
+	return read(br, name)
 }
 
 // ptxasGates judges parsed resource usage (and the toolkit, when the config constrains it).

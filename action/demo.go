@@ -17,7 +17,7 @@ import (
 // A recorded case is a directory under testdata/replay/ holding what the GPU run printed:
 //
 //	build.log   nvcc --version and the nvcc -Xptxas -v build of kernels/ (xtrace-style)
-//	sass.txt    cuobjdump --dump-sass of the objects that build made
+//	sass.txt    cuobjdump --dump-sass of the objects that build made (or sass.txt.gz)
 //	sanitize/   what `kernel-gate sanitize --artifacts` kept: per tool its log, its XML and
 //	            the harness's output (launch counts)
 //	check.json  the harness's KG_MODE=check output (kernel-gate/bench/v1)
@@ -123,7 +123,11 @@ func replay(ctx context.Context, dir string, cfg config.Config) (result.Result, 
 	if err != nil {
 		return result.Result{}, err
 	}
-	sassGate, err := sassGate([]string{filepath.Join(dir, replaySass)}, nil, cfg, "")
+	sassFile := filepath.Join(dir, replaySass)
+	if !fileExists(sassFile) {
+		sassFile += ".gz" // large dumps are kept compressed
+	}
+	sassGate, err := sassGate([]string{sassFile}, nil, cfg, "")
 	if err != nil {
 		return result.Result{}, err
 	}

@@ -9,7 +9,7 @@
 # gets, as kernel-gate reads them:
 #   build.log   `nvcc --version` and the nvcc -Xptxas -v build of kernels/*.cu for sm_89 and
 #               sm_90a, with the shell's xtrace lines
-#   sass.txt    cuobjdump --dump-sass of those objects
+#   sass.txt.gz cuobjdump --dump-sass of those objects (2 MB of text, so compressed)
 #   sanitize/   `kernel-gate sanitize --artifacts` of kernels/harness.cu built for this GPU:
 #               each tool's log and XML and the harness's launch counts
 #   check.json  the harness in KG_MODE=check (3 checks per kernel × shape)
@@ -57,7 +57,7 @@ for c in $cases; do
       nvcc $archs -lineinfo -Xptxas -v $extra -c "kernels/$k.cu" -o "$obj/$k.o"
     done
   } >"$d/build.log" 2>&1
-  for k in $kernels; do (cd "$obj" && cuobjdump --dump-sass "$k.o"); done >"$d/sass.txt" 2>&1
+  for k in $kernels; do (cd "$obj" && cuobjdump --dump-sass "$k.o"); done 2>&1 | gzip -9 -n >"$d/sass.txt.gz"
   printf 'recorded %s on %s (driver %s), nvcc %s, by testdata/replay/record.sh\n' "$(date -u +%F)" \
     "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" \
     "$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)" \

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,13 +68,25 @@ func TestExitCodes(t *testing.T) {
 		{"log on stdin", "ptxas info    : Compiling entry function '_Z1kv' for 'sm_90'\nptxas info    : Function properties for _Z1kv\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 300 registers, used 0 barriers\n",
 			[]string{"ptxas", "-"}, exitFail, ""},
 		{"bad format", "", []string{"ptxas", "--format", "xml", "testdata/replay/clean/build.log"}, exitUsage, "text, json, markdown"},
-		{"sass clean", "", []string{"sass", "--sass", "testdata/replay/clean/sass.txt"}, exitPass, ""},
-		{"sass spill forbids LDL", "", []string{"sass", "--sass", "testdata/replay/spill/sass.txt"}, exitFail, ""},
+		{"sass clean (gzip)", "", []string{"sass", "--sass", "testdata/replay/clean/sass.txt.gz"}, exitPass, ""},
+		{"sass spill forbids LDL", "", []string{"sass", "--sass", "testdata/replay/spill/sass.txt.gz"}, exitFail, ""},
+		{"sass uncompressed", "", []string{"sass", "--sass", "testdata/cuda13-h200/cuobjdump_sass_gemm_multi.txt"}, exitFail, ""},
+		{"sanitize read race", "", []string{"sanitize", "--log", "testdata/replay/race/sanitize/racecheck.log", "--xml", "testdata/replay/race/sanitize/racecheck.xml"}, exitFail, ""},
+		{"sanitize read clean", "", []string{"sanitize", "--tools", "memcheck", "--log", "testdata/replay/clean/sanitize/memcheck.log", "--harness", "testdata/replay/clean/sanitize/harness-memcheck.json"}, exitPass, ""},
+		{"sanitize read: a configured tool without a log fails", "", []string{"sanitize", "--log", "testdata/replay/clean/sanitize/memcheck.log"}, exitFail, ""},
+		{"sanitize read and run", "", []string{"sanitize", "--log", "x.log", "--", "./harness"}, exitUsage, "not both"},
+		{"sanitize nothing", "", []string{"sanitize"}, exitUsage, "nothing to sanitize"},
+		{"sanitize without compute-sanitizer fails the gate", "", []string{"sanitize", "--sanitizer", "/nonexistent/compute-sanitizer", "--", "true"}, exitFail, ""},
+		{"sanitize of a ptxas log", "", []string{"sanitize", "--log", "testdata/replay/clean/build.log"}, exitUsage, "build.log"},
+		{"check clean", "", []string{"check", "testdata/replay/clean/check.json"}, exitPass, ""},
+		{"check wrong result", "", []string{"check", "testdata/replay/wrong-result/check.json"}, exitFail, ""},
+		{"check of a log", "", []string{"check", "testdata/replay/clean/build.log"}, exitUsage, "not a kernel-gate/bench/v1 file"},
+		{"check nothing", "", []string{"check"}, exitUsage, "no harness result"},
 		{"sass without input", "", []string{"sass"}, exitUsage, "--sass FILE"},
 		{"sass of a ptxas log", "", []string{"sass", "--sass", "testdata/replay/clean/build.log"}, exitUsage, "no SASS functions"},
 		{"demo", "", []string{"demo"}, exitPass, ""},
 		{"demo spill", "", []string{"demo", "--case", "spill"}, exitFail, ""},
-		{"demo unknown case", "", []string{"demo", "--case", "nope"}, exitUsage, "recorded: clean, spill"},
+		{"demo unknown case", "", []string{"demo", "--case", "nope"}, exitUsage, "recorded: clean, divergent-barrier, oob, race, spill, uninit, wrong-result"},
 		{"version", "", []string{"version"}, exitPass, ""},
 		{"report needs a file", "", []string{"report"}, exitUsage, "exactly one"},
 		{"report of a log", "", []string{"report", "testdata/replay/clean/build.log"}, exitUsage, "not a kernel-gate result"},
@@ -114,16 +127,56 @@ func TestDemoSaysItIsAReplay(t *testing.T) {
 	}
 }
 
+// Every recorded case and the gates it must fail: clean passes every gate, each planted
+// defect fails its own. The spilling tile config fails twice by design: ptxas reports the
+// spill bytes, and the example config's SASS rule forbids the LDL/STL instructions they
+// become.
+var replayCases = map[string][]string{
+	"clean":             nil,
+	"spill":             {"ptxas", "sass"},
+	"race":              {"sanitizer"},
+	"oob":               {"sanitizer"},
+	"uninit":            {"sanitizer"},
+	"divergent-barrier": {"sanitizer"},
+	"wrong-result":      {"correctness"},
+}
+
+func TestReplayEachDefectFailsItsOwnGate(t *testing.T) {
+	for c, want := range replayCases {
+		t.Run(c, func(t *testing.T) {
+			code, out, stderr := kg(t, "", "demo", "--case", c, "--format", "json")
+			r := decode(t, out)
+			var failed, gates []string
+			for _, g := range r.Gates {
+				gates = append(gates, g.Name)
+				if g.Verdict == result.Fail {
+					failed = append(failed, g.Name)
+				}
+			}
+			if !slices.Equal(gates, []string{"ptxas", "toolkit", "sass", "sanitizer", "correctness"}) {
+				t.Errorf("gates %q: every recorded case must run every gate", gates)
+			}
+			if !slices.Equal(failed, want) {
+				t.Errorf("failed gates %q, want %q", failed, want)
+			}
+			if wantCode := map[bool]int{true: exitPass, false: exitFail}[len(want) == 0]; code != wantCode {
+				t.Errorf("exit %d, want %d: %s", code, wantCode, stderr)
+			}
+		})
+	}
+}
+
 // The recordings were made on the GPU together with a live run of the same binary on the
-// same machine, fed by pipes from nvcc and cuobjdump (testdata/replay/record.sh). The replay
-// must reach the same verdicts, findings and kernel records.
+// same machine: ptxas and sass fed by pipes from nvcc and cuobjdump, compute-sanitizer run
+// by kernel-gate itself, the harness's check output judged as it was written
+// (testdata/replay/record.sh). The replay must reach the same verdicts, findings and records.
 func TestReplayAgreesWithLiveRun(t *testing.T) {
-	for _, c := range []string{"clean", "spill"} {
+	for c := range replayCases {
 		t.Run(c, func(t *testing.T) {
 			_, out, _ := kg(t, "", "demo", "--case", c, "--format", "json")
 			replayed := decode(t, out)
 			var live []result.Gate
-			for _, f := range []string{"live-ptxas.json", "live-sass.json"} {
+			for _, f := range []string{"live-ptxas.json", "live-sass.json", "live-sanitizer.json", "live-check.json"} {
 				b, err := os.ReadFile(filepath.Join("testdata", "replay", c, f))
 				if err != nil {
 					t.Fatal(err)
@@ -164,6 +217,9 @@ func judged(g result.Gate) []string {
 			continue
 		}
 		s := string(f.Severity) + " " + f.Kernel + " " + f.Arch + " " + f.Metric
+		if g.Name == "sanitizer" { // the source line each error is pinned to
+			s += " " + filepath.Base(f.File) + ":" + strconv.Itoa(f.Line)
+		}
 		if f.Value != nil {
 			b, _ := json.Marshal([]any{*f.Value, f.Limit})
 			s += " " + string(b)

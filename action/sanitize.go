@@ -50,6 +50,10 @@ KG_MODE=sanitize and KG_OUT set, or reads logs made elsewhere, and applies the s
 	if err != nil {
 		return exitUsage, err
 	}
+	if tools != "" {
+		// The tools asked for are the tools expected: a listed tool without a run fails.
+		cfg.Sanitizer.Tools = strings.Split(tools, ",")
+	}
 	reading := len(logs)+len(xmls) > 0
 	switch {
 	case reading && len(cmd) > 0:
@@ -182,7 +186,7 @@ func harnessLaunches(path string) (int, bool) {
 func sanitizeRead(logs, xmls, harness []string, stdin io.Reader, cfg config.Config) (result.Gate, error) {
 	var texts, records []sanitizer.Run
 	err := readFiles(logs, stdin, func(r io.Reader, name string) error {
-		rs, err := sanitizer.ParseText(r, name)
+		rs, err := sanitizer.ParseTextWith(r, name, sanitizer.ParseOptions{Tool: toolFromName(name)})
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -193,7 +197,7 @@ func sanitizeRead(logs, xmls, harness []string, stdin io.Reader, cfg config.Conf
 		return result.Gate{}, err
 	}
 	err = readFiles(xmls, stdin, func(r io.Reader, name string) error {
-		run, err := sanitizer.ParseXML(r, name)
+		run, err := sanitizer.ParseXMLWith(r, name, sanitizer.ParseOptions{Tool: toolFromName(name)})
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -216,6 +220,23 @@ func sanitizeRead(logs, xmls, harness []string, stdin io.Reader, cfg config.Conf
 		launches = nil
 	}
 	return sanitizer.Evaluate(runs, launches, cfg.Sanitizer)
+}
+
+// toolFromName finds the tool in a file name ("racecheck.log", "xml_memcheck_oob.xml"): a clean
+// memcheck, initcheck or synccheck log prints the same lines, so only its name can tell.
+// Empty when the name names no tool or more than one.
+func toolFromName(name string) string {
+	base := strings.ToLower(filepath.Base(name))
+	found := ""
+	for _, t := range sanitizer.AllTools() {
+		if strings.Contains(base, t) {
+			if found != "" {
+				return ""
+			}
+			found = t
+		}
+	}
+	return found
 }
 
 // combineByTool pairs each text run with the XML of the same tool; unpaired runs stay as they are.
@@ -242,48 +263,38 @@ func combineByTool(texts, records []sanitizer.Run) []sanitizer.Run {
 // replaySanitizer reads what `kernel-gate sanitize --artifacts DIR` kept: per tool its log,
 // its XML and the harness's output.
 func replaySanitizer(dir string, cfg config.Config) (result.Gate, bool, error) {
-	var logs, xmls []string
+	var texts, records []sanitizer.Run
 	launches := map[string]int{}
 	for _, tool := range sanitizer.AllTools() {
 		log := filepath.Join(dir, tool+".log")
-		if _, err := os.Stat(log); err != nil {
+		if !fileExists(log) {
 			continue
 		}
-		logs = append(logs, log)
+		hint := sanitizer.ParseOptions{Tool: tool}
+		err := readFiles([]string{log}, nil, func(r io.Reader, name string) error {
+			rs, err := sanitizer.ParseTextWith(r, name, hint)
+			texts = append(texts, rs...)
+			return err
+		})
+		if err != nil {
+			return result.Gate{}, true, err
+		}
 		if x := filepath.Join(dir, tool+".xml"); fileExists(x) {
-			xmls = append(xmls, x)
+			err := readFiles([]string{x}, nil, func(r io.Reader, name string) error {
+				run, err := sanitizer.ParseXMLWith(r, name, hint)
+				records = append(records, run)
+				return err
+			})
+			if err != nil {
+				return result.Gate{}, true, err
+			}
 		}
 		if n, ok := harnessLaunches(harnessOut(dir, tool)); ok {
 			launches[tool] = n
 		}
 	}
-	if len(logs) == 0 {
+	if len(texts) == 0 {
 		return result.Gate{}, false, nil
-	}
-	var texts, records []sanitizer.Run
-	for _, l := range logs {
-		f, err := os.Open(l)
-		if err != nil {
-			return result.Gate{}, true, err
-		}
-		rs, err := sanitizer.ParseText(f, l)
-		f.Close()
-		if err != nil {
-			return result.Gate{}, true, fmt.Errorf("%s: %w", l, err)
-		}
-		texts = append(texts, rs...)
-	}
-	for _, x := range xmls {
-		f, err := os.Open(x)
-		if err != nil {
-			return result.Gate{}, true, err
-		}
-		run, err := sanitizer.ParseXML(f, x)
-		f.Close()
-		if err != nil {
-			return result.Gate{}, true, fmt.Errorf("%s: %w", x, err)
-		}
-		records = append(records, run)
 	}
 	g, err := sanitizer.Evaluate(combineByTool(texts, records), launches, cfg.Sanitizer)
 	return g, true, err

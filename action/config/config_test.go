@@ -141,3 +141,27 @@ func TestLimitSourcesCarryLines(t *testing.T) {
 		}
 	}
 }
+
+// The configuration reference in the README must be a config the loader accepts.
+func TestReadmeConfigExampleParses(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(raw), "## Configuration")
+	if !ok {
+		t.Fatal("README has no Configuration section")
+	}
+	_, block, ok := strings.Cut(after, "```yaml\n")
+	if !ok {
+		t.Fatal("the Configuration section has no yaml block")
+	}
+	block, _, _ = strings.Cut(block, "```")
+	c, err := Parse([]byte(block), "README.md")
+	if err != nil {
+		t.Fatalf("the README's example config does not load: %v", err)
+	}
+	if len(c.Sanitizer.Suppress) != 1 || len(c.Correctness.Kernels) != 1 || len(c.PTXAS.Kernels) != 1 || len(c.SASS.Kernels) != 1 {
+		t.Errorf("sections lost: %+v", c)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/kernel-gate/kernel-gate/gates/procgroup"
 )
 
 const (
@@ -32,7 +34,7 @@ func FromNVCC(ctx context.Context, nvcc string) (Version, error) {
 		return Version{}, fmt.Errorf("running %s: %w", what, err)
 	}
 	cmd := exec.CommandContext(ctx, nvcc, "--version")
-	killGroup(cmd)
+	procgroup.KillOnCancel(cmd)
 	cmd.WaitDelay = waitDelay
 	stdout := &capped{max: maxOutput}
 	stderr := &capped{max: maxStderr}

@@ -17,7 +17,7 @@
 //
 // # What the real output says (compute-sanitizer 2025.3.1, CUDA 13.0, H200)
 //
-// The captures under testdata/sanitizer-h200-cuda13.0 and
+// The captures under testdata/sanitizer-h200-cuda13.0, testdata/sanitizer-kernels-h200 and
 // gates/sanitizer/testdata/probe/h200-cuda13.0 show:
 //
 //   - Exit status: 0 when nothing was found, and also with errors unless --error-exitcode
@@ -44,9 +44,13 @@
 //     --save-session-details adds only the host, driver and command line. Records with a
 //     host stack saved "at kernel launch time" prove a launch and name the kernel's device
 //     stub ("__device_stub__Z9oob_writePfi", whence the mangled name); the <func> of a
-//     record is the bare name ("oob_write", "tmpl_oob") whatever --demangle says; racecheck
-//     analysis records have no host stack. Racecheck hazard records (--racecheck-report
-//     hazard) carry no <level>, so warp-level warnings cannot be told from errors there.
+//     record is the bare name ("oob_write", "tmpl_oob"; "flash_fwd" for kg::flash_fwd<64, 64,
+//     false>) whatever --demangle says; racecheck analysis records have no host stack, so
+//     the records of two instantiations of one template differ only in their <pc>. A host
+//     frame in an anonymous namespace has a <pc> but no <func> (the text prints "(anonymous
+//     namespace)::Attention::sanitize()"), so an allocation site read from the XML is the
+//     next named frame. Racecheck hazard records (--racecheck-report hazard) carry no
+//     <level>, so warp-level warnings cannot be told from errors there.
 //   - Killing only the sanitizer of a hung run leaves its TreeLauncherSubreaper and the
 //     target running on the GPU; they share the sanitizer's process group.
 //

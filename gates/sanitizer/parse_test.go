@@ -468,3 +468,54 @@ func TestCombineNames(t *testing.T) {
 		t.Errorf("other tool: %q", c.Problems)
 	}
 }
+
+func TestCombineBareNames(t *testing.T) {
+	// A racecheck analysis record of the XML names its kernel by the bare <func>, "flash_fwd"
+	// for kg::flash_fwd<64, 64, false>: Combine takes the text's name, printed or mangled
+	// (RunTools passes --demangle no).
+	x, err := ParseXML(bytes.NewReader(readCapture(t, "sanitizer-kernels-h200/xml_racecheck_race.xml")), "r.xml")
+	if err != nil || len(x.Records) != 1 || x.Records[0].Kernel != "flash_fwd" {
+		t.Fatalf("%v %+v", err, x.Records)
+	}
+	text := string(readCapture(t, "sanitizer-kernels-h200/xmlrun_racecheck_race.txt"))
+	for _, k := range []string{flashFwdText, flashFwdMangled} {
+		c := Combine(x, parseOne(t, strings.ReplaceAll(text, flashFwdText, k), ""))
+		if c.Source != SourceXML || len(c.Records) != 1 || c.Records[0].Kernel != k || c.Records[0].Hazards != 16384 ||
+			c.Records[0].File != "/work/main/kernels/flash_fwd.cu" || len(c.Problems) != 0 {
+			t.Errorf("%s: %+v", k, c)
+		}
+		if got := displayName(c.Records[0].Kernel); !strings.HasPrefix(got, "kg::flash_fwd<") {
+			t.Errorf("%s: display name %q", k, got)
+		}
+	}
+	// Two instantiations with the same bare name (testdata/replay/race: the causal and the
+	// non-causal flash_fwd, both racing at 177/178): the XML cannot say which record is
+	// which, so the bare name stays and its two records stay one site of 2.
+	x, err = ParseXML(bytes.NewReader(readCapture(t, "replay/race/sanitize/racecheck.xml")), "racecheck.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := parseOne(t, string(readCapture(t, "replay/race/sanitize/racecheck.log")), ToolRacecheck)
+	if len(tr.Records) != 2 {
+		t.Fatalf("text records %+v", tr.Records)
+	}
+	c := Combine(x, tr)
+	if len(c.Records) != 1 || c.Records[0].Kernel != "flash_fwd" || c.Records[0].Count != 2 || c.Records[0].Hazards != 32768 {
+		t.Errorf("two instantiations: %+v", c.Records)
+	}
+}
+
+func TestFrameName(t *testing.T) {
+	for in, want := range map[string]string{
+		"main":     "main",
+		"run(int)": "run",
+		"(anonymous namespace)::Attention::sanitize()": "(anonymous namespace)::Attention::sanitize",
+		"void tmpl_oob<float, (int)3>(float*, int)":    "void tmpl_oob<float, (int)3>",
+		"ns::S::get(int) const":                        "ns::S::get",
+		"(anonymous namespace)":                        "(anonymous namespace)",
+	} {
+		if got := frameName(in); got != want {
+			t.Errorf("frameName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kernel-gate/kernel-gate/gates/procgroup"
 )
 
 // ErrSanitizerMissing reports a compute-sanitizer binary that cannot be found or started.
@@ -193,10 +195,10 @@ func runOne(ctx context.Context, bin, tool string, cmd []string, dir string, o R
 	if len(o.ExtraEnv) > 0 {
 		c.Env = append(os.Environ(), o.ExtraEnv...)
 	}
-	KillGroupOnCancel(c)
+	procgroup.KillOnCancel(c)
 	c.WaitDelay = waitDelay
 	runErr := c.Run()
-	KillGroup(c) // whatever the run left behind
+	procgroup.KillRest(c) // whatever the run left behind
 	if cerr := f.Close(); cerr != nil && runErr == nil {
 		runErr = cerr
 	}

@@ -1125,10 +1125,28 @@ func isRuntimeFrame(fn string) bool {
 		strings.HasPrefix(f, "__wrapper__device_stub") || strings.HasPrefix(f, "void __wrapper__device_stub")
 }
 
-// frameName drops a frame's parameter list: "main" or "run(int)" -> "run".
+// frameName drops a frame's parameter list: "main" or "run(int)" -> "run", and
+// "(anonymous namespace)::Attention::sanitize()" -> "(anonymous namespace)::Attention::sanitize"
+// (the list is the parenthesised group that ends the name, not the first parenthesis).
 func frameName(fn string) string {
-	if i := strings.IndexByte(fn, '('); i > 0 {
-		return fn[:i]
+	s := strings.TrimSuffix(fn, " const")
+	if !strings.HasSuffix(s, ")") {
+		return fn
+	}
+	depth := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case ')':
+			depth++
+		case '(':
+			depth--
+		}
+		if depth == 0 {
+			if i > 0 {
+				return s[:i]
+			}
+			return fn
+		}
 	}
 	return fn
 }

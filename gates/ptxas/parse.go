@@ -9,7 +9,6 @@
 package ptxas
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -19,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+	"github.com/kernel-gate/kernel-gate/gates/linescan"
 )
 
 // Record sources.
@@ -102,32 +102,8 @@ func (l *Log) Parse(r io.Reader, name string, observe Observer) error {
 		l.index, l.diagIndex = map[string]int{}, map[string]int{}
 	}
 	p := parser{log: l, input: name, observe: observe}
-	br := bufio.NewReaderSize(r, 64<<10)
-	var long []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		line := chunk
-		if err == bufio.ErrBufferFull {
-			if len(long) < maxLine {
-				long = append(long, chunk[:min(len(chunk), maxLine-len(long))]...)
-			}
-			continue
-		}
-		if long != nil {
-			if len(long) < maxLine {
-				long = append(long, chunk[:min(len(chunk), maxLine-len(long))]...)
-			}
-			line, long = long, nil
-		}
-		if len(line) > 0 {
-			p.line(line)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("reading %s: %w", name, err)
-		}
+	if err := linescan.Each(r, maxLine, p.line); err != nil {
+		return fmt.Errorf("reading %s: %w", name, err)
 	}
 	p.finish()
 	l.Inputs = append(l.Inputs, Input{Name: name, Lines: p.lineNo, Records: p.records})

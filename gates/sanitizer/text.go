@@ -1,7 +1,6 @@
 package sanitizer
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kernel-gate/kernel-gate/gates/linescan"
 )
 
 // ParseOptions tune ParseTextWith and ParseXMLWith.
@@ -65,32 +66,8 @@ func parseText(r io.Reader, name string, o textOptions) ([]Run, error) {
 		return nil, fmt.Errorf("sanitizer: %s: unknown tool %q (want one of %s)", name, o.Tool, strings.Join(AllTools(), ", "))
 	}
 	p := &textParser{name: name, opts: o}
-	br := bufio.NewReaderSize(r, 64<<10)
-	var long []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		line := chunk
-		if err == bufio.ErrBufferFull {
-			if len(long) < maxLine {
-				long = append(long, chunk[:min(len(chunk), maxLine-len(long))]...)
-			}
-			continue
-		}
-		if long != nil {
-			if len(long) < maxLine {
-				long = append(long, chunk[:min(len(chunk), maxLine-len(long))]...)
-			}
-			line, long = long, nil
-		}
-		if len(line) > 0 {
-			p.line(line)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("sanitizer: reading %s: %w", name, err)
-		}
+	if err := linescan.Each(r, maxLine, p.line); err != nil {
+		return nil, fmt.Errorf("sanitizer: reading %s: %w", name, err)
 	}
 	return p.finish()
 }

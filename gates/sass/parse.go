@@ -1,7 +1,6 @@
 package sass
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+
+	"github.com/kernel-gate/kernel-gate/gates/linescan"
 )
 
 // Format names the tool whose output a Dump was read from.
@@ -89,26 +90,8 @@ func Parse(r io.Reader, opts ParseOptions) (*Dump, error) {
 		return nil, fmt.Errorf("%w: no input", ErrNoFunctions)
 	}
 	p := &parser{opts: opts, cur: -1, intern: map[string]string{}}
-	br := bufio.NewReaderSize(r, maxLine)
-	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			p.line(line)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			if err == nil {
-				continue
-			}
-		} else if len(line) > 0 {
-			p.line(line)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading SASS input (line %d): %w", p.lines+1, err)
-		}
+	if err := linescan.Each(r, maxLine, p.line); err != nil {
+		return nil, fmt.Errorf("reading SASS input (line %d): %w", p.lines+1, err)
 	}
 	return p.finish()
 }

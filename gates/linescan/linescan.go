@@ -1,0 +1,53 @@
+// Package linescan reads a stream line by line without holding more than one line, and
+// bounds a line's length: tool logs can be gigabytes long and a single line can be
+// megabytes (a dump of a huge operand, a binary mistaken for text), so a parser must
+// neither hold the input nor trust its line lengths.
+package linescan
+
+import (
+	"bufio"
+	"io"
+)
+
+// bufSize is the read buffer; lines up to this long are passed without copying.
+const bufSize = 64 << 10
+
+// Each calls fn for every line of r, with its line ending ("\n", or "\r\n") still attached
+// except on a last line without one. A line longer than maxLine is cut to its first maxLine
+// bytes; the rest is skipped. fn must not keep the slice: it is reused.
+func Each(r io.Reader, maxLine int, fn func(line []byte)) error {
+	br := bufio.NewReaderSize(r, bufSize)
+	var long []byte
+	keep := func(chunk []byte) {
+		if len(long) < maxLine {
+			long = append(long, chunk[:min(len(chunk), maxLine-len(long))]...)
+		}
+	}
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			if long == nil {
+				long = make([]byte, 0, min(maxLine, 2*bufSize))
+			}
+			keep(chunk)
+			continue
+		}
+		line := chunk
+		if long != nil {
+			keep(chunk)
+			line, long = long, nil
+		}
+		if len(line) > maxLine {
+			line = line[:maxLine]
+		}
+		if len(line) > 0 {
+			fn(line)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

@@ -8,3 +8,5 @@ require (
 	github.com/sethvargo/go-githubactions v1.3.1
 	gopkg.in/yaml.v3 v3.0.1
 )
+
+require mvdan.cc/sh/v3 v3.14.1 // indirect

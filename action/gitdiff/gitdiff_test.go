@@ -1,0 +1,112 @@
+package gitdiff
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func run(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+func TestChanges(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, "init", "-q", "-b", "main")
+	write := func(p, s string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+		os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644)
+	}
+	write("ci.sh", "echo build\nmake\necho done\n")
+	write("gone.sh", "echo bye\n")
+	write("old name.sh", "echo a\necho b\n")
+	run(t, dir, "add", "-A")
+	run(t, dir, "commit", "-qm", "base")
+	write("ci.sh", "echo build\nmake\nsudo shutdown -h now\necho done\ngcloud compute instances stop vm\n")
+	os.Remove(filepath.Join(dir, "gone.sh"))
+	write("new.sh", "reboot\n")
+	run(t, dir, "mv", "old name.sh", "new name.sh")
+	run(t, dir, "add", "-A")
+	run(t, dir, "commit", "-qm", "head")
+
+	s, err := ParseSpec("HEAD~1..HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := Changes(context.Background(), dir, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, c.Path+" "+strings.Join(ranges(c), ","))
+	}
+	slices.Sort(got)
+	want := []string{"ci.sh 3-3,5-5", "new.sh 1-1"} // a pure rename adds nothing
+	if !slices.Equal(got, want) {
+		t.Errorf("changes %q, want %q", got, want)
+	}
+	ci := cs[slices.IndexFunc(cs, func(c Change) bool { return c.Path == "ci.sh" })]
+	if !ci.Touches(3, 3) || ci.Touches(1, 2) || !ci.Touches(4, 6) || ci.Touches(4, 4) {
+		t.Errorf("Touches is wrong for %+v", ci.Added)
+	}
+	b, err := Show(context.Background(), dir, "HEAD", "ci.sh")
+	if err != nil || !strings.Contains(string(b), "shutdown") {
+		t.Errorf("Show: %q, %v", b, err)
+	}
+	if _, err := Changes(context.Background(), dir, Spec{Base: "nope", Head: "HEAD"}); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("a bad revision must be an error naming it: %v", err)
+	}
+}
+
+func ranges(c Change) []string {
+	var out []string
+	for _, r := range c.Added {
+		out = append(out, strconv.Itoa(r.Start)+"-"+strconv.Itoa(r.End))
+	}
+	return out
+}
+
+func TestParseSpec(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Spec
+		bad  bool
+	}{
+		{"main..HEAD", Spec{"main", "HEAD", false}, false},
+		{"origin/main...feature", Spec{"origin/main", "feature", true}, false},
+		{"abc123", Spec{"abc123", "HEAD", false}, false},
+		{"main..", Spec{"main", "HEAD", false}, false},
+		{"..HEAD", Spec{}, true},
+		{"", Spec{}, true},
+		{"--output=/tmp/x", Spec{}, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseSpec(tt.in)
+		if (err != nil) != tt.bad || got != tt.want {
+			t.Errorf("ParseSpec(%q) = %+v, %v", tt.in, got, err)
+		}
+	}
+}
+
+func TestParseDiffHunks(t *testing.T) {
+	in := "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n@@ -5,2 +5,0 @@\n-c\n-d\n@@ -9,0 +8,3 @@\n+e\n+f\n+g\n"
+	cs, err := parseDiff(strings.NewReader(in))
+	if err != nil || len(cs) != 1 || !slices.Equal(cs[0].Added, []Range{{1, 1}, {8, 10}}) {
+		t.Errorf("got %+v, %v", cs, err)
+	}
+	if _, err := parseDiff(strings.NewReader("+++ b/x\n@@ garbage @@\n")); err == nil {
+		t.Error("a bad hunk header must be an error")
+	}
+}

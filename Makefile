@@ -11,6 +11,7 @@ FUZZ_TARGETS = \
 	./gates/sass:FuzzParse \
 	./gates/toolkit:FuzzScanner \
 	./gates/correctness:FuzzEvaluate \
+	./gates/speedup:FuzzJudge \
 	./gates/benchfile:FuzzRead \
 	./gates/sanitizer:FuzzParseText \
 	./gates/sanitizer:FuzzParseXML \

@@ -24,6 +24,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/result"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/gates/toolkit"
 )
 
@@ -273,6 +274,56 @@ func correctnessGate(r io.Reader, name string, cfg config.Config) (result.Gate, 
 		return result.Gate{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return correctness.Evaluate(f, name, cfg.Correctness)
+}
+
+func runBench(ctx context.Context, args []string, e env) (int, error) {
+	if len(args) == 0 || args[0] != "compare" {
+		return exitUsage, usagef("usage: kernel-gate bench compare [flags] BASE.json HEAD.json (bench run arrives with the A/B runner)")
+	}
+	var c common
+	var maxSlowdown float64
+	fs := newFlagSet("bench compare", e, &c)
+	fs.Float64Var(&maxSlowdown, "max-slowdown", -1, "largest head/base slowdown that is not a failure, as a `FRACTION` (default: the config's, else 0.02)")
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, "Usage: kernel-gate bench compare [flags] BASE.json HEAD.json\n\nJudges two kernel-gate/bench/v1 files made side by side (round i of base beside round i of\nhead): slower, same, faster or inconclusive per kernel × shape.\n\n")
+		fs.PrintDefaults()
+	}
+	files, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		return exitUsage, err
+	}
+	if len(files) != 2 {
+		return exitUsage, usagef("want BASE.json and HEAD.json, got %d file(s)", len(files))
+	}
+	cfg, fmtr, err := setup(c)
+	if err != nil {
+		return exitUsage, err
+	}
+	if maxSlowdown >= 0 {
+		if maxSlowdown >= 1 {
+			return exitUsage, usagef("--max-slowdown %g: want a fraction such as 0.02", maxSlowdown)
+		}
+		cfg.Speedup.MaxSlowdown = &maxSlowdown
+	}
+	var sides [2]*benchfile.File
+	for i, name := range files {
+		err := readFiles([]string{name}, e.stdin, func(r io.Reader, name string) error {
+			f, err := benchfile.Read(r)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			sides[i] = f
+			return nil
+		})
+		if err != nil {
+			return exitUsage, err
+		}
+	}
+	g, err := speedup.Compare(sides[0], sides[1], cfg.Speedup)
+	if err != nil {
+		return exitUsage, usageError{err}
+	}
+	return emit(result.New(toolName(), g), c, fmtr, e)
 }
 
 func runReport(ctx context.Context, args []string, e env) (int, error) {

@@ -19,6 +19,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
 )
 
 // Config is the whole file.
@@ -29,6 +30,7 @@ type Config struct {
 	SASS        sass.Config        `yaml:"sass"`
 	Sanitizer   sanitizer.Config   `yaml:"sanitizer"`
 	Correctness correctness.Config `yaml:"correctness"`
+	Speedup     speedup.Config     `yaml:"speedup"`
 
 	// Path is the file it came from; empty when no file was found (defaults).
 	Path string `yaml:"-"`
@@ -102,13 +104,16 @@ func Parse(raw []byte, name string) (Config, error) {
 	if err := c.Correctness.Validate(); err != nil {
 		return Config{}, err
 	}
+	if err := c.Speedup.Validate(); err != nil {
+		return Config{}, err
+	}
 	return c, nil
 }
 
 // setFile tells every gate's section which file it came from, for messages.
 func (c *Config) setFile(name string) {
 	c.Path = name
-	c.PTXAS.File, c.SASS.File, c.Sanitizer.File, c.Correctness.File = name, name, name, name
+	c.PTXAS.File, c.SASS.File, c.Sanitizer.File, c.Correctness.File, c.Speedup.File = name, name, name, name, name
 }
 
 func cleanYAMLError(err error) error {

@@ -1,0 +1,722 @@
+package speedup
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kernel-gate/kernel-gate/gates/benchfile"
+	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+	"github.com/kernel-gate/kernel-gate/gates/result"
+)
+
+// GateName is the gate's name in results.
+const GateName = "speedup"
+
+// Metric names, as they appear in findings.
+const (
+	// MetricSlowdown is head versus base; value: the ratio head / base, limit: 1 + max_slowdown.
+	MetricSlowdown = "slowdown"
+	// MetricReference is a reference goal; value: the speedup, limit: the goal.
+	MetricReference = "speedup_vs_reference"
+	// MetricDevice marks base and head run on different GPUs or software.
+	MetricDevice = "device"
+	// MetricHarnessError marks a result whose harness reported its own failure.
+	MetricHarnessError = "harness_error"
+	// MetricMissing marks a kernel × shape that one side lacks, or that has no timings.
+	MetricMissing = "missing_result"
+	// MetricSamples marks timings the judge could not use: summary-only results (noise not
+	// assessed) and NaN, Inf, zero or negative timings (dropped).
+	MetricSamples = "samples"
+	// MetricRule marks a config rule that matched nothing.
+	MetricRule = "rule"
+)
+
+// Data is the gate's machine-readable output.
+type Data struct {
+	BaseDevice benchfile.Device `json:"base_device"`
+	HeadDevice benchfile.Device `json:"head_device"`
+	// Confidence is the family-wide level; Family how many comparisons were judged together;
+	// Looks how many looks the add-rounds loop may take; Level the confidence of each
+	// interval after both corrections (Limits.Level).
+	Confidence  float64  `json:"confidence"`
+	Family      int      `json:"family"`
+	Looks       int      `json:"looks"`
+	Level       float64  `json:"level"`
+	Comparisons []Record `json:"comparisons"`
+}
+
+// Record is one kernel × shape compared. Numbers that do not apply (an interval of a
+// summary-only comparison, a bound too few rounds cannot give) are null.
+type Record struct {
+	Kernel  string  `json:"kernel"`
+	Shape   string  `json:"shape"`
+	Verdict Verdict `json:"verdict"`
+	// Ratio is head / base: the median of per-round ratios, or the plain ratio of summaries.
+	Ratio  *float64 `json:"ratio"`
+	CILow  *float64 `json:"ci_low"`
+	CIHigh *float64 `json:"ci_high"`
+	// PValue is the sign test of "head no slower than base by more than the margin".
+	PValue        *float64 `json:"p_value"`
+	Rounds        int      `json:"rounds"`
+	DroppedRounds int      `json:"dropped_rounds"`
+	// Samples counts the valid timings judged, both sides.
+	Samples int `json:"samples"`
+	// GPUSeconds is the time of every valid timing recorded for this kernel × shape (base,
+	// head and reference).
+	GPUSeconds         *float64         `json:"gpu_seconds"`
+	SpeedupVsReference *ReferenceRecord `json:"speedup_vs_reference"`
+}
+
+// ReferenceRecord is the speedup over the head run's reference implementation.
+type ReferenceRecord struct {
+	Name    string      `json:"name"`
+	Speedup *float64    `json:"speedup"`
+	CILow   *float64    `json:"ci_low"`
+	CIHigh  *float64    `json:"ci_high"`
+	Goal    *float64    `json:"goal"`
+	Verdict GoalVerdict `json:"verdict"`
+	Rounds  int         `json:"rounds"`
+}
+
+// timings is one result's timings: rounds when it has samples, else a summary.
+type timings struct {
+	rounds  [][]float64
+	summary map[string]float64 // "p50_us", "mean_us", "min_us"
+}
+
+func (t timings) any() bool { return t.rounds != nil || len(t.summary) > 0 }
+
+func floats(v []benchfile.Float) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+func readTimings(roundsUs [][]benchfile.Float, samplesUs []benchfile.Float, p50, mean, minUs *benchfile.Float) timings {
+	var t timings
+	switch {
+	case len(roundsUs) > 0:
+		t.rounds = make([][]float64, len(roundsUs))
+		for i, r := range roundsUs {
+			t.rounds[i] = floats(r)
+		}
+	case len(samplesUs) > 0:
+		t.rounds = [][]float64{floats(samplesUs)}
+	}
+	for k, v := range map[string]*benchfile.Float{"p50_us": p50, "mean_us": mean, "min_us": minUs} {
+		if v != nil {
+			if t.summary == nil {
+				t.summary = map[string]float64{}
+			}
+			t.summary[k] = float64(*v)
+		}
+	}
+	return t
+}
+
+// summaryOf returns the summary field (p50 first, then mean, then min) that both sides can
+// give: reported, or computed from the samples of a side that has them.
+func summaryOf(a, b timings) (field string, av, bv float64, ok bool) {
+	for _, f := range []string{"p50_us", "mean_us", "min_us"} {
+		x, okA := summaryValue(a, f)
+		y, okB := summaryValue(b, f)
+		if okA && okB {
+			return f, x, y, true
+		}
+	}
+	return "", 0, 0, false
+}
+
+func summaryValue(t timings, field string) (float64, bool) {
+	if v, ok := t.summary[field]; ok {
+		return v, true
+	}
+	if t.rounds == nil {
+		return 0, false
+	}
+	var all []float64
+	for _, r := range t.rounds {
+		v, _ := clean(r)
+		all = append(all, v...)
+	}
+	if len(all) == 0 {
+		return 0, false
+	}
+	switch field {
+	case "p50_us":
+		return median(all), true
+	case "mean_us":
+		return sum(all) / float64(len(all)), true
+	}
+	return slices.Min(all), true
+}
+
+// item is one head result and what it will be compared with.
+type item struct {
+	res          benchfile.Result
+	name         kernelname.Name
+	lim          resolved
+	base         *benchfile.Result
+	head, baseT  timings
+	ref          timings
+	refName      string
+	sampled      bool // both sides have rounds: judged with intervals, else by plain ratio
+	refSampled   bool // the goal is judged with an interval
+	refSummary   bool // the goal is judged by plain ratio
+	skip, errMsg string
+}
+
+// Compare judges head against base, kernel × shape by kernel × shape (bench-mode files read
+// with benchfile.Read), and returns the "speedup" gate. Base and head must come from the
+// same device, driver and toolkit, measured side by side; otherwise nothing is compared and
+// the gate fails. The error is for a config that does not validate or a missing file;
+// everything wrong with the timings is a finding.
+func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
+	g := result.Gate{Name: GateName, Findings: []result.Finding{}}
+	if base == nil || head == nil {
+		return g, errors.New("speedup: need a base and a head harness file")
+	}
+	if err := cfg.Validate(); err != nil {
+		return g, err
+	}
+	top := cfg.base()
+	data := Data{BaseDevice: base.Device, HeadDevice: head.Device, Confidence: top.Confidence,
+		Looks: top.Looks(), Comparisons: []Record{}}
+	finish := func(judged bool, summary string) (result.Gate, error) {
+		if err := g.SetData(data); err != nil {
+			return g, err
+		}
+		g.Decide(judged)
+		g.Summary = summary
+		return g, nil
+	}
+
+	if msg, same := sameDevice(base.Device, head.Device); !same {
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Metric: MetricDevice, Message: msg})
+		return finish(true, "no comparison: "+msg)
+	} else if msg != "" {
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, Metric: MetricDevice, Message: msg})
+	}
+
+	baseBy := map[string]*benchfile.Result{}
+	for i := range base.Results {
+		r := &base.Results[i]
+		baseBy[r.Kernel+"\x00"+r.Shape] = r
+	}
+	inHead := map[string]bool{}
+	used := make([]bool, len(cfg.Kernels))
+	var items []*item
+	family := 0
+	for _, r := range head.Results {
+		key := r.Kernel + "\x00" + r.Shape
+		inHead[key] = true
+		it := &item{res: r, name: kernelname.Parse(r.Kernel), base: baseBy[key]}
+		it.lim = cfg.resolve(it.name, r.Shape)
+		for _, i := range it.lim.matched {
+			used[i] = true
+		}
+		it.head = readTimings(r.RoundsUs, r.SamplesUs, r.P50Us, r.MeanUs, r.MinUs)
+		if r.Reference != nil {
+			it.ref = readTimings(r.Reference.RoundsUs, r.Reference.SamplesUs, r.Reference.P50Us, nil, nil)
+			it.refName = r.Reference.Name
+		}
+		classify(it)
+		if it.sampled {
+			family++
+		}
+		if it.refSampled && it.lim.MinSpeedupVsReference > 0 {
+			family++
+		}
+		items = append(items, it)
+	}
+	data.Family = max(family, 1)
+	data.Level = top.Level(data.Family)
+
+	type row struct {
+		fail  bool
+		ratio float64
+		row   result.Row
+	}
+	var rows []row
+	counts := map[Verdict]int{}
+	for _, it := range items {
+		j := &judge{g: &g, kernel: it.name.Short, label: it.name.Short + " × " + it.res.Shape}
+		cells := []string{it.name.Short, it.res.Shape, "-", "-", "-"}
+		status, order := result.Skip, math.Inf(-1)
+		switch {
+		case it.errMsg != "":
+			j.add(result.Error, it.errMetric(), nil, nil, "%s", it.errMsg)
+			cells[2], status, order = "error", result.Fail, math.Inf(1)
+		case it.skip != "":
+			sev := result.Notice
+			if it.base != nil {
+				sev = result.Warning
+			}
+			j.add(sev, MetricMissing, nil, nil, "%s", it.skip)
+			cells[2] = "not compared"
+		default:
+			rec, ok, err := j.compare(it, data.Family)
+			if err != nil {
+				return g, err
+			}
+			counts[rec.Verdict]++
+			data.Comparisons = append(data.Comparisons, rec)
+			cells[2] = string(rec.Verdict)
+			cells[3] = j.changeCell
+			cells[4] = j.refCell
+			switch {
+			case !ok:
+				status = result.Fail
+			case rec.Verdict == Inconclusive:
+				status = result.Skip
+			default:
+				status = result.Pass
+			}
+			order = 0
+			if rec.Ratio != nil {
+				order = *rec.Ratio
+			}
+		}
+		rows = append(rows, row{status == result.Fail, order, result.Row{Status: status, Cells: cells}})
+	}
+
+	// Kernel × shapes that base has and head does not, and rules.
+	for _, r := range base.Results {
+		if inHead[r.Kernel+"\x00"+r.Shape] {
+			continue
+		}
+		short := kernelname.Parse(r.Kernel).Short
+		if rule, ok := requiredBy(cfg, r.Kernel, r.Shape); ok {
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cfg.file(), Line: rule.Line, Metric: MetricMissing,
+				Message: fmt.Sprintf("%s × %s: in base but not in head, and required by rule %s (%s): a shape that disappears must not pass", short, r.Shape, cfg.where(rule.Line), rule.describe())})
+			continue
+		}
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, Kernel: short, Metric: MetricMissing,
+			Message: fmt.Sprintf("%s × %s: in base but not in head, so not compared (was it removed or renamed?)", short, r.Shape)})
+	}
+	for i, r := range cfg.Kernels {
+		if len(r.Shapes) > 0 {
+			requireShapes(&g, cfg, r, head, base)
+			continue
+		}
+		if !used[i] {
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, File: cfg.file(), Line: r.Line, Metric: MetricRule,
+				Message: fmt.Sprintf("rule %s (%s) matches no result in head: its limits were not used (was the kernel renamed?)", cfg.where(r.Line), r.Match)})
+		}
+	}
+
+	slices.SortStableFunc(rows, func(a, b row) int {
+		if a.fail != b.fail {
+			if a.fail {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(b.ratio, a.ratio)
+	})
+	g.Table = &result.Table{Columns: []string{"kernel", "shape", "verdict", "head vs base", "vs reference"}}
+	for _, r := range rows {
+		g.Table.Rows = append(g.Table.Rows, r.row)
+	}
+	judged := len(data.Comparisons) > 0
+	if !judged && g.Count(result.Error) == 0 {
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Notice, Metric: MetricMissing,
+			Message: "nothing to compare: no kernel × shape has timings in both base and head (run the harness with KG_MODE=bench)"})
+	}
+	on := ""
+	if head.Device.Name != "" {
+		on = " on " + head.Device.Name
+	}
+	var parts []string
+	for _, v := range []Verdict{Slower, Inconclusive, Same, Faster} {
+		if counts[v] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
+		}
+	}
+	summary := fmt.Sprintf("%d kernel × shape pair(s) compared%s", len(data.Comparisons), on)
+	if len(parts) > 0 {
+		summary += ": " + strings.Join(parts, ", ")
+	}
+	summary += fmt.Sprintf("; %d error(s), %d warning(s)", g.Count(result.Error), g.Count(result.Warning))
+	return finish(judged || g.Count(result.Error) > 0, summary)
+}
+
+// classify decides how an item is compared, or why it is not.
+func classify(it *item) {
+	r := it.res
+	if r.Error != "" {
+		it.errMsg = "the harness failed in head: " + harnessMessage(r.Error)
+		return
+	}
+	if !it.head.any() {
+		it.errMsg = "head has no timings (rounds_us, samples_us or p50_us/mean_us/min_us): nothing to compare is not a pass"
+		return
+	}
+	if it.base == nil {
+		it.skip = "new in head: no base timings to compare with"
+		return
+	}
+	if it.base.Error != "" {
+		it.skip = "the harness failed in base, so there is nothing to compare with: " + harnessMessage(it.base.Error)
+		return
+	}
+	it.baseT = readTimings(it.base.RoundsUs, it.base.SamplesUs, it.base.P50Us, it.base.MeanUs, it.base.MinUs)
+	switch {
+	case it.head.rounds != nil && it.baseT.rounds != nil:
+		it.sampled = true
+	case it.baseT.any():
+		if _, _, _, ok := summaryOf(it.baseT, it.head); !ok {
+			it.skip = "base and head report no common timing (rounds, p50_us, mean_us or min_us)"
+			return
+		}
+	default:
+		it.skip = "base has no timings for it, so there is nothing to compare with"
+		return
+	}
+	if it.ref.any() {
+		if it.sampled && it.ref.rounds != nil {
+			it.refSampled = true
+		} else if _, _, _, ok := summaryOf(it.ref, it.head); ok {
+			it.refSummary = true
+		}
+	}
+}
+
+func (it *item) errMetric() string {
+	if it.res.Error != "" {
+		return MetricHarnessError
+	}
+	return MetricMissing
+}
+
+// judge collects one kernel × shape's findings.
+type judge struct {
+	g             *result.Gate
+	kernel, label string
+	errors        int
+	// changeCell and refCell are the table's words for head vs base and vs reference.
+	changeCell, refCell string
+}
+
+func (j *judge) add(sev result.Severity, metric string, value, lim *float64, format string, args ...any) {
+	if sev == result.Error {
+		j.errors++
+	}
+	j.g.Findings = append(j.g.Findings, result.Finding{
+		Severity: sev, Kernel: j.kernel, Metric: metric, Value: value, Limit: lim,
+		Message: j.label + ": " + fmt.Sprintf(format, args...),
+	})
+}
+
+// compare judges one item and returns its record; ok is false when it fails the gate.
+func (j *judge) compare(it *item, family int) (Record, bool, error) {
+	lim := it.lim.Limits
+	t := 1 + lim.MaxSlowdown
+	var jd Judgement
+	if it.sampled {
+		p := Pair{Base: it.baseT.rounds, Head: it.head.rounds}
+		if it.refSampled {
+			p.Reference = it.ref.rounds
+		}
+		var err error
+		if jd, err = JudgePair(p, lim, family); err != nil {
+			return Record{}, false, err
+		}
+	} else {
+		field, b, h, _ := summaryOf(it.baseT, it.head)
+		c, err := judgeSummary(b, h, field, lim)
+		if err != nil {
+			j.add(result.Error, MetricSamples, nil, nil, "%s is %s in base and %s in head: a timing must be a finite number > 0", field, fnum(b), fnum(h))
+			return Record{Kernel: it.res.Kernel, Shape: it.res.Shape, Verdict: Inconclusive}, false, nil
+		}
+		jd.Comparison = c
+	}
+	c := jd.Comparison
+	rec := Record{Kernel: it.res.Kernel, Shape: it.res.Shape, Verdict: c.Verdict, Ratio: num(c.Center),
+		CILow: num(c.Lo), CIHigh: num(c.Hi), PValue: num(c.PValue), Rounds: c.Rounds,
+		DroppedRounds: c.DroppedRounds, Samples: c.Samples, GPUSeconds: num(jd.GPUSeconds)}
+	j.changeCell = changeText(c)
+	margin := fmt.Sprintf("max_slowdown %s %s", pctNum(lim.MaxSlowdown), it.lim.margin.text())
+
+	if c.InvalidSamples > 0 {
+		j.add(result.Warning, MetricSamples, result.Num(c.InvalidSamples), nil,
+			"%d timing(s) were NaN, Inf, zero or negative: dropped and not judged (is the harness's timer right?)", c.InvalidSamples)
+	}
+	dropped := ""
+	if c.DroppedRounds > 0 {
+		dropped = fmt.Sprintf("; %d round(s) dropped (a side had no valid timing in them)", c.DroppedRounds)
+	}
+	switch {
+	case c.SummaryOnly:
+		j.add(result.Warning, MetricSamples, nil, nil, "no samples: noise not assessed; judged by the plain ratio of %s (head/base %s), never claimed significant: report rounds_us to get a confidence interval",
+			c.SummaryField, ratioNum(c.Center))
+		if c.Verdict == Slower {
+			j.add(result.Error, MetricSlowdown, num(c.Center), num(t), "%s slower by the plain ratio of %s, more than %s (no samples: noise not assessed)",
+				pctNum(c.Center-1), c.SummaryField, margin)
+		}
+	case c.Verdict == Slower:
+		j.add(result.Error, MetricSlowdown, num(c.Center), num(t), "%s; the whole %s interval is above 1 + %s (sign test p = %s <= %s)%s",
+			j.changeCell, pct(c.Level), margin, fnumShort(c.PValue), fnumShort(c.PThreshold), dropped)
+	case c.Verdict == Inconclusive:
+		next := NeedMore(jd, lim)
+		tail := fmt.Sprintf("the runner should add %d round(s) and judge again", next)
+		if next == 0 {
+			tail = fmt.Sprintf("the budget is spent (max_rounds %d, gpu_seconds_budget %s s, %.3g s used): reported as a warning, not a pass", lim.MaxRounds, fnum(lim.GPUSecondsBudget), jd.GPUSeconds)
+		}
+		j.add(result.Warning, MetricSlowdown, num(c.Center), num(t), "inconclusive: %s; %s, at %s confidence (%s; sign test p = %s); %s%s",
+			j.changeCell, c.Why, pct(c.Level), margin, fnumShort(c.PValue), tail, dropped)
+	default:
+		j.add(result.Notice, MetricSlowdown, num(c.Center), num(t), "%s: %s; the whole %s interval is below 1 + %s%s",
+			c.Verdict, j.changeCell, pct(c.Level), margin, dropped)
+	}
+
+	// The reference goal.
+	g := it.lim.MinSpeedupVsReference
+	switch {
+	case jd.Reference != nil:
+		s := *jd.Reference
+		s.Name = it.refName
+		rec.SpeedupVsReference = &ReferenceRecord{Name: s.Name, Speedup: num(s.Center), CILow: num(s.Lo), CIHigh: num(s.Hi),
+			Goal: goalNum(g), Verdict: s.Verdict, Rounds: s.Rounds}
+		j.refCell = refText(s)
+		j.judgeGoal(s, it.lim.goal)
+	case it.refSummary:
+		field, rv, hv, _ := summaryOf(it.ref, it.head)
+		s := Speedup{Estimate: Estimate{Center: rv / hv, Lo: math.NaN(), Hi: math.NaN(), SummaryOnly: true, SummaryField: field},
+			Name: it.refName, Goal: g, Verdict: NoGoal}
+		if !(s.Center > 0) || math.IsInf(s.Center, 0) {
+			j.add(result.Warning, MetricReference, nil, goalNum(g), "the reference's %s (%s) or head's (%s) is not a finite number > 0: speedup not measured", field, fnum(rv), fnum(hv))
+			break
+		}
+		if g > 0 {
+			s.Verdict = GoalMet
+			if s.Center < g {
+				s.Verdict = GoalMissed
+			}
+		}
+		rec.SpeedupVsReference = &ReferenceRecord{Name: s.Name, Speedup: num(s.Center), Goal: goalNum(g), Verdict: s.Verdict}
+		j.refCell = refText(s)
+		if g > 0 {
+			j.add(result.Warning, MetricSamples, nil, nil, "no samples: noise not assessed for the speedup over %s (plain ratio of %s)", refLabel(s.Name), field)
+			j.judgeGoal(s, it.lim.goal)
+		}
+	case g > 0:
+		j.add(result.Warning, MetricReference, nil, num(g), "min_speedup_vs_reference %s× is set %s but head reports no usable reference timings: the goal was not checked",
+			fnum(g), it.lim.goal.text())
+	}
+	return rec, j.errors == 0, nil
+}
+
+// judgeGoal reports a reference goal's verdict.
+func (j *judge) judgeGoal(s Speedup, from setting) {
+	if s.Goal <= 0 {
+		return
+	}
+	what := fmt.Sprintf("min_speedup_vs_reference %s× over %s %s", fnum(s.Goal), refLabel(s.Name), from.text())
+	switch s.Verdict {
+	case GoalMissed:
+		if s.SummaryOnly {
+			j.add(result.Error, MetricReference, num(s.Center), num(s.Goal), "%s, below %s (plain ratio of %s; no samples: noise not assessed)", refText(s), what, s.SummaryField)
+			return
+		}
+		j.add(result.Error, MetricReference, num(s.Center), num(s.Goal), "%s: the whole %s interval is below %s", refText(s), pct(s.Level), what)
+	case GoalInconclusive:
+		j.add(result.Warning, MetricReference, num(s.Center), num(s.Goal), "inconclusive: %s; %s (%s interval, against %s): reported as a warning, not a pass", refText(s), s.Why, pct(s.Level), what)
+	case GoalMet:
+		j.add(result.Notice, MetricReference, num(s.Center), num(s.Goal), "%s meets %s", refText(s), what)
+	}
+}
+
+// requiredBy returns the rule with shapes that requires kernel × shape.
+func requiredBy(cfg Config, kernel, shape string) (Rule, bool) {
+	name := kernelname.Parse(kernel)
+	for _, r := range cfg.Kernels {
+		if len(r.Shapes) > 0 && r.matches(name, shape) {
+			return r, true
+		}
+	}
+	return Rule{}, false
+}
+
+// requireShapes reports a rule with shapes whose kernel × shapes head does not report.
+// Those base has are reported already (in base, not in head).
+func requireShapes(g *result.Gate, cfg Config, r Rule, head, base *benchfile.File) {
+	glob := kernelname.Glob(r.Match)
+	has := func(f *benchfile.File, kernel, shape string) bool {
+		return slices.ContainsFunc(f.Results, func(x benchfile.Result) bool { return x.Kernel == kernel && x.Shape == shape })
+	}
+	var kernels []string
+	for _, x := range head.Results {
+		if kernelname.Parse(x.Kernel).Matches(glob) && !slices.Contains(kernels, x.Kernel) {
+			kernels = append(kernels, x.Kernel)
+		}
+	}
+	rule := fmt.Sprintf("%s (%s)", cfg.where(r.Line), r.describe())
+	if len(kernels) == 0 {
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, File: cfg.file(), Line: r.Line, Metric: MetricMissing,
+			Message: fmt.Sprintf("rule %s requires a kernel matching %s with shapes %s, but head has none (a kernel that disappears must not pass)", rule, r.Match, strings.Join(r.Shapes, ", "))})
+		return
+	}
+	for _, k := range kernels {
+		for _, s := range r.Shapes {
+			if has(head, k, s) || has(base, k, s) {
+				continue
+			}
+			short := kernelname.Parse(k).Short
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cfg.file(), Line: r.Line, Metric: MetricMissing,
+				Message: fmt.Sprintf("%s × %s: required by rule %s but reported by neither base nor head", short, s, rule)})
+		}
+	}
+}
+
+// sameDevice compares the devices: different names, compute capabilities, drivers or
+// toolkits mean the timings were not taken side by side. msg is a warning when they agree
+// but a field is missing on both sides.
+func sameDevice(a, b benchfile.Device) (msg string, same bool) {
+	var diff, unknown []string
+	for _, f := range []struct{ key, a, b string }{
+		{"device", a.Name, b.Name}, {"compute capability", a.ComputeCap, b.ComputeCap},
+		{"driver", a.Driver, b.Driver}, {"CUDA", a.CUDA, b.CUDA},
+	} {
+		switch {
+		case f.a != f.b:
+			diff = append(diff, fmt.Sprintf("%s %q in base, %q in head", f.key, f.a, f.b))
+		case f.a == "":
+			unknown = append(unknown, f.key)
+		}
+	}
+	if len(diff) > 0 {
+		return "base and head did not run on the same device, driver and toolkit (" + strings.Join(diff, "; ") +
+			"): timings from different setups are not a side-by-side comparison, so nothing was compared", false
+	}
+	if len(unknown) > 0 {
+		return "neither harness file reports the " + strings.Join(unknown, ", ") + ": cannot verify that base and head ran side by side on the same setup", true
+	}
+	return "", true
+}
+
+// changeText renders head vs base in plain words: "3.1% slower (2.4–3.8%), 12 rounds".
+func changeText(c Comparison) string {
+	if c.SummaryOnly {
+		return fmt.Sprintf("%s by %s, no samples: noise not assessed", signedPct(c.Center-1), c.SummaryField)
+	}
+	if c.Rounds == 0 {
+		return "no round with timings on both sides"
+	}
+	rounds := fmt.Sprintf("%d round", c.Rounds)
+	if c.Rounds != 1 {
+		rounds += "s"
+	}
+	d, lo, hi := 100*(c.Center-1), 100*(c.Lo-1), 100*(c.Hi-1)
+	loInf, hiInf := math.IsInf(c.Lo, 0) || math.IsNaN(c.Lo), math.IsInf(c.Hi, 0) || math.IsNaN(c.Hi)
+	switch {
+	case loInf && hiInf:
+		return fmt.Sprintf("%s (no interval: too few rounds), %s", signedPct(c.Center-1), rounds)
+	case loInf:
+		return fmt.Sprintf("%s (at most %s; too few rounds for a lower bound), %s", signedPct(c.Center-1), signedPct(c.Hi-1), rounds)
+	case hiInf:
+		return fmt.Sprintf("%s (at least %s; too few rounds for an upper bound), %s", signedPct(c.Center-1), signedPct(c.Lo-1), rounds)
+	case lo >= 0 && d >= 0:
+		return fmt.Sprintf("%.1f%% slower (%.1f–%.1f%%), %s", d, lo, hi, rounds)
+	case hi <= 0 && d <= 0:
+		return fmt.Sprintf("%.1f%% faster (%.1f–%.1f%%), %s", -d, -hi, -lo, rounds)
+	}
+	return fmt.Sprintf("%s (%s to %s), %s", signedPct(c.Center-1), signedPct(c.Lo-1), signedPct(c.Hi-1), rounds)
+}
+
+// refText renders the speedup over a reference: "15.3× torch.sdpa (14.9–15.8×), goal 15×".
+func refText(s Speedup) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%.3g× %s", s.Center, refLabel(s.Name))
+	switch {
+	case s.SummaryOnly:
+		fmt.Fprintf(&b, " (by %s, no samples)", s.SummaryField)
+	case (math.IsInf(s.Lo, 0) || math.IsNaN(s.Lo)) && (math.IsInf(s.Hi, 0) || math.IsNaN(s.Hi)):
+		fmt.Fprintf(&b, " (no interval: too few rounds)")
+	case math.IsInf(s.Lo, 0) || math.IsNaN(s.Lo):
+		fmt.Fprintf(&b, " (at most %.3g×)", s.Hi)
+	case math.IsInf(s.Hi, 0) || math.IsNaN(s.Hi):
+		fmt.Fprintf(&b, " (at least %.3g×)", s.Lo)
+	default:
+		fmt.Fprintf(&b, " (%.3g–%.3g×)", s.Lo, s.Hi)
+	}
+	if s.Goal > 0 {
+		fmt.Fprintf(&b, ", goal %s×", fnum(s.Goal))
+	}
+	return b.String()
+}
+
+func refLabel(name string) string {
+	if strings.TrimSpace(name) == "" {
+		return "the reference"
+	}
+	return strings.ToValidUTF8(name, "\uFFFD")
+}
+
+// signedPct renders a fraction as a signed percentage: "+2.3%", "−0.4%".
+func signedPct(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return fnum(f)
+	}
+	switch v := 100 * f; {
+	case math.Abs(v) < 0.05:
+		return "0.0%"
+	case v < 0:
+		return fmt.Sprintf("−%.1f%%", -v)
+	default:
+		return fmt.Sprintf("+%.1f%%", v)
+	}
+}
+
+// pctNum renders a fraction as a percentage: "2%", "3.1%".
+func pctNum(f float64) string { return fmt.Sprintf("%.3g%%", 100*f) }
+
+func ratioNum(r float64) string { return fmt.Sprintf("%.4g", r) }
+
+func fnumShort(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fnum(v)
+	}
+	return fmt.Sprintf("%.2g", v)
+}
+
+func goalNum(g float64) *float64 {
+	if g <= 0 {
+		return nil
+	}
+	return &g
+}
+
+// num returns a pointer for JSON; nil for a non-finite number, which JSON cannot hold.
+func num(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// maxMessage bounds a harness error quoted in a finding.
+const maxMessage = 2000
+
+// harnessMessage trims a harness error for a message, keeping valid UTF-8.
+func harnessMessage(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "(an error made of white space)"
+	}
+	if len(s) > maxMessage {
+		cut := maxMessage
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}

@@ -12,4 +12,4 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require mvdan.cc/sh/v3 v3.14.1 // indirect
+require mvdan.cc/sh/v3 v3.14.1

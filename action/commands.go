@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/action/report"
 	"github.com/kernel-gate/kernel-gate/baseline"
+	"github.com/kernel-gate/kernel-gate/gates/abrun"
 	"github.com/kernel-gate/kernel-gate/gates/benchfile"
 	"github.com/kernel-gate/kernel-gate/gates/correctness"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
@@ -277,8 +279,118 @@ func correctnessGate(r io.Reader, name string, cfg config.Config) (result.Gate, 
 }
 
 func runBench(ctx context.Context, args []string, e env) (int, error) {
-	if len(args) == 0 || args[0] != "compare" {
-		return exitUsage, usagef("usage: kernel-gate bench compare [flags] BASE.json HEAD.json (bench run arrives with the A/B runner)")
+	if len(args) == 0 || (args[0] != "compare" && args[0] != "run") {
+		return exitUsage, usagef("usage: kernel-gate bench run [flags] (time base and head side by side and judge them), or kernel-gate bench compare [flags] BASE.json HEAD.json")
+	}
+	if args[0] == "run" {
+		var c common
+		var baseCmd, headCmd, baseRef, buildCmd, harnessCmd, artifacts, shapes, timeout, smi string
+		var roundsBudget, samples int
+		fs := newFlagSet("bench run", e, &c)
+		fs.StringVar(&baseCmd, "base-cmd", "", "base's harness `CMD` (shell words); goes with --head-cmd")
+		fs.StringVar(&headCmd, "head-cmd", "", "head's harness `CMD` (shell words); goes with --base-cmd")
+		fs.StringVar(&baseRef, "base", "", "build base from the merge base of `REV` and HEAD (default: the config's bench.base_ref, else origin/main)")
+		fs.StringVar(&buildCmd, "build", "", "shell `CMD` that builds the harness in each tree (default: the config's bench.build)")
+		fs.StringVar(&harnessCmd, "harness", "", "harness `CMD` run in each tree, relative to it (default: the config's bench.harness)")
+		fs.IntVar(&roundsBudget, "rounds-budget", 0, "run at most `N` rounds, dropped ones included (default: the config's bench.rounds_budget, else twice speedup.max_rounds)")
+		fs.StringVar(&artifacts, "artifacts", "", "keep the merged base.json and head.json, the logs and a failed run's file in `DIR`")
+		fs.IntVar(&samples, "samples", 0, "KG_SAMPLES: launches timed per round, `N` (default: the config's bench.samples, else 30)")
+		fs.StringVar(&shapes, "shapes", "", "KG_SHAPES: comma-separated `SHAPES` (default: the config's bench.shapes, else the harness's)")
+		fs.StringVar(&timeout, "timeout", "", "per-run `DURATION` before a harness is killed with its process group (default: the config's bench.timeout, else 10m)")
+		fs.StringVar(&smi, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH`, asked (read only) for clocks and throttling before each round")
+		fs.Usage = func() {
+			fmt.Fprint(e.stderr, `Usage: kernel-gate bench run [flags] --base-cmd CMD --head-cmd CMD
+       kernel-gate bench run [flags] [--base REV] [--build CMD] --harness CMD
+
+Runs the base and head harnesses (KG_MODE=bench, KG_ROUNDS=1) alternately on one GPU in ABBA
+order after a warm-up, drops rounds the GPU was throttled in (nvidia-smi, read only), adds
+rounds while a kernel × shape is inconclusive, and judges them with the speedup gate. Without
+--base-cmd/--head-cmd, base is built from the merge base with REV in a temporary git
+worktree and head from the working tree. A harness that crashes, hangs or writes no valid
+file fails the gate.
+
+`)
+			fs.PrintDefaults()
+		}
+		rest, err := parseInterspersed(fs, args[1:])
+		if err != nil {
+			return exitUsage, err
+		}
+		if len(rest) > 0 {
+			return exitUsage, usagef("bench run takes no file arguments (got %q): the harness commands are --base-cmd/--head-cmd or --harness", rest[0])
+		}
+		cfg, fmtr, err := setup(c)
+		if err != nil {
+			return exitUsage, err
+		}
+		bc := cfg.Bench
+		set, err := bc.Settings()
+		if err != nil {
+			return exitUsage, usageError{err}
+		}
+		if samples != 0 {
+			if samples < 0 {
+				return exitUsage, usagef("--samples %d: want a positive number of launches", samples)
+			}
+			set.Samples = samples
+		}
+		if shapes != "" {
+			set.Shapes = nil
+			for _, s := range strings.Split(shapes, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					set.Shapes = append(set.Shapes, s)
+				}
+			}
+		}
+		if timeout != "" {
+			d, err := time.ParseDuration(timeout)
+			if err != nil || d <= 0 {
+				return exitUsage, usagef("--timeout %q: want a positive duration such as 90s or 10m", timeout)
+			}
+			set.Timeout = d
+		}
+		if roundsBudget != 0 {
+			if roundsBudget < 0 {
+				return exitUsage, usagef("--rounds-budget %d: want a positive number of rounds", roundsBudget)
+			}
+			set.RoundsBudget = roundsBudget
+		}
+		o := abrun.Options{Bench: set, Speedup: cfg.Speedup, ArtifactDir: artifacts, NvidiaSMI: smi,
+			Progress: e.stderr, Getenv: e.getenv}
+		switch {
+		case baseCmd != "" || headCmd != "":
+			if baseCmd == "" || headCmd == "" {
+				return exitUsage, usagef("--base-cmd and --head-cmd go together")
+			}
+			if baseRef != "" || buildCmd != "" || harnessCmd != "" {
+				return exitUsage, usagef("give either --base-cmd and --head-cmd, or --base/--build/--harness, not both")
+			}
+			for i, line := range []string{baseCmd, headCmd} {
+				argv, err := abrun.SplitCommand(line, e.getenv)
+				if err != nil {
+					return exitUsage, usagef("--%s-cmd: %v", []string{"base", "head"}[i], err)
+				}
+				if i == 0 {
+					o.Base = abrun.Command{Argv: argv}
+				} else {
+					o.Head = abrun.Command{Argv: argv}
+				}
+			}
+		default:
+			w := abrun.Worktree{Dir: ".", BaseRef: cmp.Or(baseRef, set.BaseRef), Build: cmp.Or(buildCmd, set.Build), Harness: cmp.Or(harnessCmd, set.Harness)}
+			if w.Harness == "" {
+				return exitUsage, usagef("nothing to run: give --base-cmd and --head-cmd, or --harness (with --build to build it), or set bench.harness and bench.build in the config")
+			}
+			if _, err := abrun.SplitCommand(w.Harness, e.getenv); err != nil {
+				return exitUsage, usagef("--harness: %v", err)
+			}
+			o.Worktree = &w
+		}
+		g, err := abrun.Run(ctx, o)
+		if err != nil {
+			return exitUsage, err
+		}
+		return emit(result.New(toolName(), g), c, fmtr, e)
 	}
 	var c common
 	var maxSlowdown float64

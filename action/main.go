@@ -64,7 +64,10 @@ Usage:
   kernel-gate sass [flags] --sass FILE   judge SASS from cuobjdump --dump-sass or nvdisasm
   kernel-gate sanitize [flags] -- CMD    run compute-sanitizer's four tools on CMD and judge (or --log/--xml FILE)
   kernel-gate check [flags] FILE...      judge harness results (kernel-gate/bench/v1) for correctness
+  kernel-gate bench run [flags]          time base and head side by side (ABBA) on one GPU and judge them
   kernel-gate bench compare BASE HEAD    judge head vs base timings (kernel-gate/bench/v1) side by side
+  kernel-gate guard [PATHS...]           block commands that would stop, reboot or reset the GPU machine
+  kernel-gate guard --diff BASE..HEAD    the same, judging only what the change adds
   kernel-gate report [flags] FILE        render a saved JSON result again
   kernel-gate demo [flags]               replay the recorded real GPU run in testdata/ (no GPU needed)
   kernel-gate version                    print the version
@@ -94,6 +97,8 @@ func run(ctx context.Context, args []string, e env) int {
 		code, err = runCheck(ctx, rest, e)
 	case "sanitize":
 		code, err = runSanitize(ctx, rest, e)
+	case "guard":
+		code, err = runGuard(ctx, rest, e)
 	case "bench":
 		code, err = runBench(ctx, rest, e)
 	case "report":

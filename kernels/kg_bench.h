@@ -5,6 +5,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -82,12 +83,14 @@ inline std::string driver_version() {
     char line[512] = {0};
     const bool ok = std::fgets(line, sizeof line, f) != nullptr;
     std::fclose(f);
+    // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  ..." or, with the open
+    // module, "... Open Kernel Module for x86_64  580.159.04 ...": the first dotted number
+    // after "Kernel Module".
     const char* k = ok ? std::strstr(line, "Kernel Module") : nullptr;
     if (k) {
       std::istringstream in(k + std::strlen("Kernel Module"));
-      std::string v;
-      in >> v;
-      if (!v.empty()) return v;
+      for (std::string v; in >> v;)
+        if (std::isdigit((unsigned char)v[0]) && v.find('.') != std::string::npos) return v;
     }
   }
   int driver = 0;

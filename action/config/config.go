@@ -15,7 +15,9 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"gopkg.in/yaml.v3"
 
+	"github.com/kernel-gate/kernel-gate/gates/abrun"
 	"github.com/kernel-gate/kernel-gate/gates/correctness"
+	"github.com/kernel-gate/kernel-gate/gates/guard"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
@@ -31,6 +33,8 @@ type Config struct {
 	Sanitizer   sanitizer.Config   `yaml:"sanitizer"`
 	Correctness correctness.Config `yaml:"correctness"`
 	Speedup     speedup.Config     `yaml:"speedup"`
+	Bench       abrun.Config       `yaml:"bench"`
+	Guard       guard.Config       `yaml:"guard"`
 
 	// Path is the file it came from; empty when no file was found (defaults).
 	Path string `yaml:"-"`
@@ -107,13 +111,20 @@ func Parse(raw []byte, name string) (Config, error) {
 	if err := c.Speedup.Validate(); err != nil {
 		return Config{}, err
 	}
+	if err := c.Bench.Validate(); err != nil {
+		return Config{}, err
+	}
+	if err := c.Guard.Validate(); err != nil {
+		return Config{}, err
+	}
 	return c, nil
 }
 
 // setFile tells every gate's section which file it came from, for messages.
 func (c *Config) setFile(name string) {
 	c.Path = name
-	c.PTXAS.File, c.SASS.File, c.Sanitizer.File, c.Correctness.File, c.Speedup.File = name, name, name, name, name
+	c.PTXAS.File, c.SASS.File, c.Sanitizer.File, c.Correctness.File, c.Speedup.File, c.Guard.File = name, name, name, name, name, name
+	c.Bench.File = name
 }
 
 func cleanYAMLError(err error) error {

@@ -1,0 +1,123 @@
+package abrun
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+func TestParseSection(t *testing.T) {
+	c, err := ParseSection([]byte(`cuda: ">=12.4"
+bench:
+  build: "nvcc -O3 -o build/harness kernels/harness.cu"
+  harness: "./build/harness --fast"
+  base_ref: origin/develop
+  shapes: [mission, long]
+  samples: 50
+  timeout: 90s
+  build_timeout: 20m
+  rounds_budget: 256
+  env: {KG_KERNELS: flash_fwd, CUDA_VISIBLE_DEVICES: "0"}
+speedup:
+  min_rounds: 8
+`), "kg.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Build != "nvcc -O3 -o build/harness kernels/harness.cu" || s.Harness != "./build/harness --fast" || s.BaseRef != "origin/develop" ||
+		!slices.Equal(s.Shapes, []string{"mission", "long"}) || s.Samples != 50 || s.Timeout != 90*time.Second ||
+		s.BuildTimeout != 20*time.Minute || s.RoundsBudget != 256 ||
+		!slices.Equal(s.Env, []string{"CUDA_VISIBLE_DEVICES=0", "KG_KERNELS=flash_fwd"}) {
+		t.Errorf("settings %+v", s)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	for _, text := range []string{"", "cuda: \">=12\"\n", "bench: {}\n"} {
+		c, err := ParseSection([]byte(text), "kg.yml")
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		s, err := c.Settings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Samples != DefaultSamples || s.Timeout != DefaultTimeout || s.BuildTimeout != DefaultBuildTimeout || s.BaseRef != DefaultBaseRef || s.RoundsBudget != 0 || s.Harness != "" {
+			t.Errorf("%q: %+v", text, s)
+		}
+	}
+}
+
+// Every bad setting is an error that names the key and its line.
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"bench:\n  harnes: ./h\n", `kg.yml:2: unknown key "harnes" in bench`},
+		{"bench:\n  samples: 0\n", "kg.yml:2: bench.samples: must be between 1"},
+		{"bench:\n  timeout: soon\n", `kg.yml:2: bench.timeout: "soon" is not a duration`},
+		{"bench:\n  build_timeout: -1m\n", "kg.yml:2: bench.build_timeout: \"-1m\" must be positive"},
+		{"bench:\n  build: make\n", "kg.yml:2: bench.build: set harness too"},
+		{"bench:\n  harness: \"'unclosed\"\n", "kg.yml:2: bench.harness:"},
+		{"bench:\n  shapes: [a, \"b,c\"]\n", "kg.yml:2: bench.shapes: shapes[1]"},
+		{"bench:\n  env: {KG_OUT: /tmp/x}\n", "KG_OUT is set by the runner"},
+		{"bench:\n  env: {\"A-B\": x}\n", `"A-B" is not a variable name`},
+		{"bench:\n  rounds_budget: 0\n", "bench.rounds_budget: must be at least 1"},
+		{"bench:\n  base_ref: --all\n", "bench.base_ref"},
+		{"bench:\n  samples: many\n", "kg.yml: bench:"},
+	} {
+		_, err := ParseSection([]byte(tc.text), "kg.yml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.text, err, tc.want)
+		}
+	}
+}
+
+// The section decodes as part of a bigger file (as action/config will hold it).
+func TestDecodeAsField(t *testing.T) {
+	var f struct {
+		Bench Config `yaml:"bench"`
+	}
+	if err := yaml.Unmarshal([]byte("bench:\n  harness: python3 bench.py\n  samples: 5\n"), &f); err != nil {
+		t.Fatal(err)
+	}
+	f.Bench.File = "kernel-gate.yml"
+	s, err := f.Bench.Settings()
+	if err != nil || s.Harness != "python3 bench.py" || s.Samples != 5 {
+		t.Fatalf("%+v %v", s, err)
+	}
+	f.Bench.Timeout = "x"
+	if err := f.Bench.Validate(); err == nil || !strings.Contains(err.Error(), "kernel-gate.yml: bench.timeout") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestSplitCommand(t *testing.T) {
+	env := func(k string) string {
+		if k == "BUILD" {
+			return "/tmp/b"
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		line string
+		want []string
+		bad  bool
+	}{
+		{`./harness --fast`, []string{"./harness", "--fast"}, false},
+		{`python3 "my bench.py" -k 'a b'`, []string{"python3", "my bench.py", "-k", "a b"}, false},
+		{`$BUILD/harness`, []string{"/tmp/b/harness"}, false},
+		{``, nil, true},
+		{`"unclosed`, nil, true},
+	} {
+		got, err := SplitCommand(tc.line, env)
+		if (err != nil) != tc.bad || !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %q %v", tc.line, got, err)
+		}
+	}
+}

@@ -1,0 +1,53 @@
+// Package abrun is the A/B benchmark runner behind `kernel-gate bench run`: it times the
+// base and head harnesses (kernel-gate/bench/v1, KG_MODE=bench) side by side on one GPU and
+// judges them with the speedup gate. It does no GitHub I/O.
+//
+// # Rounds
+//
+// Each harness run is one round: KG_ROUNDS=1, KG_SAMPLES single-launch timings of every
+// kernel × shape (KG_SHAPES), written to KG_OUT and read with benchfile.Read; a result's
+// rounds_us[0] becomes that side's round. Base and head alternate in ABBA order — the k-th
+// kept round runs base first when k is even and head first when it is odd — so whatever
+// favours the first (or second) run of a round cancels out, and round k of base is judged
+// only beside round k of head. A warm-up round of both runs first and is discarded (it
+// also proves both harnesses work before any time is spent).
+//
+// # Clocks
+//
+// Before each round the runner asks nvidia-smi, read only, for the SM clock, the
+// temperature and the active clock event reasons (`nvidia-smi
+// --query-gpu=clocks.sm,temperature.gpu,clocks_event_reasons.active
+// --format=csv,noheader,nounits`, with --id from CUDA_VISIBLE_DEVICES when it names a GPU).
+// A round taken while a reason other than none (0x0) and GPU idle (0x1) was active is run
+// but dropped: its timings are not judged, its GPU time still counts against the budget,
+// and it is listed in the gate's data (runner.dropped_rounds) and a warning. It never sets
+// clocks or anything else. Without nvidia-smi the runner says so in a warning and goes on.
+//
+// # When to stop
+//
+// After the speedup config's min_rounds kept rounds the runner judges every kernel × shape
+// as the gate will (speedup.JudgePair, with the same family for the Bonferroni level) and
+// asks speedup.NeedMore how many rounds to add; while any pair is inconclusive it adds the
+// most any pair needs (one harness run times every pair, so all get the same rounds), until
+// every pair is decided, NeedMore says max_rounds or gpu_seconds_budget is reached, or the
+// runner's own rounds budget (default twice max_rounds, dropped rounds included) is spent.
+// Then the merged files go to speedup.Compare, whose gate this package returns with the
+// runner's findings and data (Data) added.
+//
+// # Failures
+//
+// A harness run that exits non-zero, is killed, times out (each run has a timeout and is
+// killed with its whole process group), writes no file or an invalid one, or reports
+// another device than before, stops the runner: the gate fails with an error finding that
+// names the side, the round and why, quoting the end of its output. A failed build of
+// base or head fails it the same way. Nothing is ever passed for want of timings.
+//
+// # Base and head
+//
+// Either two given commands (Options.Base and Options.Head), or a Worktree: base is the
+// merge base of the base branch (origin/main) and HEAD, checked out with `git worktree add
+// --detach` in a temporary directory that is removed afterwards, even on error; head is
+// the working tree. The build command runs in each (sh -c), then the harness. The merged
+// base.json and head.json are kept in the artifact directory, so `kernel-gate bench
+// compare` can judge them again.
+package abrun

@@ -1,0 +1,853 @@
+package abrun
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kernel-gate/kernel-gate/gates/benchfile"
+	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
+)
+
+// Metric names of the runner's findings (the judge's are speedup's).
+const (
+	// MetricRun marks a harness run that failed: crashed, hung, wrote no or a bad file.
+	MetricRun = "harness_run"
+	// MetricBuild marks a failed build of base or head.
+	MetricBuild = "build"
+	// MetricThrottled marks rounds dropped because the GPU was throttled.
+	MetricThrottled = "throttled"
+	// MetricClocks marks what nvidia-smi said, or that it could not be asked.
+	MetricClocks = "clocks"
+	// MetricRounds marks how the add-rounds loop ended, and rounds a result was missing from.
+	MetricRounds = "rounds"
+)
+
+// Why the loop stopped (RunnerData.Stopped).
+const (
+	StopDecided     = "decided"           // every pair decided
+	StopBudget      = "budget_spent"      // NeedMore: max_rounds or gpu_seconds_budget reached
+	StopRounds      = "rounds_budget"     // the most rounds the runner may run were run
+	StopFailed      = "failed"            // a harness run or a build failed
+	StopDevices     = "different_devices" // base and head run on different setups
+	StopNothing     = "nothing_to_time"   // no kernel × shape has timings on both sides
+	defaultSMI      = "nvidia-smi"
+	maxListedDrops  = 10
+	progressEveryN  = 10
+	harnessLogLabel = "harness"
+)
+
+// Options is one A/B run.
+type Options struct {
+	// Base and Head are the harness commands; ignored when Worktree is set.
+	Base, Head Command
+	// Worktree, when set, builds base from the merge base and head from the working tree.
+	Worktree *Worktree
+	// Bench holds shapes, samples, timeouts, the rounds budget and extra variables
+	// (Config.Settings).
+	Bench Settings
+	// Speedup is the judge's config: margins, confidence, min/max rounds, GPU budget.
+	Speedup speedup.Config
+	// ArtifactDir keeps the merged base.json and head.json (for `bench compare`), the
+	// harness and build logs and a failed run's file; "" keeps nothing.
+	ArtifactDir string
+	// NvidiaSMI is the nvidia-smi to ask (a name on PATH or a path; default nvidia-smi).
+	NvidiaSMI string
+	// Environ is the environment the commands start from (default os.Environ()).
+	Environ []string
+	// Progress gets a line now and then (nil: none).
+	Progress io.Writer
+	// Getenv expands $VARIABLES in the worktree's harness command (nil: none expand).
+	Getenv func(string) string
+}
+
+// Data is the gate's data: the judge's (speedup.Data, inlined) and the runner's.
+type Data struct {
+	speedup.Data
+	Runner RunnerData `json:"runner"`
+}
+
+// RunnerData says how the timings were taken.
+type RunnerData struct {
+	// Mode is "commands" (two given commands) or "worktree" (built from git).
+	Mode        string `json:"mode"`
+	BaseCommand string `json:"base_command"`
+	HeadCommand string `json:"head_command"`
+	BaseDir     string `json:"base_dir,omitempty"`
+	HeadDir     string `json:"head_dir,omitempty"`
+	// BaseRef and BaseRev are the branch and the merge base built as base (worktree mode).
+	BaseRef string   `json:"base_ref,omitempty"`
+	BaseRev string   `json:"base_rev,omitempty"`
+	Shapes  []string `json:"shapes"`
+	Samples int      `json:"samples"`
+	// Rounds is how many rounds were kept and judged; RoundsRun how many were run (the
+	// warm-up round not counted), dropped ones included; RoundsBudget the most it could run.
+	Rounds       int `json:"rounds"`
+	RoundsRun    int `json:"rounds_run"`
+	RoundsBudget int `json:"rounds_budget"`
+	// DroppedRounds are the rounds dropped because the GPU was throttled before them.
+	DroppedRounds []Clock `json:"dropped_rounds"`
+	// Clocks is nvidia-smi's reading before each round (warm-up included); empty when it
+	// could not be asked.
+	Clocks []Clock `json:"clocks"`
+	// Stopped says why no more rounds were run.
+	Stopped string `json:"stopped"`
+	// Failure is the run or build that failed the gate.
+	Failure *Failure `json:"failure,omitempty"`
+	// BaseFile and HeadFile are the merged harness files in the artifacts.
+	BaseFile    string  `json:"base_file,omitempty"`
+	HeadFile    string  `json:"head_file,omitempty"`
+	WallSeconds float64 `json:"wall_seconds"`
+}
+
+// pair is one kernel × shape's rounds from both sides.
+type pair struct {
+	kernel, shape string
+	// seen: the side reported it in some run; timed: with timings.
+	seen, timed, refTimed [2]bool
+	rounds, ref           [2][][]benchfile.Float
+	refName               [2]string
+	err                   [2]string // the first error the harness reported for it
+	missing               [2]int    // kept rounds in which the side had no timing for it
+	summary               [2]string // a summary field used as the round's one timing
+	droppedSeconds        float64   // GPU time of its throttled rounds
+}
+
+func (p *pair) label() string { return p.kernel + " × " + p.shape }
+
+// comparable: both sides timed it and reported no error, so the loop judges it.
+func (p *pair) comparable() bool {
+	return p.timed[0] && p.timed[1] && p.err[0] == "" && p.err[1] == ""
+}
+
+type runner struct {
+	o        Options
+	set      Settings
+	cmds     [2]Command
+	work     string
+	logs     [2]*os.File
+	logPaths [2]string
+	smi      *smi
+	data     RunnerData
+	pairs    []*pair
+	byKey    map[string]*pair
+	devices  [2]*benchfile.Device
+	kept     int
+	findings []result.Finding
+	warned   map[string]bool
+	// cleanup removes the base worktree; nil in commands mode.
+	cleanup func()
+}
+
+// Run runs the A/B benchmark and judges it: the speedup gate, with the runner's findings
+// and data added. Every failure of a harness run or a build is an error finding, never a
+// pass. The error is for options that cannot work (a bad config, no git merge base, an
+// unwritable artifact directory) or a cancelled ctx.
+func Run(ctx context.Context, o Options) (result.Gate, error) {
+	start := time.Now()
+	if err := o.Speedup.Validate(); err != nil {
+		return result.Gate{}, err
+	}
+	r := &runner{o: o, set: o.Bench, byKey: map[string]*pair{}, warned: map[string]bool{}}
+	if r.set.Samples <= 0 {
+		r.set.Samples = DefaultSamples
+	}
+	if r.set.Timeout <= 0 {
+		r.set.Timeout = DefaultTimeout
+	}
+	if r.set.BuildTimeout <= 0 {
+		r.set.BuildTimeout = DefaultBuildTimeout
+	}
+	if r.o.Environ == nil {
+		r.o.Environ = os.Environ()
+	}
+	r.data = RunnerData{Mode: "commands", Shapes: r.set.Shapes, Samples: r.set.Samples,
+		DroppedRounds: []Clock{}, Clocks: []Clock{}}
+	if r.data.Shapes == nil {
+		r.data.Shapes = []string{}
+	}
+	if o.ArtifactDir != "" {
+		if err := os.MkdirAll(o.ArtifactDir, 0o755); err != nil {
+			return result.Gate{}, fmt.Errorf("artifact directory: %w", err)
+		}
+	}
+	work, err := os.MkdirTemp("", "kernel-gate-bench-")
+	if err != nil {
+		return result.Gate{}, err
+	}
+	defer os.RemoveAll(work)
+	r.work = work
+
+	fail, err := r.prepare(ctx)
+	if cleanup := r.cleanup; cleanup != nil {
+		defer cleanup()
+	}
+	if err != nil {
+		return result.Gate{}, err
+	}
+	defer r.closeLogs()
+	if fail == nil {
+		fail, err = r.measure(ctx)
+		if err != nil {
+			return result.Gate{}, err
+		}
+	}
+	r.data.WallSeconds = math.Round(time.Since(start).Seconds()*1000) / 1000
+	return r.gate(fail)
+}
+
+// prepare sets the two commands: given, or built from git. A failed build is a Failure.
+func (r *runner) prepare(ctx context.Context) (*Failure, error) {
+	w := r.o.Worktree
+	if w == nil {
+		for i, c := range []Command{r.o.Base, r.o.Head} {
+			if len(c.Argv) == 0 || c.Argv[0] == "" {
+				return nil, fmt.Errorf("no %s harness command", sideOf(i))
+			}
+			r.cmds[i] = c
+		}
+		r.describe()
+		return nil, nil
+	}
+	words, err := SplitCommand(w.Harness, r.o.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("bench.harness: %w", err)
+	}
+	r.data.Mode = "worktree"
+	r.data.BaseRef = w.BaseRef
+	if r.data.BaseRef == "" {
+		r.data.BaseRef = DefaultBaseRef
+	}
+	base, head, cleanup, err := checkoutBase(ctx, *w)
+	r.cleanup = cleanup
+	if err != nil {
+		return nil, err
+	}
+	r.data.BaseRev = base.rev
+	trees := [2]tree{base, head}
+	for i, t := range trees {
+		r.cmds[i] = harnessCommand(words, t)
+	}
+	r.describe()
+	if strings.TrimSpace(w.Build) != "" {
+		for i, t := range trees {
+			r.progress("building %s in %s", sideOf(i), t.dir)
+			fail, err := build(ctx, sideOf(i), w.Build, t, r.set.BuildTimeout, r.o.Environ, r.o.ArtifactDir)
+			if err != nil || fail != nil {
+				return fail, err
+			}
+		}
+	}
+	return nil, nil
+}
+
+func (r *runner) describe() {
+	r.data.BaseCommand, r.data.HeadCommand = describeCommand(r.cmds[0]), describeCommand(r.cmds[1])
+	r.data.BaseDir, r.data.HeadDir = r.cmds[0].Dir, r.cmds[1].Dir
+}
+
+func (r *runner) progress(format string, a ...any) {
+	if r.o.Progress != nil {
+		fmt.Fprintf(r.o.Progress, "kernel-gate bench run: "+format+"\n", a...)
+	}
+}
+
+// warn adds a finding once per key.
+func (r *runner) warn(key string, sev result.Severity, metric, kernel, format string, a ...any) {
+	if r.warned[key] {
+		return
+	}
+	r.warned[key] = true
+	r.findings = append(r.findings, result.Finding{Severity: sev, Metric: metric, Kernel: kernel, Message: fmt.Sprintf(format, a...)})
+}
+
+func (r *runner) openLogs() error {
+	if r.o.ArtifactDir == "" {
+		return nil
+	}
+	for i := range r.logs {
+		p := filepath.Join(r.o.ArtifactDir, sideOf(i).String()+"-"+harnessLogLabel+".log")
+		f, err := os.Create(p)
+		if err != nil {
+			return fmt.Errorf("the %s harness log: %w", sideOf(i), err)
+		}
+		r.logs[i], r.logPaths[i] = f, p
+	}
+	return nil
+}
+
+func (r *runner) closeLogs() {
+	for _, f := range r.logs {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+}
+
+func (s Side) String() string { return string(s) }
+
+// runHarness runs one side once (round 0 is the warm-up) and reads its file.
+func (r *runner) runHarness(ctx context.Context, side Side, round int) (*benchfile.File, *Failure, error) {
+	i := side.index()
+	c := r.cmds[i]
+	out := filepath.Join(r.work, fmt.Sprintf("%s-%d.json", side, round))
+	_ = os.Remove(out)
+	label := "warm-up round"
+	if round > 0 {
+		label = fmt.Sprintf("round %d", round)
+	}
+	spec := runSpec{argv: c.Argv, dir: c.Dir, timeout: r.set.Timeout, logCap: runLogBytes,
+		env: harnessEnv(r.o.Environ, r.set.Env, r.set.Shapes, r.set.Samples, out)}
+	if f := r.logs[i]; f != nil {
+		fmt.Fprintf(f, "==> kernel-gate bench run: %s, %s: %s <==\n", side, label, describeCommand(c))
+		spec.log = f
+	}
+	res, err := execute(ctx, spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(why string) (*benchfile.File, *Failure, error) {
+		name := fmt.Sprintf("failed-%s-round%d.json", side, round)
+		return nil, &Failure{Side: side, Stage: "run", Round: round, Why: why, Output: res.output,
+			File: keepFile(out, r.o.ArtifactDir, name), Log: r.logPaths[i]}, nil
+	}
+	if res.why != "" {
+		why := res.why
+		if !strings.HasPrefix(why, "timed out") && !strings.HasPrefix(why, "could not") {
+			why = "the harness " + why
+			if errs := harnessErrors(out); errs != "" {
+				why += "; it reports: " + errs
+			}
+		}
+		return fail(why)
+	}
+	f, why := readHarnessFile(out)
+	if why != "" {
+		return fail(why)
+	}
+	if prev := r.devices[i]; prev == nil {
+		d := f.Device
+		r.devices[i] = &d
+	} else if *prev != f.Device {
+		return fail(fmt.Sprintf("it reported the device %s, not %s as before: the GPU, driver or toolkit changed during the run", deviceText(f.Device), deviceText(*prev)))
+	}
+	_ = os.Remove(out)
+	return f, nil, nil
+}
+
+func deviceText(d benchfile.Device) string {
+	return fmt.Sprintf("%q (compute %s, driver %s, CUDA %s)", d.Name, d.ComputeCap, d.Driver, d.CUDA)
+}
+
+// roundOf picks a result's timings for one round: rounds_us[0], else samples_us, else one
+// summary number. extra is how many more rounds the run wrote.
+func roundOf(rounds [][]benchfile.Float, samples []benchfile.Float, summaries map[string]*benchfile.Float) (t []benchfile.Float, summary string, extra int, ok bool) {
+	switch {
+	case len(rounds) > 0:
+		return append([]benchfile.Float{}, rounds[0]...), "", len(rounds) - 1, true
+	case len(samples) > 0:
+		return append([]benchfile.Float{}, samples...), "", 0, true
+	}
+	for _, k := range []string{"p50_us", "mean_us", "min_us"} {
+		if v := summaries[k]; v != nil {
+			return []benchfile.Float{*v}, k, 0, true
+		}
+	}
+	return nil, "", 0, false
+}
+
+// seconds sums the valid timings of a round, in seconds.
+func seconds(t []benchfile.Float) float64 {
+	s := 0.0
+	for _, v := range t {
+		if v > 0 && v.Finite() {
+			s += float64(v)
+		}
+	}
+	return s / 1e6
+}
+
+// take records one round of both sides: kept (the timings join the pairs' rounds),
+// dropped (their GPU time is counted against the budget) or the warm-up (only which
+// results each side reports, and their errors).
+func (r *runner) take(files [2]*benchfile.File, round int, mode string) {
+	type cur struct {
+		t, ref   []benchfile.Float
+		got, rok bool
+	}
+	now := map[*pair]*[2]cur{}
+	for i, f := range files {
+		side := sideOf(i)
+		for _, res := range f.Results {
+			key := res.Kernel + "\x00" + res.Shape
+			p := r.byKey[key]
+			if p == nil {
+				p = &pair{kernel: res.Kernel, shape: res.Shape}
+				r.byKey[key] = p
+				r.pairs = append(r.pairs, p)
+			}
+			p.seen[i] = true
+			if res.Error != "" && p.err[i] == "" {
+				p.err[i] = res.Error
+				r.warn("err\x00"+string(side)+key, result.Warning, MetricRun, res.Kernel,
+					"%s: the %s harness reported an error in its %s: %s", p.label(), side, roundLabel(round), clip(strings.TrimSpace(res.Error), 500))
+			}
+			if mode == "warm-up" {
+				continue
+			}
+			c := now[p]
+			if c == nil {
+				c = &[2]cur{}
+				now[p] = c
+			}
+			t, summary, extra, ok := roundOf(res.RoundsUs, res.SamplesUs, map[string]*benchfile.Float{"p50_us": res.P50Us, "mean_us": res.MeanUs, "min_us": res.MinUs})
+			if ok {
+				c[i].t, c[i].got = t, true
+				if summary != "" && p.summary[i] == "" {
+					p.summary[i] = summary
+					r.warn("summary\x00"+string(side)+key, result.Notice, MetricRounds, res.Kernel,
+						"%s: the %s harness reports no per-launch timings, only %s: each round holds that one number", p.label(), side, summary)
+				}
+				if extra > 0 {
+					r.warn("extra\x00"+string(side), result.Warning, MetricRounds, "",
+						"the %s harness wrote %d rounds per run though KG_ROUNDS=1 asked for one: only the first of each run is used", side, extra+1)
+				}
+			}
+			if ref := res.Reference; ref != nil {
+				if rt, _, _, rok := roundOf(ref.RoundsUs, ref.SamplesUs, map[string]*benchfile.Float{"p50_us": ref.P50Us}); rok {
+					c[i].ref, c[i].rok = rt, true
+					if p.refName[i] == "" {
+						p.refName[i] = ref.Name
+					}
+				}
+			}
+		}
+	}
+	switch mode {
+	case "warm-up":
+		return
+	case "dropped":
+		for p, c := range now {
+			for i := range c {
+				p.droppedSeconds += seconds(c[i].t) + seconds(c[i].ref)
+			}
+		}
+		return
+	}
+	for _, p := range r.pairs {
+		c := now[p]
+		if c == nil {
+			c = &[2]cur{}
+		}
+		for i := range 2 {
+			if c[i].got {
+				p.timed[i] = true
+			} else if p.seen[i] {
+				p.missing[i]++
+			}
+			p.rounds[i] = append(pad(p.rounds[i], r.kept), nonNil(c[i].t))
+			if c[i].rok {
+				p.refTimed[i] = true
+			}
+			p.ref[i] = append(pad(p.ref[i], r.kept), nonNil(c[i].ref))
+		}
+	}
+	r.kept++
+}
+
+// pad fills rounds a pair was not seen in with empty rounds.
+func pad(rounds [][]benchfile.Float, n int) [][]benchfile.Float {
+	for len(rounds) < n {
+		rounds = append(rounds, []benchfile.Float{})
+	}
+	return rounds
+}
+
+func nonNil(t []benchfile.Float) []benchfile.Float {
+	if t == nil {
+		return []benchfile.Float{}
+	}
+	return t
+}
+
+func roundLabel(round int) string {
+	if round == 0 {
+		return "warm-up round"
+	}
+	return fmt.Sprintf("round %d", round)
+}
+
+func floats(rounds [][]benchfile.Float) [][]float64 {
+	out := make([][]float64, len(rounds))
+	for i, r := range rounds {
+		out[i] = make([]float64, len(r))
+		for j, v := range r {
+			out[i][j] = float64(v)
+		}
+	}
+	return out
+}
+
+// judgeAll judges every comparable pair as the gate will and returns how many rounds to
+// add (the most any undecided pair needs, 0 when none needs more or none can have more)
+// and how many pairs are undecided.
+func (r *runner) judgeAll() (need, undecided, judged int, err error) {
+	family := 0
+	for _, p := range r.pairs {
+		if !p.comparable() {
+			continue
+		}
+		family++
+		if p.refTimed[1] && r.o.Speedup.Limits(p.kernel, p.shape).MinSpeedupVsReference > 0 {
+			family++
+		}
+	}
+	for _, p := range r.pairs {
+		if !p.comparable() {
+			continue
+		}
+		judged++
+		lim := r.o.Speedup.Limits(p.kernel, p.shape)
+		pr := speedup.Pair{Base: floats(p.rounds[0]), Head: floats(p.rounds[1])}
+		if p.refTimed[1] {
+			pr.Reference = floats(p.ref[1])
+		}
+		j, err := speedup.JudgePair(pr, lim, family)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		j.GPUSeconds += p.droppedSeconds
+		if j.Verdict == speedup.Inconclusive || (j.Reference != nil && j.Reference.Verdict == speedup.GoalInconclusive) {
+			undecided++
+		}
+		need = max(need, speedup.NeedMore(j, lim))
+	}
+	return need, undecided, judged, nil
+}
+
+// measure runs the warm-up round and the timed rounds until every pair is decided or the
+// budgets are spent. A failed run ends it.
+func (r *runner) measure(ctx context.Context) (*Failure, error) {
+	if err := r.openLogs(); err != nil {
+		return nil, err
+	}
+	name := r.o.NvidiaSMI
+	if name == "" {
+		name = defaultSMI
+	}
+	s, err := newSMI(name, r.o.Environ)
+	if err != nil {
+		r.warn("smi", result.Warning, MetricClocks, "",
+			"%s was not found (%v): SM clocks, temperature and throttling were not checked, so no round was dropped for throttling", name, err)
+	} else {
+		r.smi = s
+	}
+	// min_rounds and max_rounds are top-level settings (rules set margins and goals only).
+	top := r.o.Speedup.Limits("", "")
+	budget := r.set.RoundsBudget
+	if budget <= 0 {
+		budget = 2 * top.MaxRounds
+	}
+	r.data.RoundsBudget = budget
+	smiFailures := 0
+	clock := func(round int) Clock {
+		if r.smi == nil {
+			return Clock{Round: round}
+		}
+		c, err := r.smi.sample(ctx, round, func(msg string) { r.warn("smi-many", result.Warning, MetricClocks, "", "%s", msg) })
+		if err != nil {
+			smiFailures++
+			r.warn("smi-fail", result.Warning, MetricClocks, "", "asking nvidia-smi for the clocks failed (%v): rounds it could not read were kept unchecked", err)
+			return Clock{Round: round}
+		}
+		if _, err := strconv.ParseUint(c.Reasons, 0, 64); err != nil {
+			r.warn("smi-reasons", result.Warning, MetricClocks, "",
+				"nvidia-smi gives no clock event reasons (%q): throttling was not checked for such rounds", c.Reasons)
+		}
+		r.data.Clocks = append(r.data.Clocks, c)
+		return c
+	}
+
+	// The warm-up round: discarded, but it must work.
+	clock(0)
+	var files [2]*benchfile.File
+	for i := range 2 {
+		f, fail, err := r.runHarness(ctx, sideOf(i), 0)
+		if err != nil || fail != nil {
+			return fail, err
+		}
+		files[i] = f
+	}
+	r.take(files, 0, "warm-up")
+	r.progress("warm-up round done: %d kernel × shape result(s)", len(r.pairs))
+	if *r.devices[0] != *r.devices[1] {
+		r.data.Stopped = StopDevices
+		return nil, nil
+	}
+	comparable := 0
+	for _, p := range r.pairs {
+		if p.seen[0] && p.seen[1] && p.err[0] == "" && p.err[1] == "" {
+			comparable++
+		}
+	}
+	if comparable == 0 {
+		r.data.Stopped = StopNothing
+		return nil, nil
+	}
+
+	target := top.MinRounds
+	for {
+		if r.kept >= target && r.kept > 0 {
+			need, undecided, judged, err := r.judgeAll()
+			if err != nil {
+				return nil, err
+			}
+			if judged == 0 {
+				r.data.Stopped = StopNothing
+				break
+			}
+			if need == 0 {
+				r.data.Stopped = StopDecided
+				if undecided > 0 {
+					r.data.Stopped = StopBudget
+				}
+				r.progress("%d rounds: %d of %d pair(s) decided; done", r.kept, judged-undecided, judged)
+				break
+			}
+			r.progress("%d rounds: %d of %d pair(s) decided; adding %d round(s)", r.kept, judged-undecided, judged, need)
+			target = r.kept + need
+		}
+		if r.data.RoundsRun >= budget {
+			r.data.Stopped = StopRounds
+			_, undecided, _, err := r.judgeAll()
+			if err != nil {
+				return nil, err
+			}
+			if undecided > 0 || r.kept < target {
+				r.warn("rounds-budget", result.Warning, MetricRounds, "",
+					"the runner stopped at its rounds budget (%d rounds run, %d kept) with %d pair(s) undecided: they are reported as inconclusive, not passed", r.data.RoundsRun, r.kept, undecided)
+			}
+			break
+		}
+		r.data.RoundsRun++
+		round := r.data.RoundsRun
+		c := clock(round)
+		// ABBA: the k-th kept round runs base first when k is even, head first when odd.
+		order := [2]int{0, 1}
+		if r.kept%2 == 1 {
+			order = [2]int{1, 0}
+		}
+		for _, i := range order {
+			f, fail, err := r.runHarness(ctx, sideOf(i), round)
+			if err != nil || fail != nil {
+				r.data.Stopped = StopFailed
+				return fail, err
+			}
+			files[i] = f
+		}
+		if c.Throttled {
+			r.data.DroppedRounds = append(r.data.DroppedRounds, c)
+			r.take(files, round, "dropped")
+			r.progress("round %d dropped: the GPU was throttled (%s)", round, strings.Join(c.ReasonNames, ", "))
+			continue
+		}
+		r.take(files, round, "kept")
+		if round%progressEveryN == 0 {
+			r.progress("round %d done (%d kept)", round, r.kept)
+		}
+	}
+	if smiFailures > 0 {
+		r.warn("smi-count", result.Warning, MetricClocks, "", "nvidia-smi could not be read before %d of %d round(s)", smiFailures, r.data.RoundsRun+1)
+	}
+	return nil, nil
+}
+
+// merged is one side's rounds as one harness file: round i beside the other side's round i.
+func (r *runner) merged(i int) *benchfile.File {
+	f := &benchfile.File{Schema: benchfile.Schema, Results: []benchfile.Result{},
+		Request: &benchfile.Request{Mode: benchfile.ModeBench, Shapes: r.set.Shapes, Rounds: r.kept, Samples: r.set.Samples}}
+	if d := r.devices[i]; d != nil {
+		f.Device = *d
+	}
+	for _, p := range r.pairs {
+		if !p.seen[i] {
+			continue
+		}
+		res := benchfile.Result{Kernel: p.kernel, Shape: p.shape, Error: p.err[i]}
+		if p.timed[i] {
+			res.RoundsUs = pad(p.rounds[i], r.kept)
+		}
+		if p.refTimed[i] {
+			res.Reference = &benchfile.Reference{Name: p.refName[i], RoundsUs: pad(p.ref[i], r.kept)}
+		}
+		f.Results = append(f.Results, res)
+	}
+	return f
+}
+
+// writeMerged encodes a merged file, reads it back as `bench compare` will, and keeps it in
+// the artifacts.
+func (r *runner) writeMerged(i int) (*benchfile.File, string, error) {
+	var buf bytes.Buffer
+	if err := benchfile.Write(&buf, r.merged(i)); err != nil {
+		return nil, "", err
+	}
+	f, err := benchfile.Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		return nil, "", fmt.Errorf("the merged %s file does not read back: %w", sideOf(i), err)
+	}
+	path := ""
+	if r.o.ArtifactDir != "" {
+		path = filepath.Join(r.o.ArtifactDir, sideOf(i).String()+".json")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			return nil, "", fmt.Errorf("writing the merged %s file: %w", sideOf(i), err)
+		}
+	}
+	return f, path, nil
+}
+
+// gate judges the merged files and adds the runner's findings and data.
+func (r *runner) gate(fail *Failure) (result.Gate, error) {
+	r.data.Rounds = r.kept
+	r.notes()
+	var files [2]*benchfile.File
+	for i := range 2 {
+		if len(r.merged(i).Results) == 0 {
+			continue // nothing ran (a failed build or warm-up)
+		}
+		f, path, err := r.writeMerged(i)
+		if err != nil {
+			return result.Gate{}, err
+		}
+		files[i] = f
+		if i == 0 {
+			r.data.BaseFile = path
+		} else {
+			r.data.HeadFile = path
+		}
+	}
+	if fail != nil {
+		r.data.Failure = fail
+		r.data.Stopped = StopFailed
+		metric := MetricRun
+		if fail.Stage == "build" {
+			metric = MetricBuild
+		}
+		g := result.Gate{Name: speedup.GateName, Findings: []result.Finding{{Severity: result.Error, Metric: metric, Message: fail.message()}}}
+		g.Findings = append(g.Findings, r.findings...)
+		sd := speedup.Data{Confidence: r.o.Speedup.Limits("", "").Confidence, Comparisons: []speedup.Record{}}
+		if d := r.devices[0]; d != nil {
+			sd.BaseDevice = *d
+		}
+		if d := r.devices[1]; d != nil {
+			sd.HeadDevice = *d
+		}
+		if err := g.SetData(Data{Data: sd, Runner: r.data}); err != nil {
+			return g, err
+		}
+		g.Decide(true)
+		g.Summary = "no comparison: the " + fail.where() + " failed: " + firstLine(fail.Why)
+		return g, nil
+	}
+	if files[0] == nil || files[1] == nil {
+		return result.Gate{}, errors.New("abrun: no harness file to judge")
+	}
+	g, err := speedup.Compare(files[0], files[1], r.o.Speedup)
+	if err != nil {
+		return g, err
+	}
+	var sd speedup.Data
+	if err := json.Unmarshal(g.Data, &sd); err != nil {
+		return g, fmt.Errorf("abrun: reading the judge's data: %w", err)
+	}
+	if n := len(r.data.DroppedRounds); n > 0 {
+		for i := range sd.Comparisons {
+			sd.Comparisons[i].DroppedRounds += n
+		}
+	}
+	if err := g.SetData(Data{Data: sd, Runner: r.data}); err != nil {
+		return g, err
+	}
+	judged := g.Verdict != result.Skip
+	g.Findings = append(g.Findings, r.findings...)
+	g.Decide(judged)
+	// The judge's summary ends with its counts; count the runner's findings too.
+	if i := strings.LastIndex(g.Summary, "; "); i >= 0 {
+		var e, w int
+		if n, _ := fmt.Sscanf(g.Summary[i:], "; %d error(s), %d warning(s)", &e, &w); n == 2 {
+			g.Summary = g.Summary[:i] + fmt.Sprintf("; %d error(s), %d warning(s)", g.Count(result.Error), g.Count(result.Warning))
+		}
+	}
+	g.Summary += fmt.Sprintf("; %d round(s) side by side, ABBA", r.kept)
+	if n := len(r.data.DroppedRounds); n > 0 {
+		g.Summary += fmt.Sprintf(", %d dropped (GPU throttled)", n)
+	}
+	return g, nil
+}
+
+// notes adds the findings that describe the run as a whole: throttled rounds, clocks, and
+// results missing from some rounds.
+func (r *runner) notes() {
+	if n := len(r.data.DroppedRounds); n > 0 {
+		var list []string
+		for _, c := range r.data.DroppedRounds[:min(n, maxListedDrops)] {
+			list = append(list, fmt.Sprintf("%d (%s)", c.Round, strings.Join(c.ReasonNames, ", ")))
+		}
+		if n > maxListedDrops {
+			list = append(list, "…")
+		}
+		r.warn("throttled", result.Warning, MetricThrottled, "",
+			"%d of %d round(s) dropped: nvidia-smi reported clock event reasons other than GPU idle before them, so their timings were not judged (GPU time still counted against the budget): rounds %s",
+			n, r.data.RoundsRun, strings.Join(list, "; "))
+	}
+	var clocks, temps []float64
+	for _, c := range r.data.Clocks {
+		if c.Round == 0 || c.Throttled {
+			continue
+		}
+		if c.SMClockMHz != nil {
+			clocks = append(clocks, *c.SMClockMHz)
+		}
+		if c.TemperatureC != nil {
+			temps = append(temps, *c.TemperatureC)
+		}
+	}
+	if len(clocks) > 0 || len(temps) > 0 {
+		var parts []string
+		if len(clocks) > 0 {
+			parts = append(parts, fmt.Sprintf("SM clock %s MHz", span(clocks)))
+		}
+		if len(temps) > 0 {
+			parts = append(parts, fmt.Sprintf("temperature %s °C", span(temps)))
+		}
+		r.warn("clocks", result.Notice, MetricClocks, "", "before the %d kept round(s): %s (nvidia-smi, read only)", r.kept, strings.Join(parts, ", "))
+	}
+	for _, p := range r.pairs {
+		for i := range 2 {
+			if p.missing[i] > 0 && p.timed[i] {
+				r.warn("missing\x00"+p.kernel+"\x00"+p.shape+sideOf(i).String(), result.Warning, MetricRounds, p.kernel,
+					"%s: the %s harness gave no timing for it in %d of %d kept round(s): those rounds are dropped for it", p.label(), sideOf(i), p.missing[i], r.kept)
+			}
+		}
+	}
+}
+
+// span renders the range of values: "1755–1980" or "1980".
+func span(v []float64) string {
+	lo, hi := slices.Min(v), slices.Max(v)
+	if lo == hi {
+		return fmt.Sprintf("%g", lo)
+	}
+	return fmt.Sprintf("%g–%g", lo, hi)
+}

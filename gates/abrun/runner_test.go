@@ -1,0 +1,573 @@
+//go:build unix
+
+package abrun
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kernel-gate/kernel-gate/gates/benchfile"
+	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
+)
+
+// fakeScript is the fake harness every test runs (see its header for its settings).
+func fakeScript(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", "fake-harness.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// fakes are the two sides' fake harnesses sharing an order log.
+type fakes struct {
+	dir, order string
+	base, head Command
+}
+
+// newFakes makes base and head commands; extra settings go to each side.
+func newFakes(t *testing.T, baseArgs, headArgs []string) fakes {
+	t.Helper()
+	dir := t.TempDir()
+	f := fakes{dir: dir, order: filepath.Join(dir, "order")}
+	mk := func(side string, args []string) Command {
+		argv := []string{"sh", fakeScript(t), "state=" + filepath.Join(dir, side+".count"), "side=" + side, "order=" + f.order}
+		return Command{Argv: append(argv, args...)}
+	}
+	f.base, f.head = mk("base", append([]string{"seed=1"}, baseArgs...)), mk("head", append([]string{"seed=2"}, headArgs...))
+	return f
+}
+
+// options are fast defaults: no nvidia-smi, short timeouts, the default judge.
+func options(f fakes, artifacts string) Options {
+	return Options{
+		Base: f.base, Head: f.head,
+		Bench:       Settings{Samples: 30, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
+		ArtifactDir: artifacts,
+		NvidiaSMI:   "/nonexistent/nvidia-smi",
+	}
+}
+
+func decodeData(t *testing.T, g result.Gate) Data {
+	t.Helper()
+	var d Data
+	if err := json.Unmarshal(g.Data, &d); err != nil {
+		t.Fatalf("gate data: %v\n%s", err, g.Data)
+	}
+	return d
+}
+
+func verdicts(d Data) map[string]speedup.Verdict {
+	m := map[string]speedup.Verdict{}
+	for _, c := range d.Comparisons {
+		m[c.Kernel+" × "+c.Shape] = c.Verdict
+	}
+	return m
+}
+
+func findings(g result.Gate, sev result.Severity, metric string) []string {
+	var out []string
+	for _, f := range g.Findings {
+		if f.Severity == sev && (metric == "" || f.Metric == metric) {
+			out = append(out, f.Message)
+		}
+	}
+	return out
+}
+
+func dump(g result.Gate) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "verdict %s: %s\n", g.Verdict, g.Summary)
+	for _, f := range g.Findings {
+		fmt.Fprintf(&b, "  %s %s %s: %s\n", f.Severity, f.Metric, f.Kernel, f.Message)
+	}
+	return b.String()
+}
+
+func readBench(t *testing.T, path string) *benchfile.File {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	f, err := benchfile.Read(fh)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return f
+}
+
+// Head's gemm 5% slower: the gate fails on gemm, softmax is the same; the rounds ran in
+// ABBA order after a warm-up; the merged files re-judge to the same verdicts.
+func TestSlowerHeadFails(t *testing.T) {
+	f := newFakes(t, nil, []string{"factor=1.05"})
+	art := t.TempDir()
+	g, err := Run(context.Background(), options(f, art))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeData(t, g)
+	v := verdicts(d)
+	if g.Verdict != result.Fail || v["gemm × small"] != speedup.Slower || v["softmax × small"] != speedup.Same {
+		t.Fatalf("want gemm slower and softmax same, a failed gate; got %v\n%s", v, dump(g))
+	}
+	if d.Runner.Rounds < speedup.DefaultMinRounds || d.Runner.Rounds != d.Runner.RoundsRun || d.Runner.Stopped != StopDecided {
+		t.Errorf("rounds %d of %d run, stopped %q", d.Runner.Rounds, d.Runner.RoundsRun, d.Runner.Stopped)
+	}
+	// The order: warm-up base, head; then round k base first when k (0-based) is even.
+	raw, err := os.ReadFile(f.order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) != 2*(d.Runner.RoundsRun+1) {
+		t.Fatalf("%d runs for %d rounds and a warm-up", len(lines), d.Runner.RoundsRun)
+	}
+	for k := 0; k <= d.Runner.RoundsRun; k++ {
+		want := []string{"base", "head"}
+		if k > 0 && (k-1)%2 == 1 {
+			want = []string{"head", "base"}
+		}
+		for j, side := range want {
+			if got := lines[2*k+j]; got != fmt.Sprintf("%s %d", side, k+1) {
+				t.Fatalf("run %d of round %d: %q, want %s first (ABBA)\n%s", j, k, got, want[0], raw)
+			}
+		}
+	}
+	// The merged files: one round per kept round, re-judged alike by bench compare's judge.
+	if d.Runner.BaseFile != filepath.Join(art, "base.json") || d.Runner.HeadFile != filepath.Join(art, "head.json") {
+		t.Fatalf("merged files %q, %q", d.Runner.BaseFile, d.Runner.HeadFile)
+	}
+	base, head := readBench(t, d.Runner.BaseFile), readBench(t, d.Runner.HeadFile)
+	for _, r := range append(base.Results, head.Results...) {
+		if len(r.RoundsUs) != d.Runner.Rounds || len(r.RoundsUs[0]) != 30 {
+			t.Fatalf("%s × %s: %d rounds of %d", r.Kernel, r.Shape, len(r.RoundsUs), len(r.RoundsUs[0]))
+		}
+	}
+	if head.Device.Name != "NVIDIA H200" || head.Request == nil || head.Request.Rounds != d.Runner.Rounds {
+		t.Errorf("merged head: device %+v, request %+v", head.Device, head.Request)
+	}
+	again, err := speedup.Compare(base, head, speedup.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := verdicts(decodeData(t, again)); fmt.Sprint(got) != fmt.Sprint(v) {
+		t.Errorf("bench compare of the merged files says %v, the run %v", got, v)
+	}
+	for _, side := range []string{"base", "head"} {
+		log, err := os.ReadFile(filepath.Join(art, side+"-harness.log"))
+		if err != nil || !strings.Contains(string(log), "fake-harness: "+side+" run 2") {
+			t.Errorf("%s log: %v\n%.300s", side, err, log)
+		}
+	}
+	// nvidia-smi is missing: said, not silently skipped.
+	if w := findings(g, result.Warning, MetricClocks); len(w) != 1 || !strings.Contains(w[0], "not found") {
+		t.Errorf("clock warnings: %q", w)
+	}
+}
+
+// A/A: the same harness twice is the same, and the gate passes.
+func TestAAIsSame(t *testing.T) {
+	f := newFakes(t, nil, nil)
+	g, err := Run(context.Background(), options(f, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := verdicts(decodeData(t, g))
+	if g.Verdict != result.Pass || v["gemm × small"] != speedup.Same || v["softmax × small"] != speedup.Same {
+		t.Fatalf("A/A: %v\n%s", v, dump(g))
+	}
+}
+
+// A harness that fails on round 3 fails the gate, naming the side, the round and why,
+// and quoting its output.
+func TestCrashNamesSideAndRound(t *testing.T) {
+	f := newFakes(t, nil, []string{"fail_on=4"}) // run 1 is the warm-up
+	art := t.TempDir()
+	g, err := Run(context.Background(), options(f, art))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := findings(g, result.Error, MetricRun)
+	if g.Verdict != result.Fail || len(errs) != 1 {
+		t.Fatalf("want one run error\n%s", dump(g))
+	}
+	for _, want := range []string{"head harness, round 3 failed: the harness exited with status 1", "illegal memory access", filepath.Join(art, "head-harness.log")} {
+		if !strings.Contains(errs[0], want) {
+			t.Errorf("the finding does not say %q: %s", want, errs[0])
+		}
+	}
+	d := decodeData(t, g)
+	if fl := d.Runner.Failure; fl == nil || fl.Side != Head || fl.Round != 3 || d.Runner.Stopped != StopFailed || len(d.Comparisons) != 0 {
+		t.Errorf("failure %+v, stopped %q, %d comparisons", fl, d.Runner.Stopped, len(d.Comparisons))
+	}
+}
+
+// A harness that hangs is killed at its timeout with its process group.
+func TestHangingHarnessIsKilled(t *testing.T) {
+	f := newFakes(t, []string{"hang_on=2"}, nil)
+	o := options(f, "")
+	o.Bench.Timeout = 400 * time.Millisecond
+	start := time.Now()
+	g, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %s", took)
+	}
+	errs := findings(g, result.Error, MetricRun)
+	if g.Verdict != result.Fail || len(errs) != 1 || !strings.Contains(errs[0], "base harness, round 1") || !strings.Contains(errs[0], "timed out after 400ms") {
+		t.Fatalf("want a timeout of base round 1\n%s", dump(g))
+	}
+	raw, err := os.ReadFile(filepath.Join(f.dir, "base.count.child"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	deadline := time.Now().Add(2 * time.Second)
+	for pid > 0 && alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the hung harness's child %d outlived the timeout", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// alive reports whether a process runs; a zombie (killed, not yet reaped) does not.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // no /proc: trust kill
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}
+
+// No file and a broken file are failures, never passes.
+func TestMissingOrInvalidFileFails(t *testing.T) {
+	for _, tc := range []struct{ setting, want string }{
+		{"nofile_on=1", "base harness, warm-up round failed: it wrote no file at KG_OUT"},
+		{"bad_on=3", "base harness, round 2 failed: it wrote an invalid file"},
+	} {
+		t.Run(tc.setting, func(t *testing.T) {
+			f := newFakes(t, []string{tc.setting}, nil)
+			art := t.TempDir()
+			g, err := Run(context.Background(), options(f, art))
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs := findings(g, result.Error, MetricRun)
+			if g.Verdict != result.Fail || len(errs) != 1 || !strings.Contains(errs[0], tc.want) {
+				t.Fatalf("want %q\n%s", tc.want, dump(g))
+			}
+			if tc.setting == "bad_on=3" {
+				if _, err := os.Stat(filepath.Join(art, "failed-base-round2.json")); err != nil {
+					t.Errorf("the broken file was not kept: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// A harness that reports an error for a result (and exits 0) has it judged: an error in
+// head fails the gate.
+func TestHarnessErrorInHeadFails(t *testing.T) {
+	f := newFakes(t, nil, []string{"errors_on=5"})
+	g, err := Run(context.Background(), options(f, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Verdict != result.Fail || len(findings(g, result.Error, speedup.MetricHarnessError)) != 1 {
+		t.Fatalf("want the harness's error to fail the gate\n%s", dump(g))
+	}
+}
+
+// fakeSMI puts an nvidia-smi on PATH that reports a throttle reason on its call-th call
+// and logs its arguments.
+func fakeSMI(t *testing.T, throttleOn int) (argsLog string) {
+	return fakeSMIPrinting(t, "1980, 45, 0x0000000000000000", "1410, 88, 0x0000000000000020", throttleOn)
+}
+
+// fakeSMIPrinting puts an nvidia-smi on PATH that prints line, and special on its on-th call.
+func fakeSMIPrinting(t *testing.T, line, special string, on int) (argsLog string) {
+	t.Helper()
+	dir := t.TempDir()
+	argsLog = filepath.Join(dir, "args")
+	script := fmt.Sprintf(`#!/bin/sh
+n=$(( $(cat %[1]s/count 2>/dev/null || echo 0) + 1 )); echo $n >%[1]s/count
+echo "$@" >>%[1]s/args
+if [ $n -eq %[2]d ]; then echo "%[3]s"; else echo "%[4]s"; fi
+`, dir, on, special, line)
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("CUDA_VISIBLE_DEVICES", "")
+	return argsLog
+}
+
+// A round taken while nvidia-smi reports a throttle reason is dropped and reported.
+func TestThrottledRoundIsDropped(t *testing.T) {
+	args := fakeSMI(t, 3) // call 1: warm-up, call 3: round 2
+	f := newFakes(t, nil, nil)
+	o := options(f, "")
+	o.NvidiaSMI = ""
+	g, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeData(t, g)
+	if len(d.Runner.DroppedRounds) != 1 || d.Runner.DroppedRounds[0].Round != 2 ||
+		fmt.Sprint(d.Runner.DroppedRounds[0].ReasonNames) != "[SwThermalSlowdown]" {
+		t.Fatalf("dropped %+v\n%s", d.Runner.DroppedRounds, dump(g))
+	}
+	if d.Runner.Rounds != d.Runner.RoundsRun-1 || len(d.Runner.Clocks) != d.Runner.RoundsRun+1 {
+		t.Errorf("%d rounds kept of %d run, %d clock readings", d.Runner.Rounds, d.Runner.RoundsRun, len(d.Runner.Clocks))
+	}
+	for _, c := range d.Comparisons {
+		if c.DroppedRounds != 1 || c.Rounds != d.Runner.Rounds {
+			t.Errorf("%s: %d rounds, %d dropped", c.Kernel, c.Rounds, c.DroppedRounds)
+		}
+	}
+	if w := findings(g, result.Warning, MetricThrottled); len(w) != 1 || !strings.Contains(w[0], "2 (SwThermalSlowdown)") {
+		t.Errorf("throttle warnings: %q\n%s", w, dump(g))
+	}
+	if n := findings(g, result.Notice, MetricClocks); len(n) != 1 || !strings.Contains(n[0], "SM clock 1980 MHz, temperature 45 °C") {
+		t.Errorf("clock notices: %q", n)
+	}
+	if g.Verdict != result.Pass {
+		t.Errorf("an A/A run with a dropped round: %s\n%s", g.Verdict, dump(g))
+	}
+	// Read only: every call is the query, nothing else.
+	raw, err := os.ReadFile(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		if line != "--query-gpu=clocks.sm,temperature.gpu,clocks_event_reasons.active --format=csv,noheader,nounits" {
+			t.Errorf("nvidia-smi was called with %q", line)
+		}
+	}
+}
+
+// Clock event reasons nvidia-smi cannot give are said to be unchecked, not taken as none.
+func TestUnknownReasonsAreReported(t *testing.T) {
+	fakeSMIPrinting(t, "1980, 45, [N/A]", "", 0)
+	f := newFakes(t, nil, nil)
+	o := options(f, "")
+	o.NvidiaSMI = ""
+	g, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := findings(g, result.Warning, MetricClocks)
+	if len(w) != 1 || !strings.Contains(w[0], `no clock event reasons ("[N/A]")`) || len(decodeData(t, g).Runner.DroppedRounds) != 0 {
+		t.Fatalf("warnings %q\n%s", w, dump(g))
+	}
+}
+
+// Base and head on different devices: no comparison, after the warm-up only.
+func TestDifferentDevicesCompareNothing(t *testing.T) {
+	f := newFakes(t, nil, []string{"device=NVIDIA H100 80GB HBM3"})
+	g, err := Run(context.Background(), options(f, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeData(t, g)
+	if g.Verdict != result.Fail || len(findings(g, result.Error, speedup.MetricDevice)) != 1 || d.Runner.Stopped != StopDevices || d.Runner.RoundsRun != 0 {
+		t.Fatalf("stopped %q after %d rounds\n%s", d.Runner.Stopped, d.Runner.RoundsRun, dump(g))
+	}
+	if d.BaseDevice.Name != "NVIDIA H200" || d.HeadDevice.Name != "NVIDIA H100 80GB HBM3" {
+		t.Errorf("devices %+v / %+v", d.BaseDevice, d.HeadDevice)
+	}
+}
+
+// The rounds budget stops the loop: what is left undecided is a warning, not a pass
+// silently.
+func TestRoundsBudgetStops(t *testing.T) {
+	f := newFakes(t, nil, []string{"factor=1.05"})
+	o := options(f, "")
+	o.Bench.RoundsBudget = 4
+	g, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeData(t, g)
+	if d.Runner.RoundsRun != 4 || d.Runner.Stopped != StopRounds || len(findings(g, result.Warning, MetricRounds)) != 1 {
+		t.Fatalf("ran %d, stopped %q\n%s", d.Runner.RoundsRun, d.Runner.Stopped, dump(g))
+	}
+	for _, c := range d.Comparisons {
+		if c.Verdict != speedup.Inconclusive {
+			t.Errorf("%s after 4 rounds: %s", c.Kernel, c.Verdict)
+		}
+	}
+}
+
+// A cancelled run returns the context's error and leaves no harness running.
+func TestCancel(t *testing.T) {
+	f := newFakes(t, []string{"hang_on=3"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if _, err := Run(ctx, options(f, "")); err == nil || !strings.Contains(err.Error(), "cancelled") {
+		t.Fatalf("want a cancelled run, got %v", err)
+	}
+}
+
+func TestParseClock(t *testing.T) {
+	for _, tc := range []struct {
+		line      string
+		throttled bool
+		names     string
+		clock     string
+	}{
+		{"1980, 34, 0x0000000000000000", false, "[]", "1980"},
+		{"345, 31, 0x0000000000000001", false, "[]", "345"},
+		{"1755, 61, 0x0000000000000004", true, "[SwPowerCap]", "1755"},
+		{"1410, 88, 0x0000000000000061", true, "[SwThermalSlowdown HwThermalSlowdown]", "1410"},
+		{"[N/A], [N/A], [N/A]", false, "[]", "<nil>"},
+		{" 1980 , 40 , 0x2", true, "[ApplicationsClocksSetting]", "1980"},
+	} {
+		c, err := parseClock(tc.line, 1)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		clock := "<nil>"
+		if c.SMClockMHz != nil {
+			clock = fmt.Sprint(*c.SMClockMHz)
+		}
+		if c.Throttled != tc.throttled || fmt.Sprint(c.ReasonNames) != tc.names || clock != tc.clock {
+			t.Errorf("%q: throttled %v %v clock %s", tc.line, c.Throttled, c.ReasonNames, clock)
+		}
+	}
+	if _, err := parseClock("No devices were found", 1); err == nil {
+		t.Error("want an error for output that is not the query's")
+	}
+}
+
+// Some git, for the worktree tests.
+func gitT(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=kg", "-c", "user.email=kg@example.invalid", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// tempRepo makes a repository whose origin/main has factor 1 and whose HEAD (a branch) has
+// headFactor; its build command writes the fake harness with the tree's factor.
+func tempRepo(t *testing.T, headFactor string) (repo, baseRev, buildCmd string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	repo = t.TempDir()
+	state := t.TempDir()
+	gitT(t, repo, "init", "-q")
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("factor", "1\n")
+	write(".gitignore", "out/\n")
+	gitT(t, repo, "add", ".")
+	gitT(t, repo, "commit", "-q", "-m", "base")
+	baseRev = gitT(t, repo, "rev-parse", "HEAD")
+	gitT(t, repo, "update-ref", "refs/remotes/origin/main", baseRev)
+	gitT(t, repo, "checkout", "-q", "-b", "change")
+	write("factor", headFactor+"\n")
+	gitT(t, repo, "commit", "-q", "--allow-empty", "-am", "head")
+	// The build writes out/harness: the fake with this tree's factor and its own counter
+	// (the trees differ only in their factor file).
+	buildCmd = fmt.Sprintf(`mkdir -p out && side=$(basename "$PWD") && printf '#!/bin/sh\nexec sh %s state=%s/%%s.count side=%%s factor=%%s "$@"\n' "$side" "$side" "$(cat factor)" >out/harness && chmod +x out/harness`,
+		fakeScript(t), state)
+	return repo, baseRev, buildCmd
+}
+
+// The worktree path: base built from the merge base in a temporary worktree, head from the
+// working tree; the worktree is gone afterwards.
+func TestWorktreeBuildsBaseAndHead(t *testing.T) {
+	repo, baseRev, buildCmd := tempRepo(t, "1.10")
+	o := Options{
+		Worktree:  &Worktree{Dir: repo, Build: buildCmd, Harness: "./out/harness seed=3"},
+		Bench:     Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
+		NvidiaSMI: "/nonexistent/nvidia-smi",
+	}
+	art := t.TempDir()
+	o.ArtifactDir = art
+	g, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeData(t, g)
+	v := verdicts(d)
+	if g.Verdict != result.Fail || v["gemm × small"] != speedup.Slower || v["softmax × small"] != speedup.Same {
+		t.Fatalf("head 10%% slower built from git: %v\n%s", v, dump(g))
+	}
+	if d.Runner.Mode != "worktree" || d.Runner.BaseRev != baseRev || d.Runner.BaseRef != DefaultBaseRef {
+		t.Errorf("runner data %+v", d.Runner)
+	}
+	if _, err := os.Stat(d.Runner.BaseDir); err == nil {
+		t.Errorf("the base worktree %s is still there", d.Runner.BaseDir)
+	}
+	if list := gitT(t, repo, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+		t.Errorf("worktrees left:\n%s", list)
+	}
+	for _, side := range []string{"base", "head"} {
+		if _, err := os.Stat(filepath.Join(art, "build-"+side+".log")); err != nil {
+			t.Errorf("no %s build log: %v", side, err)
+		}
+	}
+}
+
+// A build that fails fails the gate, and the worktree is still removed.
+func TestWorktreeBuildFailure(t *testing.T) {
+	repo, _, _ := tempRepo(t, "1")
+	o := Options{
+		Worktree:  &Worktree{Dir: repo, Build: `if [ -e .git ] && [ -d .git ]; then echo "make: *** [harness] Error 2" >&2; exit 2; fi; true`, Harness: "./out/harness"},
+		Bench:     Settings{Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
+		NvidiaSMI: "/nonexistent/nvidia-smi",
+	}
+	g, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := findings(g, result.Error, MetricBuild)
+	// Only the working tree has a .git directory (a worktree has a .git file): head fails.
+	if g.Verdict != result.Fail || len(errs) != 1 || !strings.Contains(errs[0], "head build failed") || !strings.Contains(errs[0], "Error 2") {
+		t.Fatalf("want the head build to fail the gate\n%s", dump(g))
+	}
+	if list := gitT(t, repo, "worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+		t.Errorf("worktrees left:\n%s", list)
+	}
+}
+
+// No merge base: an error (the run cannot start), not a gate.
+func TestWorktreeNoBase(t *testing.T) {
+	repo, _, _ := tempRepo(t, "1")
+	_, err := Run(context.Background(), Options{Worktree: &Worktree{Dir: repo, BaseRef: "origin/nope", Harness: "./x"}, NvidiaSMI: "/nonexistent"})
+	if err == nil || !strings.Contains(err.Error(), "origin/nope") || !strings.Contains(err.Error(), "fetch-depth") {
+		t.Fatalf("got %v", err)
+	}
+}

@@ -1,0 +1,170 @@
+package abrun
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kernel-gate/kernel-gate/gates/procgroup"
+)
+
+// gitTimeout bounds each git command.
+const gitTimeout = 2 * time.Minute
+
+// Worktree says how to make base and head from the repository: base is the merge base of
+// BaseRef and HEAD, checked out in a temporary `git worktree add --detach` directory
+// (removed afterwards, whatever happens); head is the working tree as it is. Build runs in
+// each tree (sh -c), then Harness runs there.
+type Worktree struct {
+	// Dir is a directory of the repository; "" is the current one.
+	Dir string
+	// BaseRef is the branch base comes from (default DefaultBaseRef).
+	BaseRef string
+	// Build is a shell command; empty for no build step.
+	Build string
+	// Harness is the harness command (shell words); a first word with a slash is
+	// relative to the tree.
+	Harness string
+}
+
+// tree is one side's checkout.
+type tree struct {
+	dir string
+	rev string // the commit, for base
+}
+
+// git runs one git command in dir and returns its standard output, trimmed.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	procgroup.KillOnCancel(cmd)
+	cmd.WaitDelay = waitDelay
+	var stdout, stderr capBuffer
+	stdout.max, stderr.max = 1<<20, 8<<10
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	procgroup.KillRest(cmd)
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && msg != "" {
+			return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), clip(msg, 500))
+		}
+		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+// checkoutBase finds the repository's top level and the merge base, and checks the merge
+// base out in a temporary worktree. cleanup removes the worktree; it is never nil and
+// must be called, also when the error is not nil.
+func checkoutBase(ctx context.Context, w Worktree) (base, head tree, cleanup func(), err error) {
+	cleanup = func() {}
+	dir := w.Dir
+	if dir == "" {
+		dir = "."
+	}
+	top, err := git(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return base, head, cleanup, fmt.Errorf("the working tree is not a git repository: %w", err)
+	}
+	ref := w.BaseRef
+	if ref == "" {
+		ref = DefaultBaseRef
+	}
+	if strings.HasPrefix(ref, "-") {
+		return base, head, cleanup, fmt.Errorf("base %q is not a git revision", ref)
+	}
+	mb, err := git(ctx, top, "merge-base", ref, "HEAD")
+	if err != nil {
+		return base, head, cleanup, fmt.Errorf("finding the base: %w (is %s fetched? actions/checkout needs fetch-depth: 0, or pass --base REV)", err, ref)
+	}
+	tmp, err := os.MkdirTemp("", "kernel-gate-base-")
+	if err != nil {
+		return base, head, cleanup, fmt.Errorf("a directory for the base worktree: %w", err)
+	}
+	wt := filepath.Join(tmp, "base")
+	cleanup = func() {
+		// The run may have been cancelled: removing the worktree must not be.
+		cctx := context.WithoutCancel(ctx)
+		if _, err := git(cctx, top, "worktree", "remove", "--force", wt); err != nil {
+			_ = os.RemoveAll(tmp)
+			_, _ = git(cctx, top, "worktree", "prune")
+		}
+		_ = os.RemoveAll(tmp)
+	}
+	if _, err := git(ctx, top, "worktree", "add", "--detach", wt, mb); err != nil {
+		return base, head, cleanup, fmt.Errorf("checking out the base %s: %w", shortRev(mb), err)
+	}
+	return tree{dir: wt, rev: mb}, tree{dir: top}, cleanup, nil
+}
+
+func shortRev(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}
+
+// build runs the build command in one tree; a failure is a Failure, the error only for a
+// cancelled run.
+func build(ctx context.Context, side Side, command string, t tree, timeout time.Duration, environ []string, artifacts string) (*Failure, error) {
+	var logw *os.File
+	logPath := ""
+	if artifacts != "" {
+		logPath = filepath.Join(artifacts, "build-"+string(side)+".log")
+		f, err := os.Create(logPath)
+		if err != nil {
+			return nil, fmt.Errorf("the %s build log: %w", side, err)
+		}
+		defer f.Close()
+		logw = f
+		fmt.Fprintf(f, "==> kernel-gate bench run: %s build in %s: %s <==\n", side, t.dir, command)
+	}
+	spec := runSpec{argv: []string{"sh", "-c", command}, dir: t.dir, env: environ, timeout: timeout, logCap: buildLogBytes}
+	if logw != nil {
+		spec.log = logw
+	}
+	res, err := execute(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if res.why == "" {
+		return nil, nil
+	}
+	return &Failure{Side: side, Stage: "build", Why: fmt.Sprintf("`%s` in %s: %s", command, t.dir, res.why), Output: res.output, Log: logPath}, nil
+}
+
+// harnessCommand makes a side's harness command from the configured words: a first word
+// with a slash is relative to the tree.
+func harnessCommand(words []string, t tree) Command {
+	argv := append([]string(nil), words...)
+	if strings.ContainsRune(argv[0], '/') && !filepath.IsAbs(argv[0]) {
+		argv[0] = filepath.Join(t.dir, argv[0])
+	}
+	return Command{Argv: argv, Dir: t.dir}
+}
+
+// describeCommand renders a command for messages and data.
+func describeCommand(c Command) string {
+	var b bytes.Buffer
+	for i, a := range c.Argv {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`") {
+			b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
+			continue
+		}
+		b.WriteString(a)
+	}
+	return b.String()
+}

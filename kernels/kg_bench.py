@@ -1,0 +1,393 @@
+"""kg_bench.py: a small helper for Python harnesses that speak kernel-gate/bench/v1.
+
+The Python twin of kg_bench.h (docs/harness-protocol.md). It reads the request from the
+environment (KG_MODE, KG_SHAPES, KG_ROUNDS, KG_SAMPLES, KG_OUT), times single launches with
+CUDA events through PyTorch, and writes the result file:
+
+    import kg_bench
+
+    req = kg_bench.Request.from_env(default_shapes="small,mission")
+    results = []
+    for shape in req.shapes:
+        q, k, v = make_inputs(shape)
+        r = kg_bench.Result(kernel="flash_fwd", shape=shape)
+        if req.mode == "bench":
+            for _ in range(20):                      # warm-up, discarded
+                my_attention(q, k, v)
+            r.rounds_us = [kg_bench.time_launches(lambda: my_attention(q, k, v), req.samples)
+                           for _ in range(req.rounds)]
+        results.append(r)
+    kg_bench.write(req, results)
+
+Only the standard library is needed to read the request and write the file; PyTorch is
+imported when time_launches or the device lookup needs it. NaN and infinities are written
+as the strings "NaN", "Infinity" and "-Infinity", never as bare tokens.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import math
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+SCHEMA = "kernel-gate/bench/v1"
+MODES = ("check", "bench", "sanitize")
+
+__all__ = [
+    "SCHEMA",
+    "Device",
+    "Reference",
+    "Request",
+    "Result",
+    "device_info",
+    "dumps",
+    "time_launches",
+    "write",
+]
+
+
+def _positive_int(environ: Mapping[str, str], name: str, default: int) -> int:
+    raw = environ.get(name, "")
+    if raw == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ValueError(f"{name}={raw!r}: want a whole number") from None
+    if value < 1:
+        raise ValueError(f"{name}={raw!r}: want a number >= 1")
+    return value
+
+
+@dataclass
+class Request:
+    """What kernel-gate asked for (kgbench::Request in kg_bench.h)."""
+
+    mode: str = "check"
+    shapes: list[str] = field(default_factory=list)
+    rounds: int = 3
+    samples: int = 50
+    out: str = ""
+
+    @classmethod
+    def from_env(
+        cls,
+        default_shapes: Union[str, Sequence[str]] = "",
+        environ: Optional[Mapping[str, str]] = None,
+    ) -> "Request":
+        """Reads KG_MODE (default check), KG_SHAPES (default_shapes when unset), KG_ROUNDS
+        (default 3), KG_SAMPLES (default 50) and KG_OUT (standard output when unset).
+
+        A mode other than check, bench or sanitize, or a count that is not a whole number
+        >= 1, raises ValueError: a harness should fail loudly rather than run something
+        nobody asked for.
+        """
+        env = os.environ if environ is None else environ
+        mode = env.get("KG_MODE", "") or "check"
+        if mode not in MODES:
+            raise ValueError(f"KG_MODE={mode!r}: want one of {', '.join(MODES)}")
+        shapes_raw = env.get("KG_SHAPES", "")
+        if shapes_raw:
+            shapes = [s.strip() for s in shapes_raw.split(",") if s.strip()]
+        elif isinstance(default_shapes, str):
+            shapes = [s.strip() for s in default_shapes.split(",") if s.strip()]
+        else:
+            shapes = [str(s) for s in default_shapes]
+        return cls(
+            mode=mode,
+            shapes=shapes,
+            rounds=_positive_int(env, "KG_ROUNDS", 3),
+            samples=_positive_int(env, "KG_SAMPLES", 50),
+            out=env.get("KG_OUT", ""),
+        )
+
+
+@dataclass
+class Reference:
+    """Another implementation timed in the same run (e.g. "torch.sdpa.flash")."""
+
+    name: str
+    rounds_us: list[list[float]] = field(default_factory=list)
+
+
+@dataclass
+class Result:
+    """One kernel × shape (kgbench::Result in kg_bench.h). Fields left None are not written."""
+
+    kernel: str
+    shape: str
+    # bench mode: per-launch timings in microseconds, grouped by round
+    rounds_us: list[list[float]] = field(default_factory=list)
+    # check mode
+    max_err: Optional[float] = None
+    mean_err: Optional[float] = None
+    ref_max_abs: Optional[float] = None
+    bad_fraction: Optional[float] = None
+    nan_count: Optional[int] = None
+    inf_count: Optional[int] = None
+    checks: Optional[int] = None
+    repeat_launches: Optional[int] = None
+    repeat_max_diff: Optional[float] = None
+    # sanitize mode
+    launches: Optional[int] = None
+    # the harness's own failure for this kernel × shape
+    error: str = ""
+    # beyond kg_bench.h: a reference timed in the same run, and anything else to keep
+    reference: Optional[Reference] = None
+    extra: Optional[dict[str, Any]] = None
+
+
+@dataclass
+class Device:
+    """The GPU and software the harness ran on."""
+
+    name: str = ""
+    compute_cap: str = ""
+    driver: str = ""
+    cuda: str = ""
+
+
+def _torch():
+    try:
+        import torch  # noqa: PLC0415 (imported lazily: writing a file needs no torch)
+    except ImportError as e:
+        raise RuntimeError(f"kg_bench.time_launches needs PyTorch with CUDA: import torch failed ({e})") from e
+    return torch
+
+
+def _cuda_torch():
+    torch = _torch()
+    if not torch.cuda.is_available():
+        raise RuntimeError(
+            "kg_bench.time_launches needs a CUDA device: torch.cuda.is_available() is False "
+            f"(PyTorch {getattr(torch, '__version__', '?')}, built for CUDA {getattr(torch.version, 'cuda', None)})"
+        )
+    return torch
+
+
+def _takes_index(fn: Callable[..., Any]) -> bool:
+    """Whether fn has a required positional parameter (then it gets the sample index, as
+    kg_bench.h's launch(i) does, e.g. to rotate input buffers)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return False
+    for p in sig.parameters.values():
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty:
+            return True
+    return False
+
+
+def time_launches(fn: Callable[..., Any], samples: int, stream: Any = None) -> list[float]:
+    """Times `samples` single launches of fn with CUDA events on stream (default: the current
+    stream) and returns microseconds per launch. fn gets the sample index when it takes a
+    required argument (lambda i: f(bufs[i % n])), and nothing otherwise (lambda: f(x)).
+
+    Like kg_bench.h's TimeLaunches it does no warm-up: launch the kernel a few times first.
+    Raises RuntimeError when PyTorch or a CUDA device is missing.
+    """
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise ValueError(f"samples={samples!r}: want a whole number >= 1")
+    torch = _cuda_torch()
+    if stream is None:
+        stream = torch.cuda.current_stream()
+    call = (lambda i: fn(i)) if _takes_index(fn) else (lambda i: fn())
+    events = [
+        (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(samples)
+    ]
+    with torch.cuda.stream(stream):
+        for i, (start, end) in enumerate(events):
+            start.record(stream)
+            call(i)
+            end.record(stream)
+    events[-1][1].synchronize()
+    return [1000.0 * start.elapsed_time(end) for start, end in events]
+
+
+def _driver_from_proc(line: str) -> str:
+    """The version in /proc/driver/nvidia/version's first line: the first dotted number after
+    "Kernel Module", whether the proprietary module's ("... Kernel Module  580.159.04  ...")
+    or the open one's ("... Open Kernel Module for x86_64  580.159.04  ...")."""
+    if "Kernel Module" not in line:
+        return ""
+    for word in line.split("Kernel Module", 1)[1].split():
+        parts = word.split(".")
+        if len(parts) >= 2 and all(p.isdigit() for p in parts):
+            return word
+    return ""
+
+
+def _driver_version(torch: Any) -> str:
+    """The kernel driver's version ("580.159.04") on Linux, else the CUDA version the driver
+    supports (as kg_bench.h does)."""
+    try:
+        with open("/proc/driver/nvidia/version", encoding="utf-8", errors="replace") as f:
+            v = _driver_from_proc(f.readline())
+        if v:
+            return v
+    except OSError:
+        pass
+    get = getattr(getattr(torch, "_C", None), "_cuda_getDriverVersion", None)
+    if get is not None:
+        try:
+            v = int(get())
+            return f"{v // 1000}.{(v % 1000) // 10}"
+        except Exception:  # noqa: BLE001 (a private API: any failure means unknown)
+            pass
+    return ""
+
+
+def device_info(index: Optional[int] = None) -> Device:
+    """The current (or given) CUDA device as PyTorch sees it; empty fields when PyTorch or a
+    device is missing, so a file written without one says so instead of guessing."""
+    try:
+        torch = _cuda_torch()
+    except RuntimeError:
+        return Device()
+    i = torch.cuda.current_device() if index is None else index
+    major, minor = torch.cuda.get_device_capability(i)
+    return Device(
+        name=str(torch.cuda.get_device_name(i)),
+        compute_cap=f"{major}.{minor}",
+        driver=_driver_version(torch),
+        cuda=str(torch.version.cuda or ""),
+    )
+
+
+def _number(v: Any, where: str) -> Union[float, str]:
+    if isinstance(v, bool):
+        raise TypeError(f"{where}: {v!r} is a bool, not a number")
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{where}: {v!r} is not a number") from None
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "Infinity" if f > 0 else "-Infinity"
+    return f
+
+
+def _count(v: Any, where: str) -> int:
+    try:
+        whole = not isinstance(v, (bool, str)) and int(v) == v
+    except (TypeError, ValueError, OverflowError):
+        whole = False
+    if not whole:
+        raise TypeError(f"{where}: {v!r} is not a whole number")
+    if int(v) < 0:
+        raise ValueError(f"{where}: {v!r} is negative")
+    return int(v)
+
+
+def _rounds(rounds: Sequence[Sequence[Any]], where: str) -> list[list[Union[float, str]]]:
+    return [[_number(x, f"{where}[{i}][{j}]") for j, x in enumerate(r)] for i, r in enumerate(rounds)]
+
+
+def _plain(v: Any) -> Any:
+    """extra's values, made JSON-safe: non-finite floats become strings."""
+    if isinstance(v, float):
+        return _number(v, "extra")
+    if isinstance(v, Mapping):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+_FLOATS = ("max_err", "mean_err", "ref_max_abs", "bad_fraction")
+_COUNTS = ("nan_count", "inf_count", "checks", "repeat_launches")
+
+
+def _result_json(r: Result, i: int) -> dict[str, Any]:
+    where = f"results[{i}]"
+    if not isinstance(r.kernel, str) or not r.kernel or not isinstance(r.shape, str) or not r.shape:
+        raise ValueError(f"{where}: kernel and shape must be non-empty strings")
+    where = f"results[{i}] ({r.kernel} × {r.shape})"
+    out: dict[str, Any] = {"kernel": r.kernel, "shape": r.shape}
+    if r.rounds_us:
+        out["rounds_us"] = _rounds(r.rounds_us, where + ".rounds_us")
+    if r.reference is not None:
+        ref: dict[str, Any] = {"name": r.reference.name}
+        if r.reference.rounds_us:
+            ref["rounds_us"] = _rounds(r.reference.rounds_us, where + ".reference.rounds_us")
+        out["reference"] = ref
+    for name in _FLOATS:
+        v = getattr(r, name)
+        if v is not None:
+            out[name] = _number(v, f"{where}.{name}")
+    for name in _COUNTS:
+        v = getattr(r, name)
+        if v is not None:
+            out[name] = _count(v, f"{where}.{name}")
+    if r.repeat_max_diff is not None:
+        out["repeat_max_diff"] = _number(r.repeat_max_diff, where + ".repeat_max_diff")
+    if r.launches is not None:
+        out["launches"] = _count(r.launches, where + ".launches")
+    if r.error:
+        out["error"] = str(r.error)
+    if r.extra:
+        out["extra"] = _plain(r.extra)
+    return out
+
+
+def dumps(request: Request, results: Sequence[Result], device: Union[Device, Mapping[str, str], None] = None) -> str:
+    """The kernel-gate/bench/v1 text write() stores. device defaults to device_info()."""
+    if device is None:
+        device = device_info()
+    if isinstance(device, Mapping):
+        device = Device(**{k: str(v) for k, v in device.items()})
+    if not results:
+        raise ValueError("no results: kernel-gate reads a file with at least one")
+    seen = set()
+    rows = []
+    for i, r in enumerate(results):
+        key = (r.kernel, r.shape)
+        if key in seen:
+            raise ValueError(f"results[{i}]: {r.kernel} × {r.shape} appears twice")
+        seen.add(key)
+        rows.append(_result_json(r, i))
+    doc = {
+        "schema": SCHEMA,
+        "device": dataclasses.asdict(device),
+        "request": {
+            "mode": request.mode,
+            "shapes": list(request.shapes),
+            "rounds": request.rounds,
+            "samples": request.samples,
+        },
+        "results": rows,
+    }
+    # allow_nan=False: a NaN that slipped through is an error here, never a bare token.
+    body = ",\n  ".join(json.dumps(row, allow_nan=False, ensure_ascii=False) for row in rows)
+    head = json.dumps({k: doc[k] for k in ("schema", "device", "request")}, allow_nan=False, ensure_ascii=False)
+    return head[:-1] + ',\n "results": [\n  ' + body + "\n ]}\n"
+
+
+def write(request: Request, results: Sequence[Result], device: Union[Device, Mapping[str, str], None] = None) -> None:
+    """Writes the results to request.out (standard output when empty), replacing the file
+    whole, so a harness that dies mid-write leaves no half file. device defaults to the
+    current CUDA device (empty fields without PyTorch or a GPU)."""
+    text = dumps(request, results, device)
+    if not request.out:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    directory = os.path.dirname(os.path.abspath(request.out))
+    fd, tmp = tempfile.mkstemp(prefix=".kg_bench-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, request.out)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,307 @@
+"""Tests of kg_bench.py that need neither PyTorch nor a GPU: run `python3 kernels/kg_bench_test.py`.
+
+The files under testdata/harness-python/ are what write() makes of the GOLDEN_* inputs
+below; the Go tests (action/bench_run_test.go) read them with kernel-gate's reader, so the
+two cannot drift apart unnoticed. After a deliberate change of the format, regenerate them
+with `KG_BENCH_REGEN=1 python3 kernels/kg_bench_test.py`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import os
+import sys
+import tempfile
+import types
+import unittest
+
+sys.dont_write_bytecode = True  # leave no __pycache__ in kernels/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kg_bench  # noqa: E402
+
+GOLDEN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata", "harness-python")
+
+GOLDEN_DEVICE = {"name": "NVIDIA H200", "compute_cap": "9.0", "driver": "580.159.04", "cuda": "13.0"}
+
+NAN, INF = float("nan"), float("inf")
+
+
+def golden_bench():
+    req = kg_bench.Request(mode="bench", shapes=["small", "mission"], rounds=2, samples=4)
+    results = [
+        kg_bench.Result(
+            kernel="flash_fwd",
+            shape="small",
+            rounds_us=[[27.104, 27.296, 27.2, 27.168], [27.04, 27.136, NAN, 27.072]],
+            reference=kg_bench.Reference(name="torch.sdpa.flash", rounds_us=[[41.5, 41.6, 41.4, 41.5], [41.3, 41.4, 41.5, INF]]),
+        ),
+        kg_bench.Result(kernel="flash_fwd", shape="mission", rounds_us=[[188.5, 189.0, 188.7, 188.9], [190.1, 190.3, 190.0, 190.2]]),
+        kg_bench.Result(kernel="row_softmax", shape="mission", error="CUDA error: an illegal memory access was encountered"),
+    ]
+    return req, results
+
+
+def golden_check():
+    req = kg_bench.Request(mode="check", shapes=["small"], rounds=3, samples=50)
+    results = [
+        kg_bench.Result(
+            kernel="flash_fwd", shape="small", max_err=0.000151, mean_err=1.52e-05, ref_max_abs=2.91,
+            bad_fraction=0, nan_count=0, inf_count=0, checks=3, repeat_launches=4, repeat_max_diff=0,
+        ),
+        kg_bench.Result(
+            kernel="gemm_wmma", shape="small", max_err=NAN, mean_err=INF, ref_max_abs=-INF,
+            nan_count=12, inf_count=1, checks=3, extra={"note": "planted NaN", "worst": [NAN, 1.5]},
+        ),
+    ]
+    return req, results
+
+
+def no_bare_constants(text):
+    """json.loads that fails on bare NaN/Infinity tokens (which some JSON readers reject)."""
+
+    def refuse(token):
+        raise AssertionError(f"bare {token} in the output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+class RequestTest(unittest.TestCase):
+    def test_defaults(self):
+        r = kg_bench.Request.from_env("small,mission", environ={})
+        self.assertEqual(r, kg_bench.Request(mode="check", shapes=["small", "mission"], rounds=3, samples=50, out=""))
+
+    def test_from_env(self):
+        r = kg_bench.Request.from_env(
+            ["ignored"],
+            environ={"KG_MODE": "bench", "KG_SHAPES": " mission, ,long", "KG_ROUNDS": "1", "KG_SAMPLES": "30", "KG_OUT": "/tmp/x.json"},
+        )
+        self.assertEqual(r, kg_bench.Request(mode="bench", shapes=["mission", "long"], rounds=1, samples=30, out="/tmp/x.json"))
+
+    def test_list_default_shapes(self):
+        self.assertEqual(kg_bench.Request.from_env(["a", "b"], environ={"KG_MODE": "sanitize"}).shapes, ["a", "b"])
+
+    def test_bad_values_fail_loudly(self):
+        for env, word in [
+            ({"KG_MODE": "benchmark"}, "KG_MODE"),
+            ({"KG_ROUNDS": "three"}, "KG_ROUNDS"),
+            ({"KG_SAMPLES": "0"}, "KG_SAMPLES"),
+            ({"KG_ROUNDS": "-2"}, "KG_ROUNDS"),
+        ]:
+            with self.assertRaisesRegex(ValueError, word, msg=env):
+                kg_bench.Request.from_env("", environ=env)
+
+    def test_reads_os_environ(self):
+        old = os.environ.get("KG_SAMPLES")
+        os.environ["KG_SAMPLES"] = "7"
+        try:
+            self.assertEqual(kg_bench.Request.from_env().samples, 7)
+        finally:
+            if old is None:
+                del os.environ["KG_SAMPLES"]
+            else:
+                os.environ["KG_SAMPLES"] = old
+
+
+class WriteTest(unittest.TestCase):
+    def test_non_finite_are_strings(self):
+        req, results = golden_bench()
+        doc = no_bare_constants(kg_bench.dumps(req, results, GOLDEN_DEVICE))
+        self.assertEqual(doc["schema"], "kernel-gate/bench/v1")
+        self.assertEqual(doc["device"], GOLDEN_DEVICE)
+        self.assertEqual(doc["request"], {"mode": "bench", "shapes": ["small", "mission"], "rounds": 2, "samples": 4})
+        first = doc["results"][0]
+        self.assertEqual(first["rounds_us"][1][2], "NaN")
+        self.assertEqual(first["reference"]["rounds_us"][1][3], "Infinity")
+        self.assertEqual(doc["results"][2], {"kernel": "row_softmax", "shape": "mission", "error": "CUDA error: an illegal memory access was encountered"})
+
+    def test_unset_fields_are_left_out(self):
+        req, results = golden_check()
+        doc = no_bare_constants(kg_bench.dumps(req, results, GOLDEN_DEVICE))
+        self.assertEqual(
+            doc["results"][0],
+            {"kernel": "flash_fwd", "shape": "small", "max_err": 0.000151, "mean_err": 1.52e-05, "ref_max_abs": 2.91,
+             "bad_fraction": 0.0, "nan_count": 0, "inf_count": 0, "checks": 3, "repeat_launches": 4, "repeat_max_diff": 0.0},
+        )
+        bad = doc["results"][1]
+        self.assertEqual((bad["max_err"], bad["mean_err"], bad["ref_max_abs"]), ("NaN", "Infinity", "-Infinity"))
+        self.assertEqual(bad["extra"], {"note": "planted NaN", "worst": ["NaN", 1.5]})
+        self.assertNotIn("rounds_us", bad)
+        self.assertNotIn("error", bad)
+
+    def test_sanitize_launches(self):
+        req = kg_bench.Request(mode="sanitize", shapes=["small"])
+        doc = json.loads(kg_bench.dumps(req, [kg_bench.Result("softmax", "small", launches=1)], GOLDEN_DEVICE))
+        self.assertEqual(doc["results"][0]["launches"], 1)
+
+    def test_what_the_reader_would_refuse_is_refused_here(self):
+        req = kg_bench.Request()
+        for results, err in [
+            ([], ValueError),
+            ([kg_bench.Result("k", "s"), kg_bench.Result("k", "s")], ValueError),
+            ([kg_bench.Result("", "s")], ValueError),
+            ([kg_bench.Result("k", "s", nan_count=-1)], ValueError),
+            ([kg_bench.Result("k", "s", checks=2.5)], TypeError),
+            ([kg_bench.Result("k", "s", checks=True)], TypeError),
+            ([kg_bench.Result("k", "s", max_err="small")], TypeError),
+            ([kg_bench.Result("k", "s", rounds_us=[[1.0, None]])], TypeError),
+        ]:
+            with self.assertRaises(err, msg=repr(results)):
+                kg_bench.dumps(req, results, GOLDEN_DEVICE)
+
+    def test_write_file_and_stdout(self):
+        req, results = golden_bench()
+        with tempfile.TemporaryDirectory() as d:
+            req.out = os.path.join(d, "out.json")
+            kg_bench.write(req, results, kg_bench.Device(**GOLDEN_DEVICE))
+            with open(req.out, encoding="utf-8") as f:
+                written = f.read()
+            self.assertEqual(os.listdir(d), ["out.json"])  # no temporary file left
+        req.out = ""
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            kg_bench.write(req, results, GOLDEN_DEVICE)
+        self.assertEqual(buf.getvalue(), written)
+        no_bare_constants(written)
+
+    def test_golden_files(self):
+        for name, make in [("bench.json", golden_bench), ("check.json", golden_check)]:
+            req, results = make()
+            text = kg_bench.dumps(req, results, GOLDEN_DEVICE)
+            path = os.path.join(GOLDEN_DIR, name)
+            if os.environ.get("KG_BENCH_REGEN"):
+                os.makedirs(GOLDEN_DIR, exist_ok=True)
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text)
+            with open(path, encoding="utf-8") as f:
+                self.assertEqual(f.read(), text, f"{path} is stale: KG_BENCH_REGEN=1 python3 kernels/kg_bench_test.py")
+
+
+class DriverVersionTest(unittest.TestCase):
+    def test_both_kernel_modules(self):
+        for line, want in [
+            ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu Oct 30 2025\n", "580.159.04"),
+            ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (dvs-builder@U22)\n", "580.159.04"),
+            ("NVRM version: NVIDIA UNIX aarch64 Kernel Module  550.54.15  Tue Mar  5 2024\n", "550.54.15"),
+            ("GCC version:  gcc version 12.2.0\n", ""),
+        ]:
+            self.assertEqual(kg_bench._driver_from_proc(line), want, line)
+
+
+class FakeEvent:
+    """A CUDA event on a fake clock: each record() advances it by the next launch's time."""
+
+    def __init__(self, clock, enable_timing=False):
+        assert enable_timing
+        self.clock, self.t, self.stream = clock, None, None
+
+    def record(self, stream=None):
+        self.stream = stream
+        self.t = self.clock["now"]
+
+    def synchronize(self):
+        self.clock["synced"] = True
+
+    def elapsed_time(self, end):
+        return end.t - self.t  # milliseconds
+
+
+def fake_torch(available=True):
+    clock = {"now": 0.0, "synced": False, "streams": []}
+    torch = types.ModuleType("torch")
+    torch.__version__ = "0.0-fake"
+    torch.version = types.SimpleNamespace(cuda="13.0")
+
+    class StreamContext:
+        def __init__(self, s):
+            self.s = s
+
+        def __enter__(self):
+            clock["streams"].append(self.s)
+
+        def __exit__(self, *a):
+            return False
+
+    torch.cuda = types.SimpleNamespace(
+        is_available=lambda: available,
+        current_stream=lambda: "default-stream",
+        stream=StreamContext,
+        Event=lambda enable_timing=False: FakeEvent(clock, enable_timing),
+        current_device=lambda: 0,
+        get_device_capability=lambda i: (9, 0),
+        get_device_name=lambda i: "NVIDIA H200",
+    )
+    return torch, clock
+
+
+@contextlib.contextmanager
+def torch_module(module):
+    """Makes `import torch` give module (None: make it fail)."""
+    had = "torch" in sys.modules
+    old = sys.modules.get("torch")
+    sys.modules["torch"] = module
+    try:
+        yield
+    finally:
+        if had:
+            sys.modules["torch"] = old
+        else:
+            del sys.modules["torch"]
+
+
+class TimeLaunchesTest(unittest.TestCase):
+    def test_without_torch(self):
+        with torch_module(None):
+            with self.assertRaisesRegex(RuntimeError, "needs PyTorch"):
+                kg_bench.time_launches(lambda: None, 3)
+            self.assertEqual(kg_bench.device_info(), kg_bench.Device())
+
+    def test_without_cuda(self):
+        torch, _ = fake_torch(available=False)
+        with torch_module(torch):
+            with self.assertRaisesRegex(RuntimeError, r"needs a CUDA device: torch.cuda.is_available\(\) is False"):
+                kg_bench.time_launches(lambda: None, 3)
+
+    def test_bad_samples(self):
+        for bad in (0, -1, 2.5, True):
+            with self.assertRaises(ValueError):
+                kg_bench.time_launches(lambda: None, bad)
+
+    def test_times_each_launch_between_its_events(self):
+        torch, clock = fake_torch()
+        launch_ms = [0.027, 0.031, 0.029]
+        seen = []
+
+        def launch(i):  # takes the index, like kg_bench.h's launch(i)
+            seen.append(i)
+            clock["now"] += launch_ms[i]
+
+        with torch_module(torch):
+            us = kg_bench.time_launches(launch, 3, stream="s1")
+        self.assertEqual(seen, [0, 1, 2])
+        for got, want in zip(us, [27.0, 31.0, 29.0]):
+            self.assertTrue(math.isclose(got, want, rel_tol=1e-9), (us, want))
+        self.assertTrue(clock["synced"])
+        self.assertEqual(clock["streams"], ["s1"])
+
+    def test_no_argument_launch_and_default_stream(self):
+        torch, clock = fake_torch()
+        calls = []
+
+        def launch(scale=1.0):  # no required argument: called with none
+            calls.append(scale)
+            clock["now"] += 0.005
+
+        with torch_module(torch):
+            us = kg_bench.time_launches(launch, 2)
+            dev = kg_bench.device_info()
+        self.assertEqual(calls, [1.0, 1.0])
+        self.assertEqual(len(us), 2)
+        self.assertEqual(clock["streams"], ["default-stream"])
+        self.assertEqual((dev.name, dev.compute_cap, dev.cuda), ("NVIDIA H200", "9.0", "13.0"))
+
+
+if __name__ == "__main__":
+    unittest.main()

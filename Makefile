@@ -12,6 +12,7 @@ FUZZ_TARGETS = \
 	./gates/toolkit:FuzzScanner \
 	./gates/correctness:FuzzEvaluate \
 	./gates/speedup:FuzzJudge \
+	./gates/guard:FuzzScanFile \
 	./gates/benchfile:FuzzRead \
 	./gates/sanitizer:FuzzParseText \
 	./gates/sanitizer:FuzzParseXML \

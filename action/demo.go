@@ -149,7 +149,13 @@ func replay(ctx context.Context, dir string, cfg config.Config) (result.Result, 
 		}
 		gates = append(gates, g)
 	}
+	// The guard needs no GPU: it judges this repository's own workflows and scripts, live.
+	g, err := guardPaths([]string{"."}, cfg)
+	if err != nil {
+		return result.Result{}, err
+	}
+	gates = append(gates, g)
 	res := result.New(toolName(), gates...)
-	res.Replay = fmt.Sprintf("replay of %s: %s; no GPU was used now", filepath.ToSlash(dir), strings.TrimSpace(string(recorded)))
+	res.Replay = fmt.Sprintf("replay of %s: %s; no GPU was used now (the guard read this repository as it is)", filepath.ToSlash(dir), strings.TrimSpace(string(recorded)))
 	return res, nil
 }

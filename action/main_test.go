@@ -82,6 +82,12 @@ func TestExitCodes(t *testing.T) {
 		{"check wrong result", "", []string{"check", "testdata/replay/wrong-result/check.json"}, exitFail, ""},
 		{"check of a log", "", []string{"check", "testdata/replay/clean/build.log"}, exitUsage, "not a kernel-gate/bench/v1 file"},
 		{"check nothing", "", []string{"check"}, exitUsage, "no harness result"},
+		{"guard the repository", "", []string{"guard"}, exitPass, ""},
+		{"guard the dangerous corpus", "", []string{"guard", "--config", "testdata/none.yml", "testdata/guard/dangerous/001-gcp-stop-after-build"}, exitUsage, "none.yml"},
+		{"guard a dangerous case", "", []string{"guard", "testdata/guard/dangerous/001-gcp-stop-after-build"}, exitFail, ""},
+		{"guard a safe case", "", []string{"guard", "testdata/guard/safe"}, exitPass, ""},
+		{"guard a missing path", "", []string{"guard", "nope/"}, exitUsage, "nope"},
+		{"guard bad diff", "", []string{"guard", "--diff", "..HEAD"}, exitUsage, "no base commit"},
 		{"bench compare A/A, too few rounds: warnings, not a failure", "", []string{"bench", "compare", "testdata/sanitizer-kernels-h200/harness_bench_clean.json", "testdata/sanitizer-kernels-h200/harness_bench_clean.json"}, exitPass, ""},
 		{"bench compare needs two files", "", []string{"bench", "compare", "testdata/sanitizer-kernels-h200/harness_bench_clean.json"}, exitUsage, "want BASE.json and HEAD.json"},
 		{"bench compare of files without timings fails", "", []string{"bench", "compare", "testdata/replay/clean/check.json", "testdata/replay/clean/check.json"}, exitFail, ""},
@@ -158,7 +164,7 @@ func TestReplayEachDefectFailsItsOwnGate(t *testing.T) {
 					failed = append(failed, g.Name)
 				}
 			}
-			if !slices.Equal(gates, []string{"ptxas", "toolkit", "sass", "sanitizer", "correctness"}) {
+			if !slices.Equal(gates, []string{"ptxas", "toolkit", "sass", "sanitizer", "correctness", "guard"}) {
 				t.Errorf("gates %q: every recorded case must run every gate", gates)
 			}
 			if !slices.Equal(failed, want) {
@@ -188,7 +194,7 @@ func TestReplayAgreesWithLiveRun(t *testing.T) {
 				}
 				live = append(live, decode(t, string(b)).Gates...)
 			}
-			if len(live) != len(replayed.Gates) {
+			if len(live)+1 != len(replayed.Gates) { // the guard runs live in the demo too
 				t.Fatalf("live gates %d, replayed %d", len(live), len(replayed.Gates))
 			}
 			for _, lg := range live {

@@ -30,4 +30,33 @@
 //	gpu-clocks               nvidia-smi clock and power changes: -lgc -rgc -lmc -rmc -ac -rac -pl and their long forms
 //	gpu-driver-unload        rmmod nvidia*, modprobe -r nvidia*
 //	runner-stop              svc.sh stop|uninstall, config.sh remove, systemctl stop|disable actions.runner*
+//
+// # What is read
+//
+// Classify decides how a file is read from its path and first line: shell scripts (*.sh,
+// *.bash, a sh/bash/dash/zsh shebang), GitHub workflows (.github/workflows/*.yml) and
+// composite actions (action.yml), Makefiles, Dockerfiles and Python. Prose (Markdown,
+// reStructuredText, text, docs/) is never blocked.
+//
+// Shell is parsed with mvdan.cc/sh. Workflow `run:` scripts are mapped back to their exact
+// bytes (block scalars, folding, quoting) with `${{ }}` replaced by unknown bytes of the
+// same length, and read in the shell that `shell:` names (Python for `shell: python`; a
+// warning for pwsh and cmd). Makefile recipes have make's syntax undone (`$$`, literal
+// variables, `$(shell ...)`), Dockerfile RUN is read in shell, exec and here-document form,
+// and Python's subprocess, os.system, boto3, runpod and requests calls are read with a
+// small tokenizer, so comments, docstrings and printed strings are never code.
+//
+// # How a command is matched
+//
+// Wrappers are unwrapped down to the command that runs: sudo, doas, env, nohup, timeout,
+// xargs, exec, command, nice, ionice, stdbuf, time, setsid, su -c, bash/sh/zsh -c, eval,
+// trap, watch, flock, chroot, nsenter, ssh host '...', gcloud compute ssh --command, and
+// scripts fed to a shell on standard input (here-documents, here-strings, echo | bash).
+// Functions, aliases and variables with literal values in the same file are expanded; a
+// function's own commands are reported where it is defined, and a call is reported only
+// when its arguments make the function dangerous. The rule then matches the program's base
+// name, its verb path as an ordered subsequence of the positional words, and its flags
+// (see Rule). Only literal words match: a word the guard cannot resolve never equals a
+// rule's word. A `# kernel-gate: allow <rule-id> <reason>` comment on the line or the line
+// above allows one finding; without a reason it is a warning and allows nothing.
 package guard

@@ -1,0 +1,241 @@
+package guard
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is the guard section of kernel-gate.yml:
+//
+//	guard:
+//	  disable: [gpu-clocks]            # rule IDs switched off
+//	  exclude: ["third_party/**"]      # path globs not scanned
+//	  rules:                           # patterns of your own, in the table's shape
+//	    - id: site-stop-vm
+//	      what: stops the lab's GPU box
+//	      why: it is the only one
+//	      command: [labctl]
+//	      args: [vm, "stop|halt"]
+type Config struct {
+	// Disable switches rule IDs off (every pattern of the ID).
+	Disable []string `yaml:"disable"`
+	// Rules are extra patterns; a rule with the ID of a built-in one adds a pattern to it.
+	Rules []RuleConfig `yaml:"rules"`
+	// Exclude are path globs (relative to the scanned root, '/'-separated) not scanned:
+	// '*' matches any run of characters ('/' included), '?' one; a glob matches a path when
+	// it matches the whole path, one of its parent directories, or (a glob without '/')
+	// its base name.
+	Exclude []string `yaml:"exclude"`
+	// File names the config file in messages ("kernel-gate.yml").
+	File string `yaml:"-"`
+
+	lines map[string]int // "disable", "disable[0]", "exclude[1]", ... → config line
+}
+
+// RuleConfig is a rule written in the config: the Rule fields, in YAML.
+type RuleConfig struct {
+	ID          string `yaml:"id"`
+	What        string `yaml:"what"`
+	Why         string `yaml:"why"`
+	Command     Words  `yaml:"command"`
+	Args        Words  `yaml:"args"`
+	AnyFlag     Words  `yaml:"any_flag"`
+	NoFlag      Words  `yaml:"no_flag"`
+	ArgContains Words  `yaml:"arg_contains"`
+	ValueFlags  Words  `yaml:"value_flags"`
+	Help        Words  `yaml:"help"`
+	WriteTo     Words  `yaml:"write_to"`
+	Call        Words  `yaml:"call"`
+	Kwargs      Words  `yaml:"kwargs"`
+	// Line is the rule's line in the config file.
+	Line int `yaml:"-"`
+}
+
+// Words is a list of strings that may also be written as one string.
+type Words []string
+
+// UnmarshalYAML accepts a scalar ("gcloud") or a sequence.
+func (w *Words) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*w = Words{n.Value}
+		return nil
+	}
+	var list []string
+	if err := n.Decode(&list); err != nil {
+		return err
+	}
+	*w = list
+	return nil
+}
+
+// UnmarshalYAML keeps the lines of keys and list items for messages.
+func (c *Config) UnmarshalYAML(n *yaml.Node) error {
+	type plain Config
+	if err := n.Decode((*plain)(c)); err != nil {
+		return err
+	}
+	c.lines = map[string]int{}
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		c.lines[key.Value] = key.Line
+		if val.Kind == yaml.SequenceNode {
+			for j, item := range val.Content {
+				c.lines[key.Value+"["+strconv.Itoa(j)+"]"] = item.Line
+			}
+		}
+	}
+	return nil
+}
+
+// UnmarshalYAML keeps the rule's line.
+func (r *RuleConfig) UnmarshalYAML(n *yaml.Node) error {
+	type plain RuleConfig
+	if err := n.Decode((*plain)(r)); err != nil {
+		return err
+	}
+	r.Line = n.Line
+	return nil
+}
+
+var ruleIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// Validate reports settings that cannot work, naming their line in the config file.
+func (c Config) Validate() error {
+	known := map[string]bool{}
+	for _, r := range DefaultRules() {
+		known[r.ID] = true
+	}
+	for i, r := range c.Rules {
+		at := c.where(cmp.Or(r.Line, c.lines["rules["+strconv.Itoa(i)+"]"]))
+		switch {
+		case !ruleIDPattern.MatchString(r.ID):
+			return fmt.Errorf("%s: guard.rules[%d]: id %q must be lower-case letters, digits, '.', '_' or '-'", at, i, r.ID)
+		case len(r.Command) == 0 && len(r.WriteTo) == 0 && len(r.Call) == 0:
+			return fmt.Errorf("%s: guard.rules[%d] (%s): set command (a program), write_to (a file) or call (a Python call)", at, i, r.ID)
+		}
+		for _, list := range [][]string{r.Command, r.Args, r.WriteTo, r.Call} {
+			for _, w := range list {
+				if strings.TrimSpace(w) == "" || strings.Contains(w, "||") || strings.HasPrefix(w, "|") || strings.HasSuffix(w, "|") {
+					return fmt.Errorf("%s: guard.rules[%d] (%s): empty word or alternative in %q", at, i, r.ID, w)
+				}
+			}
+		}
+		for _, f := range slices.Concat(r.AnyFlag, r.NoFlag, r.ValueFlags) {
+			if !strings.HasPrefix(f, "-") {
+				return fmt.Errorf("%s: guard.rules[%d] (%s): flag %q must start with '-'", at, i, r.ID, f)
+			}
+		}
+		known[r.ID] = true
+	}
+	for i, id := range c.Disable {
+		if !known[id] {
+			return fmt.Errorf("%s: guard.disable: unknown rule ID %q%s", c.where(cmp.Or(c.lines["disable["+strconv.Itoa(i)+"]"], c.lines["disable"])), id, suggestID(id, known))
+		}
+	}
+	for i, g := range c.Exclude {
+		if strings.TrimSpace(g) == "" {
+			return fmt.Errorf("%s: guard.exclude[%d]: empty path glob", c.where(cmp.Or(c.lines["exclude["+strconv.Itoa(i)+"]"], c.lines["exclude"])), i)
+		}
+	}
+	return nil
+}
+
+func (c Config) where(line int) string {
+	f := cmp.Or(c.File, "kernel-gate.yml")
+	if line > 0 {
+		return f + ":" + strconv.Itoa(line)
+	}
+	return f
+}
+
+// suggestID names the known ID closest to a mistyped one.
+func suggestID(id string, known map[string]bool) string {
+	best, bestD := "", 4
+	for k := range known {
+		if d := editDistance(id, k); d < bestD || (d == bestD && k < best) {
+			best, bestD = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// rules returns the active patterns: the table without the disabled IDs, plus the
+// config's own.
+func (c Config) rules() []Rule {
+	off := map[string]bool{}
+	for _, id := range c.Disable {
+		off[id] = true
+	}
+	var out []Rule
+	for _, r := range DefaultRules() {
+		if !off[r.ID] {
+			out = append(out, r)
+		}
+	}
+	for _, rc := range c.Rules {
+		if off[rc.ID] {
+			continue
+		}
+		out = append(out, Rule{
+			ID: rc.ID, What: cmp.Or(rc.What, "matches rule "+rc.ID+" of "+cmp.Or(c.File, "kernel-gate.yml")),
+			Why:     cmp.Or(rc.Why, "refused by "+c.where(rc.Line)),
+			Command: rc.Command, Args: rc.Args, AnyFlag: rc.AnyFlag, NoFlag: rc.NoFlag, ArgContains: rc.ArgContains,
+			ValueFlags: rc.ValueFlags, Help: rc.Help, WriteTo: rc.WriteTo, Call: rc.Call, Kwargs: rc.Kwargs,
+		})
+	}
+	return out
+}
+
+// knownIDs are the rule IDs an allow comment may name.
+func (c Config) knownIDs() map[string]bool {
+	ids := map[string]bool{}
+	for _, r := range DefaultRules() {
+		ids[r.ID] = true
+	}
+	for _, r := range c.Rules {
+		ids[r.ID] = true
+	}
+	return ids
+}
+
+// excluded reports whether a path (relative, '/'-separated) matches an exclude glob.
+func (c Config) excluded(rel string) bool {
+	for _, g := range c.Exclude {
+		if matchPathGlob(g, rel) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,272 @@
+package guard
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The Dockerfile front-end: RUN (and ONBUILD RUN) in shell form with its continuations
+// (comment lines inside them dropped, as docker does), exec form (`RUN ["sh", "-c",
+// "..."]`, a JSON array) and here-documents (`RUN <<EOF`).
+
+var (
+	dockerEscapeRE  = regexp.MustCompile(`(?i)^#\s*escape\s*=\s*([\\` + "`" + `])\s*$`)
+	dockerHeredocRE = regexp.MustCompile(`(?:^|[\s0-9])<<(-?)(["']?)([A-Za-z_][A-Za-z0-9_]*)(["']?)`)
+)
+
+func scanDockerfile(fc *fileCtx) {
+	t := fc.text
+	lt := fc.lines
+	n := len(lt.starts)
+	escape := byte('\\')
+	a := newAnalyzer(fc)
+	analysable := true
+	line := func(l int) string { return t[lt.lineStart(l):lt.lineEnd(l)] }
+	// Parser directives come first.
+	for l := 1; l <= n; l++ {
+		s := strings.TrimSpace(line(l))
+		if !strings.HasPrefix(s, "#") {
+			break
+		}
+		if m := dockerEscapeRE.FindStringSubmatch(s); m != nil {
+			escape = m[1][0]
+		}
+	}
+	for l := 1; l <= n; l++ {
+		s := strings.TrimSpace(line(l))
+		if s == "" || strings.HasPrefix(s, "#") {
+			continue
+		}
+		// The instruction's logical lines: continuations, skipping comment and empty lines.
+		lines := []int{l}
+		last := l
+		for endsWithEscape(line(last), escape) && last < n {
+			last++
+			for last < n && (strings.TrimSpace(line(last)) == "" || strings.HasPrefix(strings.TrimSpace(line(last)), "#")) {
+				last++
+			}
+			lines = append(lines, last)
+		}
+		// Here-documents follow the instruction.
+		first := line(l)
+		heredocs := dockerHeredocRE.FindAllStringSubmatch(joinLines(t, lt, lines), -1)
+		bodyEnd := last
+		for _, h := range heredocs {
+			for bodyEnd < n {
+				bodyEnd++
+				body := line(bodyEnd)
+				if h[1] == "-" {
+					body = strings.TrimLeft(body, "\t")
+				}
+				if strings.TrimRight(body, " ") == h[3] {
+					break
+				}
+			}
+		}
+		word := strings.ToUpper(strings.Fields(first)[0])
+		argStart := lt.lineStart(l) + strings.Index(first, strings.Fields(first)[0]) + len(strings.Fields(first)[0])
+		if word == "ONBUILD" {
+			rest := strings.TrimLeft(t[argStart:lt.lineEnd(l)], " \t")
+			if f := strings.Fields(rest); len(f) > 0 && strings.EqualFold(f[0], "RUN") {
+				word = "RUN"
+				argStart = lt.lineEnd(l) - len(rest) + len(f[0])
+			}
+		}
+		switch word {
+		case "SHELL":
+			sh := strings.ToLower(t[argStart:lt.lineEnd(l)])
+			analysable = !strings.Contains(sh, "powershell") && !strings.Contains(sh, "pwsh") && !strings.Contains(sh, "cmd")
+		case "RUN":
+			if !analysable {
+				fc.warn(nil, l, "this RUN runs in the shell that SHELL names, which the guard does not analyse: check it by hand")
+				break
+			}
+			dockerRun(a, fc, lines, argStart, bodyEnd, escape, len(heredocs) > 0)
+		}
+		l = bodyEnd
+	}
+}
+
+func endsWithEscape(s string, escape byte) bool {
+	s = strings.TrimRight(s, " \t\r")
+	return len(s) > 0 && s[len(s)-1] == escape
+}
+
+func joinLines(t string, lt lineTable, lines []int) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(t[lt.lineStart(l):lt.lineEnd(l)])
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// dockerRun analyses one RUN: its text from argStart over the instruction's lines and,
+// with here-documents, up to the end of line bodyEnd.
+func dockerRun(a *analyzer, fc *fileCtx, lines []int, argStart, bodyEnd int, escape byte, heredoc bool) {
+	t := fc.text
+	lt := fc.lines
+	file := fileSrc(t)
+	var b builder
+	for k, l := range lines {
+		st, en := lt.lineStart(l), lt.lineEnd(l)
+		if k == 0 {
+			st = argStart
+		}
+		if k > 0 {
+			prev := lt.lineEnd(lines[k-1])
+			b.synth(prev, prev, "\n")
+		}
+		if escape != '\\' && endsWithEscape(t[st:en], escape) {
+			e := strings.LastIndexByte(t[st:en], escape) + st
+			b.from(file, st, e)
+			b.synth(e, e+1, "\\")
+			b.from(file, e+1, en)
+			continue
+		}
+		b.from(file, st, en)
+	}
+	if heredoc {
+		last := lines[len(lines)-1]
+		if bodyEnd > last {
+			b.from(file, lt.lineEnd(last), lt.lineEnd(bodyEnd))
+		}
+	}
+	s := b.src()
+	// Flags: --mount=..., --network=..., --security=...
+	i := 0
+	for {
+		for i < len(s.text) && (s.text[i] == ' ' || s.text[i] == '\t') {
+			i++
+		}
+		if !strings.HasPrefix(s.text[i:], "--") {
+			break
+		}
+		for i < len(s.text) && s.text[i] != ' ' && s.text[i] != '\t' && s.text[i] != '\n' {
+			i++
+		}
+	}
+	s = s.sub(i, len(s.text))
+	fr := &frame{src: s, lang: langOf("sh"), what: "the RUN command"}
+	if strings.HasPrefix(s.text, "[") {
+		if argv, ok := jsonArgv(s); ok {
+			cc := &cmdCtx{fr: fr, start: 0, end: len(strings.TrimRight(s.text, " \t\n"))}
+			fr.outer = &span{s.fileOff(0), s.fileEnd(cc.end)}
+			a.resolve(argv, cc)
+			return
+		}
+	}
+	// RUN <<EOF alone: the body is the script (a shebang may name its interpreter).
+	if m := dockerHeredocRE.FindStringSubmatchIndex(s.text); m != nil && m[0] == 0 {
+		nl := strings.IndexByte(s.text[m[1]:], '\n')
+		if nl < 0 || strings.TrimSpace(s.text[m[1]:m[1]+nl]) != "" {
+			a.runShell(fr) // `RUN <<EOF cmd` or no body: the shell reads it
+			return
+		}
+		nl += m[1]
+		body := s.text[nl+1:]
+		term := s.text[m[6]:m[7]]
+		end := len(body)
+		for o := 0; o < len(body); {
+			e := strings.IndexByte(body[o:], '\n')
+			if e < 0 {
+				e = len(body) - o
+			}
+			if strings.TrimLeft(strings.TrimRight(body[o:o+e], " "), "\t") == term {
+				end = o
+				break
+			}
+			o += e + 1
+		}
+		script := s.sub(nl+1, nl+1+end)
+		if k := shebangKind([]byte(script.text)); k == KindPython {
+			a.runPython(&frame{src: script})
+			return
+		}
+		sh := shebangShell([]byte(script.text))
+		a.runShell(&frame{src: script, lang: langOf(sh), what: "the RUN here-document"})
+		return
+	}
+	a.runShell(fr)
+}
+
+// jsonArgv reads the exec form, a JSON array of strings, keeping each string's map.
+func jsonArgv(s *src) ([]field, bool) {
+	t := s.text
+	i := 1
+	var argv []field
+	skip := func() {
+		for i < len(t) && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r') {
+			i++
+		}
+	}
+	skip()
+	if i < len(t) && t[i] == ']' {
+		return nil, false
+	}
+	for {
+		skip()
+		if i >= len(t) || t[i] != '"' {
+			return nil, false
+		}
+		i++
+		var b builder
+		for {
+			if i >= len(t) || t[i] == '\n' {
+				return nil, false
+			}
+			c := t[i]
+			if c == '"' {
+				i++
+				break
+			}
+			if c == '\\' && i+1 < len(t) {
+				out, n := "", 2
+				switch e := t[i+1]; e {
+				case '"', '\\', '/':
+					out = string(e)
+				case 'n':
+					out = "\n"
+				case 't':
+					out = "\t"
+				case 'r':
+					out = "\r"
+				case 'b':
+					out = "\b"
+				case 'f':
+					out = "\f"
+				case 'u':
+					if i+6 > len(t) {
+						return nil, false
+					}
+					r, err := strconv.ParseUint(t[i+2:i+6], 16, 32)
+					if err != nil || !utf8.ValidRune(rune(r)) {
+						return nil, false
+					}
+					out, n = string(rune(r)), 6
+				default:
+					return nil, false
+				}
+				b.synthAt(s, i, i+n, out)
+				i += n
+				continue
+			}
+			b.from(s, i, i+1)
+			i++
+		}
+		argv = append(argv, field{s: b.src(), quoted: true})
+		skip()
+		if i < len(t) && t[i] == ',' {
+			i++
+			continue
+		}
+		if i < len(t) && t[i] == ']' {
+			i++
+			skip()
+			return argv, i == len(t)
+		}
+		return nil, false
+	}
+}

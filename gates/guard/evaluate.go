@@ -1,0 +1,87 @@
+package guard
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/kernel-gate/kernel-gate/gates/result"
+)
+
+// Data is the guard gate's machine-readable output.
+type Data struct {
+	Findings []Finding `json:"findings"`
+	Warnings []Warning `json:"warnings"`
+	Files    int       `json:"files"`
+}
+
+// Evaluate turns a scan into the "guard" gate: every finding not allowed is an error,
+// an allowed one a notice naming its reason, every warning a warning. files is how many
+// files were analysed; with none the gate skips.
+func Evaluate(findings []Finding, warnings []Warning, files int, cfg Config) (result.Gate, error) {
+	g := result.Gate{Name: "guard", Findings: []result.Finding{}}
+	fs := slices.Clone(findings)
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		return cmp.Or(cmp.Compare(boolRank(a.Allowed), boolRank(b.Allowed)), cmp.Compare(a.Path, b.Path),
+			cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	table := &result.Table{Columns: []string{"path:line", "rule", "command"}, Rows: []result.Row{}}
+	blocked, allowed := 0, 0
+	for _, f := range fs {
+		via := ""
+		if f.Via != "" {
+			via = " (via " + f.Via + ")"
+		}
+		rf := result.Finding{File: f.Path, Line: f.Line, Metric: f.Rule}
+		row := result.Row{Cells: []string{f.Path + ":" + strconv.Itoa(f.Line), f.Rule, f.Command}}
+		if f.Allowed {
+			allowed++
+			rf.Severity = result.Notice
+			rf.Message = fmt.Sprintf("allowed (%s): `%s` %s%s", f.AllowReason, f.Command, f.What, via)
+			row.Status = result.Pass
+		} else {
+			blocked++
+			rf.Severity = result.Error
+			rf.Message = fmt.Sprintf("`%s` %s%s: %s (if it is intended, add `# kernel-gate: allow %s <reason>` on the line above)",
+				f.Command, f.What, via, f.Why, f.Rule)
+			row.Status = result.Fail
+		}
+		g.Findings = append(g.Findings, rf)
+		table.Rows = append(table.Rows, row)
+	}
+	for _, w := range warnings {
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, File: w.Path, Line: w.Line, Message: w.Message})
+	}
+	if len(table.Rows) > 0 {
+		g.Table = table
+	}
+	data := Data{Findings: slices.Clone(findings), Warnings: slices.Clone(warnings), Files: files}
+	if data.Findings == nil {
+		data.Findings = []Finding{}
+	}
+	if data.Warnings == nil {
+		data.Warnings = []Warning{}
+	}
+	if err := g.SetData(data); err != nil {
+		return g, err
+	}
+	g.Decide(files > 0 || blocked > 0)
+	if files == 0 && blocked == 0 {
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Notice,
+			Message: "no shell scripts, workflows, Makefiles, Dockerfiles or Python files to scan"})
+	}
+	g.Summary = fmt.Sprintf("%d file(s) scanned: %d command(s) that stop, reboot or reset the GPU machine refused, %d allowed, %d warning(s)",
+		files, blocked, allowed, len(warnings))
+	if len(cfg.Disable) > 0 {
+		g.Summary += fmt.Sprintf("; rules disabled in %s: %v", cmp.Or(cfg.File, "kernel-gate.yml"), cfg.Disable)
+	}
+	return g, nil
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,862 @@
+package guard
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// The Python front-end: a tokenizer (names, strings of every prefix and quoting,
+// comments, brackets) and a reader of calls. Only call arguments are ever code to the
+// guard: comments, docstrings and printed strings are not.
+
+type pyTok struct {
+	kind       byte // 'n' name, 's' string, 'o' operator, 'l' end of logical line, 'x' other
+	start, end int
+	text       string // name or operator
+	val        *src   // a string's value
+}
+
+// pyTokenize splits Python source into tokens. A string that does not end is warned
+// about and taken to the end of its line (or of the text, when triple-quoted).
+func (a *analyzer) pyTokenize(fr *frame) []pyTok {
+	t := fr.src.text
+	var toks []pyTok
+	depth := 0
+	for i := 0; i < len(t); {
+		c := t[i]
+		switch {
+		case c == '\n':
+			if depth == 0 {
+				toks = append(toks, pyTok{kind: 'l', start: i, end: i + 1})
+			}
+			i++
+		case c == ' ' || c == '\t' || c == '\r' || c == '\f':
+			i++
+		case c == '\\' && i+1 < len(t) && t[i+1] == '\n':
+			i += 2
+		case c == '#':
+			for i < len(t) && t[i] != '\n' {
+				i++
+			}
+		case c == '"' || c == '\'':
+			tok, n := a.pyString(fr, i, i, "")
+			toks = append(toks, tok)
+			i = n
+		case isIdentStart(c):
+			j := i
+			for j < len(t) && isIdentChar(t[j]) {
+				j++
+			}
+			word := t[i:j]
+			if j < len(t) && (t[j] == '"' || t[j] == '\'') && isStringPrefix(word) {
+				tok, n := a.pyString(fr, i, j, strings.ToLower(word))
+				toks = append(toks, tok)
+				i = n
+				continue
+			}
+			toks = append(toks, pyTok{kind: 'n', start: i, end: j, text: word})
+			i = j
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(t) && (isIdentChar(t[j]) || t[j] == '.') {
+				j++
+			}
+			toks = append(toks, pyTok{kind: 'x', start: i, end: j})
+			i = j
+		default:
+			n := 1
+			if i+1 < len(t) {
+				switch t[i : i+2] {
+				case "==", "!=", "<=", ">=", ":=", "->", "**", "//", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", "<<", ">>":
+					n = 2
+				}
+			}
+			switch c {
+			case '(', '[', '{':
+				depth++
+			case ')', ']', '}':
+				depth = max(depth-1, 0)
+			}
+			toks = append(toks, pyTok{kind: 'o', start: i, end: i + n, text: t[i : i+n]})
+			i += n
+		}
+	}
+	return toks
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+func isIdentChar(c byte) bool { return isIdentStart(c) || c >= '0' && c <= '9' }
+
+func isStringPrefix(w string) bool {
+	switch strings.ToLower(w) {
+	case "r", "u", "b", "f", "t", "br", "rb", "fr", "rf", "tr", "rt":
+		return true
+	}
+	return false
+}
+
+// pyString reads a string literal whose quote is at q (its prefix starts at start) and
+// builds its value with the map back to the file.
+func (a *analyzer) pyString(fr *frame, start, q int, prefix string) (pyTok, int) {
+	t := fr.src.text
+	quote := t[q]
+	triple := q+2 < len(t) && t[q+1] == quote && t[q+2] == quote
+	body := q + 1
+	if triple {
+		body = q + 3
+	}
+	raw := strings.Contains(prefix, "r")
+	fstr := strings.Contains(prefix, "f") || strings.Contains(prefix, "t")
+	var b builder
+	i := body
+	closed := false
+	for i < len(t) {
+		c := t[i]
+		if c == quote && (!triple || i+2 < len(t) && t[i+1] == quote && t[i+2] == quote) {
+			closed = true
+			break
+		}
+		if c == '\n' && !triple {
+			break
+		}
+		if c == '\\' && i+1 < len(t) {
+			if raw {
+				b.from(fr.src, i, i+2)
+				i += 2
+				continue
+			}
+			n, out := pyEscape(t, i)
+			if n == 2 && t[i+1] == '\n' {
+				i += 2 // line continuation inside the string
+				continue
+			}
+			b.synthAt(fr.src, i, i+n, out)
+			i += n
+			continue
+		}
+		if fstr && c == '{' {
+			if i+1 < len(t) && t[i+1] == '{' {
+				b.synthAt(fr.src, i, i+2, "{")
+				i += 2
+				continue
+			}
+			j := pySkipField(t, i, quote, triple)
+			b.fromMasked(fr.src, i, j)
+			i = j
+			continue
+		}
+		if fstr && c == '}' && i+1 < len(t) && t[i+1] == '}' {
+			b.synthAt(fr.src, i, i+2, "}")
+			i += 2
+			continue
+		}
+		j := i + 1
+		for j < len(t) && t[j] != quote && t[j] != '\\' && t[j] != '\n' && !(fstr && (t[j] == '{' || t[j] == '}')) {
+			j++
+		}
+		b.from(fr.src, i, j)
+		i = j
+	}
+	end := i
+	if closed {
+		end = i + 1
+		if triple {
+			end = i + 3
+		}
+	} else {
+		a.fc.warn(a, a.fc.line(fr.src.fileOff(start)), "could not parse Python: a string that starts here does not end; it was read to the end of its line")
+	}
+	return pyTok{kind: 's', start: start, end: end, val: b.src()}, end
+}
+
+// pySkipField returns the end of an f-string replacement field that starts at i ('{').
+func pySkipField(t string, i int, quote byte, triple bool) int {
+	depth := 0
+	for j := i; j < len(t); j++ {
+		switch c := t[j]; c {
+		case '{', '(', '[':
+			depth++
+		case '}', ')', ']':
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		case '\n':
+			if !triple {
+				return j
+			}
+		case '\'', '"':
+			if c == quote && !triple {
+				return j // the string ends: the field is malformed
+			}
+			k := j + 1
+			for k < len(t) && t[k] != c && t[k] != '\n' {
+				k++
+			}
+			j = k
+		}
+	}
+	return len(t)
+}
+
+// pyEscape decodes the escape at t[i] ('\'): its length in the source and its value.
+func pyEscape(t string, i int) (int, string) {
+	c := t[i+1]
+	switch c {
+	case 'n':
+		return 2, "\n"
+	case 't':
+		return 2, "\t"
+	case 'r':
+		return 2, "\r"
+	case '\\', '\'', '"':
+		return 2, string(c)
+	case '\n':
+		return 2, ""
+	case 'a':
+		return 2, "\a"
+	case 'b':
+		return 2, "\b"
+	case 'f':
+		return 2, "\f"
+	case 'v':
+		return 2, "\v"
+	case 'x', 'u', 'U':
+		n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+		if i+2+n <= len(t) {
+			if v, err := strconv.ParseUint(t[i+2:i+2+n], 16, 32); err == nil && utf8.ValidRune(rune(v)) {
+				return 2 + n, string(rune(v))
+			}
+		}
+	case 'N':
+		if j := strings.IndexByte(t[i:], '}'); j > 0 && i+2 < len(t) && t[i+2] == '{' {
+			return j + 1, string(unknownByte)
+		}
+	}
+	if c >= '0' && c <= '7' {
+		j := i + 1
+		for j < len(t) && j < i+4 && t[j] >= '0' && t[j] <= '7' {
+			j++
+		}
+		v, _ := strconv.ParseUint(t[i+1:j], 8, 16)
+		return j - i, string(rune(v))
+	}
+	return 2, t[i : i+2]
+}
+
+// pyValue is what a Python expression evaluates to, as far as the guard can tell.
+type pyValue struct {
+	kind  byte // 's' string, 'l' list, 'b' bool, 'p' a string that is split (cmd.split(), shlex.split), 0 unknown
+	str   *src
+	list  []pyValue
+	truth bool
+	start int // offset of the expression
+	size  int // strings in it, lists flattened
+}
+
+// maxListSize is the most strings a list value may hold (lists of lists of names can
+// grow exponentially).
+const maxListSize = 4096
+
+type pyCall struct {
+	callee     string // dotted name as written ("sp.run", "boto3.client().stop_instances")
+	resolved   string // with import aliases resolved ("subprocess.run")
+	start, end int    // offsets of the whole call expression
+	args       [][]pyTok
+	kwargs     map[string][]pyTok
+}
+
+// pyFile is one Python text being read.
+type pyFile struct {
+	a      *analyzer
+	fr     *frame
+	toks   []pyTok
+	match  []int                // index of the matching bracket
+	mods   map[string]string    // import aliases: "sp" → "subprocess"
+	names  map[string]string    // from-imports: "run" → "subprocess.run"
+	assign map[string][][]pyTok // NAME = value
+	depth  map[string]bool
+	memo   map[string]pyValue // a name's value, once evaluated
+}
+
+// runPython reads a Python text (fr.src) for dangerous calls.
+func (a *analyzer) runPython(fr *frame) {
+	if fr.depth > maxDepth {
+		return
+	}
+	p := &pyFile{a: a, fr: fr, toks: a.pyTokenize(fr), mods: map[string]string{}, names: map[string]string{},
+		assign: map[string][][]pyTok{}, depth: map[string]bool{}, memo: map[string]pyValue{}}
+	p.matchBrackets()
+	p.statements()
+	for i, tk := range p.toks {
+		if tk.kind == 'o' && tk.text == "(" && i > 0 {
+			if c, ok := p.call(i); ok {
+				p.judge(c)
+			}
+		}
+	}
+}
+
+func (p *pyFile) matchBrackets() {
+	p.match = make([]int, len(p.toks))
+	var stack []int
+	for i, tk := range p.toks {
+		p.match[i] = -1
+		if tk.kind != 'o' {
+			continue
+		}
+		switch tk.text {
+		case "(", "[", "{":
+			stack = append(stack, i)
+		case ")", "]", "}":
+			if n := len(stack); n > 0 {
+				p.match[stack[n-1]], p.match[i] = i, stack[n-1]
+				stack = stack[:n-1]
+			}
+		}
+	}
+}
+
+// statements reads imports and simple assignments, one logical line at a time.
+func (p *pyFile) statements() {
+	lineStart := 0
+	for i := 0; i <= len(p.toks); i++ {
+		if i < len(p.toks) && p.toks[i].kind != 'l' && !(p.toks[i].kind == 'o' && p.toks[i].text == ";") {
+			continue
+		}
+		p.statement(p.toks[lineStart:i])
+		lineStart = i + 1
+	}
+}
+
+func (p *pyFile) statement(st []pyTok) {
+	if len(st) == 0 {
+		return
+	}
+	isName := func(k int, s string) bool { return k < len(st) && st[k].kind == 'n' && (s == "" || st[k].text == s) }
+	switch {
+	case isName(0, "import"):
+		for _, part := range splitTop(st[1:], ",") {
+			if len(part) == 0 || part[0].kind != 'n' {
+				continue
+			}
+			mod := dotted(part)
+			if len(part) >= 3 && part[len(part)-2].text == "as" {
+				p.mods[part[len(part)-1].text] = mod
+			} else {
+				p.mods[strings.SplitN(mod, ".", 2)[0]] = strings.SplitN(mod, ".", 2)[0]
+			}
+		}
+	case isName(0, "from"):
+		k := 1
+		for k < len(st) && !isName(k, "import") {
+			k++
+		}
+		mod := dotted(st[1:k])
+		for _, part := range splitTop(st[min(k+1, len(st)):], ",") {
+			part = trimParens(part)
+			if len(part) == 0 || part[0].kind != 'n' {
+				continue
+			}
+			local := part[0].text
+			if len(part) >= 3 && part[1].text == "as" {
+				local = part[2].text
+			}
+			p.names[local] = mod + "." + part[0].text
+		}
+	case isName(0, "") && len(st) > 2 && st[1].kind == 'o' && st[1].text == "=":
+		if len(p.assign[st[0].text]) < maxDefs {
+			p.assign[st[0].text] = append(p.assign[st[0].text], st[2:])
+		}
+	case isName(0, "") && len(st) > 4 && st[1].text == ":" && st[1].kind == 'o':
+		// NAME: type = value
+		for k := 2; k < len(st); k++ {
+			if st[k].kind == 'o' && st[k].text == "=" {
+				p.assign[st[0].text] = append(p.assign[st[0].text], st[k+1:])
+				break
+			}
+		}
+	}
+}
+
+func trimParens(part []pyTok) []pyTok {
+	for len(part) > 0 && part[0].kind == 'o' && part[0].text == "(" {
+		part = part[1:]
+	}
+	for len(part) > 0 && part[len(part)-1].kind == 'o' && part[len(part)-1].text == ")" {
+		part = part[:len(part)-1]
+	}
+	return part
+}
+
+func dotted(ts []pyTok) string {
+	var b strings.Builder
+	for _, t := range ts {
+		if t.kind == 'n' && t.text == "as" {
+			break
+		}
+		if t.kind == 'n' || t.kind == 'o' && t.text == "." {
+			b.WriteString(t.text)
+		}
+	}
+	return b.String()
+}
+
+// splitTop splits tokens at a separator outside brackets.
+func splitTop(ts []pyTok, sep string) [][]pyTok {
+	var out [][]pyTok
+	depth, start := 0, 0
+	for i, t := range ts {
+		if t.kind != 'o' {
+			continue
+		}
+		switch t.text {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+		default:
+			if depth == 0 && t.text == sep {
+				out = append(out, ts[start:i])
+				start = i + 1
+			}
+		}
+	}
+	if start < len(ts) {
+		out = append(out, ts[start:])
+	}
+	return out
+}
+
+// call reads the call whose '(' is token i.
+func (p *pyFile) call(i int) (pyCall, bool) {
+	end := p.match[i]
+	if end < 0 {
+		return pyCall{}, false
+	}
+	// Walk back over the callee: name(.name | .name() | .name[...])*
+	if p.toks[i-1].kind != 'n' {
+		return pyCall{}, false
+	}
+	var parts []string
+	k, startTok := i-1, i-1
+	for k >= 0 {
+		tk := p.toks[k]
+		switch {
+		case tk.kind == 'n':
+			parts = append(parts, tk.text)
+		case tk.kind == 'o' && (tk.text == ")" || tk.text == "]") && p.match[k] > 0 && p.toks[p.match[k]-1].kind == 'n':
+			m := p.match[k]
+			parts = append(parts, p.toks[m-1].text+map[string]string{")": "()", "]": "[]"}[tk.text])
+			k = m - 1
+		default:
+			k = -1
+			continue
+		}
+		startTok = k
+		if k >= 2 && p.toks[k-1].kind == 'o' && p.toks[k-1].text == "." {
+			k -= 2
+			continue
+		}
+		break
+	}
+	for l, r := 0, len(parts)-1; l < r; l, r = l+1, r-1 {
+		parts[l], parts[r] = parts[r], parts[l]
+	}
+	if len(parts) == 0 {
+		return pyCall{}, false
+	}
+	// Python keywords before a '(' are not calls (if (...), return (...)).
+	if len(parts) == 1 && pyKeyword(parts[0]) {
+		return pyCall{}, false
+	}
+	c := pyCall{callee: strings.Join(parts, "."), start: p.toks[startTok].start, end: p.toks[end].end, kwargs: map[string][]pyTok{}}
+	c.resolved = c.callee
+	if full, ok := p.names[parts[0]]; ok {
+		c.resolved = strings.Join(append([]string{full}, parts[1:]...), ".")
+	} else if mod, ok := p.mods[parts[0]]; ok {
+		c.resolved = strings.Join(append([]string{mod}, parts[1:]...), ".")
+	}
+	for _, arg := range splitTop(p.toks[i+1:end], ",") {
+		if len(arg) == 0 {
+			continue
+		}
+		if len(arg) >= 2 && arg[0].kind == 'n' && arg[1].kind == 'o' && arg[1].text == "=" {
+			c.kwargs[arg[0].text] = arg[2:]
+			continue
+		}
+		c.args = append(c.args, arg)
+	}
+	return c, true
+}
+
+func pyKeyword(s string) bool {
+	switch s {
+	case "if", "elif", "while", "return", "not", "and", "or", "in", "is", "for", "with", "assert", "yield",
+		"del", "print", "lambda", "await", "else", "except", "raise", "import", "from", "as", "class", "def":
+		return true
+	}
+	return false
+}
+
+// value evaluates an expression's tokens.
+func (p *pyFile) value(ts []pyTok) pyValue {
+	if len(ts) == 0 || !p.a.spend() {
+		return pyValue{}
+	}
+	v := pyValue{start: ts[0].start}
+	// Strings, possibly concatenated (implicitly or with +).
+	allStr := true
+	for k, t := range ts {
+		if t.kind == 's' || (k%2 == 1 && t.kind == 'o' && t.text == "+") {
+			continue
+		}
+		allStr = false
+		break
+	}
+	if allStr && ts[0].kind == 's' {
+		var b builder
+		for _, t := range ts {
+			if t.kind == 's' {
+				b.from(t.val, 0, len(t.val.text))
+			}
+		}
+		v.kind, v.str = 's', b.src()
+		return v
+	}
+	// "sep".join([...])
+	if len(ts) >= 4 && ts[0].kind == 's' && ts[1].text == "." && ts[2].text == "join" && ts[3].text == "(" {
+		if end := p.indexOf(ts, 3); end == len(ts)-1 {
+			inner := p.value(ts[4:end])
+			if inner.kind == 'l' {
+				var b builder
+				for k, el := range inner.list {
+					if k > 0 {
+						b.from(ts[0].val, 0, len(ts[0].val.text))
+					}
+					if el.kind == 's' {
+						b.from(el.str, 0, len(el.str.text))
+					} else {
+						b.synthAt(p.fr.src, el.start, el.start, string(unknownByte))
+					}
+				}
+				v.kind, v.str = 's', b.src()
+				return v
+			}
+		}
+	}
+	// X.split() and shlex.split(X)
+	if n := len(ts); n >= 4 && ts[n-1].text == ")" {
+		if open := p.indexBack(ts, n-1); open >= 2 && ts[open-1].text == "split" && ts[open-2].text == "." && n-1-open <= 2 {
+			if inner := p.value(ts[:open-2]); inner.kind == 's' {
+				inner.kind = 'p'
+				return inner
+			}
+		}
+	}
+	if len(ts) >= 4 && ts[0].kind == 'n' && ts[0].text == "shlex" && ts[1].text == "." && ts[2].text == "split" && ts[3].text == "(" {
+		if end := p.indexOf(ts, 3); end == len(ts)-1 {
+			if args := splitTop(ts[4:end], ","); len(args) > 0 {
+				if inner := p.value(args[0]); inner.kind == 's' {
+					inner.kind = 'p'
+					return inner
+				}
+			}
+		}
+	}
+	// Lists and tuples.
+	if (ts[0].text == "[" || ts[0].text == "(") && ts[0].kind == 'o' && p.indexOf(ts, 0) == len(ts)-1 {
+		for _, el := range splitTop(ts[1:len(ts)-1], ",") {
+			if len(el) == 0 {
+				continue
+			}
+			if el[0].kind == 'o' && el[0].text == "*" {
+				ev := p.value(el[1:])
+				if ev.kind == 'l' {
+					v.list = append(v.list, ev.list...)
+				} else {
+					v.list = append(v.list, pyValue{start: el[0].start})
+				}
+				continue
+			}
+			v.list = append(v.list, p.value(el))
+		}
+		if ts[0].text == "(" && len(v.list) == 1 && !strings.Contains(p.fr.src.text[ts[0].start:ts[len(ts)-1].end], ",") {
+			return v.list[0] // (expr) is not a tuple
+		}
+		for _, el := range v.list {
+			v.size += max(el.size, 1)
+		}
+		if v.size > maxListSize {
+			return pyValue{start: v.start}
+		}
+		v.kind = 'l'
+		return v
+	}
+	if len(ts) == 1 && ts[0].kind == 'n' {
+		switch ts[0].text {
+		case "True":
+			return pyValue{kind: 'b', truth: true, start: ts[0].start}
+		case "False", "None":
+			return pyValue{kind: 'b', start: ts[0].start}
+		}
+		name := ts[0].text
+		defs := p.assign[name]
+		if len(defs) == 0 || p.depth[name] {
+			return v
+		}
+		r, ok := p.memo[name]
+		if !ok {
+			p.depth[name] = true
+			r = p.value(defs[len(defs)-1])
+			delete(p.depth, name)
+			if r.kind == 's' && len(r.str.text) > maxValueLen {
+				r = pyValue{}
+			}
+			p.memo[name] = r
+		}
+		r.start = ts[0].start
+		if r.kind == 's' { // the value is used here
+			var b builder
+			b.synthAt(p.fr.src, ts[0].start, ts[0].end, r.str.text)
+			r.str = b.src()
+		}
+		return r
+	}
+	return v
+}
+
+// indexBack is the position in ts of the bracket opening the one at ts[k].
+func (p *pyFile) indexBack(ts []pyTok, k int) int {
+	depth := 0
+	for j := k; j >= 0; j-- {
+		if ts[j].kind != 'o' {
+			continue
+		}
+		switch ts[j].text {
+		case ")", "]", "}":
+			depth++
+		case "(", "[", "{":
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// indexOf is the position in ts of the bracket matching ts[k].
+func (p *pyFile) indexOf(ts []pyTok, k int) int {
+	depth := 0
+	for j := k; j < len(ts); j++ {
+		if ts[j].kind != 'o' {
+			continue
+		}
+		switch ts[j].text {
+		case "(", "[", "{":
+			depth++
+		case ")", "]", "}":
+			depth--
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return -1
+}
+
+// strings collects the string values in an argument (for ArgContains).
+func (v pyValue) strings(out []string) []string {
+	switch v.kind {
+	case 's', 'p':
+		out = append(out, v.str.text)
+	case 'l':
+		for _, el := range v.list {
+			out = el.strings(out)
+		}
+	}
+	return out
+}
+
+func lastPart(s string) string {
+	if i := strings.LastIndexByte(s, '.'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// judge checks one call: a process it starts, an API it calls, a file it writes.
+func (p *pyFile) judge(c pyCall) {
+	a := p.a
+	fr := p.fr
+	if fr.outer == nil {
+		fr = fr.child()
+		fr.outer = &span{p.fr.src.fileOff(c.start), p.fr.src.fileEnd(c.end)}
+	}
+	arg := func(k int, names ...string) []pyTok {
+		for _, n := range names {
+			if ts, ok := c.kwargs[n]; ok {
+				return ts
+			}
+		}
+		if k < len(c.args) {
+			return c.args[k]
+		}
+		return nil
+	}
+	name := c.resolved
+	fn := lastPart(name)
+	mod := strings.TrimSuffix(name, "."+fn)
+	cc := &cmdCtx{fr: fr, start: c.start, end: c.end}
+	switch {
+	case mod == "subprocess" && isSubprocessFunc(fn):
+		shell := false
+		if sv := p.value(c.kwargs["shell"]); sv.kind == 'b' && sv.truth {
+			shell = true
+		}
+		p.runValue(p.value(arg(0, "args", "cmd")), cc, c.callee, shell || fn == "getoutput" || fn == "getstatusoutput")
+	case name == "os.system" || name == "os.popen" || name == "commands.getoutput" || name == "asyncio.create_subprocess_shell" ||
+		name == "pty.spawn":
+		p.runValue(p.value(arg(0, "cmd", "command")), cc, c.callee, name != "pty.spawn")
+	case name == "asyncio.create_subprocess_exec":
+		var list []pyValue
+		for _, ts := range c.args {
+			list = append(list, p.value(ts))
+		}
+		p.runValue(pyValue{kind: 'l', list: list, start: c.start}, cc, c.callee, false)
+	case strings.HasPrefix(name, "os.exec") || strings.HasPrefix(name, "os.spawn"):
+		k := 1
+		if strings.HasPrefix(name, "os.spawn") {
+			k = 2
+		}
+		if strings.Contains(fn, "v") { // execv(path, argv), spawnv(mode, path, argv)
+			p.runValue(p.value(arg(k)), cc, c.callee, false)
+		} else { // execl(path, arg0, arg1, ...)
+			var list []pyValue
+			for _, ts := range c.args[min(k, len(c.args)):] {
+				list = append(list, p.value(ts))
+			}
+			p.runValue(pyValue{kind: 'l', list: list, start: c.start}, cc, c.callee, false)
+		}
+	case strings.HasPrefix(name, "fabric") && (fn == "run" || fn == "sudo" || fn == "local"):
+		p.runValue(p.value(arg(0, "command")), cc, c.callee, true)
+	}
+	// API calls.
+	var strs []string
+	for _, ts := range c.args {
+		strs = p.value(ts).strings(strs)
+	}
+	for _, ts := range c.kwargs {
+		strs = p.value(ts).strings(strs)
+	}
+	for _, r := range a.fc.callRules {
+		if !globList(r.Call, c.callee) && !globList(r.Call, c.resolved) {
+			continue
+		}
+		ok := true
+		for _, kw := range r.Kwargs {
+			if _, has := c.kwargs[kw]; !has {
+				ok = false
+			}
+		}
+		if ok && len(r.ArgContains) > 0 {
+			ok = false
+			for _, s := range strs {
+				for _, sub := range r.ArgContains {
+					if sub != "" && strings.Contains(s, sub) {
+						ok = true
+					}
+				}
+			}
+		}
+		if ok {
+			a.report(fr, r, c.start, c.end, []string{c.callee})
+		}
+	}
+	// Files written.
+	switch fn {
+	case "open", "Path", "PosixPath", "FileIO":
+		if v := p.value(arg(0, "file", "path")); v.kind == 's' {
+			a.writeTo(v.str.text, fr, c.start, c.end, nil, c.callee+"("+v.str.text+")")
+		}
+	}
+}
+
+func isSubprocessFunc(fn string) bool {
+	switch fn {
+	case "run", "call", "check_call", "check_output", "Popen", "getoutput", "getstatusoutput":
+		return true
+	}
+	return false
+}
+
+// runValue analyses what a call runs: a string as a shell script, a list as argv.
+func (p *pyFile) runValue(v pyValue, cc *cmdCtx, via string, shell bool) {
+	a := p.a
+	switch v.kind {
+	case 's', 'p':
+		// A string without shell=True names one program; the guard reads it as a command
+		// line anyway, erring toward finding the danger.
+		a.nestedShell(v.str, cc, via, syntax.LangBash, nil, false)
+	case 'l':
+		argv := make([]field, 0, len(v.list))
+		for _, el := range v.list {
+			if el.kind == 's' {
+				argv = append(argv, field{s: el.str, quoted: true})
+				continue
+			}
+			var b builder
+			b.synthAt(p.fr.src, el.start, el.start+1, string(unknownByte))
+			argv = append(argv, field{s: b.src(), quoted: true})
+		}
+		cc.via = append(cc.via, via)
+		a.resolve(argv, cc)
+	}
+}
+
+// pythonCmd handles `python -c CODE` and a Python script on standard input.
+func (a *analyzer) pythonCmd(name string, args []field, cc *cmdCtx) bool {
+	for i := 0; i < len(args); i++ {
+		w := args[i].val()
+		switch {
+		case w == "-c" && i+1 < len(args):
+			a.nestedPython(args[i+1].s, cc, name+" -c")
+			return true
+		case strings.HasPrefix(w, "-c") && len(w) > 2:
+			a.nestedPython(args[i].s.sub(2, len(w)), cc, name+" -c")
+			return true
+		case w == "-m" || !known(w):
+			return true
+		case w == "-W" || w == "-X" || w == "-Q":
+			i++
+		case w == "-":
+			i = len(args)
+		case strings.HasPrefix(w, "-"):
+		default:
+			return true // a script file
+		}
+	}
+	if cc.stdin != nil {
+		a.nestedPython(cc.stdin.s, cc, stdinVia(name, cc.stdin))
+	}
+	return true
+}
+
+func (a *analyzer) nestedPython(s *src, cc *cmdCtx, via string) {
+	fr := cc.fr.child()
+	fr.src = s
+	fr.params, fr.paramsKnown = nil, false
+	fr.via = append(append(fr.via, cc.via...), via)
+	fr.depth++
+	if fr.outer == nil {
+		fr.outer = &span{cc.fr.src.fileOff(cc.start), cc.fr.src.fileEnd(cc.end)}
+	}
+	a.runPython(fr)
+}

@@ -1,0 +1,1142 @@
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Limits that keep one hostile file from costing unbounded time.
+const (
+	maxDepth     = 12      // nested scripts (bash -c in ssh in eval ...) and function calls
+	maxWork      = 200000  // commands and words analysed per file
+	maxAlts      = 8       // alternative values of one command (a variable set in several places)
+	maxDefs      = 8       // definitions kept per variable
+	maxFuncCalls = 2000    // function and alias expansions per file
+	maxValueLen  = 1 << 16 // longest variable value the guard expands
+	maxFields    = 4096    // words of one command
+)
+
+// analyzer walks the shell (and Python) code of one file. It holds only per-file state.
+type analyzer struct {
+	fc      *fileCtx
+	env     *env
+	collect *[]hitKey // during a dry run (a function's own hits), hits go here
+	work    int
+	calls   int
+	parser  *syntax.Parser
+	zsh     *syntax.Parser
+	evalVar map[string]bool // variables being evaluated (a=$b b=$a)
+	varMemo map[string][]textExp
+	parsed  map[parseKey]parseResult // the same text is parsed once
+}
+
+type parseKey struct {
+	lang syntax.LangVariant
+	text string
+}
+
+type parseResult struct {
+	f   *syntax.File
+	err error
+}
+
+// textExp is a variable's value as text: one element for a scalar, several for an array.
+type textExp struct {
+	elems []string
+	multi bool
+}
+
+// env is what a script defines that later commands use: variables with literal values,
+// functions and aliases. It is flow-insensitive: every definition in the file counts.
+type env struct {
+	vars      map[string][]varDef
+	funcs     map[string]*funcDef
+	aliases   map[string]*aliasDef
+	funcHits  map[string]map[hitKey]bool
+	aliasHits map[string]map[string]bool
+}
+
+type varDef struct {
+	value *syntax.Word
+	array *syntax.ArrayExpr
+	src   *src // the text the word belongs to
+	lit   *src // a value given directly (a workflow's env:, a make variable)
+	fr    *frame
+}
+
+type funcDef struct {
+	name string
+	body *syntax.Stmt
+	fr   *frame // frame of the definition (its src and language)
+}
+
+type aliasDef struct {
+	name  string
+	value *src
+	fr    *frame
+}
+
+func newEnv() *env {
+	return &env{vars: map[string][]varDef{}, funcs: map[string]*funcDef{}, aliases: map[string]*aliasDef{},
+		funcHits: map[string]map[hitKey]bool{}, aliasHits: map[string]map[string]bool{}}
+}
+
+func newAnalyzer(fc *fileCtx) *analyzer {
+	return &analyzer{fc: fc, env: newEnv(), evalVar: map[string]bool{}, varMemo: map[string][]textExp{},
+		parsed: map[parseKey]parseResult{}}
+}
+
+// span is a range of file offsets.
+type span struct{ start, end int }
+
+// site is a function call that findings inside the function are reported at.
+type site struct {
+	at    span
+	outer span
+	skip  map[hitKey]bool // hits the function has on its own, reported at its definition
+}
+
+// hitKey identifies a hit by the file offset of its innermost command and its rule.
+type hitKey struct {
+	off  int
+	rule string
+}
+
+// frame is one level of code: a file, a nested script, a function body being called.
+type frame struct {
+	src         *src
+	lang        syntax.LangVariant
+	params      []field // positional parameters $1..., when known
+	paramsKnown bool
+	outer       *span // file span of the outermost command, once one is entered
+	site        *site
+	via         []string
+	depth       int
+	fnStack     []string
+	what        string // what the text is, for parse warnings ("the script passed to bash -c")
+	stdin       *input // the script's own standard input (ssh host bash -s <<EOF)
+}
+
+func (fr *frame) child() *frame {
+	c := *fr
+	c.via = append([]string(nil), fr.via...)
+	return &c
+}
+
+// input is text fed to a command's standard input (a here-document, a pipe from echo).
+type input struct {
+	s    *src
+	what string
+}
+
+// field is one word of a command after expansion, with its file mapping. Parts whose
+// value is unknown hold unknownByte.
+type field struct {
+	s      *src
+	quoted bool
+	from   string // the expansion the field starts with ("$CMD"), for Via
+}
+
+func (f field) val() string { return f.s.text }
+
+func (a *analyzer) spend() bool {
+	a.work++
+	if a.work == maxWork {
+		a.fc.warn(nil, 1, fmt.Sprintf("stopped after %d commands and words: the file is too complex to analyse fully", maxWork))
+	}
+	return a.work < maxWork
+}
+
+func off(p syntax.Pos) int { return int(p.Offset()) }
+
+// wordSpan is a word's offsets in its text, guarding against empty words.
+func wordSpan(w *syntax.Word) (int, int, bool) {
+	if w == nil || len(w.Parts) == 0 {
+		return 0, 0, false
+	}
+	return off(w.Pos()), off(w.End()), true
+}
+
+func (a *analyzer) parse(s *src, lang syntax.LangVariant) (*syntax.File, error) {
+	var p *syntax.Parser
+	if lang == syntax.LangZsh {
+		if a.zsh == nil {
+			a.zsh = syntax.NewParser(syntax.Variant(syntax.LangZsh))
+		}
+		p = a.zsh
+	} else {
+		if a.parser == nil {
+			a.parser = syntax.NewParser(syntax.Variant(syntax.LangBash))
+		}
+		p = a.parser
+	}
+	key := parseKey{lang, s.text}
+	if r, ok := a.parsed[key]; ok {
+		return r.f, r.err
+	}
+	f, err := p.Parse(strings.NewReader(s.text), "")
+	a.parsed[key] = parseResult{f, err}
+	return f, err
+}
+
+// runShell parses s as shell and analyses it in frame fr (fr.src is s).
+func (a *analyzer) runShell(fr *frame) {
+	if fr.depth > maxDepth {
+		a.fc.warn(a, a.fc.line(fr.src.fileOff(0)), "nesting too deep: scripts inside scripts beyond this point were not analysed")
+		return
+	}
+	f, err := a.parse(fr.src, fr.lang)
+	if err != nil {
+		a.parseWarning(fr, err)
+	}
+	if f == nil {
+		return
+	}
+	a.collectDefs(f, fr)
+	a.stmts(f.Stmts, fr, fr.stdin)
+}
+
+func (a *analyzer) parseWarning(fr *frame, err error) {
+	what := fr.what
+	if what == "" {
+		what = "shell"
+	}
+	o, text := 0, err.Error()
+	var pe syntax.ParseError
+	var le syntax.LangError
+	switch {
+	case errors.As(err, &pe):
+		o, text = off(pe.Pos), pe.Text
+	case errors.As(err, &le):
+		o = off(le.Pos)
+		text = strings.TrimPrefix(le.Error(), le.Pos.String()+": ")
+	}
+	a.fc.warn(a, a.fc.line(fr.src.fileOff(o)), fmt.Sprintf("could not parse %s (%s): commands after this point were not analysed", what, text))
+}
+
+// collectDefs records the functions, aliases and literal variables a script defines.
+func (a *analyzer) collectDefs(f *syntax.File, fr *frame) {
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.FuncDecl:
+			if n.Body == nil {
+				return true
+			}
+			def := &funcDef{body: n.Body, fr: fr}
+			if n.Name != nil {
+				def.name = n.Name.Value
+				a.env.funcs[n.Name.Value] = def
+			}
+			for _, l := range n.Names {
+				if l != nil {
+					d := *def
+					d.name = l.Value
+					a.env.funcs[l.Value] = &d
+				}
+			}
+		case *syntax.CallExpr:
+			for _, as := range n.Assigns {
+				a.addVar(as, fr)
+			}
+			if len(n.Args) > 0 && n.Args[0].Lit() == "alias" {
+				for _, w := range n.Args[1:] {
+					a.addAlias(w, fr)
+				}
+			}
+		case *syntax.DeclClause:
+			for _, as := range n.Args {
+				a.addVar(as, fr)
+			}
+		}
+		return true
+	})
+}
+
+func (a *analyzer) addVar(as *syntax.Assign, fr *frame) {
+	if as == nil || as.Name == nil || as.Naked || as.Append || as.Index != nil {
+		return
+	}
+	name := as.Name.Value
+	if len(a.env.vars[name]) >= maxDefs {
+		return
+	}
+	a.env.vars[name] = append(a.env.vars[name], varDef{value: as.Value, array: as.Array, src: fr.src, fr: fr})
+	clear(a.varMemo)
+}
+
+// addAlias records `alias name=value`.
+func (a *analyzer) addAlias(w *syntax.Word, fr *frame) {
+	alts := a.evalWord(w, fr)
+	if len(alts) == 0 || len(alts[0]) != 1 {
+		return
+	}
+	f := alts[0][0]
+	name, _, ok := strings.Cut(f.val(), "=")
+	if !ok || name == "" || !known(name) {
+		return
+	}
+	a.env.aliases[name] = &aliasDef{name: name, value: f.s.sub(len(name)+1, len(f.val())), fr: fr}
+}
+
+func (a *analyzer) stmts(list []*syntax.Stmt, fr *frame, stdin *input) {
+	for _, s := range list {
+		a.stmt(s, fr, stdin)
+	}
+}
+
+// simpleCmd reports whether a command is one the guard reports as a whole (a call, a
+// pipeline), as opposed to a compound command whose parts are reported one by one.
+func simpleCmd(c syntax.Command) bool {
+	switch c := c.(type) {
+	case *syntax.CallExpr, *syntax.TimeClause, *syntax.CoprocClause, *syntax.DeclClause:
+		return true
+	case *syntax.BinaryCmd:
+		return c.Op == syntax.Pipe || c.Op == syntax.PipeAll
+	}
+	return false
+}
+
+// shiftParams applies `shift [n]` to the frame's positional parameters, so that a later
+// "$*" or "$@" forwards what is left. It reports whether s was such a shift.
+func shiftParams(s *syntax.Stmt, fr *frame) bool {
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 || len(call.Args) > 2 || call.Args[0].Lit() != "shift" {
+		return false
+	}
+	if !fr.paramsKnown {
+		return true
+	}
+	n := 1
+	if len(call.Args) == 2 {
+		v, err := strconv.Atoi(call.Args[1].Lit())
+		if err != nil || v < 0 {
+			fr.params, fr.paramsKnown = nil, false
+			return true
+		}
+		n = v
+	}
+	fr.params = fr.params[min(n, len(fr.params)):]
+	return true
+}
+
+func (a *analyzer) stmt(s *syntax.Stmt, fr *frame, stdin *input) {
+	if s == nil || !a.spend() {
+		return
+	}
+	start, end := off(s.Pos()), stmtEnd(s)
+	if end < start {
+		end = start
+	}
+	if shiftParams(s, fr) {
+		return
+	}
+	if fr.outer == nil && simpleCmd(s.Cmd) {
+		fr = fr.child()
+		fr.outer = &span{fr.src.fileOff(start), fr.src.fileEnd(end)}
+	}
+	stdin = a.redirects(s, fr, stdin, start, end)
+	switch c := s.Cmd.(type) {
+	case *syntax.CallExpr:
+		a.call(c, fr, stdin)
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			a.stmt(c.X, fr, stdin)
+			a.stmt(c.Y, fr, a.output(c.X, fr, stdin))
+			return
+		}
+		a.stmt(c.X, fr, stdin)
+		a.stmt(c.Y, fr, nil)
+	case *syntax.Block:
+		a.stmts(c.Stmts, fr, stdin)
+	case *syntax.Subshell:
+		a.stmts(c.Stmts, fr, stdin)
+	case *syntax.IfClause:
+		for ic := c; ic != nil; ic = ic.Else {
+			a.stmts(ic.Cond, fr, nil)
+			a.stmts(ic.Then, fr, nil)
+		}
+	case *syntax.WhileClause:
+		a.stmts(c.Cond, fr, nil)
+		a.stmts(c.Do, fr, nil)
+	case *syntax.ForClause:
+		a.nested(c.Loop, fr)
+		a.stmts(c.Do, fr, nil)
+	case *syntax.CaseClause:
+		a.nested(c.Word, fr)
+		for _, it := range c.Items {
+			if it != nil {
+				a.stmts(it.Stmts, fr, nil)
+			}
+		}
+	case *syntax.FuncDecl:
+		// The body on its own: what it does whatever its arguments.
+		name := ""
+		if c.Name != nil {
+			name = c.Name.Value
+		}
+		body := fr.child()
+		body.params, body.paramsKnown, body.site, body.stdin = nil, false, nil, nil
+		body.fnStack = append(append([]string(nil), fr.fnStack...), name)
+		a.stmt(c.Body, body, nil)
+	case *syntax.DeclClause:
+		for _, as := range c.Args {
+			a.nestedAssign(as, fr)
+		}
+	case *syntax.TimeClause:
+		a.stmt(c.Stmt, fr, stdin)
+	case *syntax.CoprocClause:
+		a.stmt(c.Stmt, fr, stdin)
+	case *syntax.TestClause, *syntax.ArithmCmd, *syntax.LetClause:
+		a.nested(c, fr)
+	}
+}
+
+// redirects handles a statement's redirections: writes to dangerous files, words with
+// command substitutions, and the here-document or here-string that becomes its input.
+func (a *analyzer) redirects(s *syntax.Stmt, fr *frame, stdin *input, start, end int) *input {
+	for _, r := range s.Redirs {
+		if r == nil {
+			continue
+		}
+		a.nested(r.Word, fr)
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll, syntax.RdrInOut,
+			syntax.RdrAllClob, syntax.AppAllClob:
+			for _, alt := range a.evalWord(r.Word, fr) {
+				if len(alt) == 1 {
+					a.writeTo(alt[0].val(), fr, start, end, nil, r.Op.String()+" "+alt[0].val())
+				}
+			}
+		case syntax.Hdoc, syntax.DashHdoc:
+			a.nested(r.Hdoc, fr)
+			stdin = a.heredoc(r, fr)
+		case syntax.WordHdoc:
+			stdin = nil
+			if alts := a.evalWord(r.Word, fr); len(alts) > 0 {
+				stdin = &input{s: joinFields(alts[0]), what: "<<<"}
+			}
+		case syntax.RdrIn:
+			stdin = nil
+		}
+	}
+	return stdin
+}
+
+func (a *analyzer) heredoc(r *syntax.Redirect, fr *frame) *input {
+	delim := "EOF"
+	if r.Word != nil {
+		if alts := a.evalWord(r.Word, fr); len(alts) > 0 && len(alts[0]) > 0 {
+			delim = alts[0][0].val()
+		}
+	}
+	st, en, ok := wordSpan(r.Hdoc)
+	if !ok {
+		return &input{s: &src{segs: []seg{{contiguous: true}}}, what: "<<" + delim}
+	}
+	return &input{s: fr.src.sub(st, en), what: "<<" + delim}
+}
+
+// writeTo reports a write to a file that a rule names.
+func (a *analyzer) writeTo(p string, fr *frame, start, end int, via []string, how string) {
+	for _, r := range a.fc.writeRules {
+		if r.matchWrite(p) {
+			a.report(fr, r, start, end, append(append([]string(nil), via...), how))
+		}
+	}
+}
+
+// nested analyses the command substitutions inside a node (a word, a test): they run.
+func (a *analyzer) nested(n syntax.Node, fr *frame) {
+	if n == nil {
+		return
+	}
+	switch n := n.(type) {
+	case *syntax.Word:
+		if n == nil {
+			return
+		}
+	case syntax.Loop:
+		if n == nil {
+			return
+		}
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			a.stmts(n.Stmts, fr, nil)
+			return false
+		case *syntax.ProcSubst:
+			a.stmts(n.Stmts, fr, nil)
+			return false
+		}
+		return true
+	})
+}
+
+func (a *analyzer) nestedAssign(as *syntax.Assign, fr *frame) {
+	if as == nil {
+		return
+	}
+	if as.Value != nil {
+		a.nested(as.Value, fr)
+	}
+	if as.Array != nil {
+		a.nested(as.Array, fr)
+	}
+}
+
+func (a *analyzer) call(c *syntax.CallExpr, fr *frame, stdin *input) {
+	for _, as := range c.Assigns {
+		a.nestedAssign(as, fr)
+	}
+	for _, w := range c.Args {
+		a.nested(w, fr)
+	}
+	if len(c.Args) == 0 {
+		return
+	}
+	start, _, ok := wordSpan(c.Args[0])
+	if !ok {
+		return
+	}
+	if len(c.Assigns) > 0 && c.Assigns[0] != nil && c.Assigns[0].Name != nil {
+		start = off(c.Assigns[0].Name.Pos())
+	}
+	_, end, ok := wordSpan(c.Args[len(c.Args)-1])
+	if !ok {
+		return
+	}
+	if a.boring(c.Args[0], fr) {
+		return
+	}
+	for _, argv := range a.evalArgs(c.Args, fr) {
+		a.resolve(argv, &cmdCtx{fr: fr, start: start, end: end, stdin: stdin, canFunc: true})
+	}
+}
+
+// boring reports whether a command's program is a literal that no rule, wrapper,
+// function or alias is about (nvcc, make, echo): its arguments need no expanding.
+func (a *analyzer) boring(w *syntax.Word, fr *frame) bool {
+	lit := w.Lit()
+	if lit == "" || strings.ContainsAny(lit, "\\") {
+		return false
+	}
+	if a.env.funcs[lit] != nil || a.env.aliases[lit] != nil {
+		return false
+	}
+	name := progName(lit)
+	return len(a.fc.rules.commandRules(name)) == 0 && !isWrapperName(name) && name != "tee" && name != "dd"
+}
+
+// evalArgs expands a command's words; a variable set to several literals in the file
+// gives several alternative commands (at most maxAlts).
+func (a *analyzer) evalArgs(words []*syntax.Word, fr *frame) [][]field {
+	alts := [][]field{nil}
+	for _, w := range words {
+		if !a.spend() {
+			break
+		}
+		wa := a.evalWord(w, fr)
+		if len(wa) == 0 {
+			continue
+		}
+		if len(alts[0])+len(wa[0]) > maxFields {
+			break
+		}
+		if len(alts) == 1 && len(wa) == 1 {
+			alts[0] = append(alts[0], wa[0]...)
+			continue
+		}
+		var next [][]field
+		for _, prefix := range alts {
+			for _, fs := range wa {
+				if len(next) >= maxAlts {
+					break
+				}
+				next = append(next, append(slices.Clip(prefix), fs...))
+			}
+		}
+		alts = next
+	}
+	return alts
+}
+
+// wordState is one alternative value of a word being expanded.
+type wordState struct {
+	done   []field
+	cur    builder
+	curOn  bool
+	quoted bool
+	from   string
+}
+
+func (w *wordState) clone() wordState {
+	c := wordState{curOn: w.curOn, quoted: w.quoted, from: w.from}
+	c.done = append([]field(nil), w.done...)
+	c.cur.buf = append([]byte(nil), w.cur.buf...)
+	c.cur.segs = append([]seg(nil), w.cur.segs...)
+	return c
+}
+
+func (w *wordState) finish() {
+	if w.curOn {
+		w.done = append(w.done, field{s: w.cur.src(), quoted: w.quoted, from: w.from})
+	}
+	w.cur = builder{}
+	w.curOn, w.quoted, w.from = false, false, ""
+}
+
+// appendSplit adds an unquoted expansion's value, split into fields at blanks; a field
+// it starts is marked as coming from the expansion `from`.
+func (w *wordState) appendSplit(s *src, from string) {
+	t := s.text
+	i := 0
+	for i < len(t) {
+		if isBlank(t[i]) {
+			w.finish()
+			for i < len(t) && isBlank(t[i]) {
+				i++
+			}
+			continue
+		}
+		j := i
+		for j < len(t) && !isBlank(t[j]) {
+			j++
+		}
+		if w.cur.len() == 0 && from != "" {
+			w.from = from
+		}
+		from = "" // only the field the expansion starts
+		w.cur.from(s, i, j)
+		w.curOn = true
+		i = j
+	}
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
+
+// evalWord expands a word into fields: one alternative per combination of variable
+// values (at most maxAlts).
+func (a *analyzer) evalWord(w *syntax.Word, fr *frame) [][]field {
+	if w == nil {
+		return nil
+	}
+	states := []wordState{{}}
+	for _, p := range w.Parts {
+		states = a.evalPart(p, fr, states, false)
+	}
+	out := make([][]field, 0, len(states))
+	for i := range states {
+		states[i].finish()
+		out = append(out, states[i].done)
+	}
+	return out
+}
+
+func (a *analyzer) evalPart(p syntax.WordPart, fr *frame, states []wordState, dq bool) []wordState {
+	if p == nil {
+		return states
+	}
+	each := func(fn func(*wordState)) []wordState {
+		for i := range states {
+			fn(&states[i])
+		}
+		return states
+	}
+	switch p := p.(type) {
+	case *syntax.Lit:
+		return each(func(w *wordState) { a.appendLit(w, p, fr, dq) })
+	case *syntax.SglQuoted:
+		return each(func(w *wordState) {
+			w.curOn, w.quoted = true, true
+			st := off(p.Left) + 1
+			if p.Dollar {
+				st++
+				decodeANSIC(&w.cur, fr.src, p.Value, st)
+				return
+			}
+			if st+len(p.Value) <= len(fr.src.text) && fr.src.text[st:st+len(p.Value)] == p.Value {
+				w.cur.from(fr.src, st, st+len(p.Value))
+			} else {
+				w.cur.synthAt(fr.src, off(p.Pos()), off(p.End()), p.Value)
+			}
+		})
+	case *syntax.DblQuoted:
+		each(func(w *wordState) { w.curOn, w.quoted = true, true })
+		for _, q := range p.Parts {
+			states = a.evalPart(q, fr, states, true)
+		}
+		return states
+	case *syntax.ParamExp:
+		return a.evalParam(p, fr, states, dq)
+	case *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst:
+		st, en := off(p.Pos()), off(p.End())
+		return each(func(w *wordState) { w.cur.fromMasked(fr.src, st, en); w.curOn = true })
+	default:
+		st, en := off(p.Pos()), off(p.End())
+		return each(func(w *wordState) { w.cur.from(fr.src, st, en); w.curOn = true })
+	}
+}
+
+// appendLit adds a literal part, removing the backslashes the shell removes.
+func (a *analyzer) appendLit(w *wordState, l *syntax.Lit, fr *frame, dq bool) {
+	w.curOn = true
+	st, v := off(l.ValuePos), l.Value
+	if st+len(v) > len(fr.src.text) || fr.src.text[st:st+len(v)] != v {
+		w.cur.synthAt(fr.src, st, st, v)
+		return
+	}
+	run := st
+	for i := 0; i < len(v); i++ {
+		if v[i] != '\\' || i+1 >= len(v) {
+			continue
+		}
+		c := v[i+1]
+		if dq && c != '$' && c != '`' && c != '"' && c != '\\' && c != '\n' {
+			i++
+			continue
+		}
+		w.cur.from(fr.src, run, st+i)
+		if c != '\n' {
+			w.cur.from(fr.src, st+i+1, st+i+2)
+		}
+		run = st + i + 2
+		i++
+	}
+	w.cur.from(fr.src, run, st+len(v))
+}
+
+// decodeANSIC appends the value of a $'...' string (raw text v at offset st).
+func decodeANSIC(b *builder, s *src, v string, st int) {
+	for i := 0; i < len(v); i++ {
+		if v[i] != '\\' || i+1 >= len(v) {
+			b.from(s, st+i, st+i+1)
+			continue
+		}
+		c, n := v[i+1], 2
+		out := string(c)
+		switch c {
+		case 'n':
+			out = "\n"
+		case 't':
+			out = "\t"
+		case 'r':
+			out = "\r"
+		case 'e', 'E':
+			out = "\x1b"
+		case 'a':
+			out = "\a"
+		case 'b':
+			out = "\b"
+		case 'x':
+			j := i + 2
+			for j < len(v) && j < i+4 && isHex(v[j]) {
+				j++
+			}
+			if x, err := strconv.ParseUint(v[i+2:j], 16, 8); err == nil {
+				out, n = string(rune(x)), j-i
+			}
+		}
+		b.synthAt(s, st+i, st+i+n, out)
+		i += n - 1
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// expansion is one possible value of a parameter expansion.
+type expansion struct {
+	elems []*src
+	multi bool // "$@" and "${a[@]}": each element is its own field even inside quotes
+}
+
+func (a *analyzer) evalParam(p *syntax.ParamExp, fr *frame, states []wordState, dq bool) []wordState {
+	st, en := off(p.Pos()), off(p.End())
+	exps := a.paramValues(p, fr, st, en)
+	if len(exps) == 0 { // unknown
+		for i := range states {
+			states[i].cur.fromMasked(fr.src, st, en)
+			states[i].curOn = true
+		}
+		return states
+	}
+	var out []wordState
+	for i := range states {
+		for j, e := range exps {
+			if len(out) >= maxAlts {
+				break
+			}
+			w := states[i]
+			if j < len(exps)-1 {
+				w = states[i].clone()
+			}
+			from := ""
+			if syntax.ValidName(p.Param.Value) {
+				from = "$" + p.Param.Value // positional parameters are named by the function in Via
+			}
+			applyExpansion(&w, e, dq, from)
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func applyExpansion(w *wordState, e expansion, dq bool, from string) {
+	for k, el := range e.elems {
+		if dq {
+			if w.cur.len() == 0 {
+				w.from = from
+			}
+			if k > 0 && e.multi {
+				w.finish()
+				w.curOn, w.quoted = true, true
+			} else if k > 0 {
+				w.cur.synth(el.fileOff(0), el.fileOff(0), " ")
+			}
+			w.cur.from(el, 0, len(el.text))
+			w.curOn = true
+			continue
+		}
+		if k > 0 {
+			w.finish()
+		}
+		w.appendSplit(el, from)
+	}
+}
+
+// paramValues resolves a parameter expansion to its possible values; none means unknown.
+func (a *analyzer) paramValues(p *syntax.ParamExp, fr *frame, st, en int) []expansion {
+	if p.Param == nil || p.Excl || p.Length || p.Width || p.IsSet || p.Slice != nil || p.Repl != nil ||
+		p.Names != 0 || p.NestedParam != nil || len(p.Modifiers) > 0 || p.Flags != nil {
+		return nil
+	}
+	deflt := false
+	if p.Exp != nil {
+		switch p.Exp.Op {
+		case syntax.DefaultUnset, syntax.DefaultUnsetOrNull, syntax.AssignUnset, syntax.AssignUnsetOrNull:
+			deflt = true
+		default:
+			return nil
+		}
+	}
+	name := p.Param.Value
+	at := func(text string) *src {
+		var b builder
+		b.synthAt(fr.src, st, en, text)
+		return b.src()
+	}
+	var out []expansion
+	switch {
+	case name == "@" || name == "*":
+		if !fr.paramsKnown {
+			return nil
+		}
+		e := expansion{multi: name == "@"}
+		for _, f := range fr.params {
+			e.elems = append(e.elems, f.s)
+		}
+		if name == "*" {
+			e.elems = []*src{joinFields(fr.params)}
+		}
+		out = append(out, e)
+	case isDigits(name):
+		n, err := strconv.Atoi(name)
+		if err != nil || n == 0 || !fr.paramsKnown {
+			return nil
+		}
+		if n <= len(fr.params) {
+			out = append(out, expansion{elems: []*src{fr.params[n-1].s}})
+		}
+	case syntax.ValidName(name):
+		idx := ""
+		if p.Index != nil {
+			w, ok := p.Index.(*syntax.Word)
+			if !ok || w.Lit() == "" {
+				return nil
+			}
+			idx = w.Lit()
+		}
+		for _, te := range a.varTexts(name, idx) {
+			e := expansion{multi: te.multi}
+			for _, el := range te.elems {
+				e.elems = append(e.elems, at(el))
+			}
+			out = append(out, e)
+		}
+	default:
+		return nil
+	}
+	if deflt && p.Exp.Word != nil && (len(out) == 0 || !isDigits(name)) {
+		for _, fs := range a.evalWord(p.Exp.Word, fr) {
+			out = append(out, expansion{elems: []*src{at(joinFields(fs).text)}})
+			break
+		}
+	}
+	return out
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// varTexts are the values a variable's definitions give it (at most maxAlts), as text.
+func (a *analyzer) varTexts(name, idx string) []textExp {
+	key := name + "[" + idx + "]"
+	if r, ok := a.varMemo[key]; ok {
+		return r
+	}
+	if a.evalVar[name] || !a.spend() {
+		return nil
+	}
+	a.evalVar[name] = true
+	var out []textExp
+	for _, d := range a.env.vars[name] {
+		if te, ok := a.varValue(d, idx); ok && textLen(te) <= maxValueLen {
+			out = append(out, te)
+		}
+		if len(out) >= maxAlts {
+			break
+		}
+	}
+	delete(a.evalVar, name)
+	a.varMemo[key] = out
+	return out
+}
+
+func textLen(te textExp) int {
+	n := 0
+	for _, e := range te.elems {
+		n += len(e)
+	}
+	return n
+}
+
+// varValue evaluates one definition of a variable.
+func (a *analyzer) varValue(d varDef, idx string) (textExp, bool) {
+	scalarIdx := idx == "" || idx == "@" || idx == "*" || idx == "0"
+	if d.lit != nil {
+		return textExp{elems: []string{d.lit.text}}, scalarIdx
+	}
+	if d.fr == nil {
+		return textExp{}, false
+	}
+	df := d.fr.child()
+	df.src, df.params, df.paramsKnown = d.src, nil, false
+	if d.array != nil {
+		var elems []string
+		for _, el := range d.array.Elems {
+			if el == nil || el.Value == nil || el.Index != nil {
+				return textExp{}, false
+			}
+			alts := a.evalWord(el.Value, df)
+			if len(alts) == 0 {
+				continue
+			}
+			for _, f := range alts[0] {
+				elems = append(elems, f.val())
+			}
+		}
+		switch idx {
+		case "@":
+			return textExp{elems: elems, multi: true}, true
+		case "*":
+			return textExp{elems: []string{strings.Join(elems, " ")}}, true
+		}
+		n := 0
+		if idx != "" {
+			var err error
+			if n, err = strconv.Atoi(idx); err != nil {
+				return textExp{}, false
+			}
+		}
+		if n < 0 || n >= len(elems) {
+			return textExp{}, false
+		}
+		return textExp{elems: elems[n : n+1]}, true
+	}
+	if !scalarIdx {
+		return textExp{}, false
+	}
+	if d.value == nil {
+		return textExp{elems: []string{""}}, true
+	}
+	alts := a.evalWord(d.value, df)
+	if len(alts) == 0 {
+		return textExp{elems: []string{""}}, true
+	}
+	return textExp{elems: []string{joinFields(alts[0]).text}}, true
+}
+
+// joinFields joins fields with spaces into one text, keeping each field's mapping.
+func joinFields(fs []field) *src {
+	var b builder
+	for i, f := range fs {
+		if i > 0 {
+			fo := f.s.fileOff(0)
+			b.synth(fo, fo, " ")
+		}
+		b.from(f.s, 0, len(f.val()))
+	}
+	return b.src()
+}
+
+// output is what a pipeline's left side writes, when the guard can tell: echo and printf
+// of literal text, cat of a here-document, tee passing its input on.
+func (a *analyzer) output(s *syntax.Stmt, fr *frame, stdin *input) *input {
+	if s == nil {
+		return nil
+	}
+	switch c := s.Cmd.(type) {
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			return a.output(c.Y, fr, a.output(c.X, fr, stdin))
+		}
+		return nil
+	case *syntax.CallExpr:
+		own := stdin
+		for _, r := range s.Redirs {
+			if r == nil {
+				continue
+			}
+			switch r.Op {
+			case syntax.Hdoc, syntax.DashHdoc:
+				own = a.heredoc(r, fr)
+			case syntax.WordHdoc:
+				if alts := a.evalWord(r.Word, fr); len(alts) > 0 {
+					own = &input{s: joinFields(alts[0]), what: "<<<"}
+				}
+			case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+				return nil // the output goes to a file
+			}
+		}
+		alts := a.evalArgs(c.Args, fr)
+		if len(alts) == 0 || len(alts[0]) == 0 {
+			return nil
+		}
+		argv := alts[0]
+		switch progName(argv[0].val()) {
+		case "echo":
+			args := argv[1:]
+			for len(args) > 0 && isEchoFlag(args[0].val()) {
+				args = args[1:]
+			}
+			return &input{s: joinFields(args), what: "| echo"}
+		case "printf":
+			if len(argv) < 2 {
+				return nil
+			}
+			return &input{s: printfText(argv[1], argv[2:]), what: "| printf"}
+		case "cat", "tee":
+			for _, f := range argv[1:] {
+				if v := f.val(); v != "-" && !strings.HasPrefix(v, "-") && progName(argv[0].val()) == "cat" {
+					return nil
+				}
+			}
+			return own
+		}
+	}
+	return nil
+}
+
+func isEchoFlag(s string) bool {
+	if len(s) < 2 || s[0] != '-' {
+		return false
+	}
+	for _, c := range s[1:] {
+		if c != 'n' && c != 'e' && c != 'E' {
+			return false
+		}
+	}
+	return true
+}
+
+// printfText renders printf's format with its arguments: \n and %s, roughly.
+func printfText(format field, args []field) *src {
+	var b builder
+	t := format.val()
+	ai := 0
+	for i := 0; i < len(t); i++ {
+		switch {
+		case t[i] == '\\' && i+1 < len(t):
+			out := string(t[i+1])
+			switch t[i+1] {
+			case 'n':
+				out = "\n"
+			case 't':
+				out = "\t"
+			}
+			b.synthAt(format.s, i, i+2, out)
+			i++
+		case t[i] == '%' && i+1 < len(t):
+			j := i + 1
+			for j < len(t) && strings.IndexByte("-+ #0123456789.", t[j]) >= 0 {
+				j++
+			}
+			if j < len(t) && t[j] == '%' {
+				b.synthAt(format.s, i, j+1, "%")
+			} else if ai < len(args) {
+				b.from(args[ai].s, 0, len(args[ai].val()))
+				ai++
+			}
+			i = j
+		default:
+			b.from(format.s, i, i+1)
+		}
+	}
+	return b.src()
+}
+
+// langOf is the parser variant for a shell name.
+func langOf(name string) syntax.LangVariant {
+	if name == "zsh" {
+		return syntax.LangZsh
+	}
+	return syntax.LangBash
+}
+
+// stmtEnd is the end of a statement without its ';' or '&' and without here-document
+// bodies.
+func stmtEnd(s *syntax.Stmt) (end int) {
+	end = off(s.Position)
+	defer func() {
+		if recover() != nil { // a node the parser left incomplete
+			end = off(s.Position)
+		}
+	}()
+	switch c := s.Cmd.(type) {
+	case nil:
+	case *syntax.CallExpr:
+		if n := len(c.Args); n > 0 {
+			if _, e, ok := wordSpan(c.Args[n-1]); ok {
+				end = e
+			}
+		} else if n := len(c.Assigns); n > 0 && c.Assigns[n-1] != nil {
+			end = off(c.Assigns[n-1].End())
+		}
+	default:
+		end = off(c.End())
+	}
+	for _, r := range s.Redirs {
+		if r != nil && r.Word != nil {
+			if _, e, ok := wordSpan(r.Word); ok {
+				end = max(end, e)
+			}
+		}
+	}
+	return end
+}

@@ -1,0 +1,409 @@
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The workflow front-end: every `run:` of a GitHub workflow or composite action, its text
+// mapped back to the exact file bytes (block scalars with their indentation and chomping,
+// plain and quoted scalars with their folding and escapes), in the shell that `shell:`
+// (or defaults.run.shell) names. `${{ }}` expressions are opaque: each is replaced by
+// unknown bytes of the same length before parsing.
+
+type wfCtx struct {
+	shell   string
+	windows bool
+	env     []envVar
+}
+
+type envVar struct {
+	name  string
+	value *src
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+func scanWorkflow(fc *fileCtx, kind Kind) {
+	dec := yaml.NewDecoder(strings.NewReader(fc.text))
+	for doc := 0; ; doc++ {
+		var root yaml.Node
+		err := dec.Decode(&root)
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			line := 0
+			if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+				line, _ = strconv.Atoi(m[1])
+			}
+			fc.warn(nil, line, fmt.Sprintf("could not parse YAML (%s): the %s was not analysed", strings.TrimPrefix(err.Error(), "yaml: "), kind))
+			return
+		}
+		w := &wfScan{fc: fc, seen: map[*yaml.Node]bool{}}
+		w.walk(&root, wfCtx{})
+		if doc > 100 {
+			return
+		}
+	}
+}
+
+type wfScan struct {
+	fc   *fileCtx
+	seen map[*yaml.Node]bool // guards against alias loops
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 16; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func mapGet(n *yaml.Node, key string) *yaml.Node {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return deref(n.Content[i+1])
+		}
+	}
+	return nil
+}
+
+func scalar(n *yaml.Node) (string, bool) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	return n.Value, true
+}
+
+func (w *wfScan) walk(n *yaml.Node, c wfCtx) {
+	n = deref(n)
+	if n == nil || w.seen[n] {
+		return
+	}
+	w.seen[n] = true
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, k := range n.Content {
+			w.walk(k, c)
+		}
+	case yaml.MappingNode:
+		if sh, ok := scalar(mapGet(mapGet(mapGet(n, "defaults"), "run"), "shell")); ok {
+			c.shell = sh
+		}
+		if ro := mapGet(n, "runs-on"); ro != nil && strings.Contains(strings.ToLower(nodeText(ro)), "windows") {
+			c.windows = true
+		}
+		if env := mapGet(n, "env"); env != nil && env.Kind == yaml.MappingNode {
+			c.env = append([]envVar(nil), c.env...)
+			for i := 0; i+1 < len(env.Content); i += 2 {
+				if v := deref(env.Content[i+1]); v != nil && v.Kind == yaml.ScalarNode {
+					c.env = append(c.env, envVar{env.Content[i].Value, maskExpressions(w.scalarSrc(v))})
+				}
+			}
+		}
+		if run := mapGet(n, "run"); run != nil && run.Kind == yaml.ScalarNode {
+			sh := c.shell
+			if s, ok := scalar(mapGet(n, "shell")); ok {
+				sh = s
+			}
+			w.step(run, sh, c)
+		}
+		if uses, ok := scalar(mapGet(n, "uses")); ok && strings.Contains(strings.ToLower(uses), "ssh-action") {
+			for _, key := range []string{"script", "command"} {
+				if s := mapGet(mapGet(n, "with"), key); s != nil && s.Kind == yaml.ScalarNode {
+					w.step(s, "bash", wfCtx{env: c.env})
+				}
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			w.walk(n.Content[i+1], c) // a job may be called "run"; scalars are no steps
+		}
+	}
+}
+
+// nodeText is a node's scalar values joined (runs-on may be a list or a mapping).
+func nodeText(n *yaml.Node) string {
+	n = deref(n)
+	if n == nil {
+		return ""
+	}
+	if n.Kind == yaml.ScalarNode {
+		return n.Value
+	}
+	var parts []string
+	for _, k := range n.Content {
+		if k != n {
+			parts = append(parts, nodeText(k))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// step analyses one run: in its shell.
+func (w *wfScan) step(run *yaml.Node, shell string, c wfCtx) {
+	s := maskExpressions(w.scalarSrc(run))
+	name := ""
+	if f := strings.Fields(shell); len(f) > 0 {
+		name = path.Base(f[0])
+	}
+	if name == "" && c.windows {
+		name = "pwsh"
+	}
+	a := newAnalyzer(w.fc)
+	for _, e := range c.env {
+		a.env.vars[e.name] = append(a.env.vars[e.name], varDef{lit: e.value})
+	}
+	switch {
+	case name == "" || isShell(name):
+		a.runShell(&frame{src: s, lang: langOf(name), what: "the run: script"})
+	case isPython(name):
+		a.runPython(&frame{src: s})
+	default:
+		if shell == "" {
+			shell = name + " (the default on Windows runners)"
+		}
+		w.fc.warn(nil, run.Line, fmt.Sprintf("this step runs in shell %q, which the guard does not analyse: check it by hand", shell))
+	}
+}
+
+// maskExpressions replaces each ${{ ... }} with unknown bytes of the same length.
+func maskExpressions(s *src) *src {
+	if !strings.Contains(s.text, "${{") {
+		return s
+	}
+	b := []byte(s.text)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] != '$' || b[i+1] != '{' || b[i+2] != '{' {
+			continue
+		}
+		end := strings.Index(s.text[i+3:], "}}")
+		stop := len(b)
+		if end >= 0 {
+			stop = i + 3 + end + 2
+		}
+		for j := i; j < stop; j++ {
+			if b[j] != '\n' {
+				b[j] = unknownByte
+			}
+		}
+		i = stop - 1
+	}
+	return &src{text: string(b), segs: s.segs}
+}
+
+// offsetOf converts a yaml.v3 line and column (1-based, counting characters) to a byte
+// offset of the text.
+func (w *wfScan) offsetOf(line, col int) int {
+	t := w.fc.text
+	o := w.fc.lines.lineStart(line)
+	for c := 1; c < col && o < len(t) && t[o] != '\n'; c++ {
+		_, n := utf8.DecodeRuneInString(t[o:])
+		o += n
+	}
+	return o
+}
+
+// scalarSrc rebuilds a scalar's value with its map to the file. Where the text cannot be
+// matched with the value yaml.v3 decoded, every byte maps to the scalar's start.
+func (w *wfScan) scalarSrc(n *yaml.Node) *src {
+	start := w.offsetOf(n.Line, n.Column)
+	var s *src
+	var ok bool
+	switch {
+	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+		s, ok = w.blockSrc(n, start)
+	case n.Style&yaml.DoubleQuotedStyle != 0:
+		s, ok = alignFlow(n.Value, w.fc.text, start+1, '"')
+	case n.Style&yaml.SingleQuotedStyle != 0:
+		s, ok = alignFlow(n.Value, w.fc.text, start+1, '\'')
+	default:
+		s, ok = alignFlow(n.Value, w.fc.text, start, 0)
+	}
+	if ok {
+		return s
+	}
+	var b builder
+	b.synth(start, start, n.Value)
+	return b.src()
+}
+
+// blockSrc maps a literal (|) or folded (>) block scalar: its content lines start on the
+// line after the indicator, at the indentation of the first non-empty one.
+func (w *wfScan) blockSrc(n *yaml.Node, start int) (*src, bool) {
+	lt := w.fc.lines
+	t := w.fc.text
+	first, _ := lt.pos(start)
+	first++
+	indent := -1
+	type piece struct {
+		off  int
+		text string
+	}
+	var pieces []piece
+	for l := first; l <= len(lt.starts); l++ {
+		ls, le := lt.lineStart(l), lt.lineEnd(l)
+		if ls > len(t) || ls > le {
+			break
+		}
+		line := strings.TrimRight(t[ls:le], "\r")
+		ind := len(line) - len(strings.TrimLeft(line, " "))
+		blank := strings.TrimSpace(line) == ""
+		if indent < 0 && !blank {
+			indent = ind
+		}
+		if !blank && ind < indent {
+			break
+		}
+		if blank && len(line) <= max(indent, 0) {
+			pieces = append(pieces, piece{ls, ""})
+			continue
+		}
+		k := max(indent, 0)
+		if k > len(line) {
+			k = len(line)
+		}
+		pieces = append(pieces, piece{ls + k, line[k:]})
+	}
+	v := n.Value
+	var b builder
+	p := 0
+	sep := start
+	for _, pc := range pieces {
+		if pc.text == "" {
+			continue
+		}
+		for p < len(v) && !strings.HasPrefix(v[p:], pc.text) {
+			if v[p] != '\n' && v[p] != ' ' {
+				return nil, false
+			}
+			b.synth(sep, sep, v[p:p+1])
+			p++
+		}
+		if !strings.HasPrefix(v[p:], pc.text) {
+			return nil, false
+		}
+		b.raw(pc.off, pc.text)
+		p += len(pc.text)
+		sep = pc.off + len(pc.text)
+	}
+	for ; p < len(v); p++ {
+		if v[p] != '\n' && v[p] != ' ' {
+			return nil, false
+		}
+		b.synth(sep, sep, v[p:p+1])
+	}
+	return b.src(), true
+}
+
+// alignFlow maps a plain (quote 0), single- or double-quoted scalar whose text starts at
+// byte j: the decoded value v is matched with the text, through line folding and escapes.
+func alignFlow(v, t string, j int, quote byte) (*src, bool) {
+	var b builder
+	i := 0
+	for i < len(v) {
+		if j >= len(t) {
+			return nil, false
+		}
+		switch {
+		case quote == '\'' && t[j] == '\'' && j+1 < len(t) && t[j+1] == '\'' && v[i] == '\'':
+			b.synth(j, j+2, "'")
+			i, j = i+1, j+2
+		case quote == '"' && t[j] == '\\':
+			if j+1 < len(t) && (t[j+1] == '\n' || t[j+1] == '\r') {
+				j += 2
+				for j < len(t) && (t[j] == ' ' || t[j] == '\t' || t[j] == '\n' || t[j] == '\r') {
+					j++
+				}
+				continue
+			}
+			n, out := yamlEscape(t, j)
+			if out == "" || !strings.HasPrefix(v[i:], out) {
+				return nil, false
+			}
+			b.synth(j, j+n, out)
+			i, j = i+len(out), j+n
+		case t[j] == v[i] && t[j] != '\n':
+			k := 1
+			for i+k < len(v) && j+k < len(t) && t[j+k] == v[i+k] && t[j+k] != '\n' && t[j+k] != '\\' && t[j+k] != '\'' {
+				k++
+			}
+			b.raw(j, v[i:i+k])
+			i, j = i+k, j+k
+		case isYAMLSpace(t[j]) && (v[i] == ' ' || v[i] == '\n'):
+			// Line folding: a line break (and the indentation after it) became a space, or
+			// blank lines became line breaks.
+			at := j
+			for j < len(t) && isYAMLSpace(t[j]) {
+				j++
+			}
+			for i < len(v) && (v[i] == ' ' || v[i] == '\n') {
+				b.synth(at, at, v[i:i+1])
+				i++
+			}
+		default:
+			return nil, false
+		}
+	}
+	return b.src(), true
+}
+
+func isYAMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// yamlEscape decodes a double-quoted scalar's escape at t[j] ('\').
+func yamlEscape(t string, j int) (int, string) {
+	if j+1 >= len(t) {
+		return 1, ""
+	}
+	switch c := t[j+1]; c {
+	case '0':
+		return 2, "\x00"
+	case 'a':
+		return 2, "\a"
+	case 'b':
+		return 2, "\b"
+	case 't', '\t':
+		return 2, "\t"
+	case 'n':
+		return 2, "\n"
+	case 'v':
+		return 2, "\v"
+	case 'f':
+		return 2, "\f"
+	case 'r':
+		return 2, "\r"
+	case 'e':
+		return 2, "\x1b"
+	case ' ', '"', '/', '\\':
+		return 2, string(c)
+	case 'N':
+		return 2, "\u0085"
+	case '_':
+		return 2, "\u00a0"
+	case 'L':
+		return 2, "\u2028"
+	case 'P':
+		return 2, "\u2029"
+	case 'x', 'u', 'U':
+		n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+		if j+2+n <= len(t) {
+			if r, err := strconv.ParseUint(t[j+2:j+2+n], 16, 32); err == nil && utf8.ValidRune(rune(r)) {
+				return 2 + n, string(rune(r))
+			}
+		}
+	}
+	return 2, ""
+}

@@ -1,0 +1,765 @@
+package guard
+
+import (
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// cmdCtx is one command being resolved: where it is and what it has passed through.
+type cmdCtx struct {
+	fr         *frame
+	start, end int // the command's span in fr.src
+	stdin      *input
+	via        []string // wrappers passed at this level (sudo, env, ...)
+	canFunc    bool     // the program may still be an alias or a function
+	aliasSeen  map[string]bool
+	skipRules  map[string]bool // rules an alias reports where it is defined
+}
+
+// resolve unwraps a command (aliases, functions, sudo, env, bash -c, ssh, ...) and
+// matches what finally runs against the rules.
+func (a *analyzer) resolve(argv []field, cc *cmdCtx) {
+	for steps := 0; steps < 64; steps++ {
+		if len(argv) == 0 || !a.spend() {
+			return
+		}
+		prog := argv[0].val()
+		if prog == "" || !known(prog) {
+			return // an unknown program is never a finding
+		}
+		if argv[0].from != "" {
+			cc.via = append(cc.via, argv[0].from)
+			argv[0].from = ""
+		}
+		if cc.canFunc {
+			if al := a.env.aliases[prog]; al != nil && !argv[0].quoted && !cc.aliasSeen[prog] {
+				words, ok := a.aliasWords(al)
+				if !ok {
+					return // not a simple command: analysed where it is defined
+				}
+				if cc.aliasSeen == nil {
+					cc.aliasSeen = map[string]bool{}
+				}
+				cc.aliasSeen[prog] = true
+				skip := map[string]bool{}
+				for id := range cc.skipRules {
+					skip[id] = true
+				}
+				for id := range a.aliasDefHits(al) {
+					skip[id] = true
+				}
+				cc.skipRules = skip
+				cc.via = append(cc.via, "alias "+prog)
+				argv = append(slices.Clone(words), argv[1:]...)
+				continue
+			}
+			if fn := a.env.funcs[prog]; fn != nil && !slices.Contains(cc.fr.fnStack, prog) {
+				a.callFunc(fn, argv, cc)
+				return
+			}
+		}
+		next, done := a.wrapper(progName(prog), argv, cc)
+		if done {
+			return
+		}
+		if next == nil {
+			a.match(argv, cc)
+			return
+		}
+		argv = next
+		cc.canFunc = false
+	}
+}
+
+// match compares what finally runs with the rules.
+func (a *analyzer) match(argv []field, cc *cmdCtx) {
+	vals := make([]string, len(argv))
+	for i, f := range argv {
+		vals[i] = f.val()
+	}
+	prog := progName(vals[0])
+	local := append(append([]string(nil), cc.via...), prog)
+	for _, r := range a.fc.rules.commandRules(prog) {
+		if cc.skipRules[r.ID] {
+			continue
+		}
+		if r.matchCommand(vals) {
+			a.report(cc.fr, r, cc.start, cc.end, local)
+		}
+	}
+	switch prog {
+	case "tee":
+		_, pos := splitArgs(vals[1:], []string{"--output-error"})
+		for _, p := range pos {
+			a.writeTo(p, cc.fr, cc.start, cc.end, cc.via, "tee "+p)
+		}
+	case "dd":
+		for _, v := range vals[1:] {
+			if p, ok := strings.CutPrefix(v, "of="); ok {
+				a.writeTo(p, cc.fr, cc.start, cc.end, cc.via, "dd of="+p)
+			}
+		}
+	}
+}
+
+// report records a hit of rule r on the command at fr.src[start:end].
+func (a *analyzer) report(fr *frame, r *Rule, start, end int, local []string) {
+	fs, fe := fr.src.fileOff(start), fr.src.fileEnd(end)
+	key := hitKey{fs, r.ID}
+	if fr.site != nil && fr.site.skip[key] {
+		return // the function does this on its own: reported at its definition
+	}
+	if a.collect != nil {
+		*a.collect = append(*a.collect, key)
+		return
+	}
+	h := hit{rule: r, inner: span{fs, max(fe, fs)}}
+	h.via = append(append([]string(nil), fr.via...), local...)
+	switch {
+	case fr.site != nil:
+		h.at, h.outer = fr.site.at, fr.site.outer
+	case fr.outer != nil:
+		h.at, h.outer = h.inner, *fr.outer
+	default:
+		h.at, h.outer = h.inner, h.inner
+	}
+	a.fc.add(h)
+}
+
+// optSpec describes a wrapper's options, enough to find the command it runs.
+type optSpec struct {
+	short    string   // short options that take a value
+	long     []string // long options that take the next word as value (written without '=')
+	stop     string   // short options after which no command runs
+	stopLong []string
+	assigns  bool // NAME=value words before the command are skipped
+	skip     int  // positional words before the command (timeout's DURATION)
+	shell    string
+}
+
+// wrapperSpec is the option grammar of the wrappers that simply run their arguments.
+func wrapperSpec(name string) (optSpec, bool) {
+	switch name {
+	case "sudo":
+		return optSpec{short: "ugCDhprtTUR", long: []string{"--user", "--group", "--close-from", "--chdir", "--host",
+			"--prompt", "--role", "--type", "--command-timeout", "--other-user", "--chroot"},
+			stop: "lvKVe", stopLong: []string{"--list", "--validate", "--remove-timestamp", "--version", "--edit", "--help"},
+			assigns: true, shell: "si"}, true
+	case "doas":
+		return optSpec{short: "uC", stop: "L", shell: "s"}, true
+	case "pkexec":
+		return optSpec{long: []string{"--user"}}, true
+	case "nohup", "builtin", "setsid", "busybox", "unbuffer", "catchsegv":
+		return optSpec{}, true
+	case "timeout":
+		return optSpec{short: "sk", long: []string{"--signal", "--kill-after"}, skip: 1}, true
+	case "exec":
+		return optSpec{short: "a"}, true
+	case "command":
+		return optSpec{stop: "vV"}, true
+	case "nice":
+		return optSpec{short: "n", long: []string{"--adjustment"}}, true
+	case "ionice":
+		return optSpec{short: "cn", stop: "pPu"}, true
+	case "stdbuf":
+		return optSpec{short: "ioe", long: []string{"--input", "--output", "--error"}}, true
+	case "time":
+		return optSpec{short: "fo", long: []string{"--format", "--output"}}, true
+	case "taskset":
+		return optSpec{stop: "p", stopLong: []string{"--pid"}, skip: 1}, true
+	case "numactl":
+		return optSpec{short: "CNmipP", long: []string{"--cpunodebind", "--physcpubind", "--membind", "--interleave",
+			"--preferred", "--preferred-many", "--weighted-interleave", "--cpubind"},
+			stop: "Hs", stopLong: []string{"--hardware", "--show"}}, true
+	case "chrt":
+		return optSpec{short: "TPD", stop: "p", stopLong: []string{"--pid"}, skip: 1}, true
+	case "nsenter":
+		return optSpec{short: "tSG", long: []string{"--target", "--setuid", "--setgid"}}, true
+	case "xargs":
+		return optSpec{short: "adEILnPs", long: []string{"--arg-file", "--delimiter", "--max-args", "--max-procs",
+			"--max-chars", "--process-slot-var"}}, true
+	}
+	return optSpec{}, false
+}
+
+// skipOpts finds where a wrapper's command starts in args. stopped is true when an option
+// says no command runs; shell when an option asks for a shell (sudo -s).
+func skipOpts(args []field, sp optSpec) (idx int, stopped, shell bool) {
+	skip := sp.skip
+	i := 0
+	for i < len(args) {
+		w := args[i].val()
+		if !known(w) {
+			break
+		}
+		if w == "--" {
+			i++
+			break
+		}
+		if strings.HasPrefix(w, "--") {
+			name, _, hasEq := strings.Cut(w, "=")
+			if slices.Contains(sp.stopLong, name) {
+				return len(args), true, false
+			}
+			if name == "--shell" || name == "--login" {
+				shell = shell || sp.shell != ""
+			}
+			if !hasEq && slices.Contains(sp.long, name) {
+				i += 2
+				continue
+			}
+			i++
+			continue
+		}
+		if len(w) > 1 && w[0] == '-' {
+			for k := 1; k < len(w); k++ {
+				c := w[k]
+				if strings.IndexByte(sp.stop, c) >= 0 {
+					return len(args), true, false
+				}
+				if strings.IndexByte(sp.shell, c) >= 0 {
+					shell = true
+				}
+				if strings.IndexByte(sp.short, c) >= 0 {
+					if k == len(w)-1 {
+						i++ // the value is the next word
+					}
+					break
+				}
+			}
+			i++
+			continue
+		}
+		if sp.assigns && isAssignWord(w) {
+			i++
+			continue
+		}
+		if skip > 0 {
+			skip--
+			i++
+			continue
+		}
+		break
+	}
+	return min(i, len(args)), false, shell
+}
+
+func isAssignWord(w string) bool {
+	name, _, ok := strings.Cut(w, "=")
+	return ok && syntax.ValidName(name)
+}
+
+func isShell(name string) bool {
+	switch name {
+	case "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash":
+		return true
+	}
+	return false
+}
+
+func isPython(name string) bool {
+	return name == "python" || strings.HasPrefix(name, "python2") || strings.HasPrefix(name, "python3") ||
+		strings.HasPrefix(name, "pypy")
+}
+
+// wrapper handles a program that runs another command. It returns the wrapped command
+// to go on with, or done when it has dealt with the command itself (a nested script) or
+// nothing runs; (nil, false) means name is no wrapper.
+func (a *analyzer) wrapper(name string, argv []field, cc *cmdCtx) (next []field, done bool) {
+	args := argv[1:]
+	if sp, ok := wrapperSpec(name); ok {
+		i, stopped, shell := skipOpts(args, sp)
+		if stopped {
+			return nil, true
+		}
+		if name == "xargs" {
+			cc.stdin = nil // xargs turns its input into arguments
+		}
+		cc.via = append(cc.via, name)
+		if i >= len(args) {
+			if shell && cc.stdin != nil {
+				a.nestedShell(cc.stdin.s, cc, stdinVia("sh", cc.stdin), syntax.LangBash, nil, false)
+			}
+			return nil, true
+		}
+		return args[i:], false
+	}
+	switch {
+	case isShell(name):
+		return a.shellCmd(name, args, cc)
+	case isPython(name):
+		return nil, a.pythonCmd(name, args, cc)
+	}
+	switch name {
+	case "env":
+		return a.envCmd(args, cc)
+	case "eval":
+		if len(args) > 0 {
+			a.nestedShell(joinFields(args), cc, "eval", cc.fr.lang, cc.fr.params, cc.fr.paramsKnown)
+		}
+		return nil, true
+	case "trap":
+		if len(args) > 0 && args[0].val() == "--" {
+			args = args[1:]
+		}
+		if len(args) > 0 && !strings.HasPrefix(args[0].val(), "-") {
+			a.nestedShell(args[0].s, cc, "trap", cc.fr.lang, nil, false)
+		}
+		return nil, true
+	case "alias":
+		for _, f := range args {
+			if n, _, ok := strings.Cut(f.val(), "="); ok && n != "" {
+				a.nestedShell(f.s.sub(len(n)+1, len(f.val())), cc, "alias "+n, cc.fr.lang, nil, false)
+			}
+		}
+		return nil, true
+	case "ssh":
+		a.sshCmd(args, cc, "ssh")
+		return nil, true
+	case "gcloud":
+		return nil, a.gcloudSSH(args, cc)
+	case "su", "runuser":
+		return a.suCmd(name, args, cc)
+	case "flock":
+		return a.flockCmd(args, cc)
+	case "watch":
+		return a.watchCmd(args, cc)
+	case "at", "batch":
+		_, stopped, _ := skipOpts(args, optSpec{short: "qt", stop: "fldrc"})
+		if !stopped && cc.stdin != nil {
+			a.nestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), syntax.LangBash, nil, false)
+		}
+		return nil, true
+	case "chroot":
+		i, _, _ := skipOpts(args, optSpec{long: []string{"--userspec", "--groups"}, skip: 1})
+		cc.via = append(cc.via, name)
+		if i >= len(args) {
+			if cc.stdin != nil {
+				a.nestedShell(cc.stdin.s, cc, stdinVia("sh", cc.stdin), syntax.LangBash, nil, false)
+			}
+			return nil, true
+		}
+		return args[i:], false
+	}
+	return nil, false
+}
+
+// shellCmd handles bash/sh/zsh: -c STRING, a script file with arguments, or a script on
+// standard input (a here-document, a pipe).
+func (a *analyzer) shellCmd(name string, args []field, cc *cmdCtx) ([]field, bool) {
+	cflag, sflag := false, false
+	i := 0
+	for i < len(args) {
+		w := args[i].val()
+		if !known(w) {
+			break
+		}
+		if w == "--" || w == "-" {
+			i++
+			break
+		}
+		if strings.HasPrefix(w, "--") {
+			if w == "--rcfile" || w == "--init-file" {
+				i++
+			}
+			i++
+			continue
+		}
+		if len(w) > 1 && (w[0] == '-' || w[0] == '+') {
+			takes := 0
+			for _, c := range w[1:] {
+				switch c {
+				case 'c':
+					cflag = true
+				case 's':
+					sflag = true
+				case 'o', 'O':
+					takes++
+				}
+			}
+			i += 1 + takes
+			continue
+		}
+		break
+	}
+	rest := args[min(i, len(args)):]
+	lang := syntax.LangBash
+	if name == "zsh" {
+		lang = syntax.LangZsh
+	}
+	switch {
+	case cflag:
+		if len(rest) > 0 {
+			var params []field
+			if len(rest) > 2 {
+				params = rest[2:]
+			}
+			a.nestedShell(rest[0].s, cc, name+" -c", lang, params, true)
+		}
+		return nil, true
+	case len(rest) > 0 && !sflag:
+		cc.via = append(cc.via, name)
+		return rest, false // a script file: its name is the program
+	case cc.stdin != nil:
+		a.nestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), lang, rest, true)
+	}
+	return nil, true
+}
+
+// nestedShell analyses s, a script that the current command runs.
+func (a *analyzer) nestedShell(s *src, cc *cmdCtx, via string, lang syntax.LangVariant, params []field, paramsKnown bool) {
+	fr := cc.fr.child()
+	fr.src, fr.lang = s, lang
+	fr.params, fr.paramsKnown = params, paramsKnown
+	fr.via = append(append(fr.via, cc.via...), via)
+	fr.depth++
+	fr.what = "the script given to " + via
+	fr.stdin = nil
+	if cc.stdin != nil && cc.stdin.s != s {
+		fr.stdin = cc.stdin // the script's commands read what the command reads
+	}
+	if fr.outer == nil {
+		fr.outer = &span{cc.fr.src.fileOff(cc.start), cc.fr.src.fileEnd(cc.end)}
+	}
+	a.runShell(fr)
+}
+
+func (a *analyzer) envCmd(args []field, cc *cmdCtx) ([]field, bool) {
+	var split []field
+	i := 0
+loop:
+	for i < len(args) {
+		w := args[i].val()
+		switch {
+		case !known(w):
+			break loop
+		case w == "--":
+			i++
+			break loop
+		case w == "-":
+			i++
+		case w == "-S" || w == "--split-string":
+			if i+1 < len(args) {
+				split = append(split, splitField(args[i+1])...)
+			}
+			i += 2
+		case strings.HasPrefix(w, "--split-string="):
+			f := args[i]
+			split = append(split, splitField(field{s: f.s.sub(len("--split-string="), len(w))})...)
+			i++
+		case strings.HasPrefix(w, "-S"):
+			split = append(split, splitField(field{s: args[i].s.sub(2, len(w))})...)
+			i++
+		case w == "-u" || w == "-C" || w == "-P" || w == "--unset" || w == "--chdir":
+			i += 2
+		case strings.HasPrefix(w, "-"):
+			i++
+		case isAssignWord(w):
+			i++
+		default:
+			break loop
+		}
+	}
+	cc.via = append(cc.via, "env")
+	rest := append(split, args[min(i, len(args)):]...)
+	if len(rest) == 0 {
+		return nil, true
+	}
+	return rest, false
+}
+
+// splitField splits a field's value at blanks, keeping the mapping.
+func splitField(f field) []field {
+	var w wordState
+	w.appendSplit(f.s, "")
+	w.finish()
+	return w.done
+}
+
+// sshCmd handles `ssh [options] host [command...]`: the command words, joined with
+// spaces, are a script for the remote shell; without them the remote shell reads the
+// standard input.
+func (a *analyzer) sshCmd(args []field, cc *cmdCtx, via string) {
+	sp := optSpec{short: "BbcDEeFIiJLlmOopQRSWw"}
+	i, _, _ := skipOpts(args, sp)
+	if i >= len(args) {
+		if via != "ssh" && cc.stdin != nil { // gcloud compute ssh -- (no host in the ssh part)
+			a.nestedShell(cc.stdin.s, cc, stdinVia(via, cc.stdin), syntax.LangBash, nil, false)
+		}
+		return
+	}
+	rest := args[i+1:]
+	if via != "ssh" {
+		rest = args[i:] // after gcloud's "--" the host is already given
+	}
+	j, _, _ := skipOpts(rest, sp)
+	rest = rest[j:]
+	if len(rest) == 0 {
+		if cc.stdin != nil {
+			a.nestedShell(cc.stdin.s, cc, stdinVia(via, cc.stdin), syntax.LangBash, nil, false)
+		}
+		return
+	}
+	a.nestedShell(joinFields(rest), cc, via, syntax.LangBash, nil, false)
+}
+
+// gcloudSSH handles `gcloud compute ssh VM --command '...'` (and tpu-vm ssh); other
+// gcloud commands are matched against the rules.
+func (a *analyzer) gcloudSSH(args []field, cc *cmdCtx) bool {
+	vals := make([]string, len(args))
+	for i, f := range args {
+		vals[i] = f.val()
+	}
+	dd := slices.Index(vals, "--")
+	head := vals
+	if dd >= 0 {
+		head = vals[:dd]
+	}
+	_, pos := splitArgs(head, append(slices.Clone(gcloudValueFlags), "--command", "--ssh-flag", "--ssh-key-file", "--container"))
+	ci, si := slices.Index(pos, "compute"), slices.Index(pos, "ssh")
+	if ci < 0 || si < ci {
+		return false
+	}
+	via := "gcloud compute ssh"
+	for i, v := range head {
+		switch {
+		case v == "--command" && i+1 < len(head):
+			a.nestedShell(args[i+1].s, cc, via+" --command", syntax.LangBash, nil, false)
+			return true
+		case strings.HasPrefix(v, "--command="):
+			a.nestedShell(args[i].s.sub(len("--command="), len(v)), cc, via+" --command", syntax.LangBash, nil, false)
+			return true
+		}
+	}
+	if dd >= 0 {
+		a.sshCmd(args[dd+1:], cc, via+" --")
+		return true
+	}
+	if cc.stdin != nil {
+		a.nestedShell(cc.stdin.s, cc, stdinVia(via, cc.stdin), syntax.LangBash, nil, false)
+	}
+	return true
+}
+
+// suCmd handles `su [-] [user] -c '...'` and `runuser -u user -- cmd`.
+func (a *analyzer) suCmd(name string, args []field, cc *cmdCtx) ([]field, bool) {
+	direct := false
+	i := 0
+	for i < len(args) {
+		w := args[i].val()
+		if !known(w) {
+			i++
+			continue
+		}
+		switch {
+		case w == "-c" || w == "--command" || w == "--session-command":
+			if i+1 < len(args) {
+				a.nestedShell(args[i+1].s, cc, name+" -c", syntax.LangBash, nil, false)
+			}
+			return nil, true
+		case strings.HasPrefix(w, "--command=") || strings.HasPrefix(w, "--session-command="):
+			eq := strings.IndexByte(w, '=')
+			a.nestedShell(args[i].s.sub(eq+1, len(w)), cc, name+" -c", syntax.LangBash, nil, false)
+			return nil, true
+		case strings.HasPrefix(w, "-c") && len(w) > 2 && !strings.HasPrefix(w, "--"):
+			a.nestedShell(args[i].s.sub(2, len(w)), cc, name+" -c", syntax.LangBash, nil, false)
+			return nil, true
+		case w == "--" && direct:
+			cc.via = append(cc.via, name)
+			return args[i+1:], false
+		case w == "-u" && name == "runuser":
+			direct = true
+			i += 2
+		case w == "-s" || w == "--shell" || w == "-g" || w == "--group" || w == "-G" || w == "--supp-group" || w == "-w" || w == "--whitelist-environment":
+			i += 2
+		case strings.HasPrefix(w, "-"):
+			i++
+		default:
+			if direct {
+				cc.via = append(cc.via, name)
+				return args[i:], false
+			}
+			i++ // the user, or arguments for the shell
+		}
+	}
+	if cc.stdin != nil {
+		a.nestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), syntax.LangBash, nil, false)
+	}
+	return nil, true
+}
+
+// flockCmd handles `flock [opts] FILE cmd...` and `flock FILE -c '...'`.
+func (a *analyzer) flockCmd(args []field, cc *cmdCtx) ([]field, bool) {
+	for i, f := range args {
+		if v := f.val(); (v == "-c" || v == "--command") && i+1 < len(args) {
+			a.nestedShell(args[i+1].s, cc, "flock -c", syntax.LangBash, nil, false)
+			return nil, true
+		}
+	}
+	i, _, _ := skipOpts(args, optSpec{short: "wE", long: []string{"--timeout", "--wait", "--conflict-exit-code"}, skip: 1})
+	if i >= len(args) {
+		return nil, true
+	}
+	cc.via = append(cc.via, "flock")
+	return args[i:], false
+}
+
+// watchCmd handles `watch [opts] command...`: the words are joined and run by sh -c
+// (with -x they are the command itself).
+func (a *analyzer) watchCmd(args []field, cc *cmdCtx) ([]field, bool) {
+	exec := false
+	i := 0
+	for i < len(args) {
+		w := args[i].val()
+		if !known(w) || !strings.HasPrefix(w, "-") {
+			break
+		}
+		i++
+		switch {
+		case w == "--":
+			goto done
+		case w == "-x" || w == "--exec":
+			exec = true
+		case w == "-n" || w == "--interval" || w == "-q" || w == "--equexit":
+			i++
+		}
+	}
+done:
+	rest := args[min(i, len(args)):]
+	if len(rest) == 0 {
+		return nil, true
+	}
+	if exec {
+		cc.via = append(cc.via, "watch")
+		return rest, false
+	}
+	a.nestedShell(joinFields(rest), cc, "watch", syntax.LangBash, nil, false)
+	return nil, true
+}
+
+// aliasWords expands an alias's value when it is one simple command.
+func (a *analyzer) aliasWords(al *aliasDef) ([]field, bool) {
+	f, err := a.parse(al.value, al.fr.lang)
+	if err != nil || f == nil || len(f.Stmts) != 1 || f.Stmts[0] == nil || len(f.Stmts[0].Redirs) > 0 {
+		return nil, false
+	}
+	c, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+	if !ok || len(c.Assigns) > 0 || len(c.Args) == 0 {
+		return nil, false
+	}
+	fr := al.fr.child()
+	fr.src, fr.params, fr.paramsKnown = al.value, nil, false
+	alts := a.evalArgs(c.Args, fr)
+	if len(alts) == 0 {
+		return nil, false
+	}
+	return alts[0], true
+}
+
+// aliasDefHits are the rules an alias's value matches on its own (reported where the
+// alias is defined, so not again where it is used).
+func (a *analyzer) aliasDefHits(al *aliasDef) map[string]bool {
+	if h, ok := a.env.aliasHits[al.name]; ok {
+		return h
+	}
+	a.env.aliasHits[al.name] = map[string]bool{}
+	var got []hitKey
+	saved := a.collect
+	a.collect = &got
+	fr := al.fr.child()
+	fr.src, fr.params, fr.paramsKnown, fr.site, fr.outer, fr.stdin = al.value, nil, false, nil, nil, nil
+	fr.depth++
+	a.runShell(fr)
+	a.collect = saved
+	set := map[string]bool{}
+	for _, k := range got {
+		set[k.rule] = true
+	}
+	a.env.aliasHits[al.name] = set
+	return set
+}
+
+// callFunc analyses a function's body with the call's arguments, reporting at the call
+// what the arguments make dangerous.
+func (a *analyzer) callFunc(fn *funcDef, argv []field, cc *cmdCtx) {
+	a.calls++
+	if a.calls > maxFuncCalls {
+		return
+	}
+	skip := a.funcDefHits(fn)
+	fr := fn.fr.child()
+	fr.params, fr.paramsKnown = argv[1:], true
+	fr.via = append(append(append([]string(nil), cc.fr.via...), cc.via...), "function "+fn.name)
+	fr.depth = cc.fr.depth + 1
+	fr.fnStack = append(append([]string(nil), cc.fr.fnStack...), fn.name)
+	fr.what = "function " + fn.name
+	var st site
+	if cc.fr.site != nil {
+		st = *cc.fr.site
+		st.skip = map[hitKey]bool{}
+		for k := range cc.fr.site.skip {
+			st.skip[k] = true
+		}
+		for k := range skip {
+			st.skip[k] = true
+		}
+	} else {
+		st.at = span{cc.fr.src.fileOff(cc.start), cc.fr.src.fileEnd(cc.end)}
+		st.outer = st.at
+		if cc.fr.outer != nil {
+			st.outer = *cc.fr.outer
+		}
+		st.skip = skip
+	}
+	fr.site = &st
+	fr.outer = &st.outer
+	if fr.depth > maxDepth {
+		return
+	}
+	a.stmt(fn.body, fr, cc.stdin)
+}
+
+// funcDefHits are the hits a function has with unknown arguments: reported where it is
+// defined, so not again at its calls.
+func (a *analyzer) funcDefHits(fn *funcDef) map[hitKey]bool {
+	if h, ok := a.env.funcHits[fn.name]; ok {
+		return h
+	}
+	a.env.funcHits[fn.name] = map[hitKey]bool{}
+	var got []hitKey
+	saved := a.collect
+	a.collect = &got
+	fr := fn.fr.child()
+	fr.params, fr.paramsKnown, fr.site, fr.outer, fr.stdin = nil, false, nil, nil, nil
+	fr.fnStack = []string{fn.name}
+	a.stmt(fn.body, fr, nil)
+	a.collect = saved
+	set := map[hitKey]bool{}
+	for _, k := range got {
+		set[k] = true
+	}
+	a.env.funcHits[fn.name] = set
+	return set
+}
+
+// stdinVia names a program reading a script from its input: "bash <<EOF", "echo | bash".
+func stdinVia(name string, in *input) string {
+	if w, ok := strings.CutPrefix(in.what, "| "); ok {
+		return w + " | " + name
+	}
+	return name + " " + in.what
+}
+
+// isWrapperName reports whether a program runs another command or a script.
+func isWrapperName(name string) bool {
+	if _, ok := wrapperSpec(name); ok || isShell(name) || isPython(name) {
+		return true
+	}
+	switch name {
+	case "env", "eval", "trap", "alias", "ssh", "gcloud", "su", "runuser", "flock", "watch", "at", "batch", "chroot":
+		return true
+	}
+	return false
+}

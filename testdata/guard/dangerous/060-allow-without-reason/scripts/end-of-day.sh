@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+set -e
+./scripts/collect-logs.sh
+# kernel-gate: allow host-shutdown
+sudo poweroff

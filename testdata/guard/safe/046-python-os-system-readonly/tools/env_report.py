@@ -1,0 +1,5 @@
+import os
+
+os.system("nvidia-smi -L")
+os.system("nvcc --version")
+os.system("uname -a")

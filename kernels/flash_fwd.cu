@@ -14,8 +14,14 @@
 // normal build): KG_DEFECT_RACE (shared memory read without a barrier), KG_DEFECT_OOB (a write
 // past the end of O), KG_DEFECT_UNINIT (a read of O before anything wrote it),
 // KG_DEFECT_DIVERGENT_BARRIER (__syncthreads in a divergent branch), KG_DEFECT_WRONG (the
-// softmax scale forgotten), KG_DEFECT_HANG (a kernel that never ends). Each leaves the output
-// of a correct run unchanged except KG_DEFECT_WRONG, so exactly one gate should fail.
+// softmax scale forgotten), KG_DEFECT_HANG (a kernel that never ends), KG_DEFECT_SLOW5 (a few
+// percent slower: a dependent FMA chain per key/value tile whose result is never used). Each
+// leaves the output of a correct run unchanged except KG_DEFECT_WRONG, so exactly one gate
+// should fail.
+
+#ifndef KG_SLOW_ITERS
+#define KG_SLOW_ITERS 24  // iterations of the KG_DEFECT_SLOW5 chain per tile
+#endif
 
 #ifndef KG_FLASH_MIN_BLOCKS
 // Blocks per SM promised to ptxas through __launch_bounds__. Raising it forces
@@ -167,6 +173,13 @@ flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
         wmma::mma_sync(of[n], pf, vf, of[n]);
       }
     }
+#ifdef KG_DEFECT_SLOW5
+    {
+      float spin = row_l;
+      for (int i = 0; i < KG_SLOW_ITERS; ++i) spin = fmaf(spin, 1.000001f, 1e-9f);
+      if (spin == -1.0f) row_l += 1e-30f;  // never true; keeps the chain
+    }
+#endif
     __syncwarp();
   }
 

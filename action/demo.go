@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,7 +12,9 @@ import (
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/action/config"
+	"github.com/kernel-gate/kernel-gate/gates/benchfile"
 	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
 )
 
 // A recorded case is a directory under testdata/replay/ holding what the GPU run printed:
@@ -21,6 +24,8 @@ import (
 //	sanitize/   what `kernel-gate sanitize --artifacts` kept: per tool its log, its XML and
 //	            the harness's output (launch counts)
 //	check.json  the harness's KG_MODE=check output (kernel-gate/bench/v1)
+//	bench/      what `kernel-gate bench run --artifacts` kept: base.json and head.json, the
+//	            merged timings of base and head run side by side (where recorded)
 //	RECORDED    one line saying where and when it was recorded (shown in the report)
 //
 // testdata/replay/record.sh makes them on a GPU machine.
@@ -144,6 +149,28 @@ func replay(ctx context.Context, dir string, cfg config.Config) (result.Result, 
 		}
 		g, err := correctnessGate(f, check, cfg)
 		f.Close()
+		if err != nil {
+			return result.Result{}, usageError{err}
+		}
+		gates = append(gates, g)
+	}
+	base, head := filepath.Join(dir, "bench", "base.json"), filepath.Join(dir, "bench", "head.json")
+	if fileExists(base) && fileExists(head) {
+		var sides [2]*benchfile.File
+		for i, name := range []string{base, head} {
+			err := readFiles([]string{name}, nil, func(r io.Reader, name string) error {
+				f, err := benchfile.Read(r)
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				sides[i] = f
+				return nil
+			})
+			if err != nil {
+				return result.Result{}, err
+			}
+		}
+		g, err := speedup.Compare(sides[0], sides[1], cfg.Speedup)
 		if err != nil {
 			return result.Result{}, usageError{err}
 		}

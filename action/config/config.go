@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kernel-gate/kernel-gate/gates/abrun"
+	"github.com/kernel-gate/kernel-gate/gates/configpos"
 	"github.com/kernel-gate/kernel-gate/gates/correctness"
 	"github.com/kernel-gate/kernel-gate/gates/guard"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
@@ -228,40 +230,9 @@ func join(path, key string) string {
 
 // suggest names the closest valid key, or lists them all.
 func suggest(bad string, fields map[string]reflect.Type) string {
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	best, bestD := "", 4
-	for _, k := range keys {
-		if d := distance(bad, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best != "" {
+	keys := slices.Sorted(maps.Keys(fields))
+	if best, ok := configpos.Closest(bad, keys); ok {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return " (valid keys: " + strings.Join(keys, ", ") + ")"
-}
-
-// distance is the Levenshtein edit distance.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

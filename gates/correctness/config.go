@@ -11,6 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+
+	"github.com/kernel-gate/kernel-gate/gates/configpos"
 )
 
 // Defaults used where no level of the config sets a limit.
@@ -104,12 +106,7 @@ func (r *Rule) UnmarshalYAML(n *yaml.Node) error {
 
 func (c Config) file() string { return cmp.Or(c.File, "kernel-gate.yml") }
 
-func (c Config) where(line int) string {
-	if line > 0 {
-		return c.file() + ":" + strconv.Itoa(line)
-	}
-	return c.file()
-}
+func (c Config) where(line int) string { return configpos.Where(c.File, line) }
 
 // describe names a rule in messages: "flash_fwd*" or "flash_fwd* × long, mission".
 func (r Rule) describe() string {

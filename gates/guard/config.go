@@ -3,12 +3,15 @@ package guard
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kernel-gate/kernel-gate/gates/configpos"
 )
 
 // Config is the guard section of kernel-gate.yml:
@@ -149,46 +152,14 @@ func (c Config) Validate() error {
 	return nil
 }
 
-func (c Config) where(line int) string {
-	f := cmp.Or(c.File, "kernel-gate.yml")
-	if line > 0 {
-		return f + ":" + strconv.Itoa(line)
-	}
-	return f
-}
+func (c Config) where(line int) string { return configpos.Where(c.File, line) }
 
 // suggestID names the known ID closest to a mistyped one.
 func suggestID(id string, known map[string]bool) string {
-	best, bestD := "", 4
-	for k := range known {
-		if d := editDistance(id, k); d < bestD || (d == bestD && k < best) {
-			best, bestD = k, d
-		}
+	if best, ok := configpos.Closest(id, slices.Collect(maps.Keys(known))); ok {
+		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // rules returns the active patterns: the table without the disabled IDs, plus the

@@ -11,6 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+
+	"github.com/kernel-gate/kernel-gate/gates/configpos"
 )
 
 // Policy words for leaks, racecheck warnings and API errors.
@@ -86,12 +88,7 @@ func (s *Suppression) UnmarshalYAML(n *yaml.Node) error {
 
 func (c Config) file() string { return cmp.Or(c.File, "kernel-gate.yml") }
 
-func (c Config) where(line int) string {
-	if line > 0 {
-		return c.file() + ":" + strconv.Itoa(line)
-	}
-	return c.file()
-}
+func (c Config) where(line int) string { return configpos.Where(c.File, line) }
 
 func (c Config) keyWhere(key string) string { return c.where(c.lines[key]) }
 

@@ -11,6 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+
+	"github.com/kernel-gate/kernel-gate/gates/configpos"
 )
 
 // Config is the sass section of kernel-gate.yml.
@@ -146,13 +148,7 @@ func (c compiled) where(line int) string {
 	return c.file
 }
 
-func (c Config) where(line int) string {
-	f := cmp.Or(c.File, "kernel-gate.yml")
-	if line > 0 {
-		return f + ":" + strconv.Itoa(line)
-	}
-	return f
-}
+func (c Config) where(line int) string { return configpos.Where(c.File, line) }
 
 // compile checks and compiles the config; the error joins every problem found.
 func (c Config) compile() (compiled, error) {

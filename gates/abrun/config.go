@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kernel-gate/kernel-gate/gates/configpos"
 )
 
 // Defaults used where the config and the flags set nothing.
@@ -76,12 +78,7 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 	if err := n.Decode((*plain)(c)); err != nil {
 		return err
 	}
-	if n.Kind == yaml.MappingNode {
-		c.lines = map[string]int{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			c.lines[n.Content[i].Value] = n.Content[i].Line
-		}
-	}
+	c.lines = configpos.KeyLines(n)
 	return nil
 }
 

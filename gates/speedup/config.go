@@ -93,12 +93,7 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 	if err := n.Decode((*plain)(c)); err != nil {
 		return err
 	}
-	if n.Kind == yaml.MappingNode {
-		c.lines = map[string]int{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			c.lines[n.Content[i].Value] = n.Content[i].Line
-		}
-	}
+	c.lines = configpos.KeyLines(n)
 	return nil
 }
 

@@ -9,8 +9,7 @@
 // the fixed launch cost. The JSON records w0, w_s and the calibration, so the realised
 // slowdown can be checked against the nominal one.
 //
-//   nvcc -O3 -arch=native -o slowdowns slowdowns.cu && ./slowdowns ROUNDS SAMPLES [FAMILIES] | gzip > slowdowns.json.gz
-// FAMILIES is a comma-separated list of kernel names (default: the first three).
+//   nvcc -O3 -arch=native -o slowdowns slowdowns.cu && ./slowdowns ROUNDS SAMPLES | gzip > slowdowns.json.gz
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -63,12 +62,6 @@ struct Family {
 void launch_compute(long long w, float* f, float4*, float4*) { compute_kernel<<<132 * 8, 256>>>(f, (int)w); }
 void launch_stream(long long w, float*, float4* x, float4* y) { stream_kernel<<<132 * 16, 256>>>(x, y, (size_t)w, 1.5f); }
 void launch_tiny(long long w, float* f, float4*, float4*) { tiny_kernel<<<1, 32>>>(f, (int)w); }
-// The same kernel timed in batches: one event pair around 20 back-to-back launches, as a
-// harness should time a kernel this short (the 32 ns event resolution and the launch jitter
-// are spread over 20 launches). One sample is then 20 launches.
-void launch_tiny_x20(long long w, float* f, float4*, float4*) {
-  for (int i = 0; i < 20; ++i) tiny_kernel<<<1, 32>>>(f, (int)w);
-}
 
 // times launches one by one with events; returns microseconds.
 std::vector<double> time_launches(const Family& fam, long long w, int n, float* f, float4* x, float4* y,
@@ -117,18 +110,14 @@ int main(int argc, char** argv) {
       {"compute-bound", "iterations", 2000, launch_compute},
       {"memory-bound", "float4 elements", (long long)4 << 20, launch_stream},  // 64 MiB in, 64 MiB out: past the L2
       {"launch-bound", "iterations", 64, launch_tiny},
-      {"launch-bound-batched", "iterations", 64, launch_tiny_x20},
   };
-  const std::string only = argc > 3 ? argv[3] : "compute-bound,memory-bound,launch-bound";
   const double slow[] = {0.0, 0.01, 0.03, 0.05, 0.10};
   cudaDeviceProp p{};
   CK(cudaGetDeviceProperties(&p, 0));
   std::printf("{\"schema\": \"kernel-gate/slowdown-capture/v1\", \"device\": \"%s\", \"rounds\": %d, \"samples\": %d,\n \"families\": [",
               p.name, rounds, samples);
-  bool first = true;
-  for (int fi = 0; fi < 4; ++fi) {
+  for (int fi = 0; fi < 3; ++fi) {
     Family& fam = fams[fi];
-    if (("," + only + ",").find("," + std::string(fam.name) + ",") == std::string::npos) continue;
     for (int i = 0; i < 50; ++i) fam.launch(fam.w0, f, x, y);  // warm-up
     CK(cudaDeviceSynchronize());
     // Calibrate T(w) = a + b*w from medians at w0 and 2*w0.
@@ -136,8 +125,7 @@ int main(int argc, char** argv) {
     const double t2 = median(time_launches(fam, 2 * fam.w0, 200, f, x, y, ev));
     const double b = (t2 - t1) / fam.w0, a = t1 - b * fam.w0;
     std::printf("%s\n  {\"name\": \"%s\", \"unit\": \"%s\", \"base_work\": %lld, \"calibration\": {\"t_base_us\": %.4f, \"t_double_us\": %.4f, \"fixed_us\": %.4f, \"us_per_unit\": %.9g},\n   \"pairs\": [",
-                first ? "" : ",", fam.name, fam.unit, fam.w0, t1, t2, a, b);
-    first = false;
+                fi ? "," : "", fam.name, fam.unit, fam.w0, t1, t2, a, b);
     for (int si = 0; si < 5; ++si) {
       const long long wb = fam.w0 + (long long)(slow[si] * t1 / b + 0.5);
       std::printf("%s\n    {\"nominal_slowdown\": %.2f, \"a_work\": %lld, \"b_work\": %lld, \"a\": [", si ? "," : "", slow[si], fam.w0, wb);

@@ -417,9 +417,18 @@ file fails the gate.
 		}
 		cfg.Speedup.MaxSlowdown = &maxSlowdown
 	}
+	g, err := compareFiles(files[0], files[1], e.stdin, cfg)
+	if err != nil {
+		return exitUsage, err
+	}
+	return emit(result.New(toolName(), g), c, fmtr, e)
+}
+
+// compareFiles reads a base and a head harness file and judges them with the speedup gate.
+func compareFiles(base, head string, stdin io.Reader, cfg config.Config) (result.Gate, error) {
 	var sides [2]*benchfile.File
-	for i, name := range files {
-		err := readFiles([]string{name}, e.stdin, func(r io.Reader, name string) error {
+	for i, name := range []string{base, head} {
+		err := readFiles([]string{name}, stdin, func(r io.Reader, name string) error {
 			f, err := benchfile.Read(r)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
@@ -428,14 +437,14 @@ file fails the gate.
 			return nil
 		})
 		if err != nil {
-			return exitUsage, err
+			return result.Gate{}, err
 		}
 	}
 	g, err := speedup.Compare(sides[0], sides[1], cfg.Speedup)
 	if err != nil {
-		return exitUsage, usageError{err}
+		return result.Gate{}, usageError{err}
 	}
-	return emit(result.New(toolName(), g), c, fmtr, e)
+	return g, nil
 }
 
 func runReport(ctx context.Context, args []string, e env) (int, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,9 +11,7 @@ import (
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/action/config"
-	"github.com/kernel-gate/kernel-gate/gates/benchfile"
 	"github.com/kernel-gate/kernel-gate/gates/result"
-	"github.com/kernel-gate/kernel-gate/gates/speedup"
 )
 
 // A recorded case is a directory under testdata/replay/ holding what the GPU run printed:
@@ -156,23 +153,9 @@ func replay(ctx context.Context, dir string, cfg config.Config) (result.Result, 
 	}
 	base, head := filepath.Join(dir, "bench", "base.json"), filepath.Join(dir, "bench", "head.json")
 	if fileExists(base) && fileExists(head) {
-		var sides [2]*benchfile.File
-		for i, name := range []string{base, head} {
-			err := readFiles([]string{name}, nil, func(r io.Reader, name string) error {
-				f, err := benchfile.Read(r)
-				if err != nil {
-					return fmt.Errorf("%s: %w", name, err)
-				}
-				sides[i] = f
-				return nil
-			})
-			if err != nil {
-				return result.Result{}, err
-			}
-		}
-		g, err := speedup.Compare(sides[0], sides[1], cfg.Speedup)
+		g, err := compareFiles(base, head, nil, cfg)
 		if err != nil {
-			return result.Result{}, usageError{err}
+			return result.Result{}, err
 		}
 		gates = append(gates, g)
 	}

@@ -182,8 +182,30 @@ func harnessLaunches(path string) (int, bool) {
 	return n, known
 }
 
-// sanitizeRead judges logs made elsewhere: text and XML of the same tool are combined.
+// sanitizeRead judges logs made elsewhere: text and XML of the same tool are combined, and
+// each harness file's launch count counts for every tool.
 func sanitizeRead(logs, xmls, harness []string, stdin io.Reader, cfg config.Config) (result.Gate, error) {
+	runs, err := readSanitizerLogs(logs, xmls, stdin)
+	if err != nil {
+		return result.Gate{}, err
+	}
+	var launches map[string]int
+	for _, h := range harness {
+		n, ok := harnessLaunches(h)
+		if !ok {
+			return result.Gate{}, usagef("--harness %s: not a kernel-gate/bench/v1 file with launch counts", h)
+		}
+		if launches == nil {
+			launches = map[string]int{}
+		}
+		launches["*"] += n
+	}
+	return sanitizer.Evaluate(runs, launches, cfg.Sanitizer)
+}
+
+// readSanitizerLogs parses text and XML logs, each with the tool its name says, and pairs
+// the text and XML of the same tool.
+func readSanitizerLogs(logs, xmls []string, stdin io.Reader) ([]sanitizer.Run, error) {
 	var texts, records []sanitizer.Run
 	err := readFiles(logs, stdin, func(r io.Reader, name string) error {
 		rs, err := sanitizer.ParseTextWith(r, name, sanitizer.ParseOptions{Tool: toolFromName(name)})
@@ -194,7 +216,7 @@ func sanitizeRead(logs, xmls, harness []string, stdin io.Reader, cfg config.Conf
 		return nil
 	})
 	if err != nil {
-		return result.Gate{}, err
+		return nil, err
 	}
 	err = readFiles(xmls, stdin, func(r io.Reader, name string) error {
 		run, err := sanitizer.ParseXMLWith(r, name, sanitizer.ParseOptions{Tool: toolFromName(name)})
@@ -205,21 +227,9 @@ func sanitizeRead(logs, xmls, harness []string, stdin io.Reader, cfg config.Conf
 		return nil
 	})
 	if err != nil {
-		return result.Gate{}, err
+		return nil, err
 	}
-	runs := combineByTool(texts, records)
-	launches := map[string]int{}
-	for _, h := range harness {
-		n, ok := harnessLaunches(h)
-		if !ok {
-			return result.Gate{}, usagef("--harness %s: not a kernel-gate/bench/v1 file with launch counts", h)
-		}
-		launches["*"] += n
-	}
-	if len(harness) == 0 {
-		launches = nil
-	}
-	return sanitizer.Evaluate(runs, launches, cfg.Sanitizer)
+	return combineByTool(texts, records), nil
 }
 
 // toolFromName finds the tool in a file name ("racecheck.log", "xml_memcheck_oob.xml"): a clean
@@ -260,43 +270,32 @@ func combineByTool(texts, records []sanitizer.Run) []sanitizer.Run {
 	return runs
 }
 
-// replaySanitizer reads what `kernel-gate sanitize --artifacts DIR` kept: per tool its log,
-// its XML and the harness's output.
+// replaySanitizer reads what `kernel-gate sanitize --artifacts` kept: per tool its log,
+// its XML and the harness's output, whose launch count counts for that tool alone.
 func replaySanitizer(dir string, cfg config.Config) (result.Gate, bool, error) {
-	var texts, records []sanitizer.Run
+	var logs, xmls []string
 	launches := map[string]int{}
 	for _, tool := range sanitizer.AllTools() {
 		log := filepath.Join(dir, tool+".log")
 		if !fileExists(log) {
 			continue
 		}
-		hint := sanitizer.ParseOptions{Tool: tool}
-		err := readFiles([]string{log}, nil, func(r io.Reader, name string) error {
-			rs, err := sanitizer.ParseTextWith(r, name, hint)
-			texts = append(texts, rs...)
-			return err
-		})
-		if err != nil {
-			return result.Gate{}, true, err
-		}
+		logs = append(logs, log)
 		if x := filepath.Join(dir, tool+".xml"); fileExists(x) {
-			err := readFiles([]string{x}, nil, func(r io.Reader, name string) error {
-				run, err := sanitizer.ParseXMLWith(r, name, hint)
-				records = append(records, run)
-				return err
-			})
-			if err != nil {
-				return result.Gate{}, true, err
-			}
+			xmls = append(xmls, x)
 		}
 		if n, ok := harnessLaunches(harnessOut(dir, tool)); ok {
 			launches[tool] = n
 		}
 	}
-	if len(texts) == 0 {
+	if len(logs) == 0 {
 		return result.Gate{}, false, nil
 	}
-	g, err := sanitizer.Evaluate(combineByTool(texts, records), launches, cfg.Sanitizer)
+	runs, err := readSanitizerLogs(logs, xmls, nil)
+	if err != nil {
+		return result.Gate{}, true, err
+	}
+	g, err := sanitizer.Evaluate(runs, launches, cfg.Sanitizer)
 	return g, true, err
 }
 

@@ -136,7 +136,7 @@ func checkKeys(sec *yaml.Node, file string) error {
 	return nil
 }
 
-func (c Config) file() string { return cmp.Or(c.File, "kernel-gate.yml") }
+func (c Config) file() string { return cmp.Or(c.File, configpos.DefaultFile) }
 
 func (c Config) keyWhere(key string) string {
 	if l := c.lines[key]; l > 0 {

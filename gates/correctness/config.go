@@ -99,7 +99,7 @@ func (r *Rule) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-func (c Config) file() string { return cmp.Or(c.File, "kernel-gate.yml") }
+func (c Config) file() string { return cmp.Or(c.File, configpos.DefaultFile) }
 
 func (c Config) where(line int) string { return configpos.Where(c.File, line) }
 

@@ -11,6 +11,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/kernelname"
 	"github.com/kernel-gate/kernel-gate/gates/result"
 	"gopkg.in/yaml.v3"
+
+	"github.com/kernel-gate/kernel-gate/gates/configpos"
 )
 
 // Limits are the PTXAS thresholds. A nil field sets nothing at its level; the first level
@@ -89,13 +91,7 @@ func (c Config) Validate() error {
 	return nil
 }
 
-func (c Config) where(line int) string {
-	f := cmp.Or(c.File, "config")
-	if line > 0 {
-		return f + ":" + strconv.Itoa(line)
-	}
-	return f
-}
+func (c Config) where(line int) string { return configpos.Where(c.File, line) }
 
 // Metric names, as they appear in findings.
 const (

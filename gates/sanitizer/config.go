@@ -81,7 +81,7 @@ func (s *Suppression) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-func (c Config) file() string { return cmp.Or(c.File, "kernel-gate.yml") }
+func (c Config) file() string { return cmp.Or(c.File, configpos.DefaultFile) }
 
 func (c Config) where(line int) string { return configpos.Where(c.File, line) }
 

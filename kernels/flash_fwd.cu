@@ -16,12 +16,13 @@
 // KG_DEFECT_DIVERGENT_BARRIER (__syncthreads in a divergent branch), KG_DEFECT_WRONG (the
 // softmax scale forgotten), KG_DEFECT_HANG (a kernel that never ends). Each leaves the output
 // of a correct run unchanged except KG_DEFECT_WRONG, so exactly one gate should fail.
-// KG_DEFECT_SLOW5 is not calibrated yet: its dependent FMA chain per key/value tile (24
-// iterations) measured no slowdown on an H200 (kernel-gate bench run, 2026-11-21: the chain
-// hides behind the tile's memory and MMA latency); the 5% slower case needs heavier work.
+// KG_DEFECT_SLOW5 makes every warp wait KG_SLOW_CYCLES clock cycles per key/value tile
+// (a clock64 spin, which the compiler cannot remove): a slower kernel with the same result.
+// An FMA chain per tile measured no slowdown at all on an H200 (it hides behind the tile's
+// memory and MMA latency), so the delay is made of time, not of work.
 
-#ifndef KG_SLOW_ITERS
-#define KG_SLOW_ITERS 24  // iterations of the KG_DEFECT_SLOW5 chain per tile
+#ifndef KG_SLOW_CYCLES
+#define KG_SLOW_CYCLES 400  // see KG_DEFECT_SLOW5
 #endif
 
 #ifndef KG_FLASH_MIN_BLOCKS
@@ -175,10 +176,7 @@ flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
       }
     }
 #ifdef KG_DEFECT_SLOW5
-    {
-      float spin = row_l;
-      for (int i = 0; i < KG_SLOW_ITERS; ++i) spin = fmaf(spin, 1.000001f, 1e-9f);
-      if (spin == -1.0f) row_l += 1e-30f;  // never true; keeps the chain
+    for (const long long t0 = clock64(); clock64() - t0 < KG_SLOW_CYCLES;) {
     }
 #endif
     __syncwarp();

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,8 +19,7 @@ import (
 )
 
 const (
-	// waitDelay bounds the wait for a command's output pipes once it has exited or been
-	// killed (a child left holding them cannot block the runner).
+	// waitDelay bounds the wait for git's output pipes once it has exited or been killed.
 	waitDelay = 5 * time.Second
 	// tailBytes is how much of a failed command's output a finding quotes.
 	tailBytes = 2000
@@ -39,18 +36,27 @@ type Side string
 const (
 	Base Side = "base"
 	Head Side = "head"
+	// Reference is the optional third command: another implementation (PyTorch SDPA, say)
+	// timed in each round beside head, whose timings become head's reference timings.
+	Reference Side = "reference"
 )
 
 func (s Side) index() int {
-	if s == Head {
+	switch s {
+	case Head:
 		return 1
+	case Reference:
+		return 2
 	}
 	return 0
 }
 
 func sideOf(i int) Side {
-	if i == 1 {
+	switch i {
+	case 1:
 		return Head
+	case 2:
+		return Reference
 	}
 	return Base
 }
@@ -126,112 +132,14 @@ func (f *Failure) message() string {
 	return b.String()
 }
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	buf []byte
-	max int
-	cut bool
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-		t.cut = true
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	s := string(t.buf)
-	if t.cut {
-		// Start at a line (or at least a character) boundary.
-		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
-			s = s[i+1:]
-		}
-		s = "…" + strings.ToValidUTF8(s, "")
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// capWriter passes on at most left bytes to w, then notes the cut once. Write errors of
-// w are remembered, not returned, so the command never sees a broken pipe from a log.
-type capWriter struct {
-	w    io.Writer
-	left int
-	cut  bool
-}
-
-func (c *capWriter) Write(p []byte) (int, error) {
-	if c.w == nil {
-		return len(p), nil
-	}
-	if c.left <= 0 {
-		if !c.cut {
-			c.cut = true
-			_, _ = io.WriteString(c.w, "\n[kernel-gate: output cut here: the log keeps the first part only]\n")
-		}
-		return len(p), nil
-	}
-	n := min(len(p), c.left)
-	_, _ = c.w.Write(p[:n])
-	c.left -= n
-	return len(p), nil
-}
-
 // runSpec is one external command the runner starts.
-type runSpec struct {
-	argv    []string
-	dir     string
-	env     []string
-	timeout time.Duration
-	log     io.Writer // may be nil
-	logCap  int
-}
+type runSpec = procgroup.Spec
 
-// runResult is what a command did.
-type runResult struct {
-	why    string // "" when it exited 0
-	output string // the tail of its output
-	took   time.Duration
-}
-
-// execute runs a command in its own process group; at its timeout, or when ctx is done,
-// the whole group is killed, and whatever the command left behind is killed after it
-// exits. The error is only for ctx being done.
-func execute(ctx context.Context, s runSpec) (runResult, error) {
-	tctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(tctx, s.argv[0], s.argv[1:]...)
-	cmd.Dir = s.dir
-	cmd.Env = s.env
-	tail := &tailBuffer{max: tailBytes}
-	w := io.MultiWriter(tail, &capWriter{w: s.log, left: s.logCap})
-	cmd.Stdout, cmd.Stderr = w, w
-	procgroup.KillOnCancel(cmd)
-	cmd.WaitDelay = waitDelay
-	start := time.Now()
-	err := cmd.Run()
-	procgroup.KillRest(cmd)
-	res := runResult{output: tail.String(), took: time.Since(start)}
-	switch {
-	case ctx.Err() != nil:
-		return res, fmt.Errorf("cancelled while running %s: %w", s.argv[0], ctx.Err())
-	case errors.Is(tctx.Err(), context.DeadlineExceeded):
-		res.why = fmt.Sprintf("timed out after %s: killed with its process group", s.timeout)
-	case cmd.ProcessState == nil:
-		res.why = fmt.Sprintf("could not be started: %v", err)
-	case !cmd.ProcessState.Success():
-		if code := cmd.ProcessState.ExitCode(); code >= 0 {
-			res.why = fmt.Sprintf("exited with status %d", code)
-		} else {
-			res.why = "was killed by " + cmd.ProcessState.String() // "signal: segmentation fault"
-		}
-	case err != nil:
-		// It exited 0 but its output could not be collected (a child kept the pipes).
-		res.why = fmt.Sprintf("exited, but its output could not be read: %v", err)
-	}
-	return res, nil
+// execute runs a command through procgroup.Run (its own process group, killed whole at
+// the timeout); the output's tail is tailBytes long.
+func execute(ctx context.Context, s runSpec) (procgroup.Outcome, error) {
+	s.TailBytes = tailBytes
+	return procgroup.Run(ctx, s)
 }
 
 // harnessEnv is the environment of one harness run.

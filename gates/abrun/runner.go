@@ -52,6 +52,12 @@ const (
 type Options struct {
 	// Base and Head are the harness commands; ignored when Worktree is set.
 	Base, Head Command
+	// Reference, when set, is run once per round after base and head, in bench mode with
+	// the same settings; its timings of each kernel × shape become head's reference timings
+	// there (min_speedup_vs_reference), named ReferenceName (or what its file names). A
+	// failed reference run fails the gate like any harness run.
+	Reference     Command
+	ReferenceName string
 	// Worktree, when set, builds base from the merge base and head from the working tree.
 	Worktree *Worktree
 	// Bench holds shapes, samples, timeouts, the rounds budget and extra variables
@@ -84,8 +90,10 @@ type RunnerData struct {
 	Mode        string `json:"mode"`
 	BaseCommand string `json:"base_command"`
 	HeadCommand string `json:"head_command"`
-	BaseDir     string `json:"base_dir,omitempty"`
-	HeadDir     string `json:"head_dir,omitempty"`
+	// ReferenceCommand is the reference implementation's command; empty when none ran.
+	ReferenceCommand string `json:"reference_command,omitempty"`
+	BaseDir          string `json:"base_dir,omitempty"`
+	HeadDir          string `json:"head_dir,omitempty"`
 	// BaseRef and BaseRev are the branch and the merge base built as base (worktree mode).
 	BaseRef string   `json:"base_ref,omitempty"`
 	BaseRev string   `json:"base_rev,omitempty"`
@@ -134,15 +142,15 @@ func (p *pair) comparable() bool {
 type runner struct {
 	o        Options
 	set      Settings
-	cmds     [2]Command
+	cmds     [3]Command // base, head, reference (optional)
 	work     string
-	logs     [2]*os.File
-	logPaths [2]string
+	logs     [3]*os.File
+	logPaths [3]string
 	smi      *smi
 	data     RunnerData
 	pairs    []*pair
 	byKey    map[string]*pair
-	devices  [2]*benchfile.Device
+	devices  [3]*benchfile.Device
 	kept     int
 	findings []result.Finding
 	warned   map[string]bool
@@ -217,6 +225,7 @@ func (r *runner) prepare(ctx context.Context) (*Failure, error) {
 			}
 			r.cmds[i] = c
 		}
+		r.cmds[2] = r.o.Reference
 		r.describe()
 		return nil, nil
 	}
@@ -239,6 +248,7 @@ func (r *runner) prepare(ctx context.Context) (*Failure, error) {
 	for i, t := range trees {
 		r.cmds[i] = harnessCommand(words, t)
 	}
+	r.cmds[2] = r.o.Reference
 	r.describe()
 	if strings.TrimSpace(w.Build) != "" {
 		for i, t := range trees {
@@ -254,6 +264,9 @@ func (r *runner) prepare(ctx context.Context) (*Failure, error) {
 
 func (r *runner) describe() {
 	r.data.BaseCommand, r.data.HeadCommand = describeCommand(r.cmds[0]), describeCommand(r.cmds[1])
+	if len(r.cmds[2].Argv) > 0 {
+		r.data.ReferenceCommand = describeCommand(r.cmds[2])
+	}
 	r.data.BaseDir, r.data.HeadDir = r.cmds[0].Dir, r.cmds[1].Dir
 }
 
@@ -277,6 +290,9 @@ func (r *runner) openLogs() error {
 		return nil
 	}
 	for i := range r.logs {
+		if len(r.cmds[i].Argv) == 0 {
+			continue // no reference
+		}
 		p := filepath.Join(r.o.ArtifactDir, sideOf(i).String()+"-"+harnessLogLabel+".log")
 		f, err := os.Create(p)
 		if err != nil {
@@ -307,11 +323,11 @@ func (r *runner) runHarness(ctx context.Context, side Side, round int) (*benchfi
 	if round > 0 {
 		label = fmt.Sprintf("round %d", round)
 	}
-	spec := runSpec{argv: c.Argv, dir: c.Dir, timeout: r.set.Timeout, logCap: runLogBytes,
-		env: harnessEnv(r.o.Environ, r.set.Env, r.set.Shapes, r.set.Samples, out)}
+	spec := runSpec{Argv: c.Argv, Dir: c.Dir, Timeout: r.set.Timeout, LogCap: runLogBytes,
+		Env: harnessEnv(r.o.Environ, r.set.Env, r.set.Shapes, r.set.Samples, out)}
 	if f := r.logs[i]; f != nil {
 		fmt.Fprintf(f, "==> kernel-gate bench run: %s, %s: %s <==\n", side, label, describeCommand(c))
-		spec.log = f
+		spec.Log = f
 	}
 	res, err := execute(ctx, spec)
 	if err != nil {
@@ -319,11 +335,11 @@ func (r *runner) runHarness(ctx context.Context, side Side, round int) (*benchfi
 	}
 	fail := func(why string) (*benchfile.File, *Failure, error) {
 		name := fmt.Sprintf("failed-%s-round%d.json", side, round)
-		return nil, &Failure{Side: side, Stage: "run", Round: round, Why: why, Output: res.output,
+		return nil, &Failure{Side: side, Stage: "run", Round: round, Why: why, Output: res.Output,
 			File: keepFile(out, r.o.ArtifactDir, name), Log: r.logPaths[i]}, nil
 	}
-	if res.why != "" {
-		why := res.why
+	if res.Why != "" {
+		why := res.Why
 		if !strings.HasPrefix(why, "timed out") && !strings.HasPrefix(why, "could not") {
 			why = "the harness " + why
 			if errs := harnessErrors(out); errs != "" {
@@ -344,6 +360,44 @@ func (r *runner) runHarness(ctx context.Context, side Side, round int) (*benchfi
 	}
 	_ = os.Remove(out)
 	return f, nil, nil
+}
+
+// attachReference runs the reference command (when there is one) and gives each of head's
+// results the reference's timings of the same kernel × shape. The reference must run on
+// the device head ran on.
+func (r *runner) attachReference(ctx context.Context, head *benchfile.File, round int) (*Failure, error) {
+	if len(r.cmds[2].Argv) == 0 {
+		return nil, nil
+	}
+	f, fail, err := r.runHarness(ctx, Reference, round)
+	if err != nil || fail != nil {
+		return fail, err
+	}
+	if d := r.devices[1]; d != nil && *d != f.Device {
+		return &Failure{Side: Reference, Stage: "run", Round: round, Log: r.logPaths[2],
+			Why: fmt.Sprintf("it reported the device %s, head %s: a reference timed elsewhere is no reference", deviceText(f.Device), deviceText(*d))}, nil
+	}
+	byKey := map[string]*benchfile.Result{}
+	for i := range f.Results {
+		res := &f.Results[i]
+		byKey[res.Kernel+"\x00"+res.Shape] = res
+	}
+	for i := range head.Results {
+		h := &head.Results[i]
+		ref := byKey[h.Kernel+"\x00"+h.Shape]
+		if ref == nil || ref.Error != "" {
+			continue
+		}
+		name := r.o.ReferenceName
+		if name == "" && ref.Reference != nil {
+			name = ref.Reference.Name
+		}
+		if name == "" {
+			name = describeCommand(r.cmds[2])
+		}
+		h.Reference = &benchfile.Reference{Name: name, RoundsUs: ref.RoundsUs, SamplesUs: ref.SamplesUs, P50Us: ref.P50Us}
+	}
+	return nil, nil
 }
 
 func deviceText(d benchfile.Device) string {
@@ -589,6 +643,9 @@ func (r *runner) measure(ctx context.Context) (*Failure, error) {
 		}
 		files[i] = f
 	}
+	if fail, err := r.attachReference(ctx, files[1], 0); err != nil || fail != nil {
+		return fail, err
+	}
 	r.take(files, 0, "warm-up")
 	r.progress("warm-up round done: %d kernel × shape result(s)", len(r.pairs))
 	if *r.devices[0] != *r.devices[1] {
@@ -655,6 +712,10 @@ func (r *runner) measure(ctx context.Context) (*Failure, error) {
 				return fail, err
 			}
 			files[i] = f
+		}
+		if fail, err := r.attachReference(ctx, files[1], round); err != nil || fail != nil {
+			r.data.Stopped = StopFailed
+			return fail, err
 		}
 		if c.Throttled {
 			r.data.DroppedRounds = append(r.data.DroppedRounds, c)

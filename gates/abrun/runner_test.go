@@ -571,3 +571,60 @@ func TestWorktreeNoBase(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// A reference command runs once per round after base and head; its timings become head's
+// reference timings (in the merged head file and the judge's speedup over the reference),
+// and a reference that crashes fails the gate like any harness.
+func TestReferenceTimedBesideHead(t *testing.T) {
+	f := newFakes(t, nil, nil)
+	art := t.TempDir()
+	o := options(f, art)
+	// The "reference" is the fake harness with every timing twice as long: head is 2× faster.
+	o.Reference = Command{Argv: []string{"sh", fakeScript(t), "state=" + filepath.Join(f.dir, "ref.count"), "side=reference", "order=" + f.order, "seed=3", "factor=2", "slow=gemm"}}
+	o.ReferenceName = "torch.sdpa"
+	goal := 1.5
+	o.Speedup = speedup.Config{Kernels: []speedup.Rule{{Match: "gemm", MinSpeedupVsReference: &goal}}}
+	g, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeData(t, g)
+	if d.Runner.ReferenceCommand == "" {
+		t.Error("the runner data does not name the reference command")
+	}
+	var gemm *speedup.Record
+	for i := range d.Comparisons {
+		if d.Comparisons[i].Kernel == "gemm" {
+			gemm = &d.Comparisons[i]
+		}
+	}
+	if gemm == nil || gemm.SpeedupVsReference == nil || gemm.SpeedupVsReference.Name != "torch.sdpa" || gemm.SpeedupVsReference.Speedup == nil {
+		t.Fatalf("gemm's speedup over the reference: %+v\n%s", gemm, dump(g))
+	}
+	// The fake's factor=2 doubles only the gemm timings of the reference.
+	if s := *gemm.SpeedupVsReference.Speedup; s < 1.8 || s > 2.2 {
+		t.Errorf("gemm is %.3f× the reference, want about 2", s)
+	}
+	head := readBench(t, filepath.Join(art, "head.json"))
+	for _, r := range head.Results {
+		if r.Reference == nil || len(r.Reference.RoundsUs) != d.Runner.Rounds {
+			t.Errorf("merged head %s × %s: reference %+v", r.Kernel, r.Shape, r.Reference)
+		}
+	}
+	raw, _ := os.ReadFile(f.order)
+	if got := strings.Count(string(raw), "reference "); got != d.Runner.RoundsRun+1 {
+		t.Errorf("the reference ran %d times for %d rounds and a warm-up", got, d.Runner.RoundsRun)
+	}
+
+	// A reference that crashes in round 2 fails the gate and names itself.
+	f2 := newFakes(t, nil, nil)
+	o2 := options(f2, t.TempDir())
+	o2.Reference = Command{Argv: []string{"sh", fakeScript(t), "state=" + filepath.Join(f2.dir, "ref.count"), "side=reference", "fail_on=3"}}
+	g2, err := Run(context.Background(), o2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errs := findings(g2, result.Error, MetricRun); g2.Verdict != result.Fail || len(errs) != 1 || !strings.Contains(errs[0], "reference harness, round 2") {
+		t.Errorf("a crashing reference: %s", dump(g2))
+	}
+}

@@ -129,18 +129,18 @@ func build(ctx context.Context, side Side, command string, t tree, timeout time.
 		logw = f
 		fmt.Fprintf(f, "==> kernel-gate bench run: %s build in %s: %s <==\n", side, t.dir, command)
 	}
-	spec := runSpec{argv: []string{"sh", "-c", command}, dir: t.dir, env: environ, timeout: timeout, logCap: buildLogBytes}
+	spec := runSpec{Argv: []string{"sh", "-c", command}, Dir: t.dir, Env: environ, Timeout: timeout, LogCap: buildLogBytes}
 	if logw != nil {
-		spec.log = logw
+		spec.Log = logw
 	}
 	res, err := execute(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
-	if res.why == "" {
+	if res.Why == "" {
 		return nil, nil
 	}
-	return &Failure{Side: side, Stage: "build", Why: fmt.Sprintf("`%s` in %s: %s", command, t.dir, res.why), Output: res.output, Log: logPath}, nil
+	return &Failure{Side: side, Stage: "build", Why: fmt.Sprintf("`%s` in %s: %s", command, t.dir, res.Why), Output: res.Output, Log: logPath}, nil
 }
 
 // harnessCommand makes a side's harness command from the configured words: a first word
@@ -167,4 +167,14 @@ func describeCommand(c Command) string {
 		b.WriteString(a)
 	}
 	return b.String()
+}
+
+// CheckoutBase checks out the merge base of baseRef (default DefaultBaseRef) and HEAD of the
+// repository that holds dir in a temporary git worktree, for callers that build base
+// themselves (kernel-gate run). It returns the worktree's directory, the merge base's
+// commit and the repository's top level (head's tree). cleanup removes the worktree; it is
+// never nil and must be called, also when the error is not nil.
+func CheckoutBase(ctx context.Context, dir, baseRef string) (baseDir, baseRev, headDir string, cleanup func(), err error) {
+	base, head, cleanup, err := checkoutBase(ctx, Worktree{Dir: dir, BaseRef: baseRef})
+	return base.dir, base.rev, head.dir, cleanup, err
 }

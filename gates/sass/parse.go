@@ -2,8 +2,11 @@ package sass
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"strconv"
 	"strings"
@@ -43,6 +46,10 @@ type Function struct {
 	// Opcodes counts instructions per opcode with its modifiers ("HMMA.16816.F32"),
 	// without predicate and operands.
 	Opcodes map[string]int
+	// Digest is the SHA-256 (hex) of the function's instruction and encoding lines as
+	// printed, surrounding space trimmed: two builds whose digests of a function agree have
+	// byte-identical SASS for it, so nothing measured of it can have changed.
+	Digest string
 }
 
 // Count returns how many of f's instructions p matches.
@@ -89,7 +96,7 @@ func Parse(r io.Reader, opts ParseOptions) (*Dump, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w: no input", ErrNoFunctions)
 	}
-	p := &parser{opts: opts, cur: -1, intern: map[string]string{}}
+	p := &parser{opts: opts, cur: -1, intern: map[string]string{}, newline: [1]byte{'\n'}}
 	if err := linescan.Each(r, maxLine, p.line); err != nil {
 		return nil, fmt.Errorf("reading SASS input (line %d): %w", p.lines+1, err)
 	}
@@ -107,6 +114,9 @@ type parser struct {
 	// instruction allocates nothing.
 	intern  map[string]string
 	scratch []byte
+	// hashes[i] accumulates funcs[i].Digest.
+	hashes  []hash.Hash
+	newline [1]byte
 
 	lines    int // lines read
 	content  int // lines with content other than a command echo or exit status
@@ -136,6 +146,11 @@ func (p *parser) line(raw []byte) {
 		p.content++
 		p.note(t)
 		p.instruction(t)
+		if p.cur >= 0 {
+			h := p.hashes[p.cur]
+			h.Write(t)
+			h.Write(p.newline[:])
+		}
 		return
 	case hasPrefix(t, "+ "):
 		return // the capture's echo of the command
@@ -276,6 +291,7 @@ func (p *parser) start(name string, format Format) {
 		Arch:    arch,
 		Opcodes: map[string]int{},
 	})
+	p.hashes = append(p.hashes, sha256.New())
 	p.cur = len(p.funcs) - 1
 }
 
@@ -355,6 +371,7 @@ func (p *parser) finish() (*Dump, error) {
 	}
 	for i := range p.funcs {
 		f := &p.funcs[i]
+		f.Digest = hex.EncodeToString(p.hashes[i].Sum(nil))
 		if !f.EntryKnown && notKernel(f.Name) {
 			f.EntryKnown, f.Entry = true, false
 		}

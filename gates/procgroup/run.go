@@ -1,0 +1,148 @@
+package procgroup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// waitDelay bounds the wait for a command's output pipes once it has exited or been
+// killed (a child left holding them cannot block the caller).
+const waitDelay = 5 * time.Second
+
+// DefaultTailBytes is how much of a command's output Outcome.Output keeps by default.
+const DefaultTailBytes = 2000
+
+// Spec is one external command.
+type Spec struct {
+	Argv    []string
+	Dir     string
+	Env     []string // nil: the caller's environment
+	Timeout time.Duration
+	// Log gets everything the command prints (stdout and stderr interleaved), at most
+	// LogCap bytes of it; nil keeps nothing.
+	Log    io.Writer
+	LogCap int
+	// TailBytes is how much of the output's end Outcome.Output keeps (default
+	// DefaultTailBytes).
+	TailBytes int
+}
+
+// Outcome is what a command did.
+type Outcome struct {
+	// Why is "" when the command exited 0, else what went wrong in words: "exited with
+	// status 2", "timed out after 2m0s: killed with its process group", "could not be
+	// started: ...", "was killed by signal: segmentation fault".
+	Why string
+	// ExitCode is the exit status; -1 when it did not exit by itself.
+	ExitCode int
+	TimedOut bool
+	// Output is the end of what it printed.
+	Output string
+	Took   time.Duration
+}
+
+// Run runs a command in its own process group; at its timeout, or when ctx is done, the
+// whole group is killed, and whatever the command left behind is killed after it exits.
+// The error is only for ctx being done.
+func Run(ctx context.Context, s Spec) (Outcome, error) {
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		return Outcome{Why: "could not be started: no program named", ExitCode: -1}, nil
+	}
+	tctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, s.Argv[0], s.Argv[1:]...)
+	cmd.Dir = s.Dir
+	cmd.Env = s.Env
+	tail := &TailBuffer{Max: s.TailBytes}
+	if tail.Max <= 0 {
+		tail.Max = DefaultTailBytes
+	}
+	w := io.MultiWriter(tail, &CapWriter{W: s.Log, Left: s.LogCap})
+	cmd.Stdout, cmd.Stderr = w, w
+	KillOnCancel(cmd)
+	cmd.WaitDelay = waitDelay
+	start := time.Now()
+	err := cmd.Run()
+	KillRest(cmd)
+	res := Outcome{Output: tail.String(), Took: time.Since(start), ExitCode: -1}
+	if cmd.ProcessState != nil {
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	switch {
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("cancelled while running %s: %w", s.Argv[0], ctx.Err())
+	case errors.Is(tctx.Err(), context.DeadlineExceeded):
+		res.Why = fmt.Sprintf("timed out after %s: killed with its process group", s.Timeout)
+		res.TimedOut = true
+	case cmd.ProcessState == nil:
+		res.Why = fmt.Sprintf("could not be started: %v", err)
+	case !cmd.ProcessState.Success():
+		if code := cmd.ProcessState.ExitCode(); code >= 0 {
+			res.Why = fmt.Sprintf("exited with status %d", code)
+		} else {
+			res.Why = "was killed by " + cmd.ProcessState.String() // "signal: segmentation fault"
+		}
+	case err != nil:
+		// It exited 0 but its output could not be collected (a child kept the pipes).
+		res.Why = fmt.Sprintf("exited, but its output could not be read: %v", err)
+	}
+	return res, nil
+}
+
+// TailBuffer keeps the last Max bytes written to it.
+type TailBuffer struct {
+	buf []byte
+	Max int
+	cut bool
+}
+
+func (t *TailBuffer) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.Max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+		t.cut = true
+	}
+	return len(p), nil
+}
+
+// String is the kept tail, starting at a line boundary when it was cut, valid UTF-8.
+func (t *TailBuffer) String() string {
+	s := string(t.buf)
+	if t.cut {
+		if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
+			s = s[i+1:]
+		}
+		s = "…" + strings.ToValidUTF8(s, "")
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// CapWriter passes on at most Left bytes to W, then notes the cut once. Write errors of
+// W are ignored, so the command never sees a broken pipe from a log.
+type CapWriter struct {
+	W    io.Writer
+	Left int
+	cut  bool
+}
+
+func (c *CapWriter) Write(p []byte) (int, error) {
+	if c.W == nil {
+		return len(p), nil
+	}
+	if c.Left <= 0 {
+		if !c.cut {
+			c.cut = true
+			_, _ = io.WriteString(c.W, "\n[kernel-gate: output cut here: the log keeps the first part only]\n")
+		}
+		return len(p), nil
+	}
+	n := min(len(p), c.Left)
+	_, _ = c.W.Write(p[:n])
+	c.Left -= n
+	return len(p), nil
+}

@@ -66,6 +66,8 @@ Usage:
   kernel-gate check [flags] FILE...      judge harness results (kernel-gate/bench/v1) for correctness
   kernel-gate bench run [flags]          time base and head side by side (ABBA) on one GPU and judge them
   kernel-gate bench compare BASE HEAD    judge head vs base timings (kernel-gate/bench/v1) side by side
+  kernel-gate run [flags]                build and run every gate on the config's run.targets (head vs base)
+  kernel-gate run --replay DIR           feed a recorded run through the same gates (no GPU needed)
   kernel-gate guard [PATHS...]           block commands that would stop, reboot or reset the GPU machine
   kernel-gate guard --diff BASE..HEAD    the same, judging only what the change adds
   kernel-gate report [flags] FILE        render a saved JSON result again
@@ -101,6 +103,8 @@ func run(ctx context.Context, args []string, e env) int {
 		code, err = runGuard(ctx, rest, e)
 	case "bench":
 		code, err = runBench(ctx, rest, e)
+	case "run":
+		code, err = runRun(ctx, rest, e)
 	case "report":
 		code, err = runReport(ctx, rest, e)
 	case "demo":

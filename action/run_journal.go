@@ -40,8 +40,11 @@ type journal struct {
 	BaseRev string `json:"base_rev,omitempty"`
 	NoBase  string `json:"no_base,omitempty"`
 	// Arch is the architectures built, "native" resolved.
-	Arch  []string `json:"arch"`
-	Steps []step   `json:"steps"`
+	Arch []string `json:"arch"`
+	// All and KeepGoing are the run's --all and --keep-going, which a replay repeats.
+	All       bool   `json:"all,omitempty"`
+	KeepGoing bool   `json:"keep_going,omitempty"`
+	Steps     []step `json:"steps"`
 	// WallSeconds is the whole run; StepSeconds the sum of its steps' own times (builds run
 	// side by side, so it can exceed the wall time).
 	WallSeconds float64 `json:"wall_seconds"`

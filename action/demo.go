@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,26 +15,14 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/result"
 )
 
-// A recorded case is a directory under testdata/replay/ holding what the GPU run printed:
-//
-//	build.log   nvcc --version and the nvcc -Xptxas -v build of kernels/ (xtrace-style)
-//	sass.txt    cuobjdump --dump-sass of the objects that build made (or sass.txt.gz)
-//	sanitize/   what `kernel-gate sanitize --artifacts` kept: per tool its log, its XML and
-//	            the harness's output (launch counts)
-//	check.json  the harness's KG_MODE=check output (kernel-gate/bench/v1)
-//	bench/      what `kernel-gate bench run --artifacts` kept: base.json and head.json, the
-//	            merged timings of base and head run side by side (where recorded)
-//	RECORDED    one line saying where and when it was recorded (shown in the report)
-//
-// testdata/replay/record.sh makes them on a GPU machine.
+// A recorded case is a directory under testdata/replay/: the --artifacts directory of a real
+// `kernel-gate run` on a GPU (journal.json says what ran; the logs, SASS dumps, sanitizer
+// XML and harness files are what the gates read), plus RECORDED, one line saying where and
+// when, shown in the report. testdata/replay/record.sh makes them on a GPU machine.
 const (
-	replayDir      = "testdata/replay"
-	replayBuild    = "build.log"
-	replaySass     = "sass.txt"
-	replaySanitize = "sanitize"
-	replayCheck    = "check.json"
-	replayRecord   = "RECORDED"
-	replayDefault  = "clean"
+	replayDir     = "testdata/replay"
+	replayRecord  = "RECORDED"
+	replayDefault = "clean"
 )
 
 func runDemo(ctx context.Context, args []string, e env) (int, error) {
@@ -98,74 +87,32 @@ func recordedCases(dir string) ([]string, error) {
 	var cases []string
 	for _, e := range entries {
 		if e.IsDir() {
-			if _, err := os.Stat(filepath.Join(dir, e.Name(), replayRecord)); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, e.Name(), journalFile)); err == nil {
 				cases = append(cases, e.Name())
 			}
 		}
 	}
 	if len(cases) == 0 {
-		return nil, usagef("%s holds no recorded case (a directory with a %s file)", dir, replayRecord)
+		return nil, usagef("%s holds no recorded case (a directory with a %s file)", dir, journalFile)
 	}
 	return cases, nil
 }
 
-// replay runs every gate that exists over one recorded case. Nothing is executed: the
-// toolkit version comes from the recorded `nvcc --version`, never from a local nvcc.
+// replay feeds one recorded case through `kernel-gate run --replay` (nothing is executed;
+// the toolkit version comes from the recorded `nvcc --version`) and adds the guard, which
+// needs no GPU and judges this repository as it is, live.
 func replay(ctx context.Context, dir string, cfg config.Config) (result.Result, error) {
-	recorded, err := os.ReadFile(filepath.Join(dir, replayRecord))
-	if err != nil {
-		return result.Result{}, usageError{err}
-	}
-	var in ptxasInputs
-	build := filepath.Join(dir, replayBuild)
-	if err := readFiles([]string{build}, nil, in.read); err != nil {
-		return result.Result{}, err
-	}
-	gates, err := ptxasGates(ctx, &in, cfg, nil, "", "")
+	quiet := env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
+	res, err := runPipeline(ctx, cfg, runOptions{replay: dir}, quiet)
 	if err != nil {
 		return result.Result{}, err
 	}
-	sassFile := filepath.Join(dir, replaySass)
-	if !fileExists(sassFile) {
-		sassFile += ".gz" // large dumps are kept compressed
-	}
-	sassGate, err := sassGate([]string{sassFile}, nil, cfg, "")
-	if err != nil {
-		return result.Result{}, err
-	}
-	gates = append(gates, sassGate)
-	if g, ok, err := replaySanitizer(filepath.Join(dir, replaySanitize), cfg); err != nil {
-		return result.Result{}, err
-	} else if ok {
-		gates = append(gates, g)
-	}
-	if check := filepath.Join(dir, replayCheck); fileExists(check) {
-		f, err := os.Open(check)
-		if err != nil {
-			return result.Result{}, err
-		}
-		g, err := correctnessGate(f, check, cfg)
-		f.Close()
-		if err != nil {
-			return result.Result{}, usageError{err}
-		}
-		gates = append(gates, g)
-	}
-	base, head := filepath.Join(dir, "bench", "base.json"), filepath.Join(dir, "bench", "head.json")
-	if fileExists(base) && fileExists(head) {
-		g, err := compareFiles(base, head, nil, cfg)
-		if err != nil {
-			return result.Result{}, err
-		}
-		gates = append(gates, g)
-	}
-	// The guard needs no GPU: it judges this repository's own workflows and scripts, live.
 	g, err := guardPaths([]string{"."}, cfg)
 	if err != nil {
 		return result.Result{}, err
 	}
-	gates = append(gates, g)
-	res := result.New(toolName(), gates...)
-	res.Replay = fmt.Sprintf("replay of %s: %s; no GPU was used now (the guard read this repository as it is)", filepath.ToSlash(dir), strings.TrimSpace(string(recorded)))
+	label := res.Replay
+	res = result.New(toolName(), append(res.Gates, g)...)
+	res.Replay = label + "; no GPU was used now (the guard read this repository as it is)"
 	return res, nil
 }

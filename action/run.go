@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +32,7 @@ type runOptions struct {
 	artifacts, replay, baseRef string
 	noBase, all, keepGoing     bool
 	targets                    string
+	dir                        string
 	cuobjdump, sanitizer, smi  string
 	nvcc                       string
 }
@@ -53,6 +55,7 @@ func runRun(ctx context.Context, args []string, e env) (int, error) {
 	fs.BoolVar(&o.noBase, "no-base", false, "build head alone: no speedup gate, nothing skipped as unchanged")
 	fs.BoolVar(&o.all, "all", false, "sanitize, time and profile every target, also where its SASS is unchanged")
 	fs.BoolVar(&o.keepGoing, "keep-going", false, "run a target's GPU steps even after one of its gates failed")
+	fs.StringVar(&o.dir, "C", ".", "the repository to build and run, `DIR` (sources are relative to its top level)")
 	fs.StringVar(&o.targets, "targets", "", "comma-separated `NAMES` of the config's targets to run (default: all)")
 	fs.StringVar(&o.nvcc, "nvcc", "", "nvcc `PATH` (default: the config's run.nvcc, else nvcc)")
 	fs.StringVar(&o.cuobjdump, "cuobjdump", "cuobjdump", "cuobjdump `PATH`")
@@ -152,23 +155,27 @@ func runPipeline(ctx context.Context, cfg config.Config, o runOptions, e env) (r
 	if e.getenv("GITHUB_ACTIONS") == "true" {
 		p.gh = githubactions.New(githubactions.WithGetenv(e.getenv), githubactions.WithWriter(e.stderr))
 	}
-	if p.targets, err = selectTargets(set.Targets, o.targets); err != nil {
-		return result.Result{}, err
-	}
 	if o.replay != "" {
 		p.r, err = newReplayRunner(o.replay)
 		if err == nil {
 			// The recording decides what ran; the flags of this call cannot change it.
 			p.o.all, p.o.keepGoing = p.r.j.All, p.r.j.KeepGoing
+			p.o.targets = strings.Join(p.r.j.Targets, ",")
 		}
 	} else {
 		p.r, err = newLiveRunner(o.artifacts, os.Environ())
-		if err == nil {
-			p.r.j.All, p.r.j.KeepGoing = o.all, o.keepGoing
-		}
 	}
 	if err != nil {
 		return result.Result{}, err
+	}
+	if p.targets, err = selectTargets(set.Targets, p.o.targets); err != nil {
+		return result.Result{}, err
+	}
+	if !p.r.replay {
+		p.r.j.All, p.r.j.KeepGoing = o.all, o.keepGoing
+		for _, t := range p.targets {
+			p.r.j.Targets = append(p.r.j.Targets, t.Name)
+		}
 	}
 	res, err := p.run(ctx)
 	if err != nil {
@@ -432,9 +439,10 @@ func (p *pipeline) resolveBase(ctx context.Context) error {
 		}
 		return nil
 	}
-	top, err := gitOutput(ctx, ".", "rev-parse", "--show-toplevel")
+	dir := cmp.Or(p.o.dir, ".")
+	top, err := gitOutput(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
-		p.headDir = "."
+		p.headDir = dir
 		if p.o.noBase {
 			p.r.j.NoBase = "--no-base"
 			return nil

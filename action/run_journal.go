@@ -42,9 +42,11 @@ type journal struct {
 	// Arch is the architectures built, "native" resolved.
 	Arch []string `json:"arch"`
 	// All and KeepGoing are the run's --all and --keep-going, which a replay repeats.
-	All       bool   `json:"all,omitempty"`
-	KeepGoing bool   `json:"keep_going,omitempty"`
-	Steps     []step `json:"steps"`
+	All       bool `json:"all,omitempty"`
+	KeepGoing bool `json:"keep_going,omitempty"`
+	// Targets are the targets that ran, in order.
+	Targets []string `json:"targets"`
+	Steps   []step   `json:"steps"`
 	// WallSeconds is the whole run; StepSeconds the sum of its steps' own times (builds run
 	// side by side, so it can exceed the wall time).
 	WallSeconds float64 `json:"wall_seconds"`

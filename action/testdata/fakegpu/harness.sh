@@ -2,12 +2,14 @@
 # The fake harness the fake nvcc builds: check mode copies the H200 run's check results
 # (only the kernels of KG_KERNELS); sanitize mode reports one launch; bench mode draws
 # timings like gates/abrun/testdata/fake-harness.sh. FAKE_HARNESS_GPU_ERROR=1 makes the check
-# run die the way a faulting kernel does.
+# run die the way a faulting kernel does (and creates the file $FAKE_SMI_DEAD_AFTER, if set,
+# which makes the fake nvidia-smi fail from then on).
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 case $KG_MODE in
 check)
   if [ -n "$FAKE_HARNESS_GPU_ERROR" ]; then
+    [ -n "$FAKE_SMI_DEAD_AFTER" ] && : >"$FAKE_SMI_DEAD_AFTER"
     echo "harness: flash_fwd small: CUDA error: unspecified launch failure" >&2
     exit 1
   fi

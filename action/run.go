@@ -475,13 +475,19 @@ func (p *pipeline) resolveBase(ctx context.Context) error {
 		p.progress("no base: %s", p.r.j.NoBase)
 		return nil
 	}
+	started := time.Now()
 	dir, rev, _, cleanup, err := abrun.CheckoutBase(ctx, top, ref)
 	if err != nil {
 		cleanup()
 		return usagef("checking out the base: %v", err)
 	}
+	p.r.note("base", time.Since(started), shellJoin([]string{"git", "-C", top, "worktree", "add", "--detach", dir, rev})+" >/dev/null 2>&1")
 	p.baseDir, p.hasBase, p.r.j.BaseRev = dir, true, rev
-	p.cleanupBaseFn = cleanup
+	p.cleanupBaseFn = func() {
+		started := time.Now()
+		cleanup()
+		p.r.note("base-cleanup", time.Since(started), shellJoin([]string{"git", "-C", top, "worktree", "remove", "--force", dir}), "rm -rf "+shellQuote(filepath.Dir(dir)))
+	}
 	p.progress("base: %s (merge base of %s and HEAD) in %s", shortRev(rev), ref, dir)
 	return nil
 }
@@ -957,6 +963,15 @@ func (p *pipeline) sanitize(ctx context.Context, t config.Target, b *build) (res
 		var err error
 		g, err = sanitizeRun(ctx, []string{b.bin[sideHead]}, o, dir, p.cfg, p.e)
 		return err
+	}, func() []string {
+		// The same compute-sanitizer runs, as sanitizeRun starts them.
+		var lines []string
+		for _, tool := range p.sanitizerTools() {
+			env := append(slices.Clone(o.ExtraEnv), "KG_MODE=sanitize", "KG_OUT="+harnessOut(dir, tool)+".plain")
+			argv := append(append([]string{o.Sanitizer}, sanitizer.Args(tool, filepath.Join(dir, tool+".xml.plain"), o)...), b.bin[sideHead])
+			lines = append(lines, "env "+shellJoin(env)+" "+shellJoin(argv)+" >"+shellQuote(filepath.Join(dir, tool+".log.plain"))+" 2>&1")
+		}
+		return lines
 	})
 	return g, err
 }
@@ -1053,11 +1068,35 @@ func (p *pipeline) bench(ctx context.Context, t config.Target, b *build) (result
 		var err error
 		g, err = abrun.Run(ctx, o)
 		return err
-	})
+	}, func() []string { return benchScript(g, o, dir) })
 	if err != nil {
 		return g, err
 	}
 	return g, saveRunnerRecord(g, filepath.Join(dir, runnerRecordFile))
+}
+
+// benchScript is the A/B runner's processes as plain shell lines: before each round (the
+// warm-up too) nvidia-smi, then base and head (and the reference) once each in bench mode.
+func benchScript(g result.Gate, o abrun.Options, dir string) []string {
+	var d abrun.Data
+	if json.Unmarshal(g.Data, &d) != nil {
+		return nil
+	}
+	env := append(slices.Clone(o.Bench.Env), "KG_MODE=bench", "KG_ROUNDS=1", fmt.Sprintf("KG_SAMPLES=%d", o.Bench.Samples))
+	if len(o.Bench.Shapes) > 0 {
+		env = append(env, "KG_SHAPES="+strings.Join(o.Bench.Shapes, ","))
+	}
+	run := func(c abrun.Command, side string) string {
+		e := append(slices.Clone(env), "KG_OUT="+filepath.Join(dir, side+".plain.json"))
+		return "  (cd " + shellQuote(c.Dir) + " && env " + shellJoin(e) + " " + shellJoin(c.Argv) + ") >>" + shellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
+	}
+	lines := []string{fmt.Sprintf("for round in $(seq 0 %d); do", d.Runner.RoundsRun),
+		"  " + shellJoin([]string{o.NvidiaSMI, "--query-gpu=clocks.sm,temperature.gpu,clocks_event_reasons.active", "--format=csv,noheader,nounits"}) + " >/dev/null",
+		run(o.Base, "base"), run(o.Head, "head")}
+	if len(o.Reference.Argv) > 0 {
+		lines = append(lines, run(o.Reference, "reference"))
+	}
+	return append(lines, "done")
 }
 
 // runnerRecordFile keeps what the A/B runner saw besides the timings (nvidia-smi's clocks

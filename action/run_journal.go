@@ -74,6 +74,9 @@ type step struct {
 	Seconds  float64 `json:"seconds"`
 	// Tail is the end of its output, for messages.
 	Tail string `json:"tail,omitempty"`
+	// Script holds, for a stage that runs its processes itself (the sanitizer's tools, the
+	// A/B rounds), the same commands as plain shell lines: commands.sh (see writeScript).
+	Script []string `json:"script,omitempty"`
 }
 
 // runner executes steps live, or looks them up in a recording.
@@ -133,6 +136,14 @@ func newReplayRunner(dir string) (*runner, error) {
 	return r, nil
 }
 
+// note records a step that ran no process of its own but belongs in the plain script
+// (the git worktree of base).
+func (r *runner) note(id string, took time.Duration, script ...string) {
+	if !r.replay {
+		r.add(step{ID: id, Seconds: roundMillis(took.Seconds()), Script: script})
+	}
+}
+
 // path is a file of the artifacts directory.
 func (r *runner) path(rel string) string { return filepath.Join(r.dir, filepath.FromSlash(rel)) }
 
@@ -161,14 +172,15 @@ func (r *runner) exec(ctx context.Context, id string, argv []string, dir string,
 }
 
 // timed records a stage that runs its processes itself (the sanitizer, the A/B runner),
-// or, when replaying, checks that the recording has it.
-func (r *runner) timed(id string, fn func() error) (step, error) {
+// or, when replaying, checks that the recording has it. script returns the stage's
+// commands as plain shell lines, once it has run.
+func (r *runner) timed(id string, fn func() error, script func() []string) (step, error) {
 	if r.replay {
 		return r.lookup(id)
 	}
 	start := time.Now()
 	err := fn()
-	s := step{ID: id, Seconds: roundMillis(time.Since(start).Seconds())}
+	s := step{ID: id, Seconds: roundMillis(time.Since(start).Seconds()), Script: script()}
 	if err != nil {
 		s.Why = err.Error()
 	}
@@ -217,7 +229,70 @@ func (r *runner) finish(wall time.Duration, ownCPU float64) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(r.path(journalFile), append(raw, '\n'), 0o644)
+	if err := os.WriteFile(r.path(journalFile), append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(r.path(scriptFile), []byte(r.script()), 0o755)
+}
+
+// scriptFile is the run as a plain shell script: the same processes, in the same order,
+// with the same arguments and variables, without kernel-gate. Timing it beside the run
+// measures kernel-gate's own overhead (docs/overhead.md).
+const scriptFile = "commands.sh"
+
+func (r *runner) script() string {
+	var b strings.Builder
+	b.WriteString("#!/bin/sh\n# The processes of one `kernel-gate run`, as a plain script (written by kernel-gate run).\n")
+	open := false
+	for _, s := range r.j.Steps {
+		if open && !strings.HasPrefix(s.ID, "build/") {
+			b.WriteString("wait\n")
+			open = false
+		}
+		if len(s.Argv) > 0 {
+			line := ""
+			if s.Dir != "" {
+				line = "cd " + shellQuote(s.Dir) + " && "
+			}
+			if len(s.Env) > 0 {
+				line += "env"
+				for _, e := range s.Env {
+					line += " " + shellQuote(e)
+				}
+				line += " "
+			}
+			line += shellJoin(s.Argv) + " >" + shellQuote(r.path(s.Log)+".plain") + " 2>&1"
+			if strings.HasPrefix(s.ID, "build/") { // base and head build side by side
+				b.WriteString("(" + line + ") &\n")
+				open = true
+				continue
+			}
+			b.WriteString("(" + line + ")\n")
+		}
+		for _, l := range s.Script {
+			b.WriteString(l + "\n")
+		}
+	}
+	if open {
+		b.WriteString("wait\n")
+	}
+	return b.String()
+}
+
+// shellQuote quotes a word for sh.
+func shellQuote(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+@%") == "" {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+func shellJoin(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
 }
 
 func roundMillis(s float64) float64 { return float64(int64(s*1000+0.5)) / 1000 }

@@ -16,6 +16,7 @@ FUZZ_TARGETS = \
 	./gates/benchfile:FuzzRead \
 	./gates/sanitizer:FuzzParseText \
 	./gates/sanitizer:FuzzParseXML \
+	./gates/ncu:FuzzParse \
 	./gates/toolkit:FuzzCheck \
 	./gates/kernelname:FuzzGlob \
 	./gates/kernelname:FuzzParse \

@@ -5,6 +5,7 @@
 //	kernel-gate ptxas [FILES...]      resource usage (ptxas -v, --resource-usage, cuobjdump)
 //	kernel-gate sass --sass FILE      required / forbidden SASS instructions
 //	kernel-gate sanitize -- CMD       compute-sanitizer's four tools on the harness
+//	kernel-gate ncu -- CMD            Nsight Compute metrics of the harness against thresholds
 //	kernel-gate check FILE...         correctness of harness results (kernel-gate/bench/v1)
 //	kernel-gate report FILE           render a saved result again
 //	kernel-gate demo                  replay the recorded GPU run in testdata/
@@ -63,6 +64,7 @@ Usage:
   kernel-gate ptxas [flags] [FILES...]   judge resource usage read from build logs (stdin when no FILES)
   kernel-gate sass [flags] --sass FILE   judge SASS from cuobjdump --dump-sass or nvdisasm
   kernel-gate sanitize [flags] -- CMD    run compute-sanitizer's four tools on CMD and judge (or --log/--xml FILE)
+  kernel-gate ncu [flags] -- CMD         profile CMD with Nsight Compute and judge its metrics (or --csv FILE)
   kernel-gate check [flags] FILE...      judge harness results (kernel-gate/bench/v1) for correctness
   kernel-gate bench run [flags]          time base and head side by side (ABBA) on one GPU and judge them
   kernel-gate bench compare BASE HEAD    judge head vs base timings (kernel-gate/bench/v1) side by side
@@ -99,6 +101,8 @@ func run(ctx context.Context, args []string, e env) int {
 		code, err = runCheck(ctx, rest, e)
 	case "sanitize":
 		code, err = runSanitize(ctx, rest, e)
+	case "ncu":
+		code, err = runNCU(ctx, rest, e)
 	case "guard":
 		code, err = runGuard(ctx, rest, e)
 	case "bench":

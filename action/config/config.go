@@ -20,6 +20,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/configpos"
 	"github.com/kernel-gate/kernel-gate/gates/correctness"
 	"github.com/kernel-gate/kernel-gate/gates/guard"
+	"github.com/kernel-gate/kernel-gate/gates/ncu"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
@@ -37,6 +38,7 @@ type Config struct {
 	Speedup     speedup.Config     `yaml:"speedup"`
 	Bench       abrun.Config       `yaml:"bench"`
 	Guard       guard.Config       `yaml:"guard"`
+	NCU         ncu.Config         `yaml:"ncu"`
 	Run         Run                `yaml:"run"`
 
 	// Path is the file it came from; empty when no file was found (defaults).
@@ -120,6 +122,9 @@ func Parse(raw []byte, name string) (Config, error) {
 	if err := c.Guard.Validate(); err != nil {
 		return Config{}, err
 	}
+	if err := c.NCU.Validate(); err != nil {
+		return Config{}, err
+	}
 	if err := c.Run.Validate(); err != nil {
 		return Config{}, err
 	}
@@ -131,6 +136,7 @@ func (c *Config) setFile(name string) {
 	c.Path = name
 	c.PTXAS.File, c.SASS.File, c.Sanitizer.File, c.Correctness.File, c.Speedup.File, c.Guard.File = name, name, name, name, name, name
 	c.Bench.File, c.Run.File = name, name
+	c.NCU.File = name
 }
 
 func cleanYAMLError(err error) error {

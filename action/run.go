@@ -20,6 +20,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/abrun"
 	"github.com/kernel-gate/kernel-gate/gates/correctness"
 	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+	"github.com/kernel-gate/kernel-gate/gates/ncu"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/result"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
@@ -34,7 +35,7 @@ type runOptions struct {
 	targets                    string
 	dir                        string
 	cuobjdump, sanitizer, smi  string
-	nvcc                       string
+	nvcc, ncu                  string
 }
 
 // Defaults of `kernel-gate run`.
@@ -60,6 +61,7 @@ func runRun(ctx context.Context, args []string, e env) (int, error) {
 	fs.StringVar(&o.nvcc, "nvcc", "", "nvcc `PATH` (default: the config's run.nvcc, else nvcc)")
 	fs.StringVar(&o.cuobjdump, "cuobjdump", "cuobjdump", "cuobjdump `PATH`")
 	fs.StringVar(&o.sanitizer, "sanitizer", "compute-sanitizer", "compute-sanitizer `PATH`")
+	fs.StringVar(&o.ncu, "ncu", "ncu", "Nsight Compute's ncu `PATH` (for the config's ncu rules)")
 	fs.StringVar(&o.smi, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH` (asked, read only, for the GPU and its clocks)")
 	fs.Usage = func() {
 		fmt.Fprint(e.stderr, `Usage: kernel-gate run [flags]
@@ -728,6 +730,7 @@ const (
 	gateSanitizer   = "sanitizer"
 	gateCorrectness = "correctness"
 	gateSpeedup     = "speedup"
+	gateNCU         = "ncu"
 )
 
 func (p *pipeline) targetGates(ctx context.Context, static []result.Gate) ([]result.Gate, error) {
@@ -741,7 +744,11 @@ func (p *pipeline) targetGates(ctx context.Context, static []result.Gate) ([]res
 		}
 	}
 	var gates []result.Gate
-	for _, name := range []string{gateSanitizer, gateCorrectness, gateSpeedup} {
+	names := []string{gateSanitizer, gateCorrectness, gateSpeedup}
+	if !p.cfg.NCU.Empty() {
+		names = append(names, gateNCU)
+	}
+	for _, name := range names {
 		g, err := mergeTargetGates(name, outs)
 		if err != nil {
 			return nil, err
@@ -760,7 +767,7 @@ func (p *pipeline) runTarget(ctx context.Context, t config.Target, out *targetOu
 			}
 		}
 	}
-	all := []string{gateSanitizer, gateCorrectness, gateSpeedup}
+	all := []string{gateSanitizer, gateCorrectness, gateSpeedup, gateNCU}
 	switch {
 	case !b.ok[sideHead]:
 		out.stopped = "head did not build (see the ptxas gate)"
@@ -836,7 +843,83 @@ func (p *pipeline) runTarget(ctx context.Context, t config.Target, out *targetOu
 		}
 		out.parts[gateSpeedup] = &targetPart{gate: &g}
 	}
+
+	// Nsight Compute, where a rule names one of the target's kernels.
+	ncfg := p.targetNCU(b, globs)
+	switch {
+	case p.cfg.NCU.Empty():
+	case out.stopped != "":
+		skip(out.stopped, gateNCU)
+	case ncfg.Empty():
+		skip("no ncu rule names its kernels", gateNCU)
+	case out.unchanged && !p.o.all:
+		skip(unchangedNote, gateNCU)
+	default:
+		g, err := p.profile(ctx, t, b, ncfg)
+		if err != nil {
+			return err
+		}
+		out.parts[gateNCU] = &targetPart{gate: &g}
+	}
 	return nil
+}
+
+// targetNCU is the ncu config with the rules that match one of the target's functions in
+// head's SASS.
+func (p *pipeline) targetNCU(b *build, globs []string) ncu.Config {
+	cfg := p.cfg.NCU
+	d := b.dump[sideHead]
+	cfg.Kernels = slices.DeleteFunc(slices.Clone(cfg.Kernels), func(r ncu.Rule) bool {
+		if d == nil {
+			return false
+		}
+		for _, f := range d.Functions {
+			if (len(globs) == 0 || matchesAny(f.Name, globs)) && f.Name.Matches(kernelname.Glob(r.Match)) {
+				return false
+			}
+		}
+		return true
+	})
+	return cfg
+}
+
+func (p *pipeline) profile(ctx context.Context, t config.Target, b *build, cfg ncu.Config) (result.Gate, error) {
+	dir := p.r.path(t.Name + "/ncu")
+	p.progress("%s: Nsight Compute (%d rule(s), --clock-control none)", t.Name, len(cfg.Kernels))
+	if p.r.replay {
+		if _, err := p.r.lookup("ncu/" + t.Name); err != nil {
+			return result.Gate{}, err
+		}
+		f, err := os.Open(filepath.Join(dir, ncu.LogFile))
+		if err != nil {
+			return result.Gate{}, usageError{err}
+		}
+		defer f.Close()
+		rep, err := ncu.Parse(f, t.Name+"/ncu/"+ncu.LogFile)
+		if err != nil {
+			return failedGate(gateNCU, ncu.MetricRun, "%s: the recorded ncu output cannot be read: %v", t.Name, err), nil
+		}
+		return ncu.Evaluate(rep, cfg)
+	}
+	o, err := cfg.Options([]string{b.bin[sideHead]})
+	if err != nil {
+		return result.Gate{}, usageError{err}
+	}
+	o.NCU, o.ArtifactDir = p.o.ncu, dir
+	if len(t.Kernels) > 0 {
+		o.ExtraEnv = append(o.ExtraEnv, "KG_KERNELS="+strings.Join(t.Kernels, ","))
+	}
+	var g result.Gate
+	_, err = p.r.timed("ncu/"+t.Name, func() error {
+		var err error
+		g, err = ncu.RunGate(ctx, cfg, o)
+		return err
+	}, func() []string {
+		env := append(slices.Clone(o.ExtraEnv), ncu.Env(o, filepath.Join(dir, ncu.HarnessFile)+".plain")...)
+		argv := append(append([]string{o.NCU}, ncu.Args(o)...), o.Command...)
+		return []string{"env " + shellJoin(env) + " " + shellJoin(argv) + " >" + shellQuote(filepath.Join(dir, ncu.LogFile+".plain")) + " 2>&1"}
+	})
+	return g, err
 }
 
 // stopOnFailure stops a target's later steps after a failed gate (unless --keep-going):

@@ -54,7 +54,7 @@ func fakeGPU(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return []string{"--nvcc", filepath.Join(f, "nvcc"), "--cuobjdump", filepath.Join(f, "cuobjdump"),
-		"--sanitizer", filepath.Join(f, "compute-sanitizer"), "--nvidia-smi", filepath.Join(f, "nvidia-smi")}
+		"--sanitizer", filepath.Join(f, "compute-sanitizer"), "--nvidia-smi", filepath.Join(f, "nvidia-smi"), "--ncu", filepath.Join(f, "ncu")}
 }
 
 func gateOf(t *testing.T, r result.Result, name string) result.Gate {
@@ -91,7 +91,7 @@ func TestRunLiveSkipsUnchangedSASSAndReplays(t *testing.T) {
 	for _, g := range live.Gates {
 		names = append(names, g.Name+"="+string(g.Verdict))
 	}
-	want := []string{"ptxas=pass", "toolkit=pass", "sass=pass", "sanitizer=skip", "correctness=pass", "speedup=skip"}
+	want := []string{"ptxas=pass", "toolkit=pass", "sass=pass", "sanitizer=skip", "correctness=pass", "speedup=skip", "ncu=skip"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("gates %q, want %q", names, want)
 	}

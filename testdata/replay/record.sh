@@ -25,7 +25,9 @@
 # {base,head}/attention/{build.log,sass.txt.gz}, per target sanitize/, check.json, bench/),
 # plus report.txt (what the run printed), exit.txt (its exit status) and RECORDED. The
 # harness binaries are deleted and the SASS dumps compressed, to keep the recording small.
-# KG_RECORD_TIMEOUT (seconds, default 590) bounds each case.
+# KG_RECORD_TIMEOUT (seconds, default 590) bounds each case. With KG_RECORD_PLAIN=1 each case's
+# commands.sh (the same processes as a plain script) is then run on a copy of the artifacts
+# and timed, and CASE/overhead.txt gets both wall times (docs/overhead.md).
 set -u
 out=${1:?usage: record.sh OUTDIR KERNEL_GATE_BINARY [CASE...]}
 kg=${2:?usage: record.sh OUTDIR KERNEL_GATE_BINARY [CASE...]}
@@ -75,6 +77,23 @@ for c in $cases; do
     "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" \
     "$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)" \
     "$(nvcc --version | sed -n 's/.*, V//p')" "$c" "$line" >"$d/RECORDED"
+  if [ -n "${KG_RECORD_PLAIN:-}" ] && [ -f "$d/commands.sh" ]; then
+    rm -rf "$d.plain" && cp -r "$d" "$d.plain"
+    sed "s|$d/|$d.plain/|g" "$d/commands.sh" >"$d.plain/commands.sh"
+    start=$(date +%s.%N)
+    timeout -s KILL "${KG_RECORD_TIMEOUT:-590}" sh "$d.plain/commands.sh"
+    rc=$?
+    end=$(date +%s.%N)
+    python3 - "$d/journal.json" "$start" "$end" "$rc" >"$d/overhead.txt" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+plain = float(sys.argv[3]) - float(sys.argv[2])
+kg = j["wall_seconds"]
+print(f"kernel-gate run wall {kg:.1f} s (own CPU {j['own_cpu_seconds']:.2f} s); plain script wall {plain:.1f} s (exit {sys.argv[4]}); "
+      f"difference {kg - plain:+.1f} s = {100 * (kg - plain) / kg:+.1f}% of kernel-gate's wall time")
+PY
+    rm -rf "$d.plain"
+  fi
   find "$d" -type f -name harness -delete
   find "$d" -type f -name sass.txt -exec gzip -9n {} +
   git checkout -q main

@@ -978,7 +978,7 @@ func (p *pipeline) sassChanged(b *build, globs []string) (bool, string) {
 		m := map[string]string{}
 		for _, f := range d.Functions {
 			if len(globs) == 0 || matchesAny(f.Name, globs) {
-				m[f.Arch+" "+f.Name.Mangled] = f.Digest
+				m[f.Arch+" "+f.Name.Identity()] = f.Digest
 			}
 		}
 		return m
@@ -1002,9 +1002,8 @@ func (p *pipeline) sassChanged(b *build, globs []string) (bool, string) {
 		return false, fmt.Sprintf("the SASS of its %d function × arch pair(s) is byte-identical to base's", len(h))
 	}
 	slices.Sort(diff)
-	first := diff[0]
-	arch, mangled, _ := strings.Cut(first, " ")
-	return true, fmt.Sprintf("SASS changed in %d of %d function × arch pair(s), e.g. %s on %s", len(diff), len(h), kernelname.Parse(mangled).Short, arch)
+	arch, name, _ := strings.Cut(diff[0], " ")
+	return true, fmt.Sprintf("SASS changed in %d of %d function × arch pair(s), e.g. %s on %s", len(diff), len(h), name, arch)
 }
 
 // harnessEnv is the target's KG_ variables for one mode.

@@ -16,7 +16,7 @@ func TestParseExampleConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.CUDA != ">=12.4" || *c.PTXAS.MaxRegisters != 128 || *c.PTXAS.MaxRegisterIncrease != 8 {
+	if c.CUDA != ">=12.4" || *c.PTXAS.MaxRegisters != 128 || *c.PTXAS.MaxRegisterIncrease != 32 {
 		t.Errorf("top level: %+v", c)
 	}
 	if len(c.PTXAS.Kernels) != 3 || c.PTXAS.Kernels[0].Match != "flash_fwd<*>" || *c.PTXAS.Kernels[0].MaxRegisters != 160 ||

@@ -36,6 +36,31 @@ func Parse(mangled string) Name {
 	return n
 }
 
+// Identity is what names the same function in two builds of the same sources: the
+// demangled signature, without the per-translation-unit hash that nvcc puts in the
+// namespaces of internal-linkage symbols. An anonymous namespace demangles to "(anonymous
+// namespace)" whatever its hash, but the mangled name carries the hash, and the hash
+// depends on the file's path: the same kernel built in the base worktree and in the
+// checkout has two mangled names.
+func (n Name) Identity() string {
+	s := n.Demangled
+	for {
+		i := strings.Index(s, "_INTERNAL_")
+		if i < 0 || (i > 0 && isIdent(s[i-1])) {
+			return s
+		}
+		j := strings.Index(s[i:], "::")
+		if j < 0 {
+			return s
+		}
+		s = s[:i] + s[i+j+2:]
+	}
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
 // stripReturnType drops a leading "void " that function templates carry in demangled form.
 func stripReturnType(s string) string {
 	var n nesting

@@ -1,6 +1,9 @@
 package kernelname
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Names are taken from real ptxas captures (testdata/cuda13, ../shared/data).
 func TestParse(t *testing.T) {
@@ -100,5 +103,25 @@ func TestStripScopeNesting(t *testing.T) {
 		if got := stripScope(in); got != want {
 			t.Errorf("stripScope(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The same kernel in an anonymous namespace, built from two paths (the base worktree and
+// the checkout), has two mangled names and one identity; real names from the H200 builds.
+func TestIdentityIgnoresPerFileHashes(t *testing.T) {
+	a := Parse("_ZN43_GLOBAL__N__bc30c112_10_harness_cu_5d88324919attention_referenceEPK6__halfS2_S2_Pfiibd")
+	b := Parse("_ZN43_GLOBAL__N__0f2e7a91_10_harness_cu_1c6a2b0e19attention_referenceEPK6__halfS2_S2_Pfiibd")
+	if a.Mangled == b.Mangled || a.Identity() != b.Identity() || !strings.Contains(a.Identity(), "attention_reference") {
+		t.Errorf("identities %q and %q", a.Identity(), b.Identity())
+	}
+	c := Parse("_ZN4kg_INTERNAL_29c3d034_7_bugs_cu_004764ae")
+	if c.Identity() != c.Demangled {
+		t.Errorf("an _INTERNAL_ inside a name must stay: %q", c.Identity())
+	}
+	if got := (Name{Demangled: "_INTERNAL_29c3d034_7_bugs_cu_004764ae::kg::k(int)"}).Identity(); got != "kg::k(int)" {
+		t.Errorf("internal namespace kept: %q", got)
+	}
+	if n := Parse("_Z9flash_fwdILi64EEvPf"); n.Identity() != n.Demangled {
+		t.Errorf("a plain name changed: %q", n.Identity())
 	}
 }

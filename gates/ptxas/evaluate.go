@@ -179,7 +179,9 @@ type Data struct {
 	Baseline string `json:"baseline,omitempty"`
 }
 
-// Baseline is the previous result's records, looked up by kernel × arch.
+// Baseline is the previous result's records, looked up by kernel × arch. A kernel is known
+// by its kernelname identity (the demangled signature without per-file hashes), so that a
+// kernel in an anonymous namespace built from another checkout's path is the same kernel.
 type Baseline struct {
 	Name    string
 	records map[string]Kernel
@@ -189,16 +191,20 @@ type Baseline struct {
 func NewBaseline(name string, kernels []Kernel) *Baseline {
 	b := &Baseline{Name: name, records: map[string]Kernel{}}
 	for _, k := range kernels {
-		b.records[k.Source+"\x00"+k.Name+"\x00"+k.Arch] = k
+		b.records[baselineKey(k)] = k
 	}
 	return b
+}
+
+func baselineKey(k Kernel) string {
+	return k.Source + "\x00" + kernelname.Parse(k.Name).Identity() + "\x00" + k.Arch
 }
 
 func (b *Baseline) find(k Kernel) (Kernel, bool) {
 	if b == nil {
 		return Kernel{}, false
 	}
-	old, ok := b.records[k.Source+"\x00"+k.Name+"\x00"+k.Arch]
+	old, ok := b.records[baselineKey(k)]
 	return old, ok
 }
 
@@ -219,7 +225,7 @@ func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
 		name := kernelname.Parse(k.Name)
 		lim := cfg.resolve(name, k.Arch)
 		old, hasOld := base.find(k)
-		seen[k.Source+"\x00"+k.Name+"\x00"+k.Arch] = true
+		seen[baselineKey(k)] = true
 		// A kernel that had a stack frame in the baseline keeps it without a config entry.
 		if l := lim[MetricStackFrame]; l.from == "default" && hasOld && old.StackFrame != nil && *old.StackFrame > 0 {
 			lim[MetricStackFrame] = limit{*old.StackFrame, "baseline " + base.Name}
@@ -306,7 +312,7 @@ func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
 	}
 	if noBaseline > 0 {
 		g.Findings = append(g.Findings, result.Finding{Severity: result.Notice, Metric: MetricRegisterIncrease,
-			Message: fmt.Sprintf("max_register_increase is set but no --baseline was given: register growth of %d record(s) was not checked", noBaseline)})
+			Message: fmt.Sprintf("max_register_increase is set but there is no baseline (--baseline, or base in kernel-gate run): register growth of %d record(s) was not checked", noBaseline)})
 	}
 	if base != nil {
 		for key, k := range base.records {

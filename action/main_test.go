@@ -46,6 +46,8 @@ func decode(t *testing.T, s string) result.Result {
 func TestExitCodes(t *testing.T) {
 	empty := filepath.Join(t.TempDir(), "empty.log")
 	os.WriteFile(empty, nil, 0o644)
+	forbidLDL := filepath.Join(t.TempDir(), "forbid.yml")
+	os.WriteFile(forbidLDL, []byte("sass:\n  kernels:\n    - match: \"flash_fwd<*>\"\n      forbid: [\"LDL|STL\"]\n"), 0o644)
 	tests := []struct {
 		name   string
 		stdin  string
@@ -56,8 +58,8 @@ func TestExitCodes(t *testing.T) {
 		{"no command", "", nil, exitUsage, "Usage"},
 		{"unknown command", "", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{"help", "", []string{"help"}, exitPass, ""},
-		{"clean build passes", "", []string{"ptxas", "--config", "kernel-gate.yml", "testdata/replay/clean/build.log"}, exitPass, ""},
-		{"spilling build fails", "", []string{"ptxas", "--config", "kernel-gate.yml", "testdata/replay/spill/build.log"}, exitFail, ""},
+		{"clean build passes", "", []string{"ptxas", "--config", "kernel-gate.yml", "testdata/replay/clean/nvcc-version.txt", "testdata/replay/clean/head/attention/build.log"}, exitPass, ""},
+		{"spilling build fails", "", []string{"ptxas", "--config", "kernel-gate.yml", "testdata/replay/spill/nvcc-version.txt", "testdata/replay/spill/head/attention/build.log"}, exitFail, ""},
 		{"missing config file", "", []string{"ptxas", "--config", "testdata/none.yml", "testdata/shared-h200-cuda13.0/ptxas_warnspills.txt"}, exitUsage, "testdata/none.yml"},
 		{"ptxas fatal, default config", "", []string{"ptxas", "testdata/shared-h200-cuda13.0/ptxas_warnspills.txt"}, exitFail, ""},
 		{"compile error is a failed gate", "", []string{"ptxas", "testdata/cuda13-h200/nvcc_syntax_error.txt"}, exitFail, ""},
@@ -67,20 +69,20 @@ func TestExitCodes(t *testing.T) {
 		{"missing file", "", []string{"ptxas", "nope.log"}, exitUsage, "nope.log"},
 		{"log on stdin", "ptxas info    : Compiling entry function '_Z1kv' for 'sm_90'\nptxas info    : Function properties for _Z1kv\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 300 registers, used 0 barriers\n",
 			[]string{"ptxas", "-"}, exitFail, ""},
-		{"bad format", "", []string{"ptxas", "--format", "xml", "testdata/replay/clean/build.log"}, exitUsage, "text, json, markdown"},
-		{"sass clean (gzip)", "", []string{"sass", "--sass", "testdata/replay/clean/sass.txt.gz"}, exitPass, ""},
-		{"sass spill forbids LDL", "", []string{"sass", "--sass", "testdata/replay/spill/sass.txt.gz"}, exitFail, ""},
+		{"bad format", "", []string{"ptxas", "--format", "xml", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "text, json, markdown"},
+		{"sass clean (gzip)", "", []string{"sass", "--sass", "testdata/replay/clean/head/attention/sass.txt.gz"}, exitPass, ""},
+		{"sass spill forbids LDL", "", []string{"sass", "--config", forbidLDL, "--sass", "testdata/replay/spill/head/attention/sass.txt.gz"}, exitFail, ""},
 		{"sass uncompressed", "", []string{"sass", "--sass", "testdata/cuda13-h200/cuobjdump_sass_gemm_multi.txt"}, exitFail, ""},
-		{"sanitize read race", "", []string{"sanitize", "--log", "testdata/replay/race/sanitize/racecheck.log", "--xml", "testdata/replay/race/sanitize/racecheck.xml"}, exitFail, ""},
-		{"sanitize read clean", "", []string{"sanitize", "--tools", "memcheck", "--log", "testdata/replay/clean/sanitize/memcheck.log", "--harness", "testdata/replay/clean/sanitize/harness-memcheck.json"}, exitPass, ""},
-		{"sanitize read: a configured tool without a log fails", "", []string{"sanitize", "--log", "testdata/replay/clean/sanitize/memcheck.log"}, exitFail, ""},
+		{"sanitize read race", "", []string{"sanitize", "--log", "testdata/replay/race/attention/sanitize/racecheck.log", "--xml", "testdata/replay/race/attention/sanitize/racecheck.xml"}, exitFail, ""},
+		{"sanitize read clean", "", []string{"sanitize", "--tools", "memcheck", "--log", "testdata/replay/clean/attention/sanitize/memcheck.log", "--harness", "testdata/replay/clean/attention/sanitize/harness-memcheck.json"}, exitPass, ""},
+		{"sanitize read: a configured tool without a log fails", "", []string{"sanitize", "--log", "testdata/replay/clean/attention/sanitize/memcheck.log"}, exitFail, ""},
 		{"sanitize read and run", "", []string{"sanitize", "--log", "x.log", "--", "./harness"}, exitUsage, "not both"},
 		{"sanitize nothing", "", []string{"sanitize"}, exitUsage, "nothing to sanitize"},
 		{"sanitize without compute-sanitizer fails the gate", "", []string{"sanitize", "--sanitizer", "/nonexistent/compute-sanitizer", "--", "true"}, exitFail, ""},
-		{"sanitize of a ptxas log", "", []string{"sanitize", "--log", "testdata/replay/clean/build.log"}, exitUsage, "build.log"},
-		{"check clean", "", []string{"check", "testdata/replay/clean/check.json"}, exitPass, ""},
-		{"check wrong result", "", []string{"check", "testdata/replay/wrong-result/check.json"}, exitFail, ""},
-		{"check of a log", "", []string{"check", "testdata/replay/clean/build.log"}, exitUsage, "not a kernel-gate/bench/v1 file"},
+		{"sanitize of a ptxas log", "", []string{"sanitize", "--log", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "build.log"},
+		{"check clean", "", []string{"check", "testdata/replay/clean/attention/check.json"}, exitPass, ""},
+		{"check wrong result", "", []string{"check", "testdata/replay/wrong-result/attention/check.json"}, exitFail, ""},
+		{"check of a log", "", []string{"check", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "not a kernel-gate/bench/v1 file"},
 		{"check nothing", "", []string{"check"}, exitUsage, "no harness result"},
 		{"guard the repository", "", []string{"guard"}, exitPass, ""},
 		{"guard the dangerous corpus", "", []string{"guard", "--config", "testdata/none.yml", "testdata/guard/dangerous/001-gcp-stop-after-build"}, exitUsage, "none.yml"},
@@ -90,18 +92,18 @@ func TestExitCodes(t *testing.T) {
 		{"guard bad diff", "", []string{"guard", "--diff", "..HEAD"}, exitUsage, "no base commit"},
 		{"bench compare A/A, too few rounds: warnings, not a failure", "", []string{"bench", "compare", "testdata/sanitizer-kernels-h200/harness_bench_clean.json", "testdata/sanitizer-kernels-h200/harness_bench_clean.json"}, exitPass, ""},
 		{"bench compare needs two files", "", []string{"bench", "compare", "testdata/sanitizer-kernels-h200/harness_bench_clean.json"}, exitUsage, "want BASE.json and HEAD.json"},
-		{"bench compare of files without timings fails", "", []string{"bench", "compare", "testdata/replay/clean/check.json", "testdata/replay/clean/check.json"}, exitFail, ""},
+		{"bench compare of files without timings fails", "", []string{"bench", "compare", "testdata/replay/clean/attention/check.json", "testdata/replay/clean/attention/check.json"}, exitFail, ""},
 		{"bench without compare", "", []string{"bench"}, exitUsage, "bench compare"},
 		{"bench compare bad margin", "", []string{"bench", "compare", "--max-slowdown", "2", "a", "b"}, exitUsage, "fraction"},
 		{"sass without input", "", []string{"sass"}, exitUsage, "--sass FILE"},
-		{"sass of a ptxas log", "", []string{"sass", "--sass", "testdata/replay/clean/build.log"}, exitUsage, "no SASS functions"},
+		{"sass of a ptxas log", "", []string{"sass", "--sass", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "no SASS functions"},
 		{"demo", "", []string{"demo"}, exitPass, ""},
 		{"demo spill", "", []string{"demo", "--case", "spill"}, exitFail, ""},
-		{"demo unknown case", "", []string{"demo", "--case", "nope"}, exitUsage, "recorded: clean, divergent-barrier, oob, race, spill, uninit, wrong-result"},
+		{"demo unknown case", "", []string{"demo", "--case", "nope"}, exitUsage, "recorded: clean, divergent-barrier, oob, race, slow5, spill, uninit, wrong-result"},
 		{"version", "", []string{"version"}, exitPass, ""},
 		{"report needs a file", "", []string{"report"}, exitUsage, "exactly one"},
-		{"report of a log", "", []string{"report", "testdata/replay/clean/build.log"}, exitUsage, "not a kernel-gate result"},
-		{"flags after files", "", []string{"ptxas", "testdata/replay/spill/build.log", "--format", "json"}, exitFail, ""},
+		{"report of a log", "", []string{"report", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "not a kernel-gate result"},
+		{"flags after files", "", []string{"ptxas", "testdata/replay/spill/head/attention/build.log", "--format", "json"}, exitFail, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,7 +121,7 @@ func TestExitCodes(t *testing.T) {
 func TestConfigErrorsNameKeyAndLine(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "k.yml")
 	os.WriteFile(cfg, []byte("ptxas:\n  max_registers: 128\n  kernels:\n    - match: flash_*\n      max_register: 96\n"), 0o644)
-	code, _, stderr := kg(t, "", "ptxas", "--config", cfg, "testdata/replay/clean/build.log")
+	code, _, stderr := kg(t, "", "ptxas", "--config", cfg, "testdata/replay/clean/head/attention/build.log")
 	if code != exitUsage || !strings.Contains(stderr, "k.yml:5: unknown key \"max_register\" in ptxas.kernels[0]") ||
 		!strings.Contains(stderr, `did you mean "max_registers"`) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
@@ -139,17 +141,17 @@ func TestDemoSaysItIsAReplay(t *testing.T) {
 }
 
 // Every recorded case and the gates it must fail: clean passes every gate, each planted
-// defect fails its own. The spilling tile config fails twice by design: ptxas reports the
-// spill bytes, and the example config's SASS rule forbids the LDL/STL instructions they
-// become.
+// defect fails its own and no other (a target's later GPU steps stop at its first failed
+// gate, so they show as skipped).
 var replayCases = map[string][]string{
 	"clean":             nil,
-	"spill":             {"ptxas", "sass"},
+	"spill":             {"ptxas"},
 	"race":              {"sanitizer"},
 	"oob":               {"sanitizer"},
 	"uninit":            {"sanitizer"},
 	"divergent-barrier": {"sanitizer"},
 	"wrong-result":      {"correctness"},
+	"slow5":             {"speedup"},
 }
 
 func TestReplayEachDefectFailsItsOwnGate(t *testing.T) {
@@ -157,22 +159,25 @@ func TestReplayEachDefectFailsItsOwnGate(t *testing.T) {
 		t.Run(c, func(t *testing.T) {
 			code, out, stderr := kg(t, "", "demo", "--case", c, "--format", "json")
 			r := decode(t, out)
-			var failed, gates []string
+			var failed, gates, passed []string
 			for _, g := range r.Gates {
 				gates = append(gates, g.Name)
-				if g.Verdict == result.Fail {
+				switch g.Verdict {
+				case result.Fail:
 					failed = append(failed, g.Name)
+				case result.Pass:
+					passed = append(passed, g.Name)
 				}
 			}
-			all := []string{"ptxas", "toolkit", "sass", "sanitizer", "correctness", "guard"}
-			if c == "clean" { // the one case with a recorded A/B timing run
-				all = []string{"ptxas", "toolkit", "sass", "sanitizer", "correctness", "speedup", "guard"}
-			}
+			all := []string{"ptxas", "toolkit", "sass", "sanitizer", "correctness", "speedup", "ncu", "guard"}
 			if !slices.Equal(gates, all) {
 				t.Errorf("gates %q: every recorded case must run every gate", gates)
 			}
 			if !slices.Equal(failed, want) {
 				t.Errorf("failed gates %q, want %q", failed, want)
+			}
+			if c == "clean" && !slices.Equal(passed, all) {
+				t.Errorf("clean: passed %q, want every gate to pass (none skipped)", passed)
 			}
 			if wantCode := map[bool]int{true: exitPass, false: exitFail}[len(want) == 0]; code != wantCode {
 				t.Errorf("exit %d, want %d: %s", code, wantCode, stderr)
@@ -181,28 +186,21 @@ func TestReplayEachDefectFailsItsOwnGate(t *testing.T) {
 	}
 }
 
-// The recordings were made on the GPU together with a live run of the same binary on the
-// same machine: ptxas and sass fed by pipes from nvcc and cuobjdump, compute-sanitizer run
-// by kernel-gate itself, the harness's check output judged as it was written
-// (testdata/replay/record.sh). The replay must reach the same verdicts, findings and records.
+// Each recording is the artifacts directory of a live `kernel-gate run` on the H200, which
+// also kept the result it reached (result.json). The replay, which reads the same files
+// through the same code without running anything, must reach the same verdicts, findings
+// and records (the guard, which the demo adds, runs live in both).
 func TestReplayAgreesWithLiveRun(t *testing.T) {
 	for c := range replayCases {
 		t.Run(c, func(t *testing.T) {
 			_, out, _ := kg(t, "", "demo", "--case", c, "--format", "json")
 			replayed := decode(t, out)
-			var live []result.Gate
-			files := []string{"live-ptxas.json", "live-sass.json", "live-sanitizer.json", "live-check.json"}
-			if c == "clean" {
-				files = append(files, "live-speedup.json")
+			raw, err := os.ReadFile(filepath.Join("testdata", "replay", c, "result.json"))
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, f := range files {
-				b, err := os.ReadFile(filepath.Join("testdata", "replay", c, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				live = append(live, decode(t, string(b)).Gates...)
-			}
-			if len(live)+1 != len(replayed.Gates) { // the guard runs live in the demo too
+			live := decode(t, string(raw)).Gates
+			if len(live)+1 != len(replayed.Gates) {
 				t.Fatalf("live gates %d, replayed %d", len(live), len(replayed.Gates))
 			}
 			for _, lg := range live {
@@ -285,10 +283,10 @@ func TestReportRoundTrip(t *testing.T) {
 func TestBaselineDeltas(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.json")
-	if code, _, stderr := kg(t, "", "ptxas", "testdata/replay/clean/build.log", "--format", "json", "--out", base); code != exitPass {
+	if code, _, stderr := kg(t, "", "ptxas", "testdata/replay/clean/nvcc-version.txt", "testdata/replay/clean/head/attention/build.log", "--format", "json", "--out", base); code != exitPass {
 		t.Fatalf("saving the baseline: exit %d: %s", code, stderr)
 	}
-	code, out, _ := kg(t, "", "ptxas", "testdata/replay/spill/build.log", "--baseline", base, "--format", "json")
+	code, out, _ := kg(t, "", "ptxas", "testdata/replay/spill/head/attention/build.log", "--baseline", base, "--format", "json")
 	if code != exitFail {
 		t.Fatalf("exit %d", code)
 	}
@@ -308,7 +306,7 @@ func TestBaselineDeltas(t *testing.T) {
 	if !strings.Contains(strings.Join(r.Gates[0].Table.Rows[0].Cells, " "), "32 (-121)") {
 		t.Errorf("table row %q should show registers 32 (-121 vs baseline 153)", r.Gates[0].Table.Rows[0].Cells)
 	}
-	code, _, stderr := kg(t, "", "ptxas", "testdata/replay/spill/build.log", "--baseline", "testdata/replay/clean/build.log")
+	code, _, stderr := kg(t, "", "ptxas", "testdata/replay/spill/head/attention/build.log", "--baseline", "testdata/replay/clean/head/attention/build.log")
 	if code != exitUsage || !strings.Contains(stderr, "not a kernel-gate result") {
 		t.Errorf("a log as baseline: exit %d, %s", code, stderr)
 	}
@@ -326,7 +324,7 @@ func TestGitHubOutputs(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	o, _ := os.ReadFile(outputs)
-	if !strings.Contains(string(o), "verdict<<") || !strings.Contains(string(o), "fail") || !strings.Contains(string(o), "ptxas,sass") {
+	if !strings.Contains(string(o), "verdict<<") || !strings.Contains(string(o), "fail") || !strings.Contains(string(o), "failed-gates<<_GitHubActionsFileCommandDelimeter_\nptxas\n") {
 		t.Errorf("GITHUB_OUTPUT = %q", o)
 	}
 	s, _ := os.ReadFile(summary)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# For a developer with a GPU: runs kernel-gate for real on this repository's kernels, clean and
-# with every planted defect, and requires that the clean build passes every gate and each
-# defect fails exactly the gates it should. Needs Go, nvcc, cuobjdump and compute-sanitizer.
+# For a developer with a GPU: runs `kernel-gate run` for real on this repository's kernels,
+# clean and with every planted defect, and requires that the clean change passes every gate
+# and each defect fails exactly its own gate. Needs Go, nvcc, cuobjdump, compute-sanitizer,
+# ncu and python3.
 #
 #   kernels/gpu-selftest.sh [OUTDIR]
 #
@@ -13,23 +14,32 @@ out=${1:-$(mktemp -d)}
 go build -o "$out/kernel-gate" ./action
 testdata/replay/record.sh "$out" "$out/kernel-gate"
 
-# Exit codes each case must produce: ptxas sass sanitize harness-check check.
+# The gates each case must fail (and no other); clean must pass all of them.
 declare -A want=(
-  [clean]="0 0 0 0 0"
-  [spill]="1 1 0 0 0"
-  [race]="0 0 1 0 0"
-  [oob]="0 0 1 0 0"
-  [uninit]="0 0 1 0 0"
-  [divergent-barrier]="0 0 1 0 0"
-  [wrong-result]="0 0 0 0 1"
+  [clean]=""
+  [spill]="ptxas"
+  [race]="sanitizer"
+  [oob]="sanitizer"
+  [uninit]="sanitizer"
+  [divergent-barrier]="sanitizer"
+  [wrong-result]="correctness"
+  [slow5]="speedup"
 )
 fail=0
 for c in "${!want[@]}"; do
-  got=$(sed 's/.*exit=//' "$out/$c/live-exit.txt" | tr '\n' ' ' | sed 's/ $//')
+  got=$(python3 - "$out/$c/result.json" "$c" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+failed = [g["name"] for g in r["gates"] if g["verdict"] == "fail"]
+if sys.argv[2] == "clean":
+    failed += [g["name"] + "(not passed)" for g in r["gates"] if g["verdict"] != "pass"]
+print(",".join(failed))
+PY
+  ) || got="(no result)"
   if [ "$got" = "${want[$c]}" ]; then
-    echo "ok    $c: $got"
+    echo "ok    $c: failed [${got}]"
   else
-    echo "FAIL  $c: exit codes (ptxas sass sanitize harness check) $got, want ${want[$c]}"
+    echo "FAIL  $c: failed [${got}], want [${want[$c]}]"
     fail=1
   fi
 done

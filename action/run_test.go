@@ -277,3 +277,40 @@ func TestRunnableOn(t *testing.T) {
 		}
 	}
 }
+
+// kernel-gate's own work in a run — parsing every log, dump, XML and timing file and judging
+// them — is what a replay does, without the processes: this benchmark is its cost for the
+// recorded clean run on the H200 (docs/overhead.md compares it with that run's wall time).
+func BenchmarkRunReplayClean(b *testing.B) {
+	var out, errb strings.Builder
+	for b.Loop() {
+		out.Reset()
+		code := run(b.Context(), []string{"run", "--replay", "testdata/replay/clean", "--format", "json"}, env{
+			stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" },
+		})
+		if code != exitPass {
+			b.Fatalf("exit %d: %s", code, errb.String())
+		}
+	}
+}
+
+// Under GitHub Actions the progress is folded into groups, one per stage and target; a
+// target name cannot break out of its group line (go-githubactions escapes it).
+func TestRunFoldsProgressUnderActions(t *testing.T) {
+	repo, art := fakeRepo(t), filepath.Join(t.TempDir(), "art")
+	vars := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": filepath.Join(t.TempDir(), "out")}
+	var out, errb strings.Builder
+	args := append([]string{"run", "-C", repo, "--config", filepath.Join(repo, "kernel-gate.yml"), "--no-base", "--targets", "softmax", "--artifacts", art}, fakeGPU(t)...)
+	code := run(t.Context(), args, env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }})
+	if code != exitPass {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	for _, want := range []string{"::group::GPU\n", "::group::build\n", "::group::target softmax\n", "::endgroup::\n"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+	if strings.Count(errb.String(), "::group::") != strings.Count(errb.String(), "::endgroup::") {
+		t.Error("every group must be closed")
+	}
+}

@@ -21,6 +21,7 @@ FUZZ_TARGETS = \
 	./gates/kernelname:FuzzGlob \
 	./gates/kernelname:FuzzParse \
 	./action/config:FuzzParse \
+	./gates/gpuinfo:FuzzParse \
 	./action/report:FuzzRender
 
 .PHONY: demo test vet fmt fuzz bench

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +17,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/gates/abrun"
 	"github.com/kernel-gate/kernel-gate/gates/correctness"
+	"github.com/kernel-gate/kernel-gate/gates/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/gates/kernelname"
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
@@ -105,7 +104,7 @@ type pipeline struct {
 	gh      *githubactions.Action
 	targets []config.Target
 	builds  []*build
-	gpu     *gpuInfo
+	gpu     *gpuinfo.Info
 	gpuWhy  string // why the GPU steps cannot run ("" when they can)
 	hasBase bool
 	baseDir string
@@ -293,26 +292,16 @@ func (p *pipeline) cleanupBase() {
 
 // ---- the GPU ----
 
-// gpuInfo is what nvidia-smi says of the GPU the harnesses run on.
-type gpuInfo struct {
-	Name, ComputeCap, Driver string
-}
-
-// arch is the GPU's SASS architecture: compute capability 9.0 is sm_90.
-func (g gpuInfo) arch() string {
-	return "sm_" + strings.ReplaceAll(g.ComputeCap, ".", "")
-}
-
 const gpuFile = "gpu.csv"
 
 func (p *pipeline) detectGPU(ctx context.Context) error {
-	s, err := p.r.exec(ctx, "gpu", []string{p.o.smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"}, "", nil, smiStepTimeout, gpuFile)
+	s, err := p.r.exec(ctx, "gpu", append([]string{p.o.smi}, gpuinfo.QueryArgs()...), "", nil, smiStepTimeout, gpuFile)
 	if err != nil {
 		return err
 	}
 	if s.Why != "" {
 		p.gpuWhy = "nvidia-smi could not be asked for the GPU: " + s.failureText()
-	} else if g, err := parseGPU(p.r.path(gpuFile)); err != nil {
+	} else if g, err := gpuinfo.ParseFile(p.r.path(gpuFile)); err != nil {
 		p.gpuWhy = err.Error()
 	} else {
 		p.gpu = &g
@@ -328,48 +317,14 @@ func (p *pipeline) detectGPU(ctx context.Context) error {
 	} else {
 		p.set.Arch = arch
 	}
-	if p.gpu != nil && !runnableOn(p.set.Arch, p.gpu.arch()) {
+	if p.gpu != nil && !gpuinfo.RunnableOn(p.set.Arch, p.gpu.Arch()) {
 		p.gpuWhy = fmt.Sprintf("the GPU is %s (%s) but run.arch builds only %s: the harness cannot run on it; add %s or native to run.arch",
-			p.gpu.Name, p.gpu.arch(), strings.Join(p.set.Arch, ", "), p.gpu.arch())
+			p.gpu.Name, p.gpu.Arch(), strings.Join(p.set.Arch, ", "), p.gpu.Arch())
 	}
 	if p.gpuWhy != "" {
 		p.progress("no GPU steps: %s", oneLine(p.gpuWhy))
 	}
 	return nil
-}
-
-// parseGPU reads the first line of nvidia-smi's CSV: "NVIDIA H200, 9.0, 580.159.04".
-func parseGPU(path string) (gpuInfo, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return gpuInfo{}, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		parts := strings.Split(line, ",")
-		if len(parts) != 3 {
-			return gpuInfo{}, fmt.Errorf("nvidia-smi printed %q, not name, compute_cap, driver_version", clipTail(line, 200))
-		}
-		g := gpuInfo{Name: strings.TrimSpace(parts[0]), ComputeCap: strings.TrimSpace(parts[1]), Driver: strings.TrimSpace(parts[2])}
-		if !validComputeCap(g.ComputeCap) {
-			return gpuInfo{}, fmt.Errorf("nvidia-smi gave the compute capability %q, not MAJOR.MINOR", g.ComputeCap)
-		}
-		return g, nil
-	}
-	if err := sc.Err(); err != nil {
-		return gpuInfo{}, err
-	}
-	return gpuInfo{}, errors.New("nvidia-smi listed no GPU")
-}
-
-func validComputeCap(s string) bool {
-	major, minor, ok := strings.Cut(s, ".")
-	return ok && major != "" && len(minor) == 1 && strings.Trim(major, "0123456789") == "" && strings.Trim(minor, "0123456789") == ""
 }
 
 // resolveArch replaces "native" with the GPU's architecture.
@@ -383,50 +338,11 @@ func (p *pipeline) resolveArch() ([]string, error) {
 		if p.gpu == nil {
 			return nil, usagef("%s: run.arch has \"native\" but %s; name the architectures in run.arch to build without a GPU", p.cfg.Path, p.gpuWhy)
 		}
-		if !slices.Contains(out, p.gpu.arch()) {
-			out = append(out, p.gpu.arch())
+		if !slices.Contains(out, p.gpu.Arch()) {
+			out = append(out, p.gpu.Arch())
 		}
 	}
 	return out, nil
-}
-
-// runnableOn reports whether one of the built architectures runs on the GPU's: SASS runs on
-// the same major version at the same or a later minor; an "a" or "f" build only on its own.
-func runnableOn(built []string, gpu string) bool {
-	gmaj, gmin, ok := archNumber(gpu)
-	if !ok {
-		return false
-	}
-	for _, a := range built {
-		num := strings.TrimRight(a, "af")
-		maj, min, ok := archNumber(num)
-		if !ok {
-			continue
-		}
-		if num != a { // sm_90a, sm_100f: that chip alone
-			if maj == gmaj && min == gmin {
-				return true
-			}
-			continue
-		}
-		if maj == gmaj && min <= gmin {
-			return true
-		}
-	}
-	return false
-}
-
-// archNumber splits "sm_90" into 9 and 0, "sm_120" into 12 and 0.
-func archNumber(a string) (major, minor int, ok bool) {
-	n := strings.TrimPrefix(a, "sm_")
-	if n == a || len(n) < 2 || strings.Trim(n, "0123456789") != "" {
-		return 0, 0, false
-	}
-	var v int
-	for _, c := range n {
-		v = v*10 + int(c-'0')
-	}
-	return v / 10, v % 10, true
 }
 
 // ---- the base ----

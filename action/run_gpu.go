@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/gates/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/gates/procgroup"
 	"github.com/kernel-gate/kernel-gate/gates/result"
 )
@@ -51,7 +52,7 @@ func gpuErrorIn(g result.Gate) string {
 func (p *pipeline) checkGPUAlive(ctx context.Context) {
 	p.gpuChecks++
 	id := fmt.Sprintf("gpu-after-error/%d", p.gpuChecks)
-	s, err := p.r.exec(ctx, id, []string{p.o.smi, "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"}, "", nil, smiStepTimeout, id+".csv")
+	s, err := p.r.exec(ctx, id, append([]string{p.o.smi}, gpuinfo.QueryArgs()...), "", nil, smiStepTimeout, id+".csv")
 	if err != nil || s.Why != "" {
 		why := "it could not be asked"
 		if s.Why != "" {

@@ -258,26 +258,6 @@ func TestRunUsageErrors(t *testing.T) {
 	}
 }
 
-func TestRunnableOn(t *testing.T) {
-	for _, tc := range []struct {
-		built []string
-		gpu   string
-		want  bool
-	}{
-		{[]string{"sm_89", "sm_90a"}, "sm_90", true},
-		{[]string{"sm_89"}, "sm_90", false},
-		{[]string{"sm_80"}, "sm_89", true},
-		{[]string{"sm_90a"}, "sm_100", false},
-		{[]string{"sm_100f"}, "sm_100", true},
-		{[]string{"sm_86"}, "sm_80", false},
-		{[]string{"sm_120"}, "sm_120", true},
-	} {
-		if got := runnableOn(tc.built, tc.gpu); got != tc.want {
-			t.Errorf("runnableOn(%v, %s) = %v", tc.built, tc.gpu, got)
-		}
-	}
-}
-
 // kernel-gate's own work in a run — parsing every log, dump, XML and timing file and judging
 // them — is what a replay does, without the processes: this benchmark is its cost for the
 // recorded clean run on the H200 (docs/overhead.md compares it with that run's wall time).

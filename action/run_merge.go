@@ -20,7 +20,7 @@ type targetData struct {
 // mergeTargetGates makes one gate of a GPU gate's per-target parts. Its verdict fails when
 // a part failed, passes when a part passed, and skips when every part was skipped (each
 // with its reason as a notice). Findings and table rows are kept in target order, the
-// summary says each target's; data.targets[] holds every part's data, and a list that every
+// summary says each target's, table rows gain a "target" column; data.targets[] holds every part's data, and a list that every
 // part's data has at its top level (the speedup gate's comparisons[], say) is also joined
 // at the top, so data.comparisons reads as it does for one target.
 func mergeTargetGates(name string, outs []*targetOutcome) (result.Gate, error) {
@@ -48,11 +48,15 @@ func mergeTargetGates(name string, outs []*targetOutcome) (result.Gate, error) {
 		}
 		g.Findings = append(g.Findings, pg.Findings...)
 		if pg.Table != nil {
+			// One table for all targets, each row saying whose it is.
+			cols := append([]string{"target"}, pg.Table.Columns...)
 			if g.Table == nil {
-				g.Table = &result.Table{Columns: pg.Table.Columns}
+				g.Table = &result.Table{Columns: cols}
 			}
-			if slices.Equal(g.Table.Columns, pg.Table.Columns) {
-				g.Table.Rows = append(g.Table.Rows, pg.Table.Rows...)
+			if slices.Equal(g.Table.Columns, cols) {
+				for _, r := range pg.Table.Rows {
+					g.Table.Rows = append(g.Table.Rows, result.Row{Status: r.Status, Cells: append([]string{o.name}, r.Cells...)})
+				}
 			}
 		}
 		s := pg.Summary

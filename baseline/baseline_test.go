@@ -13,7 +13,7 @@ import (
 
 func TestLoadPtxasKernels(t *testing.T) {
 	// A baseline saved from the real recorded build.
-	log, err := os.ReadFile(filepath.Join("..", "testdata", "replay", "clean", "build.log"))
+	log, err := os.ReadFile(filepath.Join("..", "testdata", "replay", "clean", "head", "attention", "build.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestLoadPtxasKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	ks, err := PtxasKernels(res)
-	if err != nil || len(ks) != 8 || ks[0].Registers == nil {
+	if err != nil || len(ks) != 18 || ks[0].Registers == nil {
 		t.Fatalf("got %d kernels, %v", len(ks), err)
 	}
 

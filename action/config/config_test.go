@@ -147,7 +147,7 @@ func TestLimitSourcesCarryLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "replay", "clean", "build.log"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "replay", "clean", "head", "attention", "build.log"))
 	if err != nil {
 		t.Fatal(err)
 	}

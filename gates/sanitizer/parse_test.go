@@ -488,14 +488,14 @@ func TestCombineBareNames(t *testing.T) {
 			t.Errorf("%s: display name %q", k, got)
 		}
 	}
-	// Two instantiations with the same bare name (testdata/replay/race: the causal and the
+	// Two instantiations with the same bare name (testdata/replay/race/attention: the causal and the
 	// non-causal flash_fwd, both racing at 177/178): the XML cannot say which record is
 	// which, so the bare name stays and its two records stay one site of 2.
-	x, err = ParseXML(bytes.NewReader(readCapture(t, "replay/race/sanitize/racecheck.xml")), "racecheck.xml")
+	x, err = ParseXML(bytes.NewReader(readCapture(t, "replay/race/attention/sanitize/racecheck.xml")), "racecheck.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := parseOne(t, string(readCapture(t, "replay/race/sanitize/racecheck.log")), ToolRacecheck)
+	tr := parseOne(t, string(readCapture(t, "replay/race/attention/sanitize/racecheck.log")), ToolRacecheck)
 	if len(tr.Records) != 2 {
 		t.Fatalf("text records %+v", tr.Records)
 	}

@@ -54,10 +54,10 @@ const (
 	raw85 = "Cuda compilation tools, release 13.0, V13.0.85"
 )
 
-// Every recorded GPU run starts its build log with `nvcc --version` (testdata/replay/record.sh).
+// Every recorded `kernel-gate run` (testdata/replay/record.sh) kept `nvcc --version`.
 func TestScannerRecordedRuns(t *testing.T) {
-	logs, err := filepath.Glob(filepath.Join(repoTestdata, "replay", "*", "build.log"))
-	if err != nil || len(logs) < 7 {
+	logs, err := filepath.Glob(filepath.Join(repoTestdata, "replay", "*", "nvcc-version.txt"))
+	if err != nil || len(logs) < 8 {
 		t.Fatalf("recorded build logs: %v, %v", logs, err)
 	}
 	for _, path := range logs {
@@ -65,7 +65,7 @@ func TestScannerRecordedRuns(t *testing.T) {
 		rel = filepath.ToSlash(rel)
 		var s Scanner
 		scanFile(t, &s, path, rel)
-		if got, want := summarize(s.Versions()), []seen{{"13.0.88", raw88, rel + ":5"}}; !reflect.DeepEqual(got, want) {
+		if got, want := summarize(s.Versions()), []seen{{"13.0.88", raw88, rel + ":4"}}; !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: versions\n got %q\nwant %q", rel, got, want)
 		}
 	}
@@ -88,11 +88,6 @@ func TestScannerRealFiles(t *testing.T) {
 		"cuda13-h200/nvdisasm_softmax_sm90a.txt": {
 			{"13.0.88", raw88, "cuda13-h200/nvdisasm_softmax_sm90a.txt:837"},
 		},
-		// The recorded runs print `nvcc --version` first; the live results quote the banner.
-		"replay/clean/build.log":       {{"13.0.88", raw88, "replay/clean/build.log:5"}},
-		"replay/spill/build.log":       {{"13.0.88", raw88, "replay/spill/build.log:5"}},
-		"replay/clean/live-ptxas.json": {{"13.0.88", raw88, "replay/clean/live-ptxas.json:322"}},
-		"replay/spill/live-ptxas.json": {{"13.0.88", raw88, "replay/spill/live-ptxas.json:414"}},
 	}
 	files := 0
 	err := filepath.WalkDir(repoTestdata, func(path string, d fs.DirEntry, err error) error {

@@ -22,6 +22,10 @@ CUDA events through PyTorch, and writes the result file:
 Only the standard library is needed to read the request and write the file; PyTorch is
 imported when time_launches or the device lookup needs it. NaN and infinities are written
 as the strings "NaN", "Infinity" and "-Infinity", never as bare tokens.
+
+time_launches holds the stream while it queues the timed launches (torch.cuda._sleep, sized
+from the measured enqueue time), so each event pair measures the kernel's device time and
+not the host's launch gaps; see its docstring.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import math
 import os
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
@@ -40,6 +45,7 @@ SCHEMA = "kernel-gate/bench/v1"
 MODES = ("check", "bench", "sanitize")
 
 __all__ = [
+    "HOLD_CHUNK",
     "SCHEMA",
     "Device",
     "Reference",
@@ -184,10 +190,64 @@ def _takes_index(fn: Callable[..., Any]) -> bool:
     return False
 
 
-def time_launches(fn: Callable[..., Any], samples: int, stream: Any = None) -> list[float]:
+# HOLD_CHUNK is how many samples (two events and fn's launches each) are queued behind one
+# hold; the CUDA launch queue holds about a thousand entries, and a host that fills it blocks.
+HOLD_CHUNK = 64
+_HOLD_TRIES = 3
+# What time_launches has learnt in this process: the host's time to enqueue one sample
+# (events and fn) in microseconds, and torch.cuda._sleep's cycles per microsecond per device.
+_hold: dict[str, Any] = {"enqueue_us": 50.0, "cycles_per_us": {}}
+
+
+def _blocking_default(environ: Optional[Mapping[str, str]] = None) -> bool:
+    """False when KG_BENCH_BLOCKING=0 (as kg_bench.h reads it)."""
+    env = os.environ if environ is None else environ
+    return env.get("KG_BENCH_BLOCKING", "") != "0"
+
+
+def _sleep_cycles_per_us(torch: Any, stream: Any) -> float:
+    """torch.cuda._sleep's spin counts SM clock cycles: measured once per device with CUDA
+    events (the larger of two tries, the first of which also wakes the clocks), so that a hold
+    of N microseconds is N times this many cycles."""
+    dev = torch.cuda.current_device()
+    known = _hold["cycles_per_us"].get(dev)
+    if known:
+        return known
+    best = 0.0
+    for cycles in (200_000, 2_000_000):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record(stream)
+        torch.cuda._sleep(cycles)
+        end.record(stream)
+        end.synchronize()
+        ms = start.elapsed_time(end)
+        if ms > 0:
+            best = max(best, cycles / (1000.0 * ms))
+    if best <= 0:
+        best = 2000.0  # about the H100/H200 boost clock in MHz
+    _hold["cycles_per_us"][dev] = best
+    return best
+
+
+def time_launches(fn: Callable[..., Any], samples: int, stream: Any = None, *, blocking: Optional[bool] = None) -> list[float]:
     """Times `samples` single launches of fn with CUDA events on stream (default: the current
     stream) and returns microseconds per launch. fn gets the sample index when it takes a
-    required argument (lambda i: f(bufs[i % n])), and nothing otherwise (lambda: f(x)).
+    required argument (lambda i: f(bufs[i % n])), and nothing otherwise (lambda: f(x)). fn
+    must launch its work on the current stream (time_launches makes stream current).
+
+    Blocking (the default; blocking=False or KG_BENCH_BLOCKING=0 turns it off): an event
+    pair recorded around a launch while the GPU is idle measures the host's launch gaps as
+    much as the kernel. So before each chunk of HOLD_CHUNK samples, time_launches launches
+    torch.cuda._sleep (PyTorch's spin kernel; a kernel that waits for a host flag, as
+    kg_bench.h's does, is not available from Python) for a number of cycles meant to outlast
+    the host's enqueueing of the chunk: twice the enqueue time per sample measured on the
+    earlier chunks (50 us per sample before any was measured) plus 100 us, converted to
+    cycles with a clock rate measured once per device. The chunk's events and launches then
+    queue up behind it and run back to back, so each pair measures its launch's device time.
+    An event recorded after the sleep is queried once the chunk is queued: if the sleep had
+    already ended, the chunk may hold host gaps, so it is timed again behind a sleep twice as
+    long (three tries), and a chunk that never fits gets NaN timings and a message on stderr.
+    Without torch.cuda._sleep the launches are timed unheld. fn must not synchronise.
 
     Like kg_bench.h's TimeLaunches it does no warm-up: launch the kernel a few times first.
     Raises RuntimeError when PyTorch or a CUDA device is missing.
@@ -201,13 +261,45 @@ def time_launches(fn: Callable[..., Any], samples: int, stream: Any = None) -> l
     events = [
         (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(samples)
     ]
+    sleep = getattr(torch.cuda, "_sleep", None)
+    hold = (_blocking_default() if blocking is None else bool(blocking)) and sleep is not None
+    failed = []
     with torch.cuda.stream(stream):
-        for i, (start, end) in enumerate(events):
-            start.record(stream)
-            call(i)
-            end.record(stream)
+        rate = _sleep_cycles_per_us(torch, stream) if hold else 0.0
+        for lo in range(0, samples, HOLD_CHUNK):
+            hi = min(samples, lo + HOLD_CHUNK)
+            for _ in range(_HOLD_TRIES if hold else 1):
+                if hold:
+                    hold_us = 2.0 * _hold["enqueue_us"] * (hi - lo) + 100.0
+                    sleep(max(1, int(hold_us * rate)))
+                    released = torch.cuda.Event()
+                    released.record(stream)
+                t0 = time.perf_counter()
+                for i in range(lo, hi):
+                    start, end = events[i]
+                    start.record(stream)
+                    call(i)
+                    end.record(stream)
+                if not hold:
+                    break
+                per_sample = (time.perf_counter() - t0) * 1e6 / (hi - lo)
+                _hold["enqueue_us"] = max(per_sample, 0.75 * _hold["enqueue_us"])
+                if not released.query():  # the sleep was still running: all of it was queued in time
+                    break
+                _hold["enqueue_us"] *= 2.0
+            else:
+                failed.append((lo, hi))
     events[-1][1].synchronize()
-    return [1000.0 * start.elapsed_time(end) for start, end in events]
+    us = [1000.0 * start.elapsed_time(end) for start, end in events]
+    for lo, hi in failed:
+        us[lo:hi] = [math.nan] * (hi - lo)
+        print(
+            f"kg_bench: time_launches: the hold (torch.cuda._sleep) ended before samples {lo}-{hi - 1} were "
+            f"queued, {_HOLD_TRIES} times: their timings would include host gaps and are NaN (does fn "
+            "synchronise? KG_BENCH_BLOCKING=0 times unheld)",
+            file=sys.stderr,
+        )
+    return us
 
 
 def _driver_from_proc(line: str) -> str:
@@ -384,6 +476,9 @@ def write(request: Request, results: Sequence[Result], device: Union[Device, Map
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp's file is private; KG_OUT is an ordinary file
         os.replace(tmp, request.out)
     except BaseException:
         try:

@@ -159,6 +159,9 @@ class WriteTest(unittest.TestCase):
             with open(req.out, encoding="utf-8") as f:
                 written = f.read()
             self.assertEqual(os.listdir(d), ["out.json"])  # no temporary file left
+            umask = os.umask(0)
+            os.umask(umask)
+            self.assertEqual(os.stat(req.out).st_mode & 0o777, 0o666 & ~umask)
         req.out = ""
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
@@ -194,22 +197,30 @@ class FakeEvent:
     """A CUDA event on a fake clock: each record() advances it by the next launch's time."""
 
     def __init__(self, clock, enable_timing=False):
-        assert enable_timing
-        self.clock, self.t, self.stream = clock, None, None
+        self.clock, self.t, self.stream, self.timing = clock, None, None, enable_timing
 
     def record(self, stream=None):
         self.stream = stream
         self.t = self.clock["now"]
+        self.clock["log"].append("record" if self.timing else "released")
 
     def synchronize(self):
         self.clock["synced"] = True
 
+    def query(self):
+        # Whether the work before this event has finished: the hold's end, for time_launches.
+        return self.clock["hold_over"].pop(0) if self.clock["hold_over"] else False
+
     def elapsed_time(self, end):
+        assert self.timing and end.timing
         return end.t - self.t  # milliseconds
 
 
-def fake_torch(available=True):
-    clock = {"now": 0.0, "synced": False, "streams": []}
+FAKE_MHZ = 1980.0  # the fake _sleep runs this many cycles per microsecond
+
+
+def fake_torch(available=True, sleep=True):
+    clock = {"now": 0.0, "synced": False, "streams": [], "log": [], "sleeps": [], "hold_over": []}
     torch = types.ModuleType("torch")
     torch.__version__ = "0.0-fake"
     torch.version = types.SimpleNamespace(cuda="13.0")
@@ -224,6 +235,12 @@ def fake_torch(available=True):
         def __exit__(self, *a):
             return False
 
+    def _sleep(cycles):
+        assert isinstance(cycles, int) and cycles > 0
+        clock["sleeps"].append(cycles)
+        clock["log"].append("sleep")
+        clock["now"] += cycles / FAKE_MHZ / 1000.0
+
     torch.cuda = types.SimpleNamespace(
         is_available=lambda: available,
         current_stream=lambda: "default-stream",
@@ -233,6 +250,8 @@ def fake_torch(available=True):
         get_device_capability=lambda i: (9, 0),
         get_device_name=lambda i: "NVIDIA H200",
     )
+    if sleep:
+        torch.cuda._sleep = _sleep
     return torch, clock
 
 
@@ -252,6 +271,10 @@ def torch_module(module):
 
 
 class TimeLaunchesTest(unittest.TestCase):
+    def setUp(self):
+        kg_bench._hold["cycles_per_us"].clear()
+        kg_bench._hold["enqueue_us"] = 50.0
+
     def test_without_torch(self):
         with torch_module(None):
             with self.assertRaisesRegex(RuntimeError, "needs PyTorch"):
@@ -301,6 +324,75 @@ class TimeLaunchesTest(unittest.TestCase):
         self.assertEqual(len(us), 2)
         self.assertEqual(clock["streams"], ["default-stream"])
         self.assertEqual((dev.name, dev.compute_cap, dev.cuda), ("NVIDIA H200", "9.0", "13.0"))
+
+    def test_launches_are_queued_behind_a_hold(self):
+        torch, clock = fake_torch()
+        with torch_module(torch):
+            us = kg_bench.time_launches(lambda i: clock.__setitem__("now", clock["now"] + 0.002), 3)
+        # The clock rate was measured with two timed sleeps, then one hold for the chunk.
+        self.assertEqual(len(clock["sleeps"]), 3)
+        self.assertAlmostEqual(kg_bench._hold["cycles_per_us"][0], FAKE_MHZ, places=6)
+        timed = clock["log"][clock["log"].index("released") - 1 :]
+        self.assertEqual(timed, ["sleep", "released"] + ["record", "record"] * 3)
+        # 2 × 50 µs per sample before any enqueue was measured, + 100 µs, in cycles.
+        self.assertEqual(clock["sleeps"][-1], int((2 * 50.0 * 3 + 100.0) * FAKE_MHZ))
+        for got in us:
+            self.assertTrue(math.isclose(got, 2.0, rel_tol=1e-9), us)
+        self.assertLess(kg_bench._hold["enqueue_us"], 50.0)  # learnt from the enqueue just measured
+
+    def test_chunks(self):
+        torch, clock = fake_torch()
+        n = 2 * kg_bench.HOLD_CHUNK + 5
+        with torch_module(torch):
+            us = kg_bench.time_launches(lambda: None, n)
+        self.assertEqual(len(us), n)
+        holds = [i for i, x in enumerate(clock["log"]) if x == "released"]
+        self.assertEqual(len(holds), 3)
+        # Each hold is followed by its chunk's events: 64, 64 and 5 pairs.
+        self.assertEqual([holds[1] - holds[0] - 2, holds[2] - holds[1] - 2], [2 * kg_bench.HOLD_CHUNK] * 2)
+        self.assertEqual(len(clock["log"]) - holds[2] - 1, 2 * 5)
+
+    def test_a_short_hold_is_retried_longer(self):
+        torch, clock = fake_torch()
+        clock["hold_over"] = [True]  # the first hold ended before the chunk was queued
+        with torch_module(torch):
+            us = kg_bench.time_launches(lambda: None, 4)
+        self.assertEqual(len(clock["sleeps"]), 2 + 2)
+        self.assertGreater(clock["sleeps"][3], clock["sleeps"][2])  # the second hold is longer
+        self.assertEqual(clock["log"].count("record"), 2 + 2 + 2 * 4 * 2)  # calibration + the chunk twice
+        self.assertFalse(any(math.isnan(x) for x in us))
+
+    def test_a_hold_that_never_fits_gives_nan(self):
+        torch, clock = fake_torch()
+        clock["hold_over"] = [True] * 10
+        err = io.StringIO()
+        with torch_module(torch), contextlib.redirect_stderr(err):
+            us = kg_bench.time_launches(lambda: None, 3)
+        self.assertTrue(all(math.isnan(x) for x in us), us)
+        self.assertIn("would include host gaps and are NaN", err.getvalue())
+        self.assertEqual(len(clock["sleeps"]), 2 + 3)
+
+    def test_blocking_off(self):
+        for kwargs, env in [({"blocking": False}, None), ({}, "0")]:
+            torch, clock = fake_torch()
+            old = os.environ.get("KG_BENCH_BLOCKING")
+            if env is not None:
+                os.environ["KG_BENCH_BLOCKING"] = env
+            try:
+                with torch_module(torch):
+                    us = kg_bench.time_launches(lambda: None, 3, **kwargs)
+            finally:
+                if old is None:
+                    os.environ.pop("KG_BENCH_BLOCKING", None)
+                else:
+                    os.environ["KG_BENCH_BLOCKING"] = old
+            self.assertEqual((clock["sleeps"], len(us)), ([], 3), (kwargs, env))
+
+    def test_without_sleep_times_unheld(self):
+        torch, clock = fake_torch(sleep=False)
+        with torch_module(torch):
+            us = kg_bench.time_launches(lambda: None, 2)
+        self.assertEqual((clock["log"], len(us)), (["record"] * 4, 2))
 
 
 if __name__ == "__main__":

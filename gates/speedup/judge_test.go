@@ -362,7 +362,10 @@ func TestRealWindows(t *testing.T) {
 		{"memory-bound", 0, 400, 16, Same, 0.99, 1.01},
 		{"memory-bound", 0.03, 400, 16, Slower, 1.03, 1.06},
 		{"memory-bound", 0.10, 1200, 16, Slower, 1.09, 1.13},
-		{"launch-bound", 0.03, 0, 16, Inconclusive, 0.9, 1.2}, // noise of ~8% a round
+		// One round's ratio varies by ~1.8% and a timer step is ~1%: 16 rounds are too few
+		// to clear the 2% margin at the corrected level, 64 are enough.
+		{"launch-bound", 0.03, 0, 16, Inconclusive, 0.9, 1.2},
+		{"launch-bound", 0.03, 0, 64, Slower, 1.03, 1.07},
 		{"launch-bound", 0, 0, 16, Same, 0.9, 1.1},
 		{"launch-bound", 0.10, 0, 64, Slower, 1.05, 1.2},
 	} {

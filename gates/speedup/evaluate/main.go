@@ -34,11 +34,22 @@ func main() {
 
 // capture is kernel-gate/slowdown-capture/v1, written by testdata/timing/slowdowns.cu.
 type capture struct {
-	Schema   string   `json:"schema"`
-	Device   string   `json:"device"`
-	Rounds   int      `json:"rounds"`
-	Samples  int      `json:"samples"`
-	Families []family `json:"families"`
+	Schema string `json:"schema"`
+	Device string `json:"device"`
+	// Driver and CUDA are the kernel driver's and the runtime's versions; captures made before
+	// they were recorded lack them.
+	Driver string `json:"driver"`
+	CUDA   string `json:"cuda"`
+	// Timing is "blocking" when every round's launches were queued behind a blocking kernel
+	// (kernels/kg_bench.h's TimeLaunches), HoldChunk samples per hold; empty for the earlier
+	// captures, whose event pairs were recorded while the GPU was idle. HoldTimeouts counts
+	// the timings taken after a hold timed out (none in a usable capture).
+	Timing       string   `json:"timing"`
+	HoldChunk    int      `json:"hold_chunk"`
+	HoldTimeouts int      `json:"hold_timeouts"`
+	Rounds       int      `json:"rounds"`
+	Samples      int      `json:"samples"`
+	Families     []family `json:"families"`
 }
 
 type family struct {
@@ -48,6 +59,10 @@ type family struct {
 	Calibration struct {
 		TBaseUs   float64 `json:"t_base_us"`
 		TDoubleUs float64 `json:"t_double_us"`
+		// SpanWork and TSpanUs: the slope is the secant from the base work to SpanWork (the
+		// 10% pair's work); absent in captures whose slope came from base and double work.
+		SpanWork  int64   `json:"span_work"`
+		TSpanUs   float64 `json:"t_span_us"`
 		FixedUs   float64 `json:"fixed_us"`
 		UsPerUnit float64 `json:"us_per_unit"`
 	} `json:"calibration"`
@@ -89,6 +104,9 @@ func load(path string) (*capture, error) {
 	}
 	if len(c.Families) == 0 {
 		return nil, errors.New(path + ": no kernel families")
+	}
+	if c.HoldTimeouts > 0 {
+		return nil, fmt.Errorf("%s: %d timings were taken after a blocking kernel timed out: they may hold host gaps", path, c.HoldTimeouts)
 	}
 	for _, fam := range c.Families {
 		for _, p := range fam.Pairs {

@@ -1,4 +1,5 @@
-"""Tests of kg_bench.py that need neither PyTorch nor a GPU: run `python3 kernels/kg_bench_test.py`.
+"""Tests of kg_bench.py, and of sdpa_reference.py's pure-Python parts, that need neither
+PyTorch nor a GPU: run `python3 kernels/kg_bench_test.py`.
 
 The files under testdata/harness-python/ are what write() makes of the GOLDEN_* inputs
 below; the Go tests (action/bench_run_test.go) read them with kernel-gate's reader, so the
@@ -13,6 +14,7 @@ import io
 import json
 import math
 import os
+import re
 import sys
 import tempfile
 import types
@@ -21,6 +23,7 @@ import unittest
 sys.dont_write_bytecode = True  # leave no __pycache__ in kernels/
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kg_bench  # noqa: E402
+import sdpa_reference  # noqa: E402
 
 GOLDEN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata", "harness-python")
 
@@ -393,6 +396,71 @@ class TimeLaunchesTest(unittest.TestCase):
         with torch_module(torch):
             us = kg_bench.time_launches(lambda: None, 2)
         self.assertEqual((clock["log"], len(us)), (["record"] * 4, 2))
+
+
+class SDPAReferenceTest(unittest.TestCase):
+    """kernels/sdpa_reference.py without PyTorch: what it would time, and how it fails."""
+
+    def test_shapes_and_kernels_are_the_harness_s(self):
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness.cu")
+        with open(path, encoding="utf-8") as f:
+            src = f.read()
+        attn = src[src.index("attn = {") : src.index("};", src.index("attn = {"))]
+        found = {m[0]: (int(m[1]), int(m[2]), int(m[3]), 64) for m in re.findall(r'\{"(\w+)", \{(\d+), (\d+), (\d+)\}\}', attn)}
+        self.assertEqual(found, sdpa_reference.SHAPES)
+        for k in sdpa_reference.KERNELS:
+            self.assertIn(f'"{k}"', src)
+        self.assertEqual(sdpa_reference.KERNELS, {"flash_fwd": False, "flash_fwd_causal": True})
+
+    def test_copies_as_the_harness(self):
+        got = {s: sdpa_reference.copies_for(sdpa_reference.input_bytes(d)) for s, d in sdpa_reference.SHAPES.items()}
+        self.assertEqual(got, {"small": 64, "mission": 64, "long": 16})
+        self.assertEqual((sdpa_reference.copies_for(0), sdpa_reference.copies_for(1 << 40)), (64, 1))
+
+    def test_plan(self):
+        env = {"KG_MODE": "bench", "KG_SHAPES": "mission,huge", "KG_KERNELS": "flash_fwd_causal, nope,"}
+        req = kg_bench.Request.from_env(sdpa_reference.DEFAULT_SHAPES, environ=env)
+        kernels = sdpa_reference.kernels_from_env(env)
+        self.assertEqual(kernels, ["flash_fwd_causal", "nope"])
+        p = sdpa_reference.plan(req, kernels)
+        self.assertEqual([(k, s) for k, s, _ in p], [("flash_fwd_causal", "mission"), ("flash_fwd_causal", "huge"), ("nope", "mission"), ("nope", "huge")])
+        self.assertEqual(p[0][2], sdpa_reference.Case("flash_fwd_causal", "mission", (2, 8, 512, 64), True))
+        self.assertEqual([c for _, _, c in p[1:]], [None, None, None])
+        self.assertEqual(sdpa_reference.kernels_from_env({}), ["flash_fwd", "flash_fwd_causal"])
+
+    def run_main(self, env, torch=None):
+        out, err = io.StringIO(), io.StringIO()
+        with torch_module(torch), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = sdpa_reference.main(env)
+        return code, out.getvalue(), err.getvalue()
+
+    def test_check_and_sanitize_say_it_only_times(self):
+        for mode, n in [("check", 6), ("sanitize", 2)]:
+            with tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "out.json")
+                code, _, err = self.run_main({"KG_MODE": mode, "KG_OUT": path})
+                with open(path, encoding="utf-8") as f:
+                    doc = no_bare_constants(f.read())
+            self.assertEqual(code, 1, mode)
+            self.assertIn("only times", err)
+            self.assertEqual(len(doc["results"]), n, mode)
+            for r in doc["results"]:
+                self.assertEqual(set(r), {"kernel", "shape", "error"})
+                self.assertIn(f"only times (KG_MODE=bench): it is a reference timer with no {mode} mode", r["error"])
+
+    def test_bench_fails_closed_without_torch_or_cuda(self):
+        for torch, want in [(None, "needs PyTorch with CUDA: import torch failed"), (fake_torch(available=False)[0], "needs a CUDA device")]:
+            with tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "out.json")
+                code, out, err = self.run_main({"KG_MODE": "bench", "KG_OUT": path}, torch)
+                self.assertEqual((code, out), (2, ""))
+                self.assertIn(want, err)
+                self.assertFalse(os.path.exists(path), "a file was written")
+
+    def test_bad_request(self):
+        code, _, err = self.run_main({"KG_MODE": "bench", "KG_SAMPLES": "0"})
+        self.assertEqual(code, 2)
+        self.assertIn("KG_SAMPLES", err)
 
 
 if __name__ == "__main__":

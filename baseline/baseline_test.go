@@ -35,7 +35,7 @@ func TestLoadPtxasKernels(t *testing.T) {
 		t.Fatal(err)
 	}
 	ks, err := PtxasKernels(res)
-	if err != nil || len(ks) != 18 || ks[0].Registers == nil {
+	if err != nil || len(ks) != len(l.Kernels) || len(ks) < 8 || ks[0].Registers == nil {
 		t.Fatalf("got %d kernels, %v", len(ks), err)
 	}
 

@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -137,8 +138,13 @@ func run(ctx context.Context, args []string, e env) int {
 }
 
 // parseInterspersed parses flags that may come after positional arguments
-// ("kernel-gate ptxas build.log --format json"); "--" ends the flags.
+// ("kernel-gate ptxas build.log --format json"); "--" ends the flags, and everything after
+// it is positional as it is ("kernel-gate sanitize -- ./harness --fast").
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var after []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, after = args[:i], args[i+1:]
+	}
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -146,10 +152,10 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
+			if after != nil {
+				return append(positional, after...), nil
+			}
 			return positional, nil
-		}
-		if rest[0] == "--" {
-			return append(positional, rest[1:]...), nil
 		}
 		positional = append(positional, rest[0])
 		args = rest[1:]

@@ -340,4 +340,9 @@ func TestParseInterspersed(t *testing.T) {
 	if err != nil || !slices.Equal(got, []string{"a.log", "b.log", "--c.log"}) || c.format != "json" {
 		t.Errorf("got %q, %v, format %q", got, err, c.format)
 	}
+	// The command after "--" keeps its own flags.
+	got, err = parseInterspersed(fs, []string{"--format", "text", "--", "./harness", "--fast", "-v"})
+	if err != nil || !slices.Equal(got, []string{"./harness", "--fast", "-v"}) || c.format != "text" {
+		t.Errorf("got %q, %v, format %q", got, err, c.format)
+	}
 }

@@ -199,6 +199,11 @@ func runOne(ctx context.Context, bin, tool string, cmd []string, dir string, o R
 	c.WaitDelay = waitDelay
 	runErr := c.Run()
 	procgroup.KillRest(c) // whatever the run left behind
+	if c.ProcessState != nil && c.ProcessState.ExitCode() >= 0 && ctx.Err() == nil && tctx.Err() == nil {
+		// The exit status goes into the log as the "exit=N" line ParseTextWith reads, so that
+		// the kept log alone (kernel-gate run --replay, sanitize --log) says how the run ended.
+		fmt.Fprintf(f, "exit=%d\n", c.ProcessState.ExitCode())
+	}
 	if cerr := f.Close(); cerr != nil && runErr == nil {
 		runErr = cerr
 	}

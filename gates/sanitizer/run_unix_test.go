@@ -3,6 +3,7 @@
 package sanitizer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -355,6 +356,15 @@ func TestRunToolsFailures(t *testing.T) {
 			}
 			if err := matchLines(render(runs[0]), tt.want); err != nil {
 				t.Error(err)
+			}
+			// The kept log alone says how the run ended (kernel-gate run --replay reads it).
+			raw, err := os.ReadFile(filepath.Join(art, "memcheck.log"))
+			if err != nil || !strings.HasSuffix(string(raw), "\nexit="+tt.exit+"\n") {
+				t.Fatalf("the log does not end with exit=%s: %v", tt.exit, err)
+			}
+			again, err := ParseTextWith(bytes.NewReader(raw), "memcheck.log", ParseOptions{Tool: ToolMemcheck})
+			if err == nil && (len(again) != 1 || again[0].ExitCode == nil || strconv.Itoa(*again[0].ExitCode) != tt.exit) {
+				t.Errorf("the kept log reads back as %+v", again)
 			}
 		})
 	}

@@ -358,7 +358,7 @@ func (p *pipeline) resolveBase(ctx context.Context) error {
 		return nil
 	}
 	dir := cmp.Or(p.o.dir, ".")
-	top, err := gitOutput(ctx, dir, "rev-parse", "--show-toplevel")
+	top, err := abrun.Git(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		p.headDir = dir
 		if p.o.noBase {
@@ -381,12 +381,12 @@ func (p *pipeline) resolveBase(ctx context.Context) error {
 		ref = abrun.DefaultBaseRef
 	}
 	p.r.j.BaseRef = ref
-	mb, err := gitOutput(ctx, top, "merge-base", ref, "HEAD")
+	mb, err := abrun.Git(ctx, top, "merge-base", ref, "HEAD")
 	if err != nil {
 		return usagef("finding the base: %v (is %s fetched? actions/checkout needs fetch-depth: 0; or pass --base REV, or --no-base)", err, ref)
 	}
-	headRev, _ := gitOutput(ctx, top, "rev-parse", "HEAD")
-	dirty, _ := gitOutput(ctx, top, "status", "--porcelain", "--untracked-files=no")
+	headRev, _ := abrun.Git(ctx, top, "rev-parse", "HEAD")
+	dirty, _ := abrun.Git(ctx, top, "status", "--porcelain", "--untracked-files=no")
 	if mb == headRev && dirty == "" {
 		// A push to the default branch: head is the base. Everything is gated, nothing compared.
 		p.r.j.NoBase = fmt.Sprintf("HEAD is the merge base of %s and HEAD (%s): nothing to compare with", ref, shortRev(mb))
@@ -408,18 +408,6 @@ func (p *pipeline) resolveBase(ctx context.Context) error {
 	}
 	p.progress("base: %s (merge base of %s and HEAD) in %s", shortRev(rev), ref, dir)
 	return nil
-}
-
-func gitOutput(ctx context.Context, dir string, args ...string) (string, error) {
-	var out strings.Builder
-	res, err := procgroupRun(ctx, append([]string{"git"}, args...), dir, &out)
-	if err != nil {
-		return "", err
-	}
-	if res != "" {
-		return "", fmt.Errorf("git %s %s: %s", strings.Join(args, " "), res, clipTail(strings.TrimSpace(out.String()), 300))
-	}
-	return strings.TrimSpace(out.String()), nil
 }
 
 func shortRev(rev string) string {

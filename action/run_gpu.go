@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/gates/gpuinfo"
-	"github.com/kernel-gate/kernel-gate/gates/procgroup"
 	"github.com/kernel-gate/kernel-gate/gates/result"
 )
 
@@ -61,11 +59,4 @@ func (p *pipeline) checkGPUAlive(ctx context.Context) {
 		p.gpuLost = "after a GPU error nvidia-smi no longer answers (" + oneLine(why) + "): no GPU step runs after it, and the machine needs a look (kernel-gate never resets a GPU)"
 		p.progress("%s", p.gpuLost)
 	}
-}
-
-// procgroupRun runs a short command (git) and collects its output; why is "" when it
-// exited 0.
-func procgroupRun(ctx context.Context, argv []string, dir string, out io.Writer) (string, error) {
-	res, err := procgroup.Run(ctx, procgroup.Spec{Argv: argv, Dir: dir, Timeout: versionTimeout, Log: out, LogCap: 1 << 20})
-	return res.Why, err
 }

@@ -39,8 +39,9 @@ type tree struct {
 	rev string // the commit, for base
 }
 
-// git runs one git command in dir and returns its standard output, trimmed.
-func git(ctx context.Context, dir string, args ...string) (string, error) {
+// Git runs one git command in dir (with a timeout, killed with its process group) and
+// returns its standard output, trimmed; the error quotes git's standard error.
+func Git(ctx context.Context, dir string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
@@ -72,7 +73,7 @@ func checkoutBase(ctx context.Context, w Worktree) (base, head tree, cleanup fun
 	if dir == "" {
 		dir = "."
 	}
-	top, err := git(ctx, dir, "rev-parse", "--show-toplevel")
+	top, err := Git(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		return base, head, cleanup, fmt.Errorf("the working tree is not a git repository: %w", err)
 	}
@@ -83,7 +84,7 @@ func checkoutBase(ctx context.Context, w Worktree) (base, head tree, cleanup fun
 	if strings.HasPrefix(ref, "-") {
 		return base, head, cleanup, fmt.Errorf("base %q is not a git revision", ref)
 	}
-	mb, err := git(ctx, top, "merge-base", ref, "HEAD")
+	mb, err := Git(ctx, top, "merge-base", ref, "HEAD")
 	if err != nil {
 		return base, head, cleanup, fmt.Errorf("finding the base: %w (is %s fetched? actions/checkout needs fetch-depth: 0, or pass --base REV)", err, ref)
 	}
@@ -95,13 +96,13 @@ func checkoutBase(ctx context.Context, w Worktree) (base, head tree, cleanup fun
 	cleanup = func() {
 		// The run may have been cancelled: removing the worktree must not be.
 		cctx := context.WithoutCancel(ctx)
-		if _, err := git(cctx, top, "worktree", "remove", "--force", wt); err != nil {
+		if _, err := Git(cctx, top, "worktree", "remove", "--force", wt); err != nil {
 			_ = os.RemoveAll(tmp)
-			_, _ = git(cctx, top, "worktree", "prune")
+			_, _ = Git(cctx, top, "worktree", "prune")
 		}
 		_ = os.RemoveAll(tmp)
 	}
-	if _, err := git(ctx, top, "worktree", "add", "--detach", wt, mb); err != nil {
+	if _, err := Git(ctx, top, "worktree", "add", "--detach", wt, mb); err != nil {
 		return base, head, cleanup, fmt.Errorf("checking out the base %s: %w", shortRev(mb), err)
 	}
 	return tree{dir: wt, rev: mb}, tree{dir: top}, cleanup, nil

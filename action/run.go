@@ -20,6 +20,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/gates/kernelname"
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
+	"github.com/kernel-gate/kernel-gate/gates/procgroup"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/result"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
@@ -373,13 +374,11 @@ func (p *pipeline) resolveBase(ctx context.Context) error {
 		p.progress("no base: --no-base")
 		return nil
 	}
-	ref := p.o.baseRef
-	if ref == "" {
-		ref = p.cfg.Bench.BaseRef
+	bench, err := p.cfg.Bench.Settings() // validated when the config was loaded
+	if err != nil {
+		return usageError{err}
 	}
-	if ref == "" {
-		ref = abrun.DefaultBaseRef
-	}
+	ref := cmp.Or(p.o.baseRef, bench.BaseRef)
 	p.r.j.BaseRef = ref
 	mb, err := abrun.Git(ctx, top, "merge-base", ref, "HEAD")
 	if err != nil {
@@ -399,12 +398,12 @@ func (p *pipeline) resolveBase(ctx context.Context) error {
 		cleanup()
 		return usagef("checking out the base: %v", err)
 	}
-	p.r.note("base", time.Since(started), shellJoin([]string{"git", "-C", top, "worktree", "add", "--detach", dir, rev})+" >/dev/null 2>&1")
+	p.r.note("base", time.Since(started), procgroup.ShellJoin([]string{"git", "-C", top, "worktree", "add", "--detach", dir, rev})+" >/dev/null 2>&1")
 	p.baseDir, p.hasBase, p.r.j.BaseRev = dir, true, rev
 	p.cleanupBaseFn = func() {
 		started := time.Now()
 		cleanup()
-		p.r.note("base-cleanup", time.Since(started), shellJoin([]string{"git", "-C", top, "worktree", "remove", "--force", dir}), "rm -rf "+shellQuote(filepath.Dir(dir)))
+		p.r.note("base-cleanup", time.Since(started), procgroup.ShellJoin([]string{"git", "-C", top, "worktree", "remove", "--force", dir}), "rm -rf "+procgroup.ShellQuote(filepath.Dir(dir)))
 	}
 	p.progress("base: %s (merge base of %s and HEAD) in %s", shortRev(rev), ref, dir)
 	return nil
@@ -821,7 +820,7 @@ func (p *pipeline) profile(ctx context.Context, t config.Target, b *build, cfg n
 	}, func() []string {
 		env := append(slices.Clone(o.ExtraEnv), ncu.Env(o, filepath.Join(dir, ncu.HarnessFile)+".plain")...)
 		argv := append(append([]string{o.NCU}, ncu.Args(o)...), o.Command...)
-		return []string{"env " + shellJoin(env) + " " + shellJoin(argv) + " >" + shellQuote(filepath.Join(dir, ncu.LogFile+".plain")) + " 2>&1"}
+		return []string{"env " + procgroup.ShellJoin(env) + " " + procgroup.ShellJoin(argv) + " >" + procgroup.ShellQuote(filepath.Join(dir, ncu.LogFile+".plain")) + " 2>&1"}
 	})
 	return g, err
 }
@@ -955,7 +954,7 @@ func (p *pipeline) sanitize(ctx context.Context, t config.Target, b *build) (res
 		for _, tool := range p.sanitizerTools() {
 			env := append(slices.Clone(o.ExtraEnv), "KG_MODE=sanitize", "KG_OUT="+harnessOut(dir, tool)+".plain")
 			argv := append(append([]string{o.Sanitizer}, sanitizer.Args(tool, filepath.Join(dir, tool+".xml.plain"), o)...), b.bin[sideHead])
-			lines = append(lines, "env "+shellJoin(env)+" "+shellJoin(argv)+" >"+shellQuote(filepath.Join(dir, tool+".log.plain"))+" 2>&1")
+			lines = append(lines, "env "+procgroup.ShellJoin(env)+" "+procgroup.ShellJoin(argv)+" >"+procgroup.ShellQuote(filepath.Join(dir, tool+".log.plain"))+" 2>&1")
 		}
 		return lines
 	})
@@ -1074,10 +1073,10 @@ func benchScript(g result.Gate, o abrun.Options, dir string) []string {
 	}
 	run := func(c abrun.Command, side string) string {
 		e := append(slices.Clone(env), "KG_OUT="+filepath.Join(dir, side+".plain.json"))
-		return "  (cd " + shellQuote(c.Dir) + " && env " + shellJoin(e) + " " + shellJoin(c.Argv) + ") >>" + shellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
+		return "  (cd " + procgroup.ShellQuote(c.Dir) + " && env " + procgroup.ShellJoin(e) + " " + procgroup.ShellJoin(c.Argv) + ") >>" + procgroup.ShellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
 	}
 	lines := []string{fmt.Sprintf("for round in $(seq 0 %d); do", d.Runner.RoundsRun),
-		"  " + shellJoin([]string{o.NvidiaSMI, "--query-gpu=clocks.sm,temperature.gpu,clocks_event_reasons.active", "--format=csv,noheader,nounits"}) + " >/dev/null",
+		"  " + procgroup.ShellJoin([]string{o.NvidiaSMI, "--query-gpu=clocks.sm,temperature.gpu,clocks_event_reasons.active", "--format=csv,noheader,nounits"}) + " >/dev/null",
 		run(o.Base, "base"), run(o.Head, "head")}
 	if len(o.Reference.Argv) > 0 {
 		lines = append(lines, run(o.Reference, "reference"))

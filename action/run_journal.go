@@ -252,16 +252,16 @@ func (r *runner) script() string {
 		if len(s.Argv) > 0 {
 			line := ""
 			if s.Dir != "" {
-				line = "cd " + shellQuote(s.Dir) + " && "
+				line = "cd " + procgroup.ShellQuote(s.Dir) + " && "
 			}
 			if len(s.Env) > 0 {
 				line += "env"
 				for _, e := range s.Env {
-					line += " " + shellQuote(e)
+					line += " " + procgroup.ShellQuote(e)
 				}
 				line += " "
 			}
-			line += shellJoin(s.Argv) + " >" + shellQuote(r.path(s.Log)+".plain") + " 2>&1"
+			line += procgroup.ShellJoin(s.Argv) + " >" + procgroup.ShellQuote(r.path(s.Log)+".plain") + " 2>&1"
 			if strings.HasPrefix(s.ID, "build/") { // base and head build side by side
 				b.WriteString("(" + line + ") &\n")
 				open = true
@@ -277,22 +277,6 @@ func (r *runner) script() string {
 		b.WriteString("wait\n")
 	}
 	return b.String()
-}
-
-// shellQuote quotes a word for sh.
-func shellQuote(w string) string {
-	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+@%") == "" {
-		return w
-	}
-	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-}
-
-func shellJoin(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = shellQuote(a)
-	}
-	return strings.Join(q, " ")
 }
 
 func roundMillis(s float64) float64 { return float64(int64(s*1000+0.5)) / 1000 }

@@ -1,7 +1,6 @@
 package abrun
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -155,20 +154,7 @@ func harnessCommand(words []string, t tree) Command {
 }
 
 // describeCommand renders a command for messages and data.
-func describeCommand(c Command) string {
-	var b bytes.Buffer
-	for i, a := range c.Argv {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`") {
-			b.WriteString("'" + strings.ReplaceAll(a, "'", `'\''`) + "'")
-			continue
-		}
-		b.WriteString(a)
-	}
-	return b.String()
-}
+func describeCommand(c Command) string { return procgroup.ShellJoin(c.Argv) }
 
 // CheckoutBase checks out the merge base of baseRef (default DefaultBaseRef) and HEAD of the
 // repository that holds dir in a temporary git worktree, for callers that build base

@@ -146,3 +146,23 @@ func (c *CapWriter) Write(p []byte) (int, error) {
 	c.Left -= n
 	return len(p), nil
 }
+
+// ShellQuote quotes a word so that sh reads it back as the same word: words of only
+// letters, digits and a few safe punctuation marks stay as they are, others go in single
+// quotes.
+func ShellQuote(w string) string {
+	if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=,:+@%") == "" {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// ShellJoin renders argv as one command line sh runs as the same words: for messages,
+// logs and scripts.
+func ShellJoin(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = ShellQuote(a)
+	}
+	return strings.Join(q, " ")
+}

@@ -1076,7 +1076,7 @@ func benchScript(g result.Gate, o abrun.Options, dir string) []string {
 		return "  (cd " + procgroup.ShellQuote(c.Dir) + " && env " + procgroup.ShellJoin(e) + " " + procgroup.ShellJoin(c.Argv) + ") >>" + procgroup.ShellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
 	}
 	lines := []string{fmt.Sprintf("for round in $(seq 0 %d); do", d.Runner.RoundsRun),
-		"  " + procgroup.ShellJoin([]string{o.NvidiaSMI, "--query-gpu=clocks.sm,temperature.gpu,clocks_event_reasons.active", "--format=csv,noheader,nounits"}) + " >/dev/null",
+		"  " + procgroup.ShellJoin(append([]string{o.NvidiaSMI}, abrun.ClockQueryArgs()...)) + " >/dev/null",
 		run(o.Base, "base"), run(o.Head, "head")}
 	if len(o.Reference.Argv) > 0 {
 		lines = append(lines, run(o.Reference, "reference"))

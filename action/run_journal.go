@@ -288,19 +288,9 @@ func (s step) failureText() string {
 		msg += " (log: " + s.Log + ")"
 	}
 	if t := strings.TrimSpace(s.Tail); t != "" {
-		msg += "; its last output:\n" + clipTail(t, 1500)
+		tail := procgroup.TailBuffer{Max: 1500}
+		tail.Write([]byte(t))
+		msg += "; its last output:\n" + tail.String()
 	}
 	return msg
-}
-
-// clipTail keeps the last n bytes of s, from a line start.
-func clipTail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[len(s)-n:]
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return "…" + strings.ToValidUTF8(s, "")
 }

@@ -65,6 +65,14 @@ const (
 	oldReasonsField = "clocks_throttle_reasons.active"
 )
 
+// ClockQueryArgs are nvidia-smi's arguments for the reading the runner takes before each
+// round (on drivers that know clocks_event_reasons).
+func ClockQueryArgs() []string { return clockQueryArgs(reasonsField) }
+
+func clockQueryArgs(field string) []string {
+	return []string{"--query-gpu=clocks.sm,temperature.gpu," + field, "--format=csv,noheader,nounits"}
+}
+
 // smi reads the GPU's clocks with nvidia-smi. It only queries: it never sets clocks or
 // anything else.
 type smi struct {
@@ -95,7 +103,7 @@ func newSMI(name string, environ []string) (*smi, error) {
 func (s *smi) query(ctx context.Context, field string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, smiTimeout)
 	defer cancel()
-	args := []string{"--query-gpu=clocks.sm,temperature.gpu," + field, "--format=csv,noheader,nounits"}
+	args := clockQueryArgs(field)
 	if s.id != "" {
 		args = append(args, "--id="+s.id)
 	}

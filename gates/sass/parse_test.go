@@ -2,12 +2,15 @@ package sass
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -536,5 +539,57 @@ func TestParseMemoryBounded(t *testing.T) {
 	small, large := allocs(1<<20), allocs(16<<20)
 	if large > small+2 {
 		t.Errorf("allocations grow with input size: %v for 1 MiB, %v for 16 MiB", small, large)
+	}
+}
+
+// The digest decides kernel-gate run's "unchanged SASS: skipped". On the recorded H200 runs
+// (testdata/replay): base and head of the comment-only change dump identical SASS for every
+// function; the race change alters both flash_fwd instantiations on both archs and nothing
+// else; and no two functions of one dump share a digest by accident of the hashing.
+func TestDigestOnRecordedBuilds(t *testing.T) {
+	digests := func(rel string) map[string]string {
+		f, err := os.Open(testdata(rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := Parse(zr, ParseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, fn := range d.Functions {
+			if len(fn.Digest) != 64 {
+				t.Fatalf("%s: digest %q", fn.Name.Mangled, fn.Digest)
+			}
+			m[fn.Arch+" "+fn.Name.Identity()] = fn.Digest
+		}
+		return m
+	}
+	base, head := digests("replay/clean/base/attention/sass.txt.gz"), digests("replay/clean/head/attention/sass.txt.gz")
+	if len(base) < 16 || !maps.Equal(base, head) {
+		t.Errorf("clean: %d functions in base, %d in head, equal %v", len(base), len(head), maps.Equal(base, head))
+	}
+	race := digests("replay/race/head/attention/sass.txt.gz")
+	var changed []string
+	for k, d := range race {
+		if base[k] != d {
+			changed = append(changed, k)
+		}
+	}
+	slices.Sort(changed)
+	if len(changed) != 4 || !strings.Contains(changed[0], "flash_fwd") || !strings.Contains(changed[3], "flash_fwd") {
+		t.Errorf("race changed %q, want the 4 flash_fwd function × arch pairs", changed)
+	}
+	seen := map[string]string{}
+	for k, d := range head {
+		if other, ok := seen[d]; ok {
+			t.Errorf("%s and %s share a digest", k, other)
+		}
+		seen[d] = k
 	}
 }

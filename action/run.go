@@ -312,12 +312,10 @@ func (p *pipeline) detectGPU(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.r.j.Arch = arch
 	if p.r.replay {
-		p.set.Arch = p.r.j.Arch
-	} else {
-		p.set.Arch = arch
+		arch = p.r.j.Arch // what the recording built, whatever the config says now
 	}
+	p.r.j.Arch, p.set.Arch = arch, arch
 	if p.gpu != nil && !gpuinfo.RunnableOn(p.set.Arch, p.gpu.Arch()) {
 		p.gpuWhy = fmt.Sprintf("the GPU is %s (%s) but run.arch builds only %s: the harness cannot run on it; add %s or native to run.arch",
 			p.gpu.Name, p.gpu.Arch(), strings.Join(p.set.Arch, ", "), p.gpu.Arch())
@@ -999,7 +997,7 @@ func (p *pipeline) check(ctx context.Context, t config.Target, b *build) (result
 			p.checkGPUAlive(ctx)
 		}
 		g.Name = gateCorrectness
-		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Metric: "harness_run", Message: msg})
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Metric: abrun.MetricRun, Message: msg})
 		g.Decide(true)
 		if g.Summary == "" {
 			g.Summary = "the harness failed"

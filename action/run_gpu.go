@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/gates/abrun"
 	"github.com/kernel-gate/kernel-gate/gates/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/gates/result"
 )
@@ -36,7 +37,7 @@ func gpuError(text string) string {
 // gpuErrorIn finds a GPU error in a gate's failed harness runs.
 func gpuErrorIn(g result.Gate) string {
 	for _, f := range g.Findings {
-		if f.Severity == result.Error && f.Metric == "harness_run" {
+		if f.Severity == result.Error && f.Metric == abrun.MetricRun {
 			if why := gpuError(f.Message); why != "" {
 				return why
 			}

@@ -13,15 +13,15 @@ FUZZ_TARGETS = \
 	./gates/correctness:FuzzEvaluate \
 	./gates/speedup:FuzzJudge \
 	./gates/guard:FuzzScanFile \
-	./gates/benchfile:FuzzRead \
+	./internal/benchfile:FuzzRead \
 	./gates/sanitizer:FuzzParseText \
 	./gates/sanitizer:FuzzParseXML \
 	./gates/ncu:FuzzParse \
 	./gates/toolkit:FuzzCheck \
-	./gates/kernelname:FuzzGlob \
-	./gates/kernelname:FuzzParse \
+	./internal/kernelname:FuzzGlob \
+	./internal/kernelname:FuzzParse \
 	./action/config:FuzzParse \
-	./gates/gpuinfo:FuzzParse \
+	./internal/gpuinfo:FuzzParse \
 	./action/report:FuzzRender
 
 .PHONY: demo test vet fmt fuzz bench

@@ -7,7 +7,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/kernel-gate/kernel-gate/action/report"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // githubOutputs publishes the verdict as step outputs and the markdown report as the job

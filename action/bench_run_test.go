@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/gates/abrun"
-	"github.com/kernel-gate/kernel-gate/gates/benchfile"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
 )
 

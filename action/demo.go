@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/action/config"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // A recorded case is a directory under testdata/replay/: the --artifacts directory of a real

@@ -10,7 +10,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/action/gitdiff"
 	"github.com/kernel-gate/kernel-gate/gates/guard"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 func runGuard(ctx context.Context, args []string, e env) (int, error) {

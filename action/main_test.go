@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // The tests run from the repository root, where the demo's recordings and kernel-gate.yml are.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // runNCU is `kernel-gate ncu`: profile the harness with Nsight Compute and apply the ncu

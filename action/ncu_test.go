@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/action/config"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 const (

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/gates/abrun"
-	"github.com/kernel-gate/kernel-gate/gates/gpuinfo"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // gpuErrorPhrases are what the CUDA runtime and driver print when the GPU itself failed

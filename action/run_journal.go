@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/gates/procgroup"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
 // The journal is how `kernel-gate run --replay` can feed a recording through the same code

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // targetData is one target's entry in a merged gate's data.targets.

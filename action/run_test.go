@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // fakeRepo makes a git repository whose main branch holds kernel-gate.yml and a kernels/

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/action/config"
-	"github.com/kernel-gate/kernel-gate/gates/benchfile"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 )
 

@@ -9,7 +9,7 @@ import (
 	"os"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // Load reads a saved result file.

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 func TestLoadPtxasKernels(t *testing.T) {

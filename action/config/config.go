@@ -16,8 +16,8 @@ import (
 	"github.com/Masterminds/semver/v3"
 	"gopkg.in/yaml.v3"
 
-	"github.com/kernel-gate/kernel-gate/gates/abrun"
-	"github.com/kernel-gate/kernel-gate/gates/configpos"
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/gates/correctness"
 	"github.com/kernel-gate/kernel-gate/gates/guard"
 	"github.com/kernel-gate/kernel-gate/gates/ncu"

@@ -12,9 +12,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kernel-gate/kernel-gate/gates/abrun"
-	"github.com/kernel-gate/kernel-gate/gates/configpos"
-	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 )
 
 // Defaults of the run section.

@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // Format is an output format.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

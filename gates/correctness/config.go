@@ -10,9 +10,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 
-	"github.com/kernel-gate/kernel-gate/gates/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
 )
 
 // Defaults used where no level of the config sets a limit.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/kernel-gate/kernel-gate/gates/benchfile"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 func f64(v float64) *float64 { return &v }

@@ -11,7 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kernel-gate/kernel-gate/gates/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
 )
 
 // Config is the guard section of kernel-gate.yml:

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 )
 
 // Rule is one pattern of a dangerous command. A rule ID may have several patterns

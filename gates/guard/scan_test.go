@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 	"gopkg.in/yaml.v3"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kernel-gate/kernel-gate/gates/configpos"
-	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 )
 
 // Defaults used where the config sets nothing.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 func evaluate(t *testing.T, rep *Report, cfg Config) result.Gate {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // lines returns lines [from, to) of a capture, for fuzz seeds.

@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/gates/kernelname"
-	"github.com/kernel-gate/kernel-gate/gates/linescan"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/linescan"
 )
 
 // ErrNotNCU reports input that holds neither an ncu CSV table nor any ncu message: an

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/gates/procgroup"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // ErrNCUMissing reports an ncu binary that cannot be found or started. The gate fails on

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // fakeNCU writes an executable ncu stand-in into a fresh directory. It writes its

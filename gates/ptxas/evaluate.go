@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/gates/kernelname"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 	"gopkg.in/yaml.v3"
 
-	"github.com/kernel-gate/kernel-gate/gates/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
 )
 
 // Limits are the PTXAS thresholds. A nil field sets nothing at its level; the first level

@@ -17,8 +17,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/gates/kernelname"
-	"github.com/kernel-gate/kernel-gate/gates/linescan"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/linescan"
 )
 
 // Record sources.

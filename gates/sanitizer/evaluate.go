@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // Metric names are "<tool>/<kind>" for records and "<tool>/<what>" for these.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // capturedRuns parses real captures (with the tool their names give).

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernel-gate/kernel-gate/gates/benchfile"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // keptArtifactCase is one kg_<case>/ directory of testdata/sanitizer-kernels-h200: what

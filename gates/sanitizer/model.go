@@ -5,7 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 )
 
 // Tools, in the order RunTools runs them by default.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/gates/procgroup"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
 // ErrSanitizerMissing reports a compute-sanitizer binary that cannot be found or started.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/gates/linescan"
+	"github.com/kernel-gate/kernel-gate/internal/linescan"
 )
 
 // ParseOptions tune ParseTextWith and ParseXMLWith.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernel-gate/kernel-gate/gates/kernelname"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 func TestEvaluate(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 
-	"github.com/kernel-gate/kernel-gate/gates/linescan"
+	"github.com/kernel-gate/kernel-gate/internal/linescan"
 )
 
 // Format names the tool whose output a Dump was read from.

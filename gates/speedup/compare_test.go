@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kernel-gate/kernel-gate/gates/benchfile"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 var h200 = benchfile.Device{Name: "NVIDIA H200", ComputeCap: "9.0", Driver: "580.159.04", CUDA: "13.0"}

@@ -11,9 +11,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 
-	"github.com/kernel-gate/kernel-gate/gates/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
 )
 
 // Defaults used where the config sets nothing. docs/speedup-evaluation.md measures them on

@@ -6,7 +6,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kernel-gate/kernel-gate/gates/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 )
 
 // fileConfig is the part of kernel-gate.yml that this package reads.

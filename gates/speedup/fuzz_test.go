@@ -5,8 +5,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/kernel-gate/kernel-gate/gates/benchfile"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // specials are the timings FuzzJudge mixes in; most values are ordinary.

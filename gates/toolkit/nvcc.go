@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/gates/procgroup"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
 const (

@@ -14,7 +14,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // repoTestdata holds the real captures shared by every gate; testdata/ holds this

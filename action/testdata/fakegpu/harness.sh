@@ -1,7 +1,7 @@
 #!/bin/sh
 # The fake harness the fake nvcc builds: check mode copies the H200 run's check results
 # (testdata/replay/clean/TARGET/check.json, the target found from KG_KERNELS); sanitize mode
-# reports one launch; bench mode draws timings like gates/abrun/testdata/fake-harness.sh. FAKE_HARNESS_GPU_ERROR=1 makes the check
+# reports one launch; bench mode draws timings like gates/speedup/abrun/testdata/fake-harness.sh. FAKE_HARNESS_GPU_ERROR=1 makes the check
 # run die the way a faulting kernel does (and creates the file $FAKE_SMI_DEAD_AFTER, if set,
 # which makes the fake nvidia-smi fail from then on).
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +25,6 @@ sanitize)
   printf '{"schema": "kernel-gate/bench/v1", "device": {"name": "NVIDIA H200", "compute_cap": "9.0", "driver": "580.159.04", "cuda": "13.0"}, "results": [{"kernel": "k", "shape": "small", "launches": 1}]}\n' >"$KG_OUT"
   ;;
 bench)
-  exec sh "$repo/gates/abrun/testdata/fake-harness.sh" "state=/dev/null" "side=x" ${FAKE_FACTOR:+factor=$FAKE_FACTOR}
+  exec sh "$repo/gates/speedup/abrun/testdata/fake-harness.sh" "state=/dev/null" "side=x" ${FAKE_FACTOR:+factor=$FAKE_FACTOR}
   ;;
 esac

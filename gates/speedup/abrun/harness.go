@@ -14,8 +14,8 @@ import (
 
 	"mvdan.cc/sh/v3/shell"
 
-	"github.com/kernel-gate/kernel-gate/gates/benchfile"
-	"github.com/kernel-gate/kernel-gate/gates/procgroup"
+	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
 const (

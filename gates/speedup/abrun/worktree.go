@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/gates/procgroup"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
 // gitTimeout bounds each git command.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/gates/procgroup"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
 // smiTimeout bounds one nvidia-smi query.

@@ -3,7 +3,7 @@
 // and prints a markdown report: how often it calls an A/A pair slower, how often it finds
 // 1%, 3%, 5% and 10% slowdowns, beside three rules in common use.
 //
-//	go run ./gates/speedup/evaluate testdata/timing/slowdowns-h200.json.gz > docs/speedup-evaluation.md
+//	go run ./internal/cmd/speedup-evaluate testdata/timing/slowdowns-h200.json.gz > docs/speedup-evaluation.md
 package main
 
 import (

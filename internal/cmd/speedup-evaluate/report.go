@@ -16,7 +16,7 @@ import (
 )
 
 // Command reproduces the report.
-const Command = "go run ./gates/speedup/evaluate testdata/timing/slowdowns-h200.json.gz > docs/speedup-evaluation.md"
+const Command = "go run ./internal/cmd/speedup-evaluate testdata/timing/slowdowns-h200.json.gz > docs/speedup-evaluation.md"
 
 // gemmFile is the GEMM drift capture read from the capture's folder when present.
 const gemmFile = "h200-sdpa-gemm-noise.json"

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/gates/benchfile"
-	"github.com/kernel-gate/kernel-gate/gates/result"
+	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
 )
 

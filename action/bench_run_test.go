@@ -25,7 +25,7 @@ func fakeHarness(t *testing.T) string {
 	if runtime.GOOS == "windows" {
 		t.Skip("the fake harness is a POSIX shell script")
 	}
-	p, err := filepath.Abs(filepath.Join("gates", "abrun", "testdata", "fake-harness.sh"))
+	p, err := filepath.Abs(filepath.Join("gates", "speedup", "abrun", "testdata", "fake-harness.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}

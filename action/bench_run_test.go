@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/result"
-	"github.com/kernel-gate/kernel-gate/gates/speedup"
 )
 
 // fakeHarness is the runner's fake harness (a shell script; its header lists its settings).

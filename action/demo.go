@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,9 @@ import (
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/action/config"
+	"github.com/kernel-gate/kernel-gate/action/pipeline"
+	"github.com/kernel-gate/kernel-gate/gates/guard"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -21,8 +23,9 @@ import (
 // when, shown in the report. testdata/replay/record.sh makes them on a GPU machine.
 const (
 	replayDir     = "testdata/replay"
-	replayRecord  = "RECORDED"
 	replayDefault = "clean"
+	// journalFile marks a directory as a recording.
+	journalFile = "journal.json"
 )
 
 func runDemo(ctx context.Context, args []string, e env) (int, error) {
@@ -37,28 +40,28 @@ func runDemo(ctx context.Context, args []string, e env) (int, error) {
 	}
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
-		return exitUsage, err
+		return failed(err)
 	}
 	if len(rest) > 0 {
-		return exitUsage, usagef("demo takes no arguments (got %q); choose a recording with --case", rest)
+		return failed(usagef("demo takes no arguments (got %q); choose a recording with --case", rest))
 	}
 	cases, err := recordedCases(dir)
 	if err != nil {
-		return exitUsage, err
+		return failed(err)
 	}
 	if !slices.Contains(cases, caseName) {
-		return exitUsage, usagef("no recorded case %q in %s (recorded: %s)", caseName, dir, strings.Join(cases, ", "))
+		return failed(usagef("no recorded case %q in %s (recorded: %s)", caseName, dir, strings.Join(cases, ", ")))
 	}
 	if c.config == "" {
 		c.config = "kernel-gate.yml" // the example config gating kernels/, which the recording built
 	}
 	cfg, fmtr, err := setup(c)
 	if err != nil {
-		return exitUsage, err
+		return failed(err)
 	}
 	res, err := replay(ctx, filepath.Join(dir, caseName), cfg)
 	if err != nil {
-		return exitUsage, err
+		return failed(err)
 	}
 	code, err := emit(res, c, fmtr, e)
 	if err == nil && c.out == "" && fmtr == "text" {
@@ -82,7 +85,7 @@ func recordedCases(dir string) ([]string, error) {
 		return nil, usagef("no recorded run at %s: run the demo from the repository root, or pass --dir", dir)
 	}
 	if err != nil {
-		return nil, usageError{err}
+		return nil, exitcode.BadInput(err)
 	}
 	var cases []string
 	for _, e := range entries {
@@ -102,12 +105,11 @@ func recordedCases(dir string) ([]string, error) {
 // the toolkit version comes from the recorded `nvcc --version`) and adds the guard, which
 // needs no GPU and judges this repository as it is, live.
 func replay(ctx context.Context, dir string, cfg config.Config) (result.Result, error) {
-	quiet := env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }}
-	res, err := runPipeline(ctx, cfg, runOptions{replay: dir}, quiet)
+	res, err := pipeline.Run(ctx, cfg, pipeline.Options{Replay: dir, Tool: toolName()})
 	if err != nil {
 		return result.Result{}, err
 	}
-	g, err := guardPaths([]string{"."}, cfg)
+	g, err := guard.ScanPaths([]string{"."}, cfg.Guard)
 	if err != nil {
 		return result.Result{}, err
 	}

@@ -1,6 +1,7 @@
 // Command kernel-gate guards CUDA kernel repositories: it reads what the CUDA toolchain
 // printed about each kernel and refuses a change that makes a kernel wrong, unsafe or
-// slower. This file holds the command line; each gate lives in its own package under gates/.
+// slower. Package main is the command line only: flag parsing and wiring. The pipeline is
+// action/pipeline, each gate a package under gates/, shared plumbing under internal/.
 //
 //	kernel-gate ptxas [FILES...]      resource usage (ptxas -v, --resource-usage, cuobjdump)
 //	kernel-gate sass --sass FILE      required / forbidden SASS instructions
@@ -11,8 +12,9 @@
 //	kernel-gate demo                  replay the recorded GPU run in testdata/
 //	kernel-gate version
 //
-// Exit codes: 0 every gate passed (or had nothing to judge), 1 a gate failed, 2 bad usage
-// or input the tool could not read.
+// Exit codes (internal/exitcode): 0 every gate passed (or had nothing to judge), 1 a gate
+// failed, 2 bad usage or input the tool could not read, 3 kernel-gate could not run a step
+// itself.
 package main
 
 import (
@@ -24,15 +26,17 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	"syscall"
+
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 )
 
-// Exit codes.
+// Exit codes, as internal/exitcode defines them.
 const (
-	exitPass  = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitPass     = exitcode.Pass
+	exitFail     = exitcode.Fail
+	exitUsage    = exitcode.Usage
+	exitInternal = exitcode.Internal
 )
 
 func main() {
@@ -51,13 +55,8 @@ type env struct {
 	getenv         func(string) string
 }
 
-// usageError is bad usage or unreadable input: exit 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+// usagef is bad usage or unreadable input: exit 2.
+func usagef(format string, a ...any) error { return exitcode.BadInputf(format, a...) }
 
 const usageText = `kernel-gate: gates for CUDA kernels
 
@@ -82,7 +81,8 @@ Flags every command takes:
   --format FORMAT   text, json or markdown (default text)
   --out FILE        write the report to FILE instead of standard output
 
-Exit codes: 0 pass, 1 a gate failed, 2 bad usage or unreadable input.
+Exit codes: 0 pass, 1 a gate failed, 2 bad usage or unreadable input,
+3 kernel-gate could not run a step itself.
 Run 'kernel-gate COMMAND -h' for a command's flags.
 `
 
@@ -128,11 +128,7 @@ func run(ctx context.Context, args []string, e env) int {
 			return exitPass
 		}
 		fmt.Fprintf(e.stderr, "kernel-gate %s: %v\n", args[0], err)
-		var ue usageError
-		if errors.As(err, &ue) {
-			return exitUsage
-		}
-		return exitUsage // every error a command returns is input it could not use
+		return exitcode.Of(err)
 	}
 	return code
 }
@@ -148,7 +144,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			return nil, exitcode.BadInput(err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -177,8 +173,5 @@ type common struct {
 	config, format, out string
 }
 
-// oneLine keeps an error message to its first line for one-line contexts.
-func oneLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return first
-}
+// failed ends a command with err, whose mark says the exit code (internal/exitcode).
+func failed(err error) (int, error) { return exitcode.Of(err), err }

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -27,8 +27,7 @@ func runNCU(ctx context.Context, args []string, e env) (int, error) {
 	fs.StringVar(&timeout, "timeout", "", "`DURATION` before ncu and the harness are killed with their process group (default: the config's ncu.timeout, else 10m)")
 	fs.StringVar(&shape, "shape", "", "KG_SHAPES of the profiled run, one `SHAPE` (default: the config's ncu.shape, else the harness's)")
 	fs.IntVar(&launches, "launches", 0, "ncu -c: profile at most `N` launches in the run, over all kernels (default: the config's ncu.launches, else 32)")
-	fs.Usage = func() {
-		fmt.Fprint(e.stderr, `Usage: kernel-gate ncu [flags] -- CMD [ARGS...]
+	fs.Usage = usage(e, fs, `Usage: kernel-gate ncu [flags] -- CMD [ARGS...]
        kernel-gate ncu [flags] --csv FILE [FILE...]
 
 Runs Nsight Compute once on CMD (the kernel harness, with KG_MODE=check, KG_ROUNDS=1 and
@@ -38,8 +37,6 @@ lock the GPU's clocks. With --csv it judges output saved elsewhere (files after 
 are more CSV files then).
 
 `)
-		fs.PrintDefaults()
-	}
 	flagArgs, cmd := args, []string(nil)
 	if i := slices.Index(args, "--"); i >= 0 {
 		// The command keeps its own flags: parse ours only before "--".
@@ -47,7 +44,7 @@ are more CSV files then).
 	}
 	positional, err := parseInterspersed(fs, flagArgs)
 	if err != nil {
-		return exitUsage, err
+		return failed(err)
 	}
 	reading := len(csvFiles) > 0
 	if reading {
@@ -57,19 +54,19 @@ are more CSV files then).
 	}
 	switch {
 	case reading && len(cmd) > 0:
-		return exitUsage, usagef("give either a command to profile or --csv files to read, not both")
+		return failed(usagef("give either a command to profile or --csv files to read, not both"))
 	case !reading && len(cmd) == 0:
-		return exitUsage, usagef("nothing to profile: give a command after -- (kernel-gate ncu -- ./harness) or --csv FILE")
+		return failed(usagef("nothing to profile: give a command after -- (kernel-gate ncu -- ./harness) or --csv FILE"))
 	case reading && (artifacts != "" || timeout != "" || shape != "" || launches != 0):
-		return exitUsage, usagef("--artifacts, --timeout, --shape and --launches go with a run, not with --csv")
+		return failed(usagef("--artifacts, --timeout, --shape and --launches go with a run, not with --csv"))
 	}
 	cfg, fmtr, err := setup(c)
 	if err != nil {
-		return exitUsage, err
+		return failed(err)
 	}
 	var g result.Gate
 	if reading {
-		g, err = ncuRead(csvFiles, e.stdin, cfg.NCU)
+		g, err = ncu.ReadGate(csvFiles, e.stdin, cfg.NCU)
 	} else {
 		var o ncu.Options
 		o, err = ncuOptions(cfg.NCU, cmd, bin, artifacts, timeout, shape, launches)
@@ -78,7 +75,7 @@ are more CSV files then).
 		}
 	}
 	if err != nil {
-		return exitUsage, err
+		return failed(err)
 	}
 	return emit(result.New(toolName(), g), c, fmtr, e)
 }
@@ -87,15 +84,13 @@ are more CSV files then).
 func ncuOptions(cfg ncu.Config, cmd []string, bin, artifacts, timeout, shape string, launches int) (ncu.Options, error) {
 	o, err := cfg.Options(cmd)
 	if err != nil {
-		return o, usageError{err}
+		return o, exitcode.BadInput(err)
 	}
 	o.NCU, o.ArtifactDir = bin, artifacts
 	if timeout != "" {
-		d, err := time.ParseDuration(timeout)
-		if err != nil || d <= 0 {
-			return o, usagef("--timeout %q: want a positive duration such as 90s or 10m", timeout)
+		if o.Timeout, err = positiveDuration("--timeout", timeout); err != nil {
+			return o, err
 		}
-		o.Timeout = d
 	}
 	if shape != "" {
 		if strings.Contains(shape, ",") {
@@ -126,21 +121,4 @@ func ncuRun(ctx context.Context, cfg ncu.Config, o ncu.Options, e env) (result.G
 		fmt.Fprintf(e.stderr, "kernel-gate ncu: done in %s\n", time.Since(start).Round(time.Millisecond))
 	}
 	return g, nil
-}
-
-// ncuRead judges saved ncu --csv output: every file's launches together.
-func ncuRead(files []string, stdin io.Reader, cfg ncu.Config) (result.Gate, error) {
-	var reps []*ncu.Report
-	err := readFiles(files, stdin, func(r io.Reader, name string) error {
-		rep, err := ncu.Parse(r, name)
-		if err != nil {
-			return err
-		}
-		reps = append(reps, rep)
-		return nil
-	})
-	if err != nil {
-		return result.Gate{}, err
-	}
-	return ncu.Evaluate(ncu.Merge(reps...), cfg)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/action/pipeline"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -105,7 +106,12 @@ func TestRunLiveSkipsUnchangedSASSAndReplays(t *testing.T) {
 			t.Errorf("progress lacks %q:\n%s", want, stderr)
 		}
 	}
-	var j journal
+	var j struct { // the journal's fields this test reads (kernel-gate/run-journal/v1)
+		BaseRev     string            `json:"base_rev"`
+		Arch        []string          `json:"arch"`
+		Steps       []json.RawMessage `json:"steps"`
+		WallSeconds float64           `json:"wall_seconds"`
+	}
 	raw, err := os.ReadFile(filepath.Join(art, journalFile))
 	if err != nil || json.Unmarshal(raw, &j) != nil {
 		t.Fatalf("journal: %v", err)
@@ -145,7 +151,7 @@ func TestRunAllTimesUnchangedTargets(t *testing.T) {
 	sp := gateOf(t, live, "speedup")
 	var d struct {
 		Comparisons []struct{ Kernel, Verdict string } `json:"comparisons"`
-		Targets     []targetData                       `json:"targets"`
+		Targets     []pipeline.TargetData              `json:"targets"`
 	}
 	if err := json.Unmarshal(sp.Data, &d); err != nil || len(d.Comparisons) == 0 || len(d.Targets) != 1 || d.Targets[0].Target != "gemm" {
 		t.Fatalf("speedup data: %v %s", err, sp.Data)

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package pipeline
 
 // ownCPUSeconds is not measured on this platform.
 func ownCPUSeconds() float64 { return 0 }

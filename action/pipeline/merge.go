@@ -1,4 +1,4 @@
-package main
+package pipeline
 
 import (
 	"encoding/json"
@@ -9,8 +9,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// targetData is one target's entry in a merged gate's data.targets.
-type targetData struct {
+// TargetData is one target's entry in a merged gate's data.targets.
+type TargetData struct {
 	Target  string          `json:"target"`
 	Verdict result.Verdict  `json:"verdict"`
 	Skipped string          `json:"skipped,omitempty"`
@@ -26,7 +26,7 @@ type targetData struct {
 func mergeTargetGates(name string, outs []*targetOutcome) (result.Gate, error) {
 	g := result.Gate{Name: name, Findings: []result.Finding{}}
 	var summaries []string
-	var targets []targetData
+	var targets []TargetData
 	lists := map[string][]json.RawMessage{}
 	var listOrder []string
 	judged := false
@@ -36,7 +36,7 @@ func mergeTargetGates(name string, outs []*targetOutcome) (result.Gate, error) {
 			continue
 		}
 		if part.gate == nil {
-			targets = append(targets, targetData{Target: o.name, Verdict: result.Skip, Skipped: part.skipped})
+			targets = append(targets, TargetData{Target: o.name, Verdict: result.Skip, Skipped: part.skipped})
 			g.Findings = append(g.Findings, result.Finding{Severity: result.Notice, Metric: "skipped",
 				Message: fmt.Sprintf("%s: %s", o.name, part.skipped)})
 			summaries = append(summaries, o.name+": skipped")
@@ -64,7 +64,7 @@ func mergeTargetGates(name string, outs []*targetOutcome) (result.Gate, error) {
 			s = string(pg.Verdict)
 		}
 		summaries = append(summaries, o.name+": "+s)
-		targets = append(targets, targetData{Target: o.name, Verdict: pg.Verdict, Data: pg.Data})
+		targets = append(targets, TargetData{Target: o.name, Verdict: pg.Verdict, Data: pg.Data})
 		var top map[string]json.RawMessage
 		if len(pg.Data) > 0 && json.Unmarshal(pg.Data, &top) == nil {
 			for k, v := range top {
@@ -85,7 +85,7 @@ func mergeTargetGates(name string, outs []*targetOutcome) (result.Gate, error) {
 		}
 	}
 	if targets == nil {
-		data["targets"] = []targetData{}
+		data["targets"] = []TargetData{}
 	}
 	if err := g.SetData(data); err != nil {
 		return g, err

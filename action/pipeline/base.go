@@ -1,0 +1,77 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
+)
+
+// resolveBase finds head (the repository's top level) and checks out the merge base of
+// the base ref and HEAD in a git worktree. There is no base with --no-base, outside a git
+// repository with --no-base, and when HEAD is the merge base (a push to the default
+// branch): then everything is gated and nothing compared. A replay repeats the recording's
+// base.
+func (p *pipeline) resolveBase(ctx context.Context, replaying bool) error {
+	if replaying {
+		if p.hasBase() {
+			p.progress("base: %s (merge base with %s)", abrun.ShortRev(p.decided.BaseRev), p.decided.BaseRef)
+		} else {
+			p.progress("no base: %s", p.decided.NoBase)
+		}
+		return nil
+	}
+	dir := cmp.Or(p.o.Dir, ".")
+	top, err := abrun.Git(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		p.headDir = dir
+		if p.o.NoBase {
+			p.decided.NoBase = "--no-base"
+			return nil
+		}
+		return exitcode.BadInputf("kernel-gate run builds head from the git working tree and base from its merge base, but this is not a git repository (%v); pass --no-base to build the current directory alone", err)
+	}
+	p.headDir = top
+	if p.o.NoBase {
+		p.decided.NoBase = "--no-base"
+		p.progress("no base: --no-base")
+		return nil
+	}
+	bench, err := p.cfg.Bench.Settings() // validated when the config was loaded
+	if err != nil {
+		return exitcode.BadInput(err)
+	}
+	ref := cmp.Or(p.o.BaseRef, bench.BaseRef)
+	p.decided.BaseRef = ref
+	mb, err := abrun.Git(ctx, top, "merge-base", ref, "HEAD")
+	if err != nil {
+		return exitcode.BadInputf("finding the base: %v (is %s fetched? actions/checkout needs fetch-depth: 0; or pass --base REV, or --no-base)", err, ref)
+	}
+	headRev, _ := abrun.Git(ctx, top, "rev-parse", "HEAD")
+	dirty, _ := abrun.Git(ctx, top, "status", "--porcelain", "--untracked-files=no")
+	if mb == headRev && dirty == "" {
+		p.decided.NoBase = fmt.Sprintf("HEAD is the merge base of %s and HEAD (%s): nothing to compare with", ref, abrun.ShortRev(mb))
+		p.progress("no base: %s", p.decided.NoBase)
+		return nil
+	}
+	started := time.Now()
+	dir, rev, _, cleanup, err := abrun.CheckoutBase(ctx, top, ref)
+	if err != nil {
+		cleanup()
+		return exitcode.CouldNotRunf("checking out the base: %v", err)
+	}
+	p.x.note("base", time.Since(started), procgroup.ShellJoin([]string{"git", "-C", top, "worktree", "add", "--detach", dir, rev})+" >/dev/null 2>&1")
+	p.baseDir, p.decided.BaseRev = dir, rev
+	p.cleanupBase = func() {
+		started := time.Now()
+		cleanup()
+		p.x.note("base-cleanup", time.Since(started), procgroup.ShellJoin([]string{"git", "-C", top, "worktree", "remove", "--force", dir}), "rm -rf "+procgroup.ShellQuote(filepath.Dir(dir)))
+	}
+	p.progress("base: %s (merge base of %s and HEAD) in %s", abrun.ShortRev(rev), ref, dir)
+	return nil
+}

@@ -1,0 +1,234 @@
+// Package pipeline is `kernel-gate run`: the whole gate pipeline on a change. It finds the
+// GPU, checks out the merge base in a git worktree, builds base and head side by side with
+// nvcc, judges the builds with the ptxas, toolkit and sass gates, then runs each target's
+// GPU steps (sanitizer, correctness, speedup, Nsight Compute) in order, skipping a target
+// whose SASS is byte-identical to base's, and merges each gate's per-target parts into one
+// result.
+//
+// Every process goes through an executor: live, it runs and keeps its output in the
+// artifacts directory and a journal of how it ended; replaying, it reads the same files
+// back, so a recording is judged by the same code without a GPU (Options.Replay). The
+// command, the demo and the tests all call Run.
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/kernel-gate/kernel-gate/action/config"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// Options say what one run does; `kernel-gate run`'s flags fill them.
+type Options struct {
+	// Artifacts is where a live run keeps every log, dump, XML and harness file, and the
+	// journal of what ran (default DefaultArtifacts).
+	Artifacts string
+	// Replay, when set, is a recording (an earlier run's Artifacts) to judge instead of
+	// running anything. The recording's own decisions (targets, arch, base, All,
+	// KeepGoing) win over the ones below.
+	Replay string
+	// BaseRef: head is compared with the merge base of BaseRef and HEAD (default: the
+	// config's bench.base_ref).
+	BaseRef string
+	// NoBase builds head alone: nothing compared, nothing skipped as unchanged.
+	NoBase bool
+	// All runs every GPU step also where a target's SASS is unchanged.
+	All bool
+	// KeepGoing runs a target's GPU steps even after one of its gates failed.
+	KeepGoing bool
+	// Targets names the config's targets to run (empty: all).
+	Targets []string
+	// Dir is the repository (its top level, when it is a git repository, is head).
+	Dir string
+	// Tools are the CUDA tools' paths (empty: found on PATH).
+	Tools Tools
+	// Environ is the environment every process starts with (os.Environ()).
+	Environ []string
+	// Progress receives one line per stage with the time since the start.
+	Progress io.Writer
+	// Getenv reads the environment for GitHub Actions (log groups); nil is an empty one.
+	Getenv func(string) string
+	// Tool names kernel-gate and its version in the result and the journal.
+	Tool string
+}
+
+// Tools are the paths of the programs a run starts.
+type Tools struct {
+	NVCC, Cuobjdump, Sanitizer, NCU, NvidiaSMI string
+}
+
+// DefaultArtifacts is Options.Artifacts when none is given.
+const DefaultArtifacts = "kernel-gate-artifacts"
+
+// Timeouts of the steps that are not the config's to set.
+const (
+	smiStepTimeout  = 30 * time.Second
+	sassStepTimeout = 5 * time.Minute
+	versionTimeout  = 30 * time.Second
+)
+
+// pipeline is one run.
+type pipeline struct {
+	cfg     config.Config
+	set     config.RunSettings
+	o       Options
+	x       executor
+	start   time.Time
+	gh      *githubactions.Action
+	targets []config.Target
+	builds  []*build
+	gpu     *gpuinfo.Info
+	gpuWhy  string // why the GPU steps cannot run ("" when they can)
+	// decided is what the run decided before running anything: the base, the arch, the
+	// flags that change what runs. A replay takes it from the recording.
+	decided Decisions
+	headDir string
+	baseDir string
+	// gpuLost is set when a GPU error left nvidia-smi unable to answer: no GPU step runs
+	// after it.
+	gpuLost string
+	// gpuChecks counts the nvidia-smi checks after GPU errors (their step IDs).
+	gpuChecks int
+	// cleanupBase removes the base worktree (nil when none was checked out).
+	cleanupBase func()
+}
+
+// Run runs the pipeline on the config's run.targets, live or replaying a recording, and
+// returns the result of every gate. A live run also writes result.json, journal.json and
+// commands.sh in the artifacts. The error is bad usage or an unreadable recording
+// (exitcode.BadInput) or a step kernel-gate could not run itself.
+func Run(ctx context.Context, cfg config.Config, o Options) (result.Result, error) {
+	set, err := cfg.Run.Settings()
+	if err != nil {
+		return result.Result{}, exitcode.BadInput(err)
+	}
+	if len(set.Targets) == 0 {
+		return result.Result{}, exitcode.BadInputf("%s has no run.targets: kernel-gate run needs to know what to build (see kernel-gate.yml in the kernel-gate repository)", cfg.Path)
+	}
+	o.Progress = cmp.Or[io.Writer](o.Progress, io.Discard)
+	p := &pipeline{cfg: cfg, set: set, o: o, start: time.Now()}
+	if o.Getenv != nil && o.Getenv("GITHUB_ACTIONS") == "true" {
+		p.gh = githubactions.New(githubactions.WithGetenv(o.Getenv), githubactions.WithWriter(o.Progress))
+	}
+	var recorded *Decisions
+	if o.Replay != "" {
+		var rec *replayer
+		if rec, err = newReplayer(o.Replay); err == nil {
+			p.x, recorded = rec, &rec.j.Decisions
+			// The recording decides what ran; the options of this call cannot change it.
+			p.o.All, p.o.KeepGoing, p.o.Targets = recorded.All, recorded.KeepGoing, recorded.Targets
+		}
+	} else {
+		p.x, err = newLive(cmp.Or(o.Artifacts, DefaultArtifacts), o.Environ, o.Tool, p.start)
+	}
+	if err != nil {
+		return result.Result{}, err
+	}
+	if p.targets, err = selectTargets(set.Targets, p.o.Targets); err != nil {
+		return result.Result{}, err
+	}
+	p.decided = Decisions{All: p.o.All, KeepGoing: p.o.KeepGoing, Targets: []string{}}
+	for _, t := range p.targets {
+		p.decided.Targets = append(p.decided.Targets, t.Name)
+	}
+	if recorded != nil {
+		p.decided = *recorded
+	}
+	res, err := p.run(ctx, recorded != nil)
+	if err != nil {
+		return result.Result{}, err
+	}
+	if err := p.x.finish(&res, p.decided, time.Since(p.start)); err != nil {
+		return result.Result{}, err
+	}
+	p.progress("done in %s: %s", time.Since(p.start).Round(time.Second), res.Verdict)
+	return res, nil
+}
+
+func selectTargets(all []config.Target, names []string) ([]config.Target, error) {
+	var out []config.Target
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		i := slices.IndexFunc(all, func(t config.Target) bool { return t.Name == n })
+		if i < 0 {
+			var known []string
+			for _, t := range all {
+				known = append(known, t.Name)
+			}
+			return nil, exitcode.BadInputf("--targets: no target %q in the config (targets: %s)", n, strings.Join(known, ", "))
+		}
+		out = append(out, all[i])
+	}
+	if out == nil {
+		return all, nil
+	}
+	return out, nil
+}
+
+// progress writes one line with the time since the start.
+func (p *pipeline) progress(format string, a ...any) {
+	fmt.Fprintf(p.o.Progress, "kernel-gate run [%6.1fs] %s\n", time.Since(p.start).Seconds(), fmt.Sprintf(format, a...))
+}
+
+// group runs fn inside a folded log group under GitHub Actions (the title is escaped by
+// go-githubactions: target names come from the repository, which a pull request controls).
+func (p *pipeline) group(title string, fn func() error) error {
+	if p.gh != nil {
+		p.gh.Group(title)
+		defer p.gh.EndGroup()
+	}
+	p.progress("%s", title)
+	return fn()
+}
+
+// run is the stages in order; replaying, the base and the arch are the recording's.
+func (p *pipeline) run(ctx context.Context, replaying bool) (result.Result, error) {
+	if err := p.group("GPU", func() error { return p.detectGPU(ctx, replaying) }); err != nil {
+		return result.Result{}, err
+	}
+	if err := p.group("base", func() error { return p.resolveBase(ctx, replaying) }); err != nil {
+		return result.Result{}, err
+	}
+	if p.cleanupBase != nil {
+		defer p.cleanupBase()
+	}
+	p.planBuilds()
+	if err := p.group("build", func() error { return p.buildAll(ctx) }); err != nil {
+		return result.Result{}, err
+	}
+	var static []result.Gate
+	if err := p.group("ptxas and sass gates", func() error {
+		var err error
+		static, err = p.staticGates(ctx)
+		return err
+	}); err != nil {
+		return result.Result{}, err
+	}
+	dyn, err := p.targetGates(ctx, static)
+	if err != nil {
+		return result.Result{}, err
+	}
+	return result.New(p.o.Tool, append(static, dyn...)...), nil
+}
+
+// hasBase reports whether head is compared with a base.
+func (p *pipeline) hasBase() bool { return p.decided.BaseRev != "" }
+
+// oneLine keeps a message to its first line for one-line contexts.
+func oneLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}

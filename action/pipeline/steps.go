@@ -1,0 +1,284 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kernel-gate/kernel-gate/action/config"
+	"github.com/kernel-gate/kernel-gate/gates/ncu"
+	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// harnessEnv is the target's KG_ variables for one mode.
+func harnessEnv(t config.Target, mode string, shapes []string, extra ...string) []string {
+	env := []string{"KG_MODE=" + mode}
+	if len(shapes) > 0 {
+		env = append(env, "KG_SHAPES="+strings.Join(shapes, ","))
+	}
+	if len(t.Kernels) > 0 {
+		env = append(env, "KG_KERNELS="+strings.Join(t.Kernels, ","))
+	}
+	return append(env, extra...)
+}
+
+// sanitize runs compute-sanitizer's tools on head's harness, on the sanitizer's shape.
+func (p *pipeline) sanitize(ctx context.Context, t target) (result.Gate, error) {
+	rel := t.Name + "/sanitize"
+	dir := p.x.path(rel)
+	tools := p.cfg.Sanitizer.Tools
+	if len(tools) == 0 {
+		tools = sanitizer.AllTools()
+	}
+	p.progress("%s: compute-sanitizer (%s)", t.Name, strings.Join(tools, ", "))
+	o, err := p.cfg.Sanitizer.RunOptions()
+	if err != nil {
+		return result.Gate{}, exitcode.BadInput(err)
+	}
+	o.Sanitizer = p.o.Tools.Sanitizer
+	o.ExtraEnv = append(o.ExtraEnv, harnessEnv(t.Target, "", t.Shapes.Sanitize)[1:]...)
+	return p.x.stage(stage{
+		id: "sanitize/" + t.Name,
+		live: func() (result.Gate, error) {
+			return sanitizer.RunGate(ctx, []string{t.b.bin[sideHead]}, o, dir, p.cfg.Sanitizer, p.o.Progress)
+		},
+		script: func(result.Gate) []string {
+			// The same compute-sanitizer runs, as sanitizer.RunGate starts them.
+			var lines []string
+			for _, tool := range tools {
+				env := append(slices.Clone(o.ExtraEnv), "KG_MODE=sanitize", "KG_OUT="+sanitizer.HarnessOut(dir, tool)+".plain")
+				argv := append(append([]string{o.Sanitizer}, sanitizer.Args(tool, filepath.Join(dir, tool+".xml.plain"), o)...), t.b.bin[sideHead])
+				lines = append(lines, "env "+procgroup.ShellJoin(env)+" "+procgroup.ShellJoin(argv)+" >"+procgroup.ShellQuote(filepath.Join(dir, tool+".log.plain"))+" 2>&1")
+			}
+			return lines
+		},
+		reread: func() (result.Gate, error) {
+			g, ok, err := sanitizer.ReadKept(dir, p.cfg.Sanitizer)
+			if err != nil {
+				return result.Gate{}, err
+			}
+			if !ok {
+				return failedGate(gateSanitizer, "run", "did not run", fmt.Sprintf("%s: the recording has no sanitizer logs in %s", t.Name, rel)), nil
+			}
+			return g, nil
+		},
+	})
+}
+
+// check runs head's harness in check mode and judges the file it writes.
+func (p *pipeline) check(ctx context.Context, t target) (result.Gate, error) {
+	rel := t.Name + "/check.json"
+	out := p.x.path(rel)
+	env := harnessEnv(t.Target, "check", t.Shapes.Check, fmt.Sprintf("KG_ROUNDS=%d", p.set.CheckRounds), "KG_OUT="+out)
+	p.progress("%s: correctness check (%s)", t.Name, strings.Join(env[1:len(env)-1], " "))
+	s, err := p.x.run(ctx, proc{id: "check/" + t.Name, argv: []string{t.b.bin[sideHead]}, dir: p.headDir, env: env,
+		timeout: p.set.Timeout, log: t.Name + "/check.log", fresh: []string{rel}})
+	if err != nil {
+		return result.Gate{}, err
+	}
+	var g result.Gate
+	wrote := input.Exists(out)
+	if wrote {
+		f, err := os.Open(out)
+		if err != nil {
+			return result.Gate{}, exitcode.CouldNotRun(err)
+		}
+		g, err = CorrectnessGate(f, rel, p.targetConfig(t.Target))
+		f.Close()
+		if err != nil {
+			g = failedGate(gateCorrectness, "harness_file", "did not run", fmt.Sprintf("%s: the harness's file %s cannot be read: %v", t.Name, rel, err))
+		}
+	}
+	if s.Why != "" {
+		msg := fmt.Sprintf("%s: the harness in check mode %s", t.Name, s.failureText())
+		if why := gpuError(s.Tail); why != "" {
+			msg = fmt.Sprintf("%s: a GPU error (%s) in the check run: %s; the target's remaining steps are skipped", t.Name, why, s.failureText())
+			p.checkGPUAlive(ctx)
+		}
+		g.Name = gateCorrectness
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Metric: abrun.MetricRun, Message: msg})
+		g.Decide(true)
+		if g.Summary == "" {
+			g.Summary = "the harness failed"
+		}
+	} else if !wrote {
+		g = failedGate(gateCorrectness, "harness_file", "did not run", fmt.Sprintf("%s: the harness exited 0 but wrote no file at KG_OUT (%s): nothing was checked", t.Name, rel))
+	}
+	return g, nil
+}
+
+// bench times base's and head's harnesses side by side (the A/B runner) and judges them.
+func (p *pipeline) bench(ctx context.Context, t target) (result.Gate, error) {
+	rel := t.Name + "/bench"
+	dir := p.x.path(rel)
+	p.progress("%s: timing base and head side by side (%s)", t.Name, strings.Join(t.Shapes.Bench, ","))
+	cfg := p.targetConfig(t.Target)
+	set, err := p.cfg.Bench.Settings()
+	if err != nil {
+		return result.Gate{}, exitcode.BadInput(err)
+	}
+	if len(t.Shapes.Bench) > 0 {
+		set.Shapes = t.Shapes.Bench
+	}
+	if len(t.Kernels) > 0 {
+		set.Env = append(slices.DeleteFunc(slices.Clone(set.Env), func(v string) bool { return strings.HasPrefix(v, "KG_KERNELS=") }),
+			"KG_KERNELS="+strings.Join(t.Kernels, ","))
+	}
+	o := abrun.Options{
+		Base:  abrun.Command{Argv: []string{t.b.bin[sideBase]}, Dir: p.baseDir},
+		Head:  abrun.Command{Argv: []string{t.b.bin[sideHead]}, Dir: p.headDir},
+		Bench: set, Speedup: cfg.Speedup, ArtifactDir: dir, NvidiaSMI: p.o.Tools.NvidiaSMI,
+		Progress: p.o.Progress, ReferenceName: t.ReferenceName,
+	}
+	if t.Reference != "" {
+		argv, err := abrun.SplitCommand(t.Reference, nil)
+		if err != nil {
+			return result.Gate{}, exitcode.BadInput(err)
+		}
+		o.Reference = abrun.Command{Argv: argv, Dir: p.headDir}
+	}
+	record := filepath.Join(dir, runnerRecordFile)
+	return p.x.stage(stage{
+		id: "bench/" + t.Name,
+		live: func() (result.Gate, error) {
+			g, err := abrun.Run(ctx, o)
+			if err != nil {
+				return g, err
+			}
+			return g, saveRunnerRecord(g, record)
+		},
+		script: func(g result.Gate) []string { return benchScript(g, o, dir) },
+		reread: func() (result.Gate, error) {
+			g, err := CompareFiles(filepath.Join(dir, "base.json"), filepath.Join(dir, "head.json"), nil, cfg)
+			if err != nil {
+				return g, err
+			}
+			return withRunnerRecord(g, record)
+		},
+	})
+}
+
+// benchScript is the A/B runner's processes as plain shell lines: before each round (the
+// warm-up too) nvidia-smi, then base and head (and the reference) once each in bench mode.
+func benchScript(g result.Gate, o abrun.Options, dir string) []string {
+	var d abrun.Data
+	if json.Unmarshal(g.Data, &d) != nil {
+		return nil
+	}
+	env := append(slices.Clone(o.Bench.Env), "KG_MODE=bench", "KG_ROUNDS=1", fmt.Sprintf("KG_SAMPLES=%d", o.Bench.Samples))
+	if len(o.Bench.Shapes) > 0 {
+		env = append(env, "KG_SHAPES="+strings.Join(o.Bench.Shapes, ","))
+	}
+	run := func(c abrun.Command, side string) string {
+		e := append(slices.Clone(env), "KG_OUT="+filepath.Join(dir, side+".plain.json"))
+		return "  (cd " + procgroup.ShellQuote(c.Dir) + " && env " + procgroup.ShellJoin(e) + " " + procgroup.ShellJoin(c.Argv) + ") >>" + procgroup.ShellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
+	}
+	lines := []string{fmt.Sprintf("for round in $(seq 0 %d); do", d.Runner.RoundsRun),
+		"  " + procgroup.ShellJoin(append([]string{o.NvidiaSMI}, abrun.ClockQueryArgs()...)) + " >/dev/null",
+		run(o.Base, "base"), run(o.Head, "head")}
+	if len(o.Reference.Argv) > 0 {
+		lines = append(lines, run(o.Reference, "reference"))
+	}
+	return append(lines, "done")
+}
+
+// runnerRecordFile keeps what the A/B runner saw besides the timings (nvidia-smi's clocks
+// before each round, dropped rounds, why it stopped) and its findings about them, so that a
+// replay, which judges the merged base.json and head.json again, reports them too.
+const runnerRecordFile = "runner.json"
+
+type runnerRecord struct {
+	Runner   abrun.RunnerData `json:"runner"`
+	Findings []result.Finding `json:"findings"`
+}
+
+// runnerMetrics are the runner's own finding metrics (the judge's are speedup's).
+func runnerMetrics() []string {
+	return []string{abrun.MetricRun, abrun.MetricBuild, abrun.MetricThrottled, abrun.MetricClocks, abrun.MetricRounds}
+}
+
+func saveRunnerRecord(g result.Gate, path string) error {
+	var d abrun.Data
+	if err := json.Unmarshal(g.Data, &d); err != nil {
+		return fmt.Errorf("the speedup gate's data: %w", err)
+	}
+	rec := runnerRecord{Runner: d.Runner, Findings: []result.Finding{}}
+	for _, f := range g.Findings {
+		if slices.Contains(runnerMetrics(), f.Metric) {
+			rec.Findings = append(rec.Findings, f)
+		}
+	}
+	raw, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return exitcode.CouldNotRun(os.WriteFile(path, append(raw, '\n'), 0o644))
+}
+
+// withRunnerRecord adds a recorded runner's findings and data to a re-judged gate.
+func withRunnerRecord(g result.Gate, path string) (result.Gate, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return g, exitcode.BadInputf("the recording lacks the runner's record: %w", err)
+	}
+	var rec runnerRecord
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return g, exitcode.BadInputf("%s: %w", path, err)
+	}
+	var d abrun.Data
+	if err := json.Unmarshal(g.Data, &d.Data); err != nil {
+		return g, err
+	}
+	d.Runner = rec.Runner
+	g.Findings = append(g.Findings, rec.Findings...)
+	if err := g.SetData(d); err != nil {
+		return g, err
+	}
+	g.Decide(true)
+	return g, nil
+}
+
+// profile runs Nsight Compute on head's harness with the rules that name its kernels.
+func (p *pipeline) profile(ctx context.Context, t target) (result.Gate, error) {
+	cfg := p.targetNCU(t)
+	dir := p.x.path(t.Name + "/ncu")
+	p.progress("%s: Nsight Compute (%d rule(s), --clock-control none)", t.Name, len(cfg.Kernels))
+	o, err := cfg.Options([]string{t.b.bin[sideHead]})
+	if err != nil {
+		return result.Gate{}, exitcode.BadInput(err)
+	}
+	o.NCU, o.ArtifactDir = p.o.Tools.NCU, dir
+	if len(t.Kernels) > 0 {
+		o.ExtraEnv = append(o.ExtraEnv, "KG_KERNELS="+strings.Join(t.Kernels, ","))
+	}
+	return p.x.stage(stage{
+		id:   "ncu/" + t.Name,
+		live: func() (result.Gate, error) { return ncu.RunGate(ctx, cfg, o) },
+		script: func(result.Gate) []string {
+			env := append(slices.Clone(o.ExtraEnv), ncu.Env(o, filepath.Join(dir, ncu.HarnessFile)+".plain")...)
+			argv := append(append([]string{o.NCU}, ncu.Args(o)...), o.Command...)
+			return []string{"env " + procgroup.ShellJoin(env) + " " + procgroup.ShellJoin(argv) + " >" + procgroup.ShellQuote(filepath.Join(dir, ncu.LogFile+".plain")) + " 2>&1"}
+		},
+		reread: func() (result.Gate, error) {
+			f, err := os.Open(filepath.Join(dir, ncu.LogFile))
+			if err != nil {
+				return result.Gate{}, exitcode.BadInput(err)
+			}
+			defer f.Close()
+			rep, err := ncu.Parse(f, t.Name+"/ncu/"+ncu.LogFile)
+			if err != nil {
+				return failedGate(gateNCU, ncu.MetricRun, "did not run", fmt.Sprintf("%s: the recorded ncu output cannot be read: %v", t.Name, err)), nil
+			}
+			return ncu.Evaluate(rep, cfg)
+		},
+	})
+}

@@ -104,6 +104,8 @@ func TestExitCodes(t *testing.T) {
 		{"report needs a file", "", []string{"report"}, exitUsage, "exactly one"},
 		{"report of a log", "", []string{"report", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "not a kernel-gate result"},
 		{"flags after files", "", []string{"ptxas", "testdata/replay/spill/head/attention/build.log", "--format", "json"}, exitFail, ""},
+		{"a report that cannot be written (a full disk) is kernel-gate's own failure", "", []string{"ptxas", "--out", "/dev/full", "testdata/replay/clean/nvcc-version.txt", "testdata/replay/clean/head/attention/build.log"}, exitInternal, "writing the report"},
+		{"a bad flag", "", []string{"ptxas", "--no-such-flag"}, exitUsage, "no-such-flag"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,6 +117,20 @@ func TestExitCodes(t *testing.T) {
 				t.Errorf("stderr %q should mention %q", stderr, tt.stderr)
 			}
 		})
+	}
+}
+
+// A run stopped by SIGINT or SIGTERM (its context cancelled) exits 2, not 3: kernel-gate did
+// not fail, it was told to stop.
+func TestCancelledRunExitsUsage(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"bench", "run", "--base-cmd", "sleep 5", "--head-cmd", "sleep 5", "--nvidia-smi", "/nonexistent/nvidia-smi"}, env{
+		stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" },
+	})
+	if code != exitUsage || !strings.Contains(errb.String(), "context canceled") {
+		t.Errorf("exit %d, want %d; stderr: %s", code, exitUsage, errb.String())
 	}
 }
 

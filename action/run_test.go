@@ -300,3 +300,15 @@ func TestRunFoldsProgressUnderActions(t *testing.T) {
 		t.Error("every group must be closed")
 	}
 }
+
+// A base worktree kernel-gate cannot make (here: no temporary directory to make it in) is
+// kernel-gate's own failure, exit 3, not bad usage.
+func TestRunBaseCheckoutFailureExitsInternal(t *testing.T) {
+	repo := fakeRepo(t)
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "gone"))
+	args := append([]string{"run", "-C", repo, "--config", filepath.Join(repo, "kernel-gate.yml"), "--base", "main", "--artifacts", filepath.Join(t.TempDir(), "art")}, fakeGPU(t)...)
+	code, _, stderr := kg(t, "", args...)
+	if code != exitInternal || !strings.Contains(stderr, "checking out the base") {
+		t.Errorf("exit %d, want %d; stderr: %s", code, exitInternal, stderr)
+	}
+}

@@ -181,7 +181,7 @@ func (p *parser) line(raw []byte) {
 	p.lineNo++
 	line := bytes.TrimRight(raw, "\r\n")
 	if bytes.IndexByte(line, 0x1b) >= 0 {
-		p.buf = stripANSI(p.buf[:0], line)
+		p.buf = linescan.StripANSI(p.buf[:0], line)
 		line = p.buf
 	}
 	if len(line) > 0 && (line[0] == '#' || line[0] >= '0' && line[0] <= '9') {
@@ -625,27 +625,6 @@ func (k *Kernel) key() string {
 		fmt.Fprintf(&b, "\x00c%s=%d", bank, v)
 	}
 	return b.String()
-}
-
-// stripANSI appends src to dst without ANSI escape sequences (CSI "ESC [ ... final" and
-// two-byte "ESC x" forms).
-func stripANSI(dst, src []byte) []byte {
-	for i := 0; i < len(src); i++ {
-		if src[i] != 0x1b {
-			dst = append(dst, src[i])
-			continue
-		}
-		if i+1 < len(src) && src[i+1] == '[' {
-			j := i + 2
-			for j < len(src) && (src[j] < 0x40 || src[j] > 0x7e) {
-				j++
-			}
-			i = j // skip the final byte too
-			continue
-		}
-		i++ // ESC and the byte after it
-	}
-	return dst
 }
 
 func truncate(s string, n int) string {

@@ -15,9 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/result"
-	"github.com/kernel-gate/kernel-gate/gates/speedup"
 )
 
 // Metric names of the runner's findings (the judge's are speedup's).

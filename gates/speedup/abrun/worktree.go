@@ -102,12 +102,14 @@ func checkoutBase(ctx context.Context, w Worktree) (base, head tree, cleanup fun
 		_ = os.RemoveAll(tmp)
 	}
 	if _, err := Git(ctx, top, "worktree", "add", "--detach", wt, mb); err != nil {
-		return base, head, cleanup, fmt.Errorf("checking out the base %s: %w", shortRev(mb), err)
+		return base, head, cleanup, fmt.Errorf("checking out the base %s: %w", ShortRev(mb), err)
 	}
 	return tree{dir: wt, rev: mb}, tree{dir: top}, cleanup, nil
 }
 
-func shortRev(rev string) string {
+// ShortRev is rev cut to 12 hex digits, for messages: enough to be unique in any
+// repository kernel-gate meets, short enough to read.
+func ShortRev(rev string) string {
 	if len(rev) > 12 {
 		return rev[:12]
 	}

@@ -213,11 +213,14 @@ func comparison(f result.Finding) string {
 	return ""
 }
 
-// location is "file:line" or "file", "" without a file.
+// location is "file:line:col", "file:line" or "file" (the form compilers print, which
+// editors and terminals turn into links); "" without a file.
 func location(f result.Finding) string {
 	switch {
 	case f.File == "":
 		return ""
+	case f.Line > 0 && f.Column > 0:
+		return f.File + ":" + strconv.Itoa(f.Line) + ":" + strconv.Itoa(f.Column)
 	case f.Line > 0:
 		return f.File + ":" + strconv.Itoa(f.Line)
 	}

@@ -688,3 +688,33 @@ func TestFindingLocation(t *testing.T) {
 		t.Errorf("markdown lacks %q:\n%s", want, mdOut.String())
 	}
 }
+
+func TestFindingLocationColumn(t *testing.T) {
+	g := result.Gate{Name: "guard", Findings: []result.Finding{
+		{Severity: result.Error, File: "ci/run.sh", Line: 3, Column: 14, Metric: "host-reboot", Message: "`sudo reboot` reboots the machine"},
+		{Severity: result.Warning, File: "ci/x.sh", Column: 2, Message: "a column without a line is not shown"},
+	}}
+	g.Decide(true)
+	r := result.New("", g)
+	var text, mdOut, js bytes.Buffer
+	for _, out := range []struct {
+		w *bytes.Buffer
+		f Format
+	}{{&text, Text}, {&mdOut, Markdown}, {&js, JSON}} {
+		if err := Render(out.w, r, out.f, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{" ci/run.sh:3:14: `sudo reboot` reboots the machine\n", " ci/x.sh: a column"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	if want := "ci/run.sh:3:14: "; !strings.Contains(mdOut.String(), want) {
+		t.Errorf("markdown lacks %q:\n%s", want, mdOut.String())
+	}
+	if want := `"line": 3,
+          "column": 14,`; !strings.Contains(js.String(), want) {
+		t.Errorf("JSON lacks %q:\n%s", want, js.String())
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
@@ -235,7 +234,7 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 		}
 		switch {
 		case r.Error != "":
-			j.add(result.Error, MetricHarnessError, nil, nil, "the harness failed: %s", harnessMessage(r.Error))
+			j.add(result.Error, MetricHarnessError, nil, nil, "the harness failed: %s", benchfile.ErrorMessage(r.Error))
 		case !judging:
 		case !measured(r):
 			j.add(result.Error, MetricMissing, nil, nil,
@@ -515,25 +514,6 @@ func launches(n *int) string {
 		return ""
 	}
 	return fmt.Sprintf(" over %d launches", *n)
-}
-
-// maxMessage bounds a harness error quoted in a finding.
-const maxMessage = 2000
-
-// harnessMessage trims a harness error for a message, keeping valid UTF-8.
-func harnessMessage(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "(an error made of white space)"
-	}
-	if len(s) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // num returns a pointer for a finding's value or limit; nil for a non-finite number, which

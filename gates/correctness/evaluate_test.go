@@ -429,7 +429,7 @@ func TestEvaluateMessages(t *testing.T) {
 	g := evaluate(t, checkFile(r), "check.json", Config{})
 	msg := g.Findings[0].Message
 	if g.Findings[0].Kernel != "kg::flash_fwd<64, 64, true>" || !strings.HasPrefix(msg, "kg::flash_fwd<64, 64, true> × long: the harness failed: xéé") ||
-		!strings.HasSuffix(msg, "…") || len(msg) > maxMessage+100 || !utf8.ValidString(msg) {
+		!strings.HasSuffix(msg, "…") || len(msg) > benchfile.MaxErrorMessage+100 || !utf8.ValidString(msg) {
 		t.Errorf("finding %+v", g.Findings[0])
 	}
 	// Globs match C++ names as in the other gates.

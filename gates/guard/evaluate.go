@@ -33,7 +33,7 @@ func Evaluate(findings []Finding, warnings []Warning, files int, cfg Config) (re
 		if f.Via != "" {
 			via = " (via " + f.Via + ")"
 		}
-		rf := result.Finding{File: f.Path, Line: f.Line, Metric: f.Rule}
+		rf := result.Finding{File: f.Path, Line: f.Line, Column: f.Column, Metric: f.Rule}
 		row := result.Row{Cells: []string{f.Path + ":" + strconv.Itoa(f.Line), f.Rule, f.Command}}
 		if f.Allowed {
 			allowed++

@@ -338,6 +338,21 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
+// TestEvaluateColumn: a result finding keeps the column the scan found.
+func TestEvaluateColumn(t *testing.T) {
+	fs, ws := ScanFile("x.sh", []byte("if true; then\n  echo hi && sudo reboot\nfi\n"), Config{})
+	g, err := Evaluate(fs, ws, 1, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != 1 || len(g.Findings) != 1 {
+		t.Fatalf("scan %+v, findings %+v", fs, g.Findings)
+	}
+	if f := g.Findings[0]; f.Line != 2 || f.Column != 14 || f.Column != fs[0].Column {
+		t.Errorf("finding at %d:%d, the scan's at %d:%d", f.Line, f.Column, fs[0].Line, fs[0].Column)
+	}
+}
+
 func TestScanDir(t *testing.T) {
 	root := t.TempDir()
 	write := func(rel, content string) {

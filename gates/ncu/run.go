@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -141,24 +140,13 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			return nil, fmt.Errorf("ncu: %q is not an ncu metric name", m)
 		}
 	}
-	bin, err := exec.LookPath(o.NCU)
+	tool, err := procgroup.FindTool(ctx, o.NCU, ErrNCUMissing, o.ArtifactDir, "kernel-gate-ncu-")
 	if err != nil {
-		return nil, fmt.Errorf("ncu: %w: %q: %w", ErrNCUMissing, o.NCU, err)
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("ncu: %w", err)
 	}
-	dir, keep := o.ArtifactDir, true
-	if dir == "" {
-		keep = false
-		if dir, err = os.MkdirTemp("", "kernel-gate-ncu-"); err != nil {
-			return nil, fmt.Errorf("ncu: temporary directory for the log: %w", err)
-		}
-		defer os.RemoveAll(dir)
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("ncu: artifact directory: %w", err)
-	}
-	logPath, out := filepath.Join(dir, LogFile), filepath.Join(dir, HarnessFile)
+	defer tool.Close()
+	bin, keep := tool.Bin, tool.Keep
+	logPath, out := filepath.Join(tool.Dir, LogFile), filepath.Join(tool.Dir, HarnessFile)
 	// A file left by an earlier run must not speak for this one.
 	if err := os.Remove(out); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("ncu: removing the old %s: %w", out, err)

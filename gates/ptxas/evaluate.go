@@ -418,7 +418,7 @@ func cell(v, was *int64) string {
 
 func diagnosticFinding(d Diagnostic) result.Finding {
 	sev := result.Severity(d.Severity)
-	f := result.Finding{Severity: sev, File: d.File, Line: d.Line, Metric: d.Kind, Message: d.Text}
+	f := result.Finding{Severity: sev, File: d.File, Line: d.Line, Column: d.Column, Metric: d.Kind, Message: d.Text}
 	if d.Kernel != "" {
 		f.Kernel = kernelname.Parse(d.Kernel).Short
 	}

@@ -59,8 +59,9 @@ type Diagnostic struct {
 	Severity string `json:"severity"` // "error", "warning" or "notice"
 	Kind     string `json:"kind"`     // e.g. "ptxas-fatal", "compile-error", "build-failed"
 	Kernel   string `json:"kernel,omitempty"`
-	File     string `json:"file,omitempty"` // source file the message points at
-	Line     int    `json:"line,omitempty"` // line in that source file
+	File     string `json:"file,omitempty"`   // source file the message points at
+	Line     int    `json:"line,omitempty"`   // line in that source file
+	Column   int    `json:"column,omitempty"` // byte column on Line, 1-based; clang and gcc give one, nvcc not
 	Input    string `json:"input"`
 	InputLn  int    `json:"input_line"`
 	Text     string `json:"text"`
@@ -167,7 +168,7 @@ var (
 	// nvcc's front end (EDG): "fa.cu(12): error: identifier "x" is undefined".
 	edgError = regexp.MustCompile(`^(.*?\S)\((\d+)\): (?:catastrophic error|fatal error|error)\s*:?\s*(.*)$`)
 	// clang / gcc: "fa.cu:12:5: error: use of undeclared identifier".
-	clangError = regexp.MustCompile(`^(.*?\S):(\d+):(?:\d+:)? (?:fatal )?error: (.*)$`)
+	clangError = regexp.MustCompile(`^(.*?\S):(\d+):(?:(\d+):)? (?:fatal )?error: (.*)$`)
 	// ptxas on a PTX file: "ptxas /tmp/x.ptx, line 5; error   : Unknown symbol".
 	ptxSyntax = regexp.MustCompile(`ptxas (.*?), line (\d+); (error|warning|fatal)\s*: (.*)$`)
 	quoted    = regexp.MustCompile(`'([^']+)'`)
@@ -181,7 +182,7 @@ func (p *parser) line(raw []byte) {
 	p.lineNo++
 	line := bytes.TrimRight(raw, "\r\n")
 	if bytes.IndexByte(line, 0x1b) >= 0 {
-		p.buf = stripANSI(p.buf[:0], line)
+		p.buf = linescan.StripANSI(p.buf[:0], line)
 		line = p.buf
 	}
 	if len(line) > 0 && (line[0] == '#' || line[0] >= '0' && line[0] <= '9') {
@@ -539,7 +540,11 @@ func (p *parser) foreign(line []byte) {
 	case clangError.MatchString(s):
 		m := clangError.FindStringSubmatch(s)
 		ln, _ := strconv.Atoi(m[2])
-		p.diag("error", "compile-error", "", m[1], ln, s)
+		col, err := strconv.Atoi(m[3]) // "" when the line has no column
+		if err != nil {
+			col = 0
+		}
+		p.addDiag(Diagnostic{Severity: "error", Kind: "compile-error", File: m[1], Line: ln, Column: col, Text: s})
 	case strings.Contains(s, "error detected in the compilation of") || strings.Contains(s, "errors detected in the compilation of"):
 		p.diag("error", "compile-error", "", "", 0, s)
 	case strings.HasPrefix(s, "make") && strings.Contains(s, "***") && strings.Contains(s, "Error"),
@@ -564,17 +569,21 @@ func cmakeObjectPath(s string) string {
 }
 
 func (p *parser) diag(sev, kind, kernel, file string, line int, text string) {
-	text = truncate(text, 2000)
-	key := strings.Join([]string{sev, kind, kernel, file, strconv.Itoa(line), text}, "\x00")
+	p.addDiag(Diagnostic{Severity: sev, Kind: kind, Kernel: kernel, File: file, Line: line, Text: text})
+}
+
+// addDiag files d as read at the current input line, or counts it again when the same
+// message came before (a log concatenated from reruns).
+func (p *parser) addDiag(d Diagnostic) {
+	d.Text = truncate(d.Text, 2000)
+	key := strings.Join([]string{d.Severity, d.Kind, d.Kernel, d.File, strconv.Itoa(d.Line), strconv.Itoa(d.Column), d.Text}, "\x00")
 	if i, dup := p.log.diagIndex[key]; dup {
 		p.log.Diagnostics[i].Count++
 		return
 	}
 	p.log.diagIndex[key] = len(p.log.Diagnostics)
-	p.log.Diagnostics = append(p.log.Diagnostics, Diagnostic{
-		Severity: sev, Kind: kind, Kernel: kernel, File: file, Line: line,
-		Input: p.input, InputLn: p.lineNo, Text: text, Count: 1,
-	})
+	d.Input, d.InputLn, d.Count = p.input, p.lineNo, 1
+	p.log.Diagnostics = append(p.log.Diagnostics, d)
 }
 
 // flush files the record being read.
@@ -625,27 +634,6 @@ func (k *Kernel) key() string {
 		fmt.Fprintf(&b, "\x00c%s=%d", bank, v)
 	}
 	return b.String()
-}
-
-// stripANSI appends src to dst without ANSI escape sequences (CSI "ESC [ ... final" and
-// two-byte "ESC x" forms).
-func stripANSI(dst, src []byte) []byte {
-	for i := 0; i < len(src); i++ {
-		if src[i] != 0x1b {
-			dst = append(dst, src[i])
-			continue
-		}
-		if i+1 < len(src) && src[i+1] == '[' {
-			j := i + 2
-			for j < len(src) && (src[j] < 0x40 || src[j] > 0x7e) {
-				j++
-			}
-			i = j // skip the final byte too
-			continue
-		}
-		i++ // ESC and the byte after it
-	}
-	return dst
 }
 
 func truncate(s string, n int) string {

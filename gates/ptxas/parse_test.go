@@ -248,6 +248,23 @@ func TestParseSeveralInputsDeduplicates(t *testing.T) {
 	}
 }
 
+// TestCompileErrorColumn: a column is kept only where the compiler printed one.
+func TestCompileErrorColumn(t *testing.T) {
+	l := parseBytes(t, []byte("fa.cu:12:5: error: use of undeclared identifier 'x'\n"+
+		"\x1b[1mfa.cu:13:9: \x1b[31mfatal error: \x1b[0m'y.h' file not found\n"+
+		"fa.cu(14): error: identifier \"z\" is undefined\n"+
+		"fa.cu:15: error: no column\n"))
+	var got []string
+	for _, d := range l.Diagnostics {
+		f := diagnosticFinding(d)
+		got = append(got, fmt.Sprintf("%s:%d:%d %d:%d", d.File, d.Line, d.Column, f.Line, f.Column))
+	}
+	want := []string{"fa.cu:12:5 12:5", "fa.cu:13:9 13:9", "fa.cu:14:0 14:0", "fa.cu:15:0 15:0"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("positions %q, want %q", got, want)
+	}
+}
+
 func TestParseLongLine(t *testing.T) {
 	long := "ptxas info    : Compiling entry function '_Z" + strings.Repeat("x", 3<<20) + "' for 'sm_90'\n"
 	l := parseBytes(t, []byte(long+string(readTestdata(t, "shared-h200-cuda13.0/ptxas_sm90.txt"))))

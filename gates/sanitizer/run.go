@@ -133,23 +133,12 @@ func RunTools(ctx context.Context, cmd []string, o RunOptions) ([]Run, error) {
 			return nil, fmt.Errorf("sanitizer: unknown tool %q (want one of %s)", t, strings.Join(AllTools(), ", "))
 		}
 	}
-	bin, err := exec.LookPath(o.Sanitizer)
+	st, err := procgroup.FindTool(ctx, o.Sanitizer, ErrSanitizerMissing, o.ArtifactDir, "kernel-gate-sanitizer-")
 	if err != nil {
-		return nil, fmt.Errorf("sanitizer: %w: %q: %w", ErrSanitizerMissing, o.Sanitizer, err)
-	}
-	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sanitizer: %w", err)
 	}
-	dir, keep := o.ArtifactDir, true
-	if dir == "" {
-		keep = false
-		if dir, err = os.MkdirTemp("", "kernel-gate-sanitizer-"); err != nil {
-			return nil, fmt.Errorf("sanitizer: temporary directory for the logs: %w", err)
-		}
-		defer os.RemoveAll(dir)
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("sanitizer: artifact directory: %w", err)
-	}
+	defer st.Close()
+	bin, dir, keep := st.Bin, st.Dir, st.Keep
 	var runs []Run
 	hung := ""
 	for _, tool := range o.Tools {

@@ -187,7 +187,7 @@ func (p *textParser) line(raw []byte) {
 	p.lineNo++
 	b := bytes.TrimRight(raw, "\r\n")
 	if bytes.IndexByte(b, 0x1b) >= 0 {
-		p.buf = stripANSI(p.buf[:0], b)
+		p.buf = linescan.StripANSI(p.buf[:0], b)
 		b = p.buf
 	}
 	s := string(b)
@@ -1126,24 +1126,4 @@ func frameName(fn string) string {
 		}
 	}
 	return fn
-}
-
-// stripANSI appends src to dst without ANSI escape sequences.
-func stripANSI(dst, src []byte) []byte {
-	for i := 0; i < len(src); i++ {
-		if src[i] != 0x1b {
-			dst = append(dst, src[i])
-			continue
-		}
-		if i+1 < len(src) && src[i+1] == '[' {
-			j := i + 2
-			for j < len(src) && (src[j] < 0x40 || src[j] > 0x7e) {
-				j++
-			}
-			i = j
-			continue
-		}
-		i++
-	}
-	return dst
 }

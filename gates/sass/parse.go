@@ -133,7 +133,7 @@ func (p *parser) line(raw []byte) {
 	p.lines++
 	b := trimRightSpace(raw)
 	if bytes.IndexByte(b, 0x1b) >= 0 {
-		p.scratch = stripANSI(p.scratch[:0], b)
+		p.scratch = linescan.StripANSI(p.scratch[:0], b)
 		b = p.scratch
 	}
 	b = stripGrepPrefix(b)
@@ -517,45 +517,6 @@ func stripGrepPrefix(b []byte) []byte {
 		}
 		b = b[i+1:]
 	}
-}
-
-// stripANSI appends b to dst without ANSI escape sequences: CSI ("ESC [ 1;31 m"), OSC
-// ("ESC ] ... BEL" or "... ESC \\") and the short "ESC ( B" forms.
-func stripANSI(dst, b []byte) []byte {
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != 0x1b {
-			dst = append(dst, c)
-			continue
-		}
-		j := i + 1
-		switch {
-		case j < len(b) && b[j] == '[':
-			j++
-			for j < len(b) && b[j] >= 0x20 && b[j] <= 0x3f {
-				j++
-			}
-			if j < len(b) && b[j] >= 0x40 && b[j] <= 0x7e {
-				j++
-			}
-		case j < len(b) && b[j] == ']':
-			for j < len(b) && b[j] != 0x07 && !(b[j] == '\\' && b[j-1] == 0x1b) {
-				j++
-			}
-			if j < len(b) {
-				j++
-			}
-		default:
-			for j < len(b) && b[j] >= 0x20 && b[j] <= 0x2f {
-				j++
-			}
-			if j < len(b) {
-				j++
-			}
-		}
-		i = j - 1
-	}
-	return dst
 }
 
 // quote renders an input line for an error message: cut short, non-printable bytes

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
@@ -352,7 +351,7 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 func classify(it *item) {
 	r := it.res
 	if r.Error != "" {
-		it.errMsg = "the harness failed in head: " + harnessMessage(r.Error)
+		it.errMsg = "the harness failed in head: " + benchfile.ErrorMessage(r.Error)
 		return
 	}
 	if !it.head.any() {
@@ -364,7 +363,7 @@ func classify(it *item) {
 		return
 	}
 	if it.base.Error != "" {
-		it.skip = "the harness failed in base, so there is nothing to compare with: " + harnessMessage(it.base.Error)
+		it.skip = "the harness failed in base, so there is nothing to compare with: " + benchfile.ErrorMessage(it.base.Error)
 		return
 	}
 	it.baseT = readTimings(it.base.RoundsUs, it.base.SamplesUs, it.base.P50Us, it.base.MeanUs, it.base.MinUs)
@@ -700,23 +699,4 @@ func num(v float64) *float64 {
 		return nil
 	}
 	return &v
-}
-
-// maxMessage bounds a harness error quoted in a finding.
-const maxMessage = 2000
-
-// harnessMessage trims a harness error for a message, keeping valid UTF-8.
-func harnessMessage(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "(an error made of white space)"
-	}
-	if len(s) > maxMessage {
-		cut := maxMessage
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }

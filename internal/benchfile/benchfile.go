@@ -16,6 +16,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Schema names this version of the protocol.
@@ -95,6 +96,30 @@ type Result struct {
 	// Extra holds anything else a harness wants to keep; kernel-gate does not read it.
 	// Unknown top-level keys are errors, so a misspelt field cannot go unnoticed.
 	Extra map[string]any `json:"extra,omitempty"`
+}
+
+// MaxErrorMessage bounds a harness error that ErrorMessage quotes: a harness may put a
+// whole stack trace or a crashed program's output in Error, and a finding must stay
+// readable.
+const MaxErrorMessage = 2000
+
+// ErrorMessage renders a Result's Error for a finding's message: trimmed, cut on a rune
+// boundary past MaxErrorMessage bytes (ending "…"), and valid UTF-8, since the report
+// quotes it into JSON and markdown. An Error of white space alone still fails the gates,
+// so it is named rather than left blank.
+func ErrorMessage(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "(an error made of white space)"
+	}
+	if len(s) > MaxErrorMessage {
+		cut := MaxErrorMessage
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // Reference is a reference implementation's timings from the same run.

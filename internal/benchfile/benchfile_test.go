@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestReadRealHarnessOutput(t *testing.T) {
@@ -136,4 +137,23 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("round trip: %v", err)
 		}
 	})
+}
+
+func TestErrorMessage(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"  cudaErrorIllegalAddress\n", "cudaErrorIllegalAddress"},
+		{" \n\t", "(an error made of white space)"},
+		{"bad \xff byte", "bad \uFFFD byte"},
+	} {
+		if got := ErrorMessage(tt.in); got != tt.want {
+			t.Errorf("ErrorMessage(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	// A long error is cut on a rune boundary: "é" is two bytes, so the cut falls inside one.
+	long := "x" + strings.Repeat("é", MaxErrorMessage)
+	got := ErrorMessage(long)
+	if !strings.HasSuffix(got, "…") || len(got) > MaxErrorMessage+len("…") || !strings.HasPrefix(long, strings.TrimSuffix(got, "…")) ||
+		!utf8.ValidString(got) {
+		t.Errorf("ErrorMessage(long) = %d bytes %.40q…%q", len(got), got, got[len(got)-8:])
+	}
 }

@@ -1,7 +1,8 @@
-// Package linescan reads a stream line by line without holding more than one line, and
-// bounds a line's length: tool logs can be gigabytes long and a single line can be
-// megabytes (a dump of a huge operand, a binary mistaken for text), so a parser must
-// neither hold the input nor trust its line lengths.
+// Package linescan hands a tool log's parser one line at a time, as the tool meant it:
+// without holding more than one line, with a line's length bounded, and (StripANSI)
+// without the colour a faked terminal adds. Tool logs can be gigabytes long and a single
+// line can be megabytes (a dump of a huge operand, a binary mistaken for text), so a
+// parser must neither hold the input nor trust its line lengths.
 package linescan
 
 import (

@@ -48,12 +48,18 @@ func (s Severity) Rank() int {
 
 // Finding is one thing a gate has to say about one kernel (or about its input).
 // Value, Limit, Baseline and Delta are absent when they do not apply.
+//
+// Line and Column are 1-based; Column counts bytes, as compilers and the guard do, so that
+// an editor or a code-scanning upload lands on the character. Column is set only where
+// the input itself says it (the guard's parse, a clang/gcc "file:line:col: error"), and is
+// absent otherwise: a column guessed from a message would point at the wrong place.
 type Finding struct {
 	Severity Severity `json:"severity"`
 	Kernel   string   `json:"kernel,omitempty"`
 	Arch     string   `json:"arch,omitempty"`
 	File     string   `json:"file,omitempty"`
 	Line     int      `json:"line"`
+	Column   int      `json:"column,omitempty"`
 	Metric   string   `json:"metric,omitempty"`
 	Value    *float64 `json:"value,omitempty"`
 	Limit    *float64 `json:"limit,omitempty"`

@@ -107,7 +107,8 @@ func checkoutBase(ctx context.Context, w Worktree) (base, head tree, cleanup fun
 	return tree{dir: wt, rev: mb}, tree{dir: top}, cleanup, nil
 }
 
-// ShortRev is a commit hash cut to 12 characters, as messages show it.
+// ShortRev is rev cut to 12 hex digits, for messages: enough to be unique in any
+// repository kernel-gate meets, short enough to read.
 func ShortRev(rev string) string {
 	if len(rev) > 12 {
 		return rev[:12]

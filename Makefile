@@ -22,6 +22,7 @@ FUZZ_TARGETS = \
 	./internal/kernelname:FuzzParse \
 	./action/config:FuzzParse \
 	./internal/gpuinfo:FuzzParse \
+	./internal/kernelsrc:FuzzScan \
 	./action/report:FuzzRender
 
 .PHONY: demo test vet fmt fuzz bench

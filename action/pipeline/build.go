@@ -133,6 +133,9 @@ func (p *pipeline) buildOne(ctx context.Context, b *build, side int) error {
 		return err
 	}
 	b.bin[side], b.log[side], b.ok[side] = bin, rel+"/build.log", s.Why == ""
+	if side == sideHead && s.Dir != "" {
+		p.builtIn = s.Dir
+	}
 	if s.Why != "" {
 		p.progress("%s build of %s failed: %s", sideName(side), b.name, s.Why)
 	} else {

@@ -94,6 +94,9 @@ type pipeline struct {
 	decided Decisions
 	headDir string
 	baseDir string
+	// builtIn is the directory head was built in, as the run (or the recording) says:
+	// tools print paths under it.
+	builtIn string
 	// gpuLost is set when a GPU error left nvidia-smi unable to answer: no GPU step runs
 	// after it.
 	gpuLost string
@@ -221,7 +224,9 @@ func (p *pipeline) run(ctx context.Context, replaying bool) (result.Result, erro
 	if err != nil {
 		return result.Result{}, err
 	}
-	return result.New(p.o.Tool, append(static, dyn...)...), nil
+	gates := append(static, dyn...)
+	p.locate(gates)
+	return result.New(p.o.Tool, gates...), nil
 }
 
 // hasBase reports whether head is compared with a base.

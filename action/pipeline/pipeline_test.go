@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -109,5 +110,40 @@ func TestScript(t *testing.T) {
 		"env KG_MODE=sanitize compute-sanitizer ./h\n"
 	if got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// Every finding about a kernel lands on a source line of the repository: the sanitizer's at
+// the line it names, made relative to the tree head was built in (the recording's absolute
+// /tmp path); ptxas's and the correctness check's, which name no source line, at the
+// kernel's __global__ line (a harness label through its target's functions).
+func TestFindingsLocatedInSources(t *testing.T) {
+	// The replay reads the sources in Dir as they are now: this repository's kernels.
+	cfg := loadConfig(t)
+	want := map[string]map[string]string{
+		"race":         {"sanitizer": "kernels/flash_fwd.cu:190"},
+		"spill":        {"ptxas": "kernels/flash_fwd.cu:40"},
+		"wrong-result": {"correctness": "kernels/flash_fwd.cu:40"},
+	}
+	for c, gates := range want {
+		res, err := Run(context.Background(), cfg, Options{Replay: filepath.Join(root, "testdata/replay", c), Dir: root})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, where := range gates {
+			n := 0
+			for _, f := range gate(t, res, name).Findings {
+				if f.Severity != result.Error || f.Kernel == "" {
+					continue
+				}
+				n++
+				if got := f.File + ":" + strconv.Itoa(f.Line); got != where {
+					t.Errorf("%s %s finding on %s at %s, want %s", c, name, f.Kernel, got, where)
+				}
+			}
+			if n == 0 {
+				t.Errorf("%s: no %s error about a kernel", c, name)
+			}
+		}
 	}
 }

@@ -1,0 +1,126 @@
+package pipeline
+
+import (
+	"cmp"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/kernelsrc"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// sourceExts are the files a kernel may be defined in, beside a target's sources.
+func sourceExts() []string {
+	return []string{".cu", ".cuh", ".h", ".hpp", ".hh", ".inl", ".cpp", ".cc"}
+}
+
+// locate puts every finding where a reviewer reads it: a path under a tree the run built
+// (head, or the base worktree) becomes relative to the repository's root, and a finding
+// about a kernel that points at no source file of the repository (ptxas, sass, a wrong
+// result in the harness's file) goes to the kernel's `__global__` line in the targets'
+// sources. A replay reads the sources in Options.Dir as they are now.
+func (p *pipeline) locate(gates []result.Gate) {
+	root := p.headDir
+	if root == "" {
+		root = cmp.Or(p.o.Dir, ".")
+	}
+	var idx kernelsrc.Index
+	for gi := range gates {
+		for fi := range gates[gi].Findings {
+			f := &gates[gi].Findings[fi]
+			if filepath.IsAbs(f.File) {
+				for _, dir := range []string{p.builtIn, p.headDir, p.baseDir} {
+					if rel, ok := under(dir, f.File); ok {
+						f.File = rel
+						break
+					}
+				}
+			}
+			if f.Kernel == "" || f.Line > 0 && isFile(root, f.File) {
+				continue
+			}
+			if idx == nil {
+				idx = p.kernelIndex(root)
+			}
+			if d, ok := p.definition(idx, f.Kernel); ok {
+				f.File, f.Line, f.Column = d.File, d.Line, 0
+			}
+		}
+	}
+}
+
+// definition finds a kernel by the name a tool printed or, for a harness's own label of a
+// kernel (a run.targets kernels entry, such as "flash_fwd_causal"), by its target's
+// functions.
+func (p *pipeline) definition(idx kernelsrc.Index, kernel string) (kernelsrc.Def, bool) {
+	if d, ok := idx.Find(kernelsrc.Identifier(kernelname.Parse(kernel).Short)); ok {
+		return d, true
+	}
+	for _, t := range p.targets {
+		if !slices.Contains(t.Kernels, kernel) {
+			continue
+		}
+		for _, glob := range t.Functions {
+			if id := kernelsrc.Identifier(glob); !strings.ContainsAny(id, "*?[") {
+				if d, ok := idx.Find(id); ok {
+					return d, true
+				}
+			}
+		}
+	}
+	return kernelsrc.Def{}, false
+}
+
+// kernelIndex scans the targets' sources and the CUDA sources beside them.
+func (p *pipeline) kernelIndex(root string) kernelsrc.Index {
+	idx := kernelsrc.Index{}
+	var files []string
+	for _, t := range p.targets {
+		for _, src := range t.Sources {
+			dir := filepath.Dir(filepath.FromSlash(src))
+			entries, err := os.ReadDir(filepath.Join(root, dir))
+			if err != nil {
+				continue
+			}
+			for _, e := range entries {
+				name := filepath.ToSlash(filepath.Join(dir, e.Name()))
+				if e.Type().IsRegular() && slices.Contains(sourceExts(), filepath.Ext(e.Name())) && !slices.Contains(files, name) {
+					files = append(files, name)
+				}
+			}
+		}
+	}
+	for _, name := range files {
+		f, err := os.Open(filepath.Join(root, filepath.FromSlash(name)))
+		if err != nil {
+			continue
+		}
+		_ = idx.Add(f, name) // an unreadable file only leaves its kernels unlocated
+		f.Close()
+	}
+	return idx
+}
+
+// under returns path relative to dir (slash-separated) when it lies inside dir.
+func under(dir, path string) (string, bool) {
+	if dir == "" {
+		return "", false
+	}
+	rel, err := filepath.Rel(dir, path)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+// isFile reports whether rel names a regular file of the repository at root.
+func isFile(root, rel string) bool {
+	if rel == "" || filepath.IsAbs(rel) {
+		return false
+	}
+	st, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
+	return err == nil && st.Mode().IsRegular()
+}

@@ -1,0 +1,155 @@
+package ghaction
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+)
+
+// Event is what kernel-gate needs of the event that started the workflow: the runner's
+// GITHUB_* variables and the payload in GITHUB_EVENT_PATH. The payload is the event's as
+// GitHub sends it (see testdata/events/): a fork's pull request fills it too, so every
+// string from it is untrusted.
+type Event struct {
+	Name       string // GITHUB_EVENT_NAME: pull_request, push, workflow_dispatch, workflow_run, ...
+	Repository string // GITHUB_REPOSITORY, "owner/name"
+	SHA        string // GITHUB_SHA
+	Ref        string // GITHUB_REF
+	// DefaultBranch is the repository's default branch ("main").
+	DefaultBranch string
+	// PullRequest is set for pull_request and pull_request_target.
+	PullRequest *PullRequest
+	// Inputs are a workflow_dispatch's inputs.
+	Inputs map[string]string
+	// WorkflowRun is set for workflow_run: the run whose result is reported.
+	WorkflowRun *WorkflowRun
+	// RunURL links this workflow run (the artifacts are there).
+	RunURL string
+}
+
+// PullRequest is a pull request of the payload.
+type PullRequest struct {
+	Number   int
+	HeadSHA  string
+	HeadRepo string // "owner/name"; another repository than Event.Repository for a fork
+	BaseRef  string
+	BaseSHA  string
+}
+
+// Fork reports whether the pull request comes from another repository.
+func (p PullRequest) Fork(repo string) bool { return !strings.EqualFold(p.HeadRepo, repo) }
+
+// WorkflowRun is the completed run a workflow_run event reports on.
+type WorkflowRun struct {
+	ID         int64
+	Event      string // the event that started it (pull_request)
+	HeadSHA    string
+	HeadBranch string
+	Conclusion string
+	// PullRequests are the numbers of its pull requests (empty for a fork's: GitHub does
+	// not list them, the head SHA is what the check run attaches to).
+	PullRequests []int
+}
+
+// maxEventSize bounds the payload kernel-gate reads (GitHub's are a few tens of KiB).
+const maxEventSize = 16 << 20
+
+// ReadEvent reads the event from the environment.
+func ReadEvent(getenv func(string) string) (Event, error) {
+	ev := Event{
+		Name: getenv("GITHUB_EVENT_NAME"), Repository: getenv("GITHUB_REPOSITORY"),
+		SHA: getenv("GITHUB_SHA"), Ref: getenv("GITHUB_REF"),
+	}
+	if ev.Name == "" {
+		return ev, exitcode.BadInputf("GITHUB_EVENT_NAME is not set: kernel-gate action runs inside GitHub Actions (elsewhere, run kernel-gate run)")
+	}
+	if server, id := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_RUN_ID"); server != "" && ev.Repository != "" && id != "" {
+		ev.RunURL = strings.TrimRight(server, "/") + "/" + ev.Repository + "/actions/runs/" + id
+	}
+	path := getenv("GITHUB_EVENT_PATH")
+	if path == "" {
+		return ev, exitcode.BadInputf("GITHUB_EVENT_PATH is not set: the %s event's payload is needed", ev.Name)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ev, exitcode.BadInputf("the event payload: %w", err)
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxEventSize+1))
+	if err != nil {
+		return ev, exitcode.BadInputf("the event payload %s: %w", path, err)
+	}
+	if len(raw) > maxEventSize {
+		return ev, exitcode.BadInputf("the event payload %s is larger than %d MiB", path, maxEventSize>>20)
+	}
+	if err := ev.parse(raw); err != nil {
+		return ev, exitcode.BadInputf("the event payload %s: %w", path, err)
+	}
+	return ev, nil
+}
+
+// payload is the part of an event payload kernel-gate reads.
+type payload struct {
+	Repository struct {
+		FullName      string `json:"full_name"`
+		DefaultBranch string `json:"default_branch"`
+	} `json:"repository"`
+	PullRequest *struct {
+		Number int `json:"number"`
+		Head   struct {
+			SHA  string `json:"sha"`
+			Repo *struct {
+				FullName string `json:"full_name"`
+			} `json:"repo"`
+		} `json:"head"`
+		Base struct {
+			Ref string `json:"ref"`
+			SHA string `json:"sha"`
+		} `json:"base"`
+	} `json:"pull_request"`
+	Inputs      map[string]any `json:"inputs"`
+	WorkflowRun *struct {
+		ID           int64  `json:"id"`
+		Event        string `json:"event"`
+		HeadSHA      string `json:"head_sha"`
+		HeadBranch   string `json:"head_branch"`
+		Conclusion   string `json:"conclusion"`
+		PullRequests []struct {
+			Number int `json:"number"`
+		} `json:"pull_requests"`
+	} `json:"workflow_run"`
+}
+
+func (ev *Event) parse(raw []byte) error {
+	var p payload
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	ev.DefaultBranch = p.Repository.DefaultBranch
+	if ev.Repository == "" {
+		ev.Repository = p.Repository.FullName
+	}
+	if pr := p.PullRequest; pr != nil {
+		ev.PullRequest = &PullRequest{Number: pr.Number, HeadSHA: pr.Head.SHA, BaseRef: pr.Base.Ref, BaseSHA: pr.Base.SHA}
+		if pr.Head.Repo != nil {
+			ev.PullRequest.HeadRepo = pr.Head.Repo.FullName
+		}
+	}
+	if len(p.Inputs) > 0 {
+		ev.Inputs = map[string]string{}
+		for k, v := range p.Inputs {
+			ev.Inputs[k] = fmt.Sprint(v) // booleans arrive as true/false, choices as strings
+		}
+	}
+	if wr := p.WorkflowRun; wr != nil {
+		ev.WorkflowRun = &WorkflowRun{ID: wr.ID, Event: wr.Event, HeadSHA: wr.HeadSHA, HeadBranch: wr.HeadBranch, Conclusion: wr.Conclusion}
+		for _, pr := range wr.PullRequests {
+			ev.WorkflowRun.PullRequests = append(ev.WorkflowRun.PullRequests, pr.Number)
+		}
+	}
+	return nil
+}

@@ -60,6 +60,11 @@ type Options struct {
 	Getenv func(string) string
 	// Tool names kernel-gate and its version in the result and the journal.
 	Tool string
+	// Gates limits the gates run and reported (empty: all of them).
+	Gates []string
+	// OnStage, when set, is told each stage's title as it starts ("build", "target
+	// attention"): a check run shows it.
+	OnStage func(title string)
 }
 
 // Tools are the paths of the programs a run starts.
@@ -193,6 +198,9 @@ func (p *pipeline) group(title string, fn func() error) error {
 		p.gh.Group(title)
 		defer p.gh.EndGroup()
 	}
+	if p.o.OnStage != nil {
+		p.o.OnStage(title)
+	}
 	p.progress("%s", title)
 	return fn()
 }
@@ -220,13 +228,23 @@ func (p *pipeline) run(ctx context.Context, replaying bool) (result.Result, erro
 	}); err != nil {
 		return result.Result{}, err
 	}
+	static = slices.DeleteFunc(static, func(g result.Gate) bool { return !p.wants(g.Name) })
 	dyn, err := p.targetGates(ctx, static)
 	if err != nil {
 		return result.Result{}, err
 	}
 	gates := append(static, dyn...)
 	p.locate(gates)
-	return result.New(p.o.Tool, gates...), nil
+	res := result.New(p.o.Tool, gates...)
+	if p.gpu != nil {
+		res.Device = &result.Device{Name: p.gpu.Name, Arch: p.gpu.Arch(), Driver: p.gpu.Driver}
+	}
+	return res, nil
+}
+
+// wants reports whether Options.Gates asks for the gate.
+func (p *pipeline) wants(gate string) bool {
+	return len(p.o.Gates) == 0 || slices.Contains(p.o.Gates, gate)
 }
 
 // hasBase reports whether head is compared with a base.

@@ -147,3 +147,30 @@ func TestFindingsLocatedInSources(t *testing.T) {
 		}
 	}
 }
+
+// Options.Gates runs and reports only the gates it names; each stage is announced; the
+// result names the GPU the recording ran on.
+func TestGatesSubsetStagesAndDevice(t *testing.T) {
+	var stages []string
+	res, err := Run(context.Background(), loadConfig(t), Options{Replay: filepath.Join(root, "testdata/replay/clean"),
+		Gates: []string{"ptxas", "correctness"}, OnStage: func(s string) { stages = append(stages, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, g := range res.Gates {
+		names = append(names, g.Name)
+	}
+	if strings.Join(names, ",") != "ptxas,correctness" {
+		t.Errorf("gates %q", names)
+	}
+	if g := gate(t, res, "correctness"); g.Verdict != result.Pass {
+		t.Errorf("correctness %s", g.Verdict)
+	}
+	if got := strings.Join(stages, "|"); got != "GPU|base|build|ptxas and sass gates|target attention|target gemm|target softmax" {
+		t.Errorf("stages %q", got)
+	}
+	if res.Device == nil || res.Device.Name != "NVIDIA H200" || res.Device.Arch != "sm_90" {
+		t.Errorf("device %+v", res.Device)
+	}
+}

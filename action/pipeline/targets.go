@@ -64,14 +64,14 @@ type gpuStep struct {
 }
 
 func (p *pipeline) gpuSteps() []gpuStep {
-	always := func() bool { return true }
+	wanted := func(gate string) func() bool { return func() bool { return p.wants(gate) } }
 	runs := func(target) (string, *result.Gate) { return "", nil }
 	return []gpuStep{
-		{gate: gateSanitizer, enabled: always, check: runs, run: p.sanitize, stops: "the sanitizer"},
+		{gate: gateSanitizer, enabled: wanted(gateSanitizer), check: runs, run: p.sanitize, stops: "the sanitizer"},
 		// The check is cheap and the harness's host code may have changed, so it runs also
 		// for unchanged SASS.
-		{gate: gateCorrectness, enabled: always, check: runs, run: p.check, onUnchangedSASS: true, stops: "the correctness check"},
-		{gate: gateSpeedup, enabled: always, check: func(t target) (string, *result.Gate) {
+		{gate: gateCorrectness, enabled: wanted(gateCorrectness), check: runs, run: p.check, onUnchangedSASS: true, stops: "the correctness check"},
+		{gate: gateSpeedup, enabled: wanted(gateSpeedup), check: func(t target) (string, *result.Gate) {
 			switch {
 			case !p.hasBase():
 				return "no base to compare with: " + p.decided.NoBase, nil
@@ -81,7 +81,7 @@ func (p *pipeline) gpuSteps() []gpuStep {
 			}
 			return "", nil
 		}, run: p.bench},
-		{gate: gateNCU, enabled: func() bool { return !p.cfg.NCU.Empty() }, check: func(t target) (string, *result.Gate) {
+		{gate: gateNCU, enabled: func() bool { return !p.cfg.NCU.Empty() && p.wants(gateNCU) }, check: func(t target) (string, *result.Gate) {
 			if p.targetNCU(t).Empty() {
 				return "no ncu rule names its kernels", nil
 			}

@@ -100,7 +100,26 @@ type Result struct {
 	Tool    string  `json:"tool,omitempty"`
 	// Replay is set when the inputs are a recording (kernel-gate demo, --replay), never live.
 	Replay string `json:"replay,omitempty"`
-	Gates  []Gate `json:"gates"`
+	// Device is the GPU the run's GPU gates ran on (absent when none was found).
+	Device *Device `json:"device,omitempty"`
+	// Trigger is what asked for the run inside GitHub Actions (absent elsewhere).
+	Trigger *Trigger `json:"trigger,omitempty"`
+	Gates   []Gate   `json:"gates"`
+}
+
+// Device is a GPU as nvidia-smi names it.
+type Device struct {
+	Name   string `json:"name"`   // "NVIDIA H200"
+	Arch   string `json:"arch"`   // "sm_90"
+	Driver string `json:"driver"` // "580.159.04"
+}
+
+// Trigger is the GitHub event behind a run: a baseline update keeps its reason.
+type Trigger struct {
+	Event  string `json:"event"`
+	Ref    string `json:"ref,omitempty"`
+	SHA    string `json:"sha,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // SetData stores v as the gate's data.

@@ -93,43 +93,34 @@ type limits struct {
 	maxErr, meanErr, rtol, badFraction, repeatTol, minChecks limit
 }
 
-// matches reports whether the rule applies to a kernel × shape.
-func (r Rule) matches(name kernelname.Name, shape string) bool {
-	return name.Matches(kernelname.Glob(r.Match)) && (len(r.Shapes) == 0 || slices.Contains(r.Shapes, shape))
+// apply sets the limits a level sets; from(key) says where, reason is the rule's.
+func (l *limits) apply(t Tolerance, from func(key string) string, reason string) {
+	set := func(dst *limit, key string, v *float64) {
+		if v != nil {
+			*dst = limit{value: *v, set: true, from: from(key), reason: reason}
+		}
+	}
+	set(&l.maxErr, "max_err", t.MaxErr)
+	set(&l.meanErr, "mean_err", t.MeanErr)
+	set(&l.rtol, "rtol", t.RTol)
+	set(&l.badFraction, "bad_fraction", t.BadFraction)
+	set(&l.repeatTol, "repeat_tol", t.RepeatTol)
+	if t.MinChecks != nil {
+		l.minChecks = limit{value: float64(*t.MinChecks), set: true, from: from("min_checks"), reason: reason}
+	}
 }
 
-// resolve computes the limits for one kernel × shape: the defaults, the top level, then each
-// matching rule in order. It also returns the indices of the rules that matched.
-func (c Config) resolve(name kernelname.Name, shape string) (limits, []int) {
-	l := limits{
-		maxErr:    limit{value: DefaultMaxErr, set: true, from: "default"},
-		repeatTol: limit{value: DefaultRepeatTol, set: true, from: "default"},
-		minChecks: limit{value: 1, set: true, from: "default"},
-	}
-	apply := func(t Tolerance, from func(key string) string, reason string) {
-		set := func(dst *limit, key string, v *float64) {
-			if v != nil {
-				*dst = limit{value: *v, set: true, from: from(key), reason: reason}
-			}
-		}
-		set(&l.maxErr, "max_err", t.MaxErr)
-		set(&l.meanErr, "mean_err", t.MeanErr)
-		set(&l.rtol, "rtol", t.RTol)
-		set(&l.badFraction, "bad_fraction", t.BadFraction)
-		set(&l.repeatTol, "repeat_tol", t.RepeatTol)
-		if t.MinChecks != nil {
-			l.minChecks = limit{value: float64(*t.MinChecks), set: true, from: from("min_checks"), reason: reason}
-		}
-	}
-	apply(c.Tolerance, func(key string) string { return c.where(c.lines[key]) }, "")
+// resolve computes the limits for one kernel × shape: the defaults and the top level, then
+// each matching rule in order. It also returns the indices of the rules that matched.
+func (cc compiled) resolve(name kernelname.Name, shape string) (limits, []int) {
+	l := cc.top
 	var matched []int
-	for i, r := range c.Kernels {
+	for i, r := range cc.rules {
 		if !r.matches(name, shape) {
 			continue
 		}
 		matched = append(matched, i)
-		from := fmt.Sprintf("%s (%s)", c.where(r.Line), r.describe())
-		apply(r.Tolerance, func(string) string { return from }, r.Reason)
+		l.apply(r.Tolerance, func(string) string { return r.from }, r.Reason)
 	}
 	return l, matched
 }
@@ -186,7 +177,8 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 	if f == nil {
 		return g, errors.New("correctness: no harness file to judge")
 	}
-	if err := cfg.Validate(); err != nil {
+	cc, err := cfg.compiled()
+	if err != nil {
 		return g, err
 	}
 	src := cmp.Or(source, "the harness file")
@@ -208,7 +200,7 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 	}
 	var rows []row
 	data := Data{Source: source, Device: f.Device, Request: f.Request, Results: []Record{}}
-	used := make([]bool, len(cfg.Kernels))
+	used := make([]bool, len(cc.rules))
 	reported := map[string]map[string]bool{} // kernel → shapes
 	var kernels []string                     // in order of first appearance
 	for _, r := range f.Results {
@@ -218,7 +210,7 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 			kernels = append(kernels, r.Kernel)
 		}
 		reported[r.Kernel][r.Shape] = true
-		lim, matched := cfg.resolve(name, r.Shape)
+		lim, matched := cc.resolve(name, r.Shape)
 		for _, i := range matched {
 			used[i] = true
 		}
@@ -266,11 +258,11 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 			Message: fmt.Sprintf("%s %s but holds no results: nothing to judge is not a pass", src, modeText(mode))})
 	}
 	if judging {
-		requirements(&g, f, cfg, source, kernels, reported)
-		for i, r := range cfg.Kernels {
+		requirements(&g, f, cc, source, kernels, reported)
+		for i, r := range cc.rules {
 			if !used[i] && len(r.Shapes) == 0 {
-				g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, File: cfg.file(), Line: r.Line, Metric: MetricRule,
-					Message: fmt.Sprintf("rule %s (%s) matches no result in %s: its tolerances were not used (was the kernel renamed?)", cfg.where(r.Line), r.Match, src)})
+				g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, File: cc.FileName(), Line: r.Line, Metric: MetricRule,
+					Message: fmt.Sprintf("rule %s (%s) matches no result in %s: its tolerances were not used (was the kernel renamed?)", cc.Where(r.Line), r.Match, src)})
 			}
 		}
 		if mode != benchfile.ModeCheck {
@@ -418,7 +410,7 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 
 // requirements reports kernel × shapes that were requested (request.shapes) or required (a
 // rule with shapes) but not reported.
-func requirements(g *result.Gate, f *benchfile.File, cfg Config, source string, kernels []string, reported map[string]map[string]bool) {
+func requirements(g *result.Gate, f *benchfile.File, cc compiled, source string, kernels []string, reported map[string]map[string]bool) {
 	flagged := map[string]bool{}
 	var requested []string
 	if f.Request != nil {
@@ -460,20 +452,19 @@ func requirements(g *result.Gate, f *benchfile.File, cfg Config, source string, 
 					strings.Join(own, ", "), strings.Join(requested, ", "))})
 		}
 	}
-	for _, r := range cfg.Kernels {
+	for _, r := range cc.rules {
 		if len(r.Shapes) == 0 {
 			continue
 		}
-		glob := kernelname.Glob(r.Match)
 		var matching []string
 		for _, k := range kernels {
-			if kernelname.Parse(k).Matches(glob) {
+			if kernelname.Parse(k).Matches(r.glob) {
 				matching = append(matching, k)
 			}
 		}
-		rule := fmt.Sprintf("%s (%s)", cfg.where(r.Line), r.describe())
+		rule := r.from
 		if len(matching) == 0 {
-			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, File: cfg.file(), Line: r.Line, Metric: MetricMissing,
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, File: cc.FileName(), Line: r.Line, Metric: MetricMissing,
 				Message: fmt.Sprintf("rule %s requires a kernel matching %s with shapes %s, but no such kernel is in %s (a kernel that disappears must not pass)",
 					rule, r.Match, strings.Join(r.Shapes, ", "), cmp.Or(source, "the harness file"))})
 			continue
@@ -485,7 +476,7 @@ func requirements(g *result.Gate, f *benchfile.File, cfg Config, source string, 
 					continue
 				}
 				flagged[k+"\x00"+s] = true
-				g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cfg.file(), Line: r.Line, Metric: MetricMissing,
+				g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cc.FileName(), Line: r.Line, Metric: MetricMissing,
 					Message: fmt.Sprintf("%s × %s: required by rule %s but not reported (a shape that disappears must not pass)", short, s, rule)})
 			}
 		}

@@ -183,10 +183,11 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 	if base == nil || head == nil {
 		return g, errors.New("speedup: need a base and a head harness file")
 	}
-	if err := cfg.Validate(); err != nil {
+	cc, err := cfg.compiled()
+	if err != nil {
 		return g, err
 	}
-	top := cfg.base()
+	top := cc.top
 	data := Data{BaseDevice: base.Device, HeadDevice: head.Device, Confidence: top.Confidence,
 		Looks: top.Looks(), Comparisons: []Record{}}
 	finish := func(judged bool, summary string) (result.Gate, error) {
@@ -211,14 +212,14 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 		baseBy[r.Kernel+"\x00"+r.Shape] = r
 	}
 	inHead := map[string]bool{}
-	used := make([]bool, len(cfg.Kernels))
+	used := make([]bool, len(cc.rules))
 	var items []*item
 	family := 0
 	for _, r := range head.Results {
 		key := r.Kernel + "\x00" + r.Shape
 		inHead[key] = true
 		it := &item{res: r, name: kernelname.Parse(r.Kernel), base: baseBy[key]}
-		it.lim = cfg.resolve(it.name, r.Shape)
+		it.lim = cc.resolve(it.name, r.Shape)
 		for _, i := range it.lim.matched {
 			used[i] = true
 		}
@@ -293,22 +294,22 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 			continue
 		}
 		short := kernelname.Parse(r.Kernel).Short
-		if rule, ok := requiredBy(cfg, r.Kernel, r.Shape); ok {
-			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cfg.file(), Line: rule.Line, Metric: MetricMissing,
-				Message: fmt.Sprintf("%s × %s: in base but not in head, and required by rule %s (%s): a shape that disappears must not pass", short, r.Shape, cfg.where(rule.Line), rule.describe())})
+		if rule, ok := requiredBy(cc, r.Kernel, r.Shape); ok {
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cc.FileName(), Line: rule.Line, Metric: MetricMissing,
+				Message: fmt.Sprintf("%s × %s: in base but not in head, and required by rule %s: a shape that disappears must not pass", short, r.Shape, rule.from)})
 			continue
 		}
 		g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, Kernel: short, Metric: MetricMissing,
 			Message: fmt.Sprintf("%s × %s: in base but not in head, so not compared (was it removed or renamed?)", short, r.Shape)})
 	}
-	for i, r := range cfg.Kernels {
+	for i, r := range cc.rules {
 		if len(r.Shapes) > 0 {
-			requireShapes(&g, cfg, r, head, base)
+			requireShapes(&g, cc, r, head, base)
 			continue
 		}
 		if !used[i] {
-			g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, File: cfg.file(), Line: r.Line, Metric: MetricRule,
-				Message: fmt.Sprintf("rule %s (%s) matches no result in head: its limits were not used (was the kernel renamed?)", cfg.where(r.Line), r.Match)})
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, File: cc.FileName(), Line: r.Line, Metric: MetricRule,
+				Message: fmt.Sprintf("rule %s (%s) matches no result in head: its limits were not used (was the kernel renamed?)", cc.Where(r.Line), r.Match)})
 		}
 	}
 
@@ -535,32 +536,31 @@ func (j *judge) judgeGoal(s Speedup, from setting) {
 }
 
 // requiredBy returns the rule with shapes that requires kernel × shape.
-func requiredBy(cfg Config, kernel, shape string) (Rule, bool) {
+func requiredBy(cc compiled, kernel, shape string) (compiledRule, bool) {
 	name := kernelname.Parse(kernel)
-	for _, r := range cfg.Kernels {
+	for _, r := range cc.rules {
 		if len(r.Shapes) > 0 && r.matches(name, shape) {
 			return r, true
 		}
 	}
-	return Rule{}, false
+	return compiledRule{}, false
 }
 
 // requireShapes reports a rule with shapes whose kernel × shapes head does not report.
 // Those base has are reported already (in base, not in head).
-func requireShapes(g *result.Gate, cfg Config, r Rule, head, base *benchfile.File) {
-	glob := kernelname.Glob(r.Match)
+func requireShapes(g *result.Gate, cc compiled, r compiledRule, head, base *benchfile.File) {
 	has := func(f *benchfile.File, kernel, shape string) bool {
 		return slices.ContainsFunc(f.Results, func(x benchfile.Result) bool { return x.Kernel == kernel && x.Shape == shape })
 	}
 	var kernels []string
 	for _, x := range head.Results {
-		if kernelname.Parse(x.Kernel).Matches(glob) && !slices.Contains(kernels, x.Kernel) {
+		if kernelname.Parse(x.Kernel).Matches(r.glob) && !slices.Contains(kernels, x.Kernel) {
 			kernels = append(kernels, x.Kernel)
 		}
 	}
-	rule := fmt.Sprintf("%s (%s)", cfg.where(r.Line), r.describe())
+	rule := r.from
 	if len(kernels) == 0 {
-		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, File: cfg.file(), Line: r.Line, Metric: MetricMissing,
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, File: cc.FileName(), Line: r.Line, Metric: MetricMissing,
 			Message: fmt.Sprintf("rule %s requires a kernel matching %s with shapes %s, but head has none (a kernel that disappears must not pass)", rule, r.Match, strings.Join(r.Shapes, ", "))})
 		return
 	}
@@ -570,7 +570,7 @@ func requireShapes(g *result.Gate, cfg Config, r Rule, head, base *benchfile.Fil
 				continue
 			}
 			short := kernelname.Parse(k).Short
-			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cfg.file(), Line: r.Line, Metric: MetricMissing,
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cc.FileName(), Line: r.Line, Metric: MetricMissing,
 				Message: fmt.Sprintf("%s × %s: required by rule %s but reported by neither base nor head", short, s, rule)})
 		}
 	}

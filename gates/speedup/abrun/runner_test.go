@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/result"
-	"github.com/kernel-gate/kernel-gate/gates/speedup"
 )
 
 // fakeScript is the fake harness every test runs (see its header for its settings).

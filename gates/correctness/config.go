@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 )
 
 // Defaults used where no level of the config sets a limit.
@@ -168,26 +168,13 @@ func (t Tolerance) validate(name func(key string) string) []error {
 		switch {
 		case f.v == nil:
 		case math.IsNaN(*f.v) || math.IsInf(*f.v, 0) || *f.v < 0:
-			errs = append(errs, fmt.Errorf("%s: must be a finite number >= 0, got %s", name(f.key), fnum(*f.v)))
+			errs = append(errs, fmt.Errorf("%s: must be a finite number >= 0, got %s", name(f.key), numtext.Short(*f.v)))
 		case f.fraction && *f.v > 1:
-			errs = append(errs, fmt.Errorf("%s: is a fraction of the output's elements, between 0 and 1; got %s", name(f.key), fnum(*f.v)))
+			errs = append(errs, fmt.Errorf("%s: is a fraction of the output's elements, between 0 and 1; got %s", name(f.key), numtext.Short(*f.v)))
 		}
 	}
 	if t.MinChecks != nil && *t.MinChecks < 1 {
 		errs = append(errs, fmt.Errorf("%s: must be at least 1 (a result with no check has nothing to judge), got %d", name("min_checks"), *t.MinChecks))
 	}
 	return errs
-}
-
-// fnum renders a number for messages: shortest form, NaN and ±Inf spelt out.
-func fnum(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
 }

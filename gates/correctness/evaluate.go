@@ -12,6 +12,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -160,10 +161,10 @@ func (j *judge) value(metric string, v *benchfile.Float, what string) bool {
 	x := float64(*v)
 	switch {
 	case !v.Finite():
-		j.add(result.Error, metric, nil, nil, "%s is %s: NaN and Inf never pass, whatever the tolerance", metric, fnum(x))
+		j.add(result.Error, metric, nil, nil, "%s is %s: NaN and Inf never pass, whatever the tolerance", metric, numtext.Short(x))
 		return false
 	case x < 0:
-		j.add(result.Error, metric, num(x), nil, "%s is negative (%s), which %s cannot be: the harness's measurement is wrong", metric, fnum(x), what)
+		j.add(result.Error, metric, num(x), nil, "%s is negative (%s), which %s cannot be: the harness's measurement is wrong", metric, numtext.Short(x), what)
 		return false
 	}
 	return true
@@ -332,11 +333,11 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 	maxOK := false
 	if r.MaxErr == nil {
 		j.add(result.Error, MetricMaxErr, nil, num(lim.maxErr.value), "the harness did not report max_err: nothing to judge is not a pass (its limit is %s %s)",
-			fnum(lim.maxErr.value), lim.maxErr.text())
+			numtext.Short(lim.maxErr.value), lim.maxErr.text())
 	} else if j.value(MetricMaxErr, r.MaxErr, "an absolute error") {
 		maxOK = true
 		if v := float64(*r.MaxErr); v > lim.maxErr.value {
-			j.add(result.Error, MetricMaxErr, num(v), num(lim.maxErr.value), "max_err %s > %s %s", fnum(v), fnum(lim.maxErr.value), lim.maxErr.text())
+			j.add(result.Error, MetricMaxErr, num(v), num(lim.maxErr.value), "max_err %s > %s %s", numtext.Short(v), numtext.Short(lim.maxErr.value), lim.maxErr.text())
 		}
 	}
 	refOK := j.value(MetricRefMaxAbs, r.RefMaxAbs, "the largest absolute reference value")
@@ -354,7 +355,7 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 			}
 			if v > bound {
 				j.add(result.Error, MetricRTol, num(v/ref), num(lim.rtol.value), "max_err %s > rtol %s × ref_max_abs %s = %s (relative error %.3g) %s",
-					fnum(v), fnum(lim.rtol.value), fnum(ref), fnum(bound), v/ref, lim.rtol.text())
+					numtext.Short(v), numtext.Short(lim.rtol.value), numtext.Short(ref), numtext.Short(bound), v/ref, lim.rtol.text())
 			}
 		}
 	}
@@ -362,7 +363,7 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 	// Mean error and the fraction of bad elements.
 	if j.value(MetricMeanErr, r.MeanErr, "an absolute error") && lim.meanErr.set {
 		if v := float64(*r.MeanErr); v > lim.meanErr.value {
-			j.add(result.Error, MetricMeanErr, num(v), num(lim.meanErr.value), "mean_err %s > %s %s", fnum(v), fnum(lim.meanErr.value), lim.meanErr.text())
+			j.add(result.Error, MetricMeanErr, num(v), num(lim.meanErr.value), "mean_err %s > %s %s", numtext.Short(v), numtext.Short(lim.meanErr.value), lim.meanErr.text())
 		}
 	} else if r.MeanErr == nil && lim.meanErr.set {
 		j.add(result.Warning, MetricMeanErr, nil, num(lim.meanErr.value), "mean_err is limited %s but the harness did not report it: not checked", lim.meanErr.text())
@@ -371,10 +372,10 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 		v := float64(*r.BadFraction)
 		switch {
 		case v > 1:
-			j.add(result.Error, MetricBadFraction, num(v), nil, "bad_fraction %s is over 1, which a fraction cannot be: the harness's measurement is wrong", fnum(v))
+			j.add(result.Error, MetricBadFraction, num(v), nil, "bad_fraction %s is over 1, which a fraction cannot be: the harness's measurement is wrong", numtext.Short(v))
 		case lim.badFraction.set && v > lim.badFraction.value:
 			j.add(result.Error, MetricBadFraction, num(v), num(lim.badFraction.value), "bad_fraction %s > %s: that share of the output is outside the harness's tolerance %s",
-				fnum(v), fnum(lim.badFraction.value), lim.badFraction.text())
+				numtext.Short(v), numtext.Short(lim.badFraction.value), lim.badFraction.text())
 		}
 	} else if r.BadFraction == nil && lim.badFraction.set {
 		j.add(result.Warning, MetricBadFraction, nil, num(lim.badFraction.value), "bad_fraction is limited %s but the harness did not report it: not checked", lim.badFraction.text())
@@ -401,7 +402,7 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 			hint = "; a kernel with floating-point atomics may differ in the last bits: give it a repeat_tol in a kernel rule"
 		}
 		j.add(result.Error, MetricRepeat, num(v), num(lim.repeatTol.value), "repeated launches disagree (the first call passes, later calls fail): repeat_max_diff %s > %s%s %s%s",
-			fnum(v), fnum(lim.repeatTol.value), launches(r.RepeatLaunches), lim.repeatTol.text(), hint)
+			numtext.Short(v), numtext.Short(lim.repeatTol.value), launches(r.RepeatLaunches), lim.repeatTol.text(), hint)
 	case r.RepeatLaunches != nil && *r.RepeatLaunches < 2:
 		j.add(result.Warning, MetricRepeat, nil, num(lim.repeatTol.value), "repeated launches were not checked (repeat_launches %d: the harness should launch at least twice on the same input)", *r.RepeatLaunches)
 	}
@@ -555,7 +556,7 @@ func fcell(v *benchfile.Float) string {
 		return "-"
 	}
 	if !v.Finite() {
-		return fnum(float64(*v))
+		return numtext.Short(float64(*v))
 	}
 	return strconv.FormatFloat(float64(*v), 'g', 3, 64)
 }

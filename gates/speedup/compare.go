@@ -11,6 +11,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -434,7 +435,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		field, b, h, _ := summaryOf(it.baseT, it.head)
 		c, err := judgeSummary(b, h, field, lim)
 		if err != nil {
-			j.add(result.Error, MetricSamples, nil, nil, "%s is %s in base and %s in head: a timing must be a finite number > 0", field, fnum(b), fnum(h))
+			j.add(result.Error, MetricSamples, nil, nil, "%s is %s in base and %s in head: a timing must be a finite number > 0", field, numtext.Short(b), numtext.Short(h))
 			return Record{Kernel: it.res.Kernel, Shape: it.res.Shape, Verdict: Inconclusive}, false, nil
 		}
 		jd.Comparison = c
@@ -469,7 +470,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		next := NeedMore(jd, lim)
 		tail := fmt.Sprintf("the runner should add %d round(s) and judge again", next)
 		if next == 0 {
-			tail = fmt.Sprintf("the budget is spent (max_rounds %d, gpu_seconds_budget %s s, %.3g s used): reported as a warning, not a pass", lim.MaxRounds, fnum(lim.GPUSecondsBudget), jd.GPUSeconds)
+			tail = fmt.Sprintf("the budget is spent (max_rounds %d, gpu_seconds_budget %s s, %.3g s used): reported as a warning, not a pass", lim.MaxRounds, numtext.Short(lim.GPUSecondsBudget), jd.GPUSeconds)
 		}
 		j.add(result.Warning, MetricSlowdown, num(c.Center), num(t), "inconclusive: %s; %s, at %s confidence (%s; sign test p = %s); %s%s",
 			j.changeCell, c.Why, pct(c.Level), margin, fnumShort(c.PValue), tail, dropped)
@@ -493,7 +494,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		s := Speedup{Estimate: Estimate{Center: rv / hv, Lo: math.NaN(), Hi: math.NaN(), SummaryOnly: true, SummaryField: field},
 			Name: it.refName, Goal: g, Verdict: NoGoal}
 		if !(s.Center > 0) || math.IsInf(s.Center, 0) {
-			j.add(result.Warning, MetricReference, nil, goalNum(g), "the reference's %s (%s) or head's (%s) is not a finite number > 0: speedup not measured", field, fnum(rv), fnum(hv))
+			j.add(result.Warning, MetricReference, nil, goalNum(g), "the reference's %s (%s) or head's (%s) is not a finite number > 0: speedup not measured", field, numtext.Short(rv), numtext.Short(hv))
 			break
 		}
 		if g > 0 {
@@ -510,7 +511,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		}
 	case g > 0:
 		j.add(result.Warning, MetricReference, nil, num(g), "min_speedup_vs_reference %s× is set %s but head reports no usable reference timings: the goal was not checked",
-			fnum(g), it.lim.goal.text())
+			numtext.Short(g), it.lim.goal.text())
 	}
 	return rec, j.errors == 0, nil
 }
@@ -520,7 +521,7 @@ func (j *judge) judgeGoal(s Speedup, from setting) {
 	if s.Goal <= 0 {
 		return
 	}
-	what := fmt.Sprintf("min_speedup_vs_reference %s× over %s %s", fnum(s.Goal), refLabel(s.Name), from.text())
+	what := fmt.Sprintf("min_speedup_vs_reference %s× over %s %s", numtext.Short(s.Goal), refLabel(s.Name), from.text())
 	switch s.Verdict {
 	case GoalMissed:
 		if s.SummaryOnly {
@@ -648,7 +649,7 @@ func refText(s Speedup) string {
 		fmt.Fprintf(&b, " (%.3g–%.3g×)", s.Lo, s.Hi)
 	}
 	if s.Goal > 0 {
-		fmt.Fprintf(&b, ", goal %s×", fnum(s.Goal))
+		fmt.Fprintf(&b, ", goal %s×", numtext.Short(s.Goal))
 	}
 	return b.String()
 }
@@ -663,7 +664,7 @@ func refLabel(name string) string {
 // signedPct renders a fraction as a signed percentage: "+2.3%", "−0.4%".
 func signedPct(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return fnum(f)
+		return numtext.Short(f)
 	}
 	switch v := 100 * f; {
 	case math.Abs(v) < 0.05:
@@ -682,7 +683,7 @@ func ratioNum(r float64) string { return fmt.Sprintf("%.4g", r) }
 
 func fnumShort(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return fnum(v)
+		return numtext.Short(v)
 	}
 	return fmt.Sprintf("%.2g", v)
 }

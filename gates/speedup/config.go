@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 )
 
 // Defaults used where the config sets nothing. docs/speedup-evaluation.md measures them on
@@ -143,7 +143,7 @@ func (c Config) compile() (compiled, error) {
 		errs = append(errs, fmt.Errorf("%s: %v", top("max_slowdown"), err))
 	}
 	if c.Confidence != nil && !(*c.Confidence >= 0.5 && *c.Confidence < 1) {
-		errs = append(errs, fmt.Errorf("%s: must be at least 0.5 and below 1 (0.99 is 99%%), got %s", top("confidence"), fnum(*c.Confidence)))
+		errs = append(errs, fmt.Errorf("%s: must be at least 0.5 and below 1 (0.99 is 99%%), got %s", top("confidence"), numtext.Short(*c.Confidence)))
 	}
 	if c.MinRounds != nil && *c.MinRounds < 2 {
 		errs = append(errs, fmt.Errorf("%s: must be at least 2 (a median of per-round ratios needs rounds), got %d", top("min_rounds"), *c.MinRounds))
@@ -159,7 +159,7 @@ func (c Config) compile() (compiled, error) {
 		errs = append(errs, fmt.Errorf("%s: %d is above the default max_rounds %d (set max_rounds too)", top("min_rounds"), *c.MinRounds, DefaultMaxRounds))
 	}
 	if c.GPUSecondsBudget != nil && !(*c.GPUSecondsBudget > 0 && !math.IsInf(*c.GPUSecondsBudget, 0)) {
-		errs = append(errs, fmt.Errorf("%s: must be a finite number of seconds > 0, got %s", top("gpu_seconds_budget"), fnum(*c.GPUSecondsBudget)))
+		errs = append(errs, fmt.Errorf("%s: must be a finite number of seconds > 0, got %s", top("gpu_seconds_budget"), numtext.Short(*c.GPUSecondsBudget)))
 	}
 	for i, r := range c.Kernels {
 		prefix := fmt.Sprintf("%s: speedup.kernels[%d] (match %q)", c.Where(r.Line), i, r.Match)
@@ -180,7 +180,7 @@ func (c Config) compile() (compiled, error) {
 			errs = append(errs, fmt.Errorf("%s: max_slowdown: %v", prefix, err))
 		}
 		if g := r.MinSpeedupVsReference; g != nil && !(*g > 0 && !math.IsInf(*g, 0)) {
-			errs = append(errs, fmt.Errorf("%s: min_speedup_vs_reference: must be a finite ratio > 0 (15 for 15x faster than the reference), got %s", prefix, fnum(*g)))
+			errs = append(errs, fmt.Errorf("%s: min_speedup_vs_reference: must be a finite ratio > 0 (15 for 15x faster than the reference), got %s", prefix, numtext.Short(*g)))
 		}
 	}
 	return cc, errors.Join(errs...)
@@ -192,7 +192,7 @@ func validMargin(m *float64) error {
 		return nil
 	}
 	if !(*m >= 0 && *m < 1) {
-		return fmt.Errorf("must be a fraction >= 0 and below 1 (0.02 is 2%%), got %s", fnum(*m))
+		return fmt.Errorf("must be a fraction >= 0 and below 1 (0.02 is 2%%), got %s", numtext.Short(*m))
 	}
 	return nil
 }
@@ -261,17 +261,4 @@ func (cc compiled) resolve(name kernelname.Name, shape string) resolved {
 		}
 	}
 	return r
-}
-
-// fnum renders a number for messages: shortest form, NaN and ±Inf spelt out.
-func fnum(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
 }

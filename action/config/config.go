@@ -27,7 +27,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 )
 
-// Config is the whole file.
+// Config is the whole file. Each field of a section type (one that has Resolve) is resolved
+// by Parse, in field order.
 type Config struct {
 	// CUDA is a semver constraint on the toolkit that built the kernels, e.g. ">=12.2".
 	CUDA        string             `yaml:"cuda"`
@@ -84,59 +85,44 @@ func Parse(raw []byte, name string) (Config, error) {
 		return Config{}, fmt.Errorf("%s: %w", name, err)
 	}
 	c := Config{Path: name}
-	if root.Kind == 0 || len(root.Content) == 0 {
-		c.setFile(name)
-		return c, nil // an empty file: defaults
-	}
-	doc := root.Content[0]
-	if err := checkKeys(doc, reflect.TypeOf(c), "", name); err != nil {
-		return Config{}, err
-	}
-	if err := doc.Decode(&c); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", name, cleanYAMLError(err))
-	}
-	c.setFile(name)
-	if c.CUDA != "" {
-		if _, err := semver.NewConstraint(c.CUDA); err != nil {
-			return Config{}, fmt.Errorf("%s:%d: cuda: %q is not a version constraint (e.g. \">=12.2\"): %v", name, keyLine(doc, "cuda"), c.CUDA, err)
+	if root.Kind != 0 && len(root.Content) > 0 { // else an empty file: defaults
+		doc := root.Content[0]
+		if err := checkKeys(doc, reflect.TypeOf(c), "", name); err != nil {
+			return Config{}, err
+		}
+		if err := doc.Decode(&c); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", name, cleanYAMLError(err))
+		}
+		if c.CUDA != "" {
+			if _, err := semver.NewConstraint(c.CUDA); err != nil {
+				return Config{}, fmt.Errorf("%s:%d: cuda: %q is not a version constraint (e.g. \">=12.2\"): %v", name, keyLine(doc, "cuda"), c.CUDA, err)
+			}
 		}
 	}
-	if err := c.PTXAS.Validate(); err != nil {
-		return Config{}, err
-	}
-	if err := c.SASS.Validate(); err != nil {
-		return Config{}, err
-	}
-	if err := c.Sanitizer.Validate(); err != nil {
-		return Config{}, err
-	}
-	if err := c.Correctness.Validate(); err != nil {
-		return Config{}, err
-	}
-	if err := c.Speedup.Validate(); err != nil {
-		return Config{}, err
-	}
-	if err := c.Bench.Validate(); err != nil {
-		return Config{}, err
-	}
-	if err := c.Guard.Validate(); err != nil {
-		return Config{}, err
-	}
-	if err := c.NCU.Validate(); err != nil {
-		return Config{}, err
-	}
-	if err := c.Run.Validate(); err != nil {
-		return Config{}, err
+	for _, s := range c.sections() {
+		if err := s.Resolve(name); err != nil {
+			return Config{}, err
+		}
 	}
 	return c, nil
 }
 
-// setFile tells every gate's section which file it came from, for messages.
-func (c *Config) setFile(name string) {
-	c.Path = name
-	c.PTXAS.File, c.SASS.File, c.Sanitizer.File, c.Correctness.File, c.Speedup.File, c.Guard.File = name, name, name, name, name, name
-	c.Bench.File, c.Run.File = name, name
-	c.NCU.File = name
+// section is a gate's section of the file: Resolve tells it its file, checks it and keeps
+// what its gate uses.
+type section interface {
+	Resolve(file string) error
+}
+
+// sections are c's sections, in field order.
+func (c *Config) sections() []section {
+	var out []section
+	v := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() {
+		if s, ok := v.Field(i).Addr().Interface().(section); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func cleanYAMLError(err error) error {

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
@@ -40,6 +37,7 @@ const (
 //	      shapes: {check: [small, mission, long], sanitize: [small], bench: [mission, long]}
 //	      reference: "python3 kernels/sdpa_reference.py"
 type Run struct {
+	configpos.Section[RunSettings] `yaml:",inline"`
 	// Arch lists the SASS architectures every target is built for ("sm_90a"); "native" is
 	// the GPU's own (nvidia-smi --query-gpu=compute_cap). Default [native]. The GPU's own
 	// architecture must be among them, or the harness could not run.
@@ -54,11 +52,7 @@ type Run struct {
 	// CheckRounds is KG_ROUNDS in check mode: fresh random inputs per round (default 3).
 	CheckRounds *int `yaml:"check_rounds"`
 	// Targets are the harnesses; each covers the kernels it names.
-	Targets []Target `yaml:"targets"`
-	// File names the config file in messages; empty means "kernel-gate.yml".
-	File string `yaml:"-"`
-
-	lines map[string]int
+	Targets configpos.List[Target] `yaml:"targets"`
 }
 
 // Target is one harness binary (built from Sources) and the kernels it gates.
@@ -87,9 +81,8 @@ type Target struct {
 	// beside head: PyTorch SDPA for min_speedup_vs_reference, say.
 	Reference string `yaml:"reference"`
 	// ReferenceName names the reference in reports (default: what its file says).
-	ReferenceName string `yaml:"reference_name"`
-	// Line is the target's line in the config file.
-	Line int `yaml:"-"`
+	ReferenceName  string `yaml:"reference_name"`
+	configpos.Item `yaml:"-"`
 }
 
 // TargetShapes are KG_SHAPES of each mode.
@@ -97,26 +90,6 @@ type TargetShapes struct {
 	Check    []string `yaml:"check"`
 	Sanitize []string `yaml:"sanitize"`
 	Bench    []string `yaml:"bench"`
-}
-
-// UnmarshalYAML keeps the lines of the keys for messages.
-func (r *Run) UnmarshalYAML(n *yaml.Node) error {
-	type plain Run
-	if err := n.Decode((*plain)(r)); err != nil {
-		return err
-	}
-	r.lines = configpos.KeyLines(n)
-	return nil
-}
-
-// UnmarshalYAML keeps the target's line.
-func (t *Target) UnmarshalYAML(n *yaml.Node) error {
-	type plain Target
-	if err := n.Decode((*plain)(t)); err != nil {
-		return err
-	}
-	t.Line = n.Line
-	return nil
 }
 
 var (
@@ -128,21 +101,11 @@ var (
 // build something other than what the gates read.
 var ownedFlags = []string{"-o", "--output-file", "-c", "--compile", "-gencode", "--generate-code", "-arch", "--gpu-architecture", "-code", "--gpu-code", "-G", "--device-debug"}
 
-func (r Run) file() string { return cmp.Or(r.File, configpos.DefaultFile) }
-
-func (r Run) where(key string) string {
-	if l := r.lines[key]; l > 0 {
-		return r.file() + ":" + strconv.Itoa(l) + ": run." + key
-	}
-	return r.file() + ": run." + key
-}
+func (r Run) where(key string) string { return r.KeyWhere(key) + ": run." + key }
 
 // TargetWhere names a target in messages: "kernel-gate.yml:40: run.targets[attention]".
 func (r Run) TargetWhere(t Target) string {
-	if t.Line > 0 {
-		return fmt.Sprintf("%s:%d: run.targets[%s]", r.file(), t.Line, t.Name)
-	}
-	return fmt.Sprintf("%s: run.targets[%s]", r.file(), t.Name)
+	return fmt.Sprintf("%s: run.targets[%s]", r.Where(t.Line), t.Name)
 }
 
 // RunSettings is the run section resolved.
@@ -155,8 +118,20 @@ type RunSettings struct {
 	Targets     []Target
 }
 
-// Settings resolves defaults; the error names every bad setting and its line.
+// Resolve checks the section, read from file, and keeps its settings. The error names every
+// bad setting and its line.
+func (r *Run) Resolve(file string) error { return configpos.Resolve(r, file, Run.resolve) }
+
+// Settings returns the section with its defaults filled in: as Resolve kept it, or resolved
+// now. The error names every bad setting and its line.
 func (r Run) Settings() (RunSettings, error) {
+	s, err := configpos.Resolved(r, Run.resolve)
+	// The caller may change its copy; the kept one is shared by every copy of r.
+	s.Arch, s.Flags, s.Targets = slices.Clone(s.Arch), slices.Clone(s.Flags), slices.Clone(s.Targets)
+	return s, err
+}
+
+func (r Run) resolve() (RunSettings, error) {
 	s := RunSettings{Arch: r.Arch, NVCC: cmp.Or(strings.TrimSpace(r.NVCC), DefaultRunNVCC), Flags: r.Flags,
 		Timeout: DefaultRunTimeout, CheckRounds: DefaultRunCheckRounds, Targets: r.Targets}
 	var errs []error
@@ -243,10 +218,4 @@ func (r Run) Settings() (RunSettings, error) {
 		}
 	}
 	return s, errors.Join(errs...)
-}
-
-// Validate reports every setting that cannot work.
-func (r Run) Validate() error {
-	_, err := r.Settings()
-	return err
 }

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -155,12 +156,8 @@ func overRatio(f result.Finding) (float64, bool) {
 // (4 significant digits below 1, so that 0.00012345 keeps its digits).
 func formatNum(v float64) string {
 	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return numtext.Short(v)
 	case v == 0:
 		return "0" // also -0
 	case math.Abs(v) >= 1e15:

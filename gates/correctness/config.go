@@ -1,18 +1,15 @@
 package correctness
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
+	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/kernel-gate/kernel-gate/internal/kernelname"
-
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 )
 
 // Defaults used where no level of the config sets a limit.
@@ -62,46 +59,40 @@ type Rule struct {
 	Shapes    []string `yaml:"shapes"`
 	Tolerance `yaml:",inline"`
 	// Reason is quoted in the messages of the limits the rule sets.
-	Reason string `yaml:"reason"`
-	// Line is the rule's line in the config file, set when decoded from YAML.
-	Line int `yaml:"-"`
+	Reason         string `yaml:"reason"`
+	configpos.Item `yaml:"-"`
 }
 
 // Config is the correctness section of kernel-gate.yml.
 type Config struct {
-	Tolerance `yaml:",inline"`
+	configpos.Section[compiled] `yaml:",inline"`
+	Tolerance                   `yaml:",inline"`
 	// Kernels override the tolerances for kernels matching a glob; later rules win.
-	Kernels []Rule `yaml:"kernels"`
-	// File names the config file in messages; empty means "kernel-gate.yml".
-	File string `yaml:"-"`
-
-	// lines holds the config lines of the top-level keys ("max_err"), set when decoded.
-	lines map[string]int
+	Kernels configpos.List[Rule] `yaml:"kernels"`
 }
 
-// UnmarshalYAML keeps the lines of the top-level keys for messages.
-func (c *Config) UnmarshalYAML(n *yaml.Node) error {
-	type plain Config
-	if err := n.Decode((*plain)(c)); err != nil {
-		return err
-	}
-	c.lines = configpos.KeyLines(n)
-	return nil
+// Resolve checks the section, read from file, and keeps what Evaluate uses. The error names
+// every setting that cannot work, with its config line.
+func (c *Config) Resolve(file string) error { return configpos.Resolve(c, file, Config.compile) }
+
+// compiled returns the section resolved: as Resolve kept it, or resolved now.
+func (c Config) compiled() (compiled, error) { return configpos.Resolved(c, Config.compile) }
+
+// Only returns the section with the rules keep admits, in their order: what one target of
+// kernel-gate run is judged by, so that it does not warn about rules meant for another. It
+// stays resolved when c was (keep is called once per rule).
+func (c Config) Only(keep func(Rule) bool) Config {
+	var admitted []bool
+	return configpos.Derive(c, func(c *Config) {
+		for _, r := range c.Kernels {
+			admitted = append(admitted, keep(r))
+		}
+		c.Kernels = configpos.Filter(c.Kernels, admitted)
+	}, func(cc compiled) compiled {
+		cc.rules = configpos.Filter(cc.rules, admitted)
+		return cc
+	})
 }
-
-// UnmarshalYAML keeps the rule's line for messages.
-func (r *Rule) UnmarshalYAML(n *yaml.Node) error {
-	type plain Rule
-	if err := n.Decode((*plain)(r)); err != nil {
-		return err
-	}
-	r.Line = n.Line
-	return nil
-}
-
-func (c Config) file() string { return cmp.Or(c.File, configpos.DefaultFile) }
-
-func (c Config) where(line int) string { return configpos.Where(c.File, line) }
 
 // describe names a rule in messages: "flash_fwd*" or "flash_fwd* × long, mission".
 func (r Rule) describe() string {
@@ -111,15 +102,42 @@ func (r Rule) describe() string {
 	return r.Match + " × " + strings.Join(r.Shapes, ", ")
 }
 
-// Validate reports every setting that cannot work; each error names its config line.
-func (c Config) Validate() error {
+// compiled is the section resolved: the limits every result starts from and the rules,
+// one per configured rule, in order.
+type compiled struct {
+	configpos.Origin // for messages
+	top              limits
+	rules            []compiledRule
+}
+
+type compiledRule struct {
+	Rule
+	glob kernelname.Glob
+	from string // "kernel-gate.yml:12 (flash_fwd* × long)"
+}
+
+// matches reports whether the rule applies to a kernel × shape.
+func (r compiledRule) matches(name kernelname.Name, shape string) bool {
+	return name.Matches(r.glob) && (len(r.Shapes) == 0 || slices.Contains(r.Shapes, shape))
+}
+
+// compile checks every setting and resolves the section; the error joins every problem found,
+// each with its config line.
+func (c Config) compile() (compiled, error) {
+	cc := compiled{Origin: c.Origin, top: limits{
+		maxErr:    limit{value: DefaultMaxErr, set: true, from: "default"},
+		repeatTol: limit{value: DefaultRepeatTol, set: true, from: "default"},
+		minChecks: limit{value: 1, set: true, from: "default"},
+	}}
+	cc.top.apply(c.Tolerance, c.KeyWhere, "")
 	var errs []error
 	errs = append(errs, c.Tolerance.validate(func(key string) string {
-		return fmt.Sprintf("%s: correctness.%s", c.where(c.lines[key]), key)
+		return fmt.Sprintf("%s: correctness.%s", c.KeyWhere(key), key)
 	})...)
 	for i, r := range c.Kernels {
-		prefix := fmt.Sprintf("%s: correctness.kernels[%d] (match %q)", c.where(r.Line), i, r.Match)
-		if !kernelname.Glob(r.Match).Valid() {
+		prefix := fmt.Sprintf("%s: correctness.kernels[%d] (match %q)", c.Where(r.Line), i, r.Match)
+		cr := compiledRule{Rule: r, glob: kernelname.Glob(r.Match), from: fmt.Sprintf("%s (%s)", c.Where(r.Line), r.describe())}
+		if !cr.glob.Valid() {
 			errs = append(errs, fmt.Errorf("%s: match must be a non-empty kernel glob", prefix))
 		}
 		for j, s := range r.Shapes {
@@ -131,8 +149,9 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: the rule sets no tolerance and no shapes, so it does nothing", prefix))
 		}
 		errs = append(errs, r.Tolerance.validate(func(key string) string { return prefix + ": " + key })...)
+		cc.rules = append(cc.rules, cr)
 	}
-	return errors.Join(errs...)
+	return cc, errors.Join(errs...)
 }
 
 // validate checks one level; name(key) prefixes the error for a key.
@@ -149,26 +168,13 @@ func (t Tolerance) validate(name func(key string) string) []error {
 		switch {
 		case f.v == nil:
 		case math.IsNaN(*f.v) || math.IsInf(*f.v, 0) || *f.v < 0:
-			errs = append(errs, fmt.Errorf("%s: must be a finite number >= 0, got %s", name(f.key), fnum(*f.v)))
+			errs = append(errs, fmt.Errorf("%s: must be a finite number >= 0, got %s", name(f.key), numtext.Short(*f.v)))
 		case f.fraction && *f.v > 1:
-			errs = append(errs, fmt.Errorf("%s: is a fraction of the output's elements, between 0 and 1; got %s", name(f.key), fnum(*f.v)))
+			errs = append(errs, fmt.Errorf("%s: is a fraction of the output's elements, between 0 and 1; got %s", name(f.key), numtext.Short(*f.v)))
 		}
 	}
 	if t.MinChecks != nil && *t.MinChecks < 1 {
 		errs = append(errs, fmt.Errorf("%s: must be at least 1 (a result with no check has nothing to judge), got %d", name("min_checks"), *t.MinChecks))
 	}
 	return errs
-}
-
-// fnum renders a number for messages: shortest form, NaN and ±Inf spelt out.
-func fnum(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
 }

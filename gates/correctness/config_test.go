@@ -1,10 +1,14 @@
 package correctness
 
 import (
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
 )
 
 // fileConfig is the part of kernel-gate.yml that this package reads.
@@ -44,14 +48,17 @@ correctness:
       shapes: [256x192x320]
 `
 
+// validate resolves c as config.Parse does, for its error.
+func validate(c Config) error { return c.Resolve(c.File) }
+
 func TestConfigYAML(t *testing.T) {
 	c := decodeConfig(t, configYAML)
-	if err := c.Validate(); err != nil {
+	if err := validate(c); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
 	wantLines := map[string]int{"max_err": 3, "mean_err": 4, "rtol": 5, "bad_fraction": 6, "repeat_tol": 7, "min_checks": 8, "kernels": 9}
 	for k, want := range wantLines {
-		if got := c.lines[k]; got != want {
+		if got := c.KeyLine(k); got != want {
 			t.Errorf("line of %s = %d, want %d", k, got, want)
 		}
 	}
@@ -79,7 +86,7 @@ func TestConfigYAML(t *testing.T) {
 
 	// An absent or empty section is the defaults, and valid.
 	for _, text := range []string{"cuda: \">=12.4\"\n", "correctness: {}\n", "correctness:\n"} {
-		if err := decodeConfig(t, text).Validate(); err != nil {
+		if err := validate(decodeConfig(t, text)); err != nil {
 			t.Errorf("%q: %v", text, err)
 		}
 	}
@@ -116,7 +123,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := decodeConfig(t, tt.yaml).Validate()
+			err := validate(decodeConfig(t, tt.yaml))
 			if err == nil {
 				t.Fatal("Validate accepted the config")
 			}
@@ -131,18 +138,47 @@ func TestConfigValidate(t *testing.T) {
 	// File names the config in messages; a config built in Go has no lines.
 	c := decodeConfig(t, "correctness:\n  max_err: -1\n")
 	c.File = ".github/kernel-gate.yml"
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), ".github/kernel-gate.yml:2: correctness.max_err") {
+	if err := validate(c); err == nil || !strings.Contains(err.Error(), ".github/kernel-gate.yml:2: correctness.max_err") {
 		t.Errorf("File not used in the message: %v", err)
 	}
-	if err := (Config{Tolerance: Tolerance{MaxErr: f64(-1)}}).Validate(); err == nil || !strings.HasPrefix(err.Error(), "kernel-gate.yml: correctness.max_err") {
+	if err := validate(Config{Tolerance: Tolerance{MaxErr: f64(-1)}}); err == nil || !strings.HasPrefix(err.Error(), "kernel-gate.yml: correctness.max_err") {
 		t.Errorf("Go-built config: %v", err)
 	}
-	if err := (Config{}).Validate(); err != nil {
+	if err := validate(Config{}); err != nil {
 		t.Errorf("the zero config is the defaults: %v", err)
 	}
 	// A type error is YAML's, with its line.
 	var fc fileConfig
 	if err := yaml.Unmarshal([]byte("correctness:\n  max_err: lots\n"), &fc); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("type error: %v", err)
+	}
+}
+
+// Only keeps a resolved section resolved: its compiled form is cut with the rules, and is what
+// compiling the cut section gives.
+func TestOnly(t *testing.T) {
+	c := decodeConfig(t, configYAML)
+	if err := c.Resolve(c.File); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	only := c.Only(func(r Rule) bool { calls++; return r.Match != "flash_fwd" })
+	if len(c.Kernels) != 3 || len(only.Kernels) != 3-1 || calls != 3 || slices.ContainsFunc(only.Kernels, func(r Rule) bool { return r.Match == "flash_fwd" }) {
+		t.Fatalf("%d calls; kept %+v of %+v", calls, only.Kernels, c.Kernels)
+	}
+	kept, err := configpos.Resolved(only, func(Config) (compiled, error) {
+		t.Error("Only's copy compiled again")
+		return compiled{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err := only.compile(); err != nil || !reflect.DeepEqual(kept, fresh) {
+		t.Errorf("kept %+v\nfresh %+v (%v)", kept, fresh, err)
+	}
+	// A section built in Go stays unresolved: it resolves when used.
+	built := Config{Kernels: c.Kernels}.Only(func(Rule) bool { return true })
+	if _, err := built.compiled(); err != nil || len(built.Kernels) != 3 {
+		t.Errorf("%v %+v", err, built.Kernels)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -92,43 +93,34 @@ type limits struct {
 	maxErr, meanErr, rtol, badFraction, repeatTol, minChecks limit
 }
 
-// matches reports whether the rule applies to a kernel × shape.
-func (r Rule) matches(name kernelname.Name, shape string) bool {
-	return name.Matches(kernelname.Glob(r.Match)) && (len(r.Shapes) == 0 || slices.Contains(r.Shapes, shape))
+// apply sets the limits a level sets; from(key) says where, reason is the rule's.
+func (l *limits) apply(t Tolerance, from func(key string) string, reason string) {
+	set := func(dst *limit, key string, v *float64) {
+		if v != nil {
+			*dst = limit{value: *v, set: true, from: from(key), reason: reason}
+		}
+	}
+	set(&l.maxErr, "max_err", t.MaxErr)
+	set(&l.meanErr, "mean_err", t.MeanErr)
+	set(&l.rtol, "rtol", t.RTol)
+	set(&l.badFraction, "bad_fraction", t.BadFraction)
+	set(&l.repeatTol, "repeat_tol", t.RepeatTol)
+	if t.MinChecks != nil {
+		l.minChecks = limit{value: float64(*t.MinChecks), set: true, from: from("min_checks"), reason: reason}
+	}
 }
 
-// resolve computes the limits for one kernel × shape: the defaults, the top level, then each
-// matching rule in order. It also returns the indices of the rules that matched.
-func (c Config) resolve(name kernelname.Name, shape string) (limits, []int) {
-	l := limits{
-		maxErr:    limit{value: DefaultMaxErr, set: true, from: "default"},
-		repeatTol: limit{value: DefaultRepeatTol, set: true, from: "default"},
-		minChecks: limit{value: 1, set: true, from: "default"},
-	}
-	apply := func(t Tolerance, from func(key string) string, reason string) {
-		set := func(dst *limit, key string, v *float64) {
-			if v != nil {
-				*dst = limit{value: *v, set: true, from: from(key), reason: reason}
-			}
-		}
-		set(&l.maxErr, "max_err", t.MaxErr)
-		set(&l.meanErr, "mean_err", t.MeanErr)
-		set(&l.rtol, "rtol", t.RTol)
-		set(&l.badFraction, "bad_fraction", t.BadFraction)
-		set(&l.repeatTol, "repeat_tol", t.RepeatTol)
-		if t.MinChecks != nil {
-			l.minChecks = limit{value: float64(*t.MinChecks), set: true, from: from("min_checks"), reason: reason}
-		}
-	}
-	apply(c.Tolerance, func(key string) string { return c.where(c.lines[key]) }, "")
+// resolve computes the limits for one kernel × shape: the defaults and the top level, then
+// each matching rule in order. It also returns the indices of the rules that matched.
+func (cc compiled) resolve(name kernelname.Name, shape string) (limits, []int) {
+	l := cc.top
 	var matched []int
-	for i, r := range c.Kernels {
+	for i, r := range cc.rules {
 		if !r.matches(name, shape) {
 			continue
 		}
 		matched = append(matched, i)
-		from := fmt.Sprintf("%s (%s)", c.where(r.Line), r.describe())
-		apply(r.Tolerance, func(string) string { return from }, r.Reason)
+		l.apply(r.Tolerance, func(string) string { return r.from }, r.Reason)
 	}
 	return l, matched
 }
@@ -168,10 +160,10 @@ func (j *judge) value(metric string, v *benchfile.Float, what string) bool {
 	x := float64(*v)
 	switch {
 	case !v.Finite():
-		j.add(result.Error, metric, nil, nil, "%s is %s: NaN and Inf never pass, whatever the tolerance", metric, fnum(x))
+		j.add(result.Error, metric, nil, nil, "%s is %s: NaN and Inf never pass, whatever the tolerance", metric, numtext.Short(x))
 		return false
 	case x < 0:
-		j.add(result.Error, metric, num(x), nil, "%s is negative (%s), which %s cannot be: the harness's measurement is wrong", metric, fnum(x), what)
+		j.add(result.Error, metric, num(x), nil, "%s is negative (%s), which %s cannot be: the harness's measurement is wrong", metric, numtext.Short(x), what)
 		return false
 	}
 	return true
@@ -185,7 +177,8 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 	if f == nil {
 		return g, errors.New("correctness: no harness file to judge")
 	}
-	if err := cfg.Validate(); err != nil {
+	cc, err := cfg.compiled()
+	if err != nil {
 		return g, err
 	}
 	src := cmp.Or(source, "the harness file")
@@ -207,7 +200,7 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 	}
 	var rows []row
 	data := Data{Source: source, Device: f.Device, Request: f.Request, Results: []Record{}}
-	used := make([]bool, len(cfg.Kernels))
+	used := make([]bool, len(cc.rules))
 	reported := map[string]map[string]bool{} // kernel → shapes
 	var kernels []string                     // in order of first appearance
 	for _, r := range f.Results {
@@ -217,7 +210,7 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 			kernels = append(kernels, r.Kernel)
 		}
 		reported[r.Kernel][r.Shape] = true
-		lim, matched := cfg.resolve(name, r.Shape)
+		lim, matched := cc.resolve(name, r.Shape)
 		for _, i := range matched {
 			used[i] = true
 		}
@@ -265,11 +258,11 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 			Message: fmt.Sprintf("%s %s but holds no results: nothing to judge is not a pass", src, modeText(mode))})
 	}
 	if judging {
-		requirements(&g, f, cfg, source, kernels, reported)
-		for i, r := range cfg.Kernels {
+		requirements(&g, f, cc, source, kernels, reported)
+		for i, r := range cc.rules {
 			if !used[i] && len(r.Shapes) == 0 {
-				g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, File: cfg.file(), Line: r.Line, Metric: MetricRule,
-					Message: fmt.Sprintf("rule %s (%s) matches no result in %s: its tolerances were not used (was the kernel renamed?)", cfg.where(r.Line), r.Match, src)})
+				g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, File: cc.FileName(), Line: r.Line, Metric: MetricRule,
+					Message: fmt.Sprintf("rule %s (%s) matches no result in %s: its tolerances were not used (was the kernel renamed?)", cc.Where(r.Line), r.Match, src)})
 			}
 		}
 		if mode != benchfile.ModeCheck {
@@ -339,11 +332,11 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 	maxOK := false
 	if r.MaxErr == nil {
 		j.add(result.Error, MetricMaxErr, nil, num(lim.maxErr.value), "the harness did not report max_err: nothing to judge is not a pass (its limit is %s %s)",
-			fnum(lim.maxErr.value), lim.maxErr.text())
+			numtext.Short(lim.maxErr.value), lim.maxErr.text())
 	} else if j.value(MetricMaxErr, r.MaxErr, "an absolute error") {
 		maxOK = true
 		if v := float64(*r.MaxErr); v > lim.maxErr.value {
-			j.add(result.Error, MetricMaxErr, num(v), num(lim.maxErr.value), "max_err %s > %s %s", fnum(v), fnum(lim.maxErr.value), lim.maxErr.text())
+			j.add(result.Error, MetricMaxErr, num(v), num(lim.maxErr.value), "max_err %s > %s %s", numtext.Short(v), numtext.Short(lim.maxErr.value), lim.maxErr.text())
 		}
 	}
 	refOK := j.value(MetricRefMaxAbs, r.RefMaxAbs, "the largest absolute reference value")
@@ -361,7 +354,7 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 			}
 			if v > bound {
 				j.add(result.Error, MetricRTol, num(v/ref), num(lim.rtol.value), "max_err %s > rtol %s × ref_max_abs %s = %s (relative error %.3g) %s",
-					fnum(v), fnum(lim.rtol.value), fnum(ref), fnum(bound), v/ref, lim.rtol.text())
+					numtext.Short(v), numtext.Short(lim.rtol.value), numtext.Short(ref), numtext.Short(bound), v/ref, lim.rtol.text())
 			}
 		}
 	}
@@ -369,7 +362,7 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 	// Mean error and the fraction of bad elements.
 	if j.value(MetricMeanErr, r.MeanErr, "an absolute error") && lim.meanErr.set {
 		if v := float64(*r.MeanErr); v > lim.meanErr.value {
-			j.add(result.Error, MetricMeanErr, num(v), num(lim.meanErr.value), "mean_err %s > %s %s", fnum(v), fnum(lim.meanErr.value), lim.meanErr.text())
+			j.add(result.Error, MetricMeanErr, num(v), num(lim.meanErr.value), "mean_err %s > %s %s", numtext.Short(v), numtext.Short(lim.meanErr.value), lim.meanErr.text())
 		}
 	} else if r.MeanErr == nil && lim.meanErr.set {
 		j.add(result.Warning, MetricMeanErr, nil, num(lim.meanErr.value), "mean_err is limited %s but the harness did not report it: not checked", lim.meanErr.text())
@@ -378,10 +371,10 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 		v := float64(*r.BadFraction)
 		switch {
 		case v > 1:
-			j.add(result.Error, MetricBadFraction, num(v), nil, "bad_fraction %s is over 1, which a fraction cannot be: the harness's measurement is wrong", fnum(v))
+			j.add(result.Error, MetricBadFraction, num(v), nil, "bad_fraction %s is over 1, which a fraction cannot be: the harness's measurement is wrong", numtext.Short(v))
 		case lim.badFraction.set && v > lim.badFraction.value:
 			j.add(result.Error, MetricBadFraction, num(v), num(lim.badFraction.value), "bad_fraction %s > %s: that share of the output is outside the harness's tolerance %s",
-				fnum(v), fnum(lim.badFraction.value), lim.badFraction.text())
+				numtext.Short(v), numtext.Short(lim.badFraction.value), lim.badFraction.text())
 		}
 	} else if r.BadFraction == nil && lim.badFraction.set {
 		j.add(result.Warning, MetricBadFraction, nil, num(lim.badFraction.value), "bad_fraction is limited %s but the harness did not report it: not checked", lim.badFraction.text())
@@ -408,7 +401,7 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 			hint = "; a kernel with floating-point atomics may differ in the last bits: give it a repeat_tol in a kernel rule"
 		}
 		j.add(result.Error, MetricRepeat, num(v), num(lim.repeatTol.value), "repeated launches disagree (the first call passes, later calls fail): repeat_max_diff %s > %s%s %s%s",
-			fnum(v), fnum(lim.repeatTol.value), launches(r.RepeatLaunches), lim.repeatTol.text(), hint)
+			numtext.Short(v), numtext.Short(lim.repeatTol.value), launches(r.RepeatLaunches), lim.repeatTol.text(), hint)
 	case r.RepeatLaunches != nil && *r.RepeatLaunches < 2:
 		j.add(result.Warning, MetricRepeat, nil, num(lim.repeatTol.value), "repeated launches were not checked (repeat_launches %d: the harness should launch at least twice on the same input)", *r.RepeatLaunches)
 	}
@@ -417,7 +410,7 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 
 // requirements reports kernel × shapes that were requested (request.shapes) or required (a
 // rule with shapes) but not reported.
-func requirements(g *result.Gate, f *benchfile.File, cfg Config, source string, kernels []string, reported map[string]map[string]bool) {
+func requirements(g *result.Gate, f *benchfile.File, cc compiled, source string, kernels []string, reported map[string]map[string]bool) {
 	flagged := map[string]bool{}
 	var requested []string
 	if f.Request != nil {
@@ -459,20 +452,19 @@ func requirements(g *result.Gate, f *benchfile.File, cfg Config, source string, 
 					strings.Join(own, ", "), strings.Join(requested, ", "))})
 		}
 	}
-	for _, r := range cfg.Kernels {
+	for _, r := range cc.rules {
 		if len(r.Shapes) == 0 {
 			continue
 		}
-		glob := kernelname.Glob(r.Match)
 		var matching []string
 		for _, k := range kernels {
-			if kernelname.Parse(k).Matches(glob) {
+			if kernelname.Parse(k).Matches(r.glob) {
 				matching = append(matching, k)
 			}
 		}
-		rule := fmt.Sprintf("%s (%s)", cfg.where(r.Line), r.describe())
+		rule := r.from
 		if len(matching) == 0 {
-			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, File: cfg.file(), Line: r.Line, Metric: MetricMissing,
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, File: cc.FileName(), Line: r.Line, Metric: MetricMissing,
 				Message: fmt.Sprintf("rule %s requires a kernel matching %s with shapes %s, but no such kernel is in %s (a kernel that disappears must not pass)",
 					rule, r.Match, strings.Join(r.Shapes, ", "), cmp.Or(source, "the harness file"))})
 			continue
@@ -484,7 +476,7 @@ func requirements(g *result.Gate, f *benchfile.File, cfg Config, source string, 
 					continue
 				}
 				flagged[k+"\x00"+s] = true
-				g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cfg.file(), Line: r.Line, Metric: MetricMissing,
+				g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cc.FileName(), Line: r.Line, Metric: MetricMissing,
 					Message: fmt.Sprintf("%s × %s: required by rule %s but not reported (a shape that disappears must not pass)", short, s, rule)})
 			}
 		}
@@ -544,7 +536,7 @@ func fcell(v *benchfile.Float) string {
 		return "-"
 	}
 	if !v.Finite() {
-		return fnum(float64(*v))
+		return numtext.Short(float64(*v))
 	}
 	return strconv.FormatFloat(float64(*v), 'g', 3, 64)
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -435,7 +436,8 @@ func TestEvaluateMessages(t *testing.T) {
 	// Globs match C++ names as in the other gates.
 	r = clean("kg::flash_fwd<64, 64, true>", "long")
 	r.MaxErr = fl(0.05)
-	cfg := Config{File: "k.yml", Kernels: []Rule{{Match: "flash_fwd<*, true>", Tolerance: Tolerance{MaxErr: f64(0.01)}, Line: 9}}}
+	cfg := Config{Kernels: []Rule{{Match: "flash_fwd<*, true>", Tolerance: Tolerance{MaxErr: f64(0.01)}, Item: configpos.Item{Line: 9}}}}
+	cfg.File = "k.yml"
 	g = evaluate(t, checkFile(r), "check.json", cfg)
 	want := []string{"kg::flash_fwd<64, 64, true> × long: max_err 0.05 > 0.01 (limit from k.yml:9 (flash_fwd<*, true>))"}
 	if got := messages(g, result.Error); !slices.Equal(got, want) {

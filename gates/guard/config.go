@@ -26,38 +26,34 @@ import (
 //	      command: [labctl]
 //	      args: [vm, "stop|halt"]
 type Config struct {
+	configpos.Section[*ruleSet] `yaml:",inline"`
 	// Disable switches rule IDs off (every pattern of the ID).
 	Disable []string `yaml:"disable"`
 	// Rules are extra patterns; a rule with the ID of a built-in one adds a pattern to it.
-	Rules []RuleConfig `yaml:"rules"`
+	Rules configpos.List[RuleConfig] `yaml:"rules"`
 	// Exclude are path globs (relative to the scanned root, '/'-separated) not scanned:
 	// '*' matches any run of characters ('/' included), '?' one; a glob matches a path when
 	// it matches the whole path, one of its parent directories, or (a glob without '/')
 	// its base name.
 	Exclude []string `yaml:"exclude"`
-	// File names the config file in messages ("kernel-gate.yml").
-	File string `yaml:"-"`
-
-	lines map[string]int // "disable", "disable[0]", "exclude[1]", ... → config line
 }
 
 // RuleConfig is a rule written in the config: the Rule fields, in YAML.
 type RuleConfig struct {
-	ID          string `yaml:"id"`
-	What        string `yaml:"what"`
-	Why         string `yaml:"why"`
-	Command     Words  `yaml:"command"`
-	Args        Words  `yaml:"args"`
-	AnyFlag     Words  `yaml:"any_flag"`
-	NoFlag      Words  `yaml:"no_flag"`
-	ArgContains Words  `yaml:"arg_contains"`
-	ValueFlags  Words  `yaml:"value_flags"`
-	Help        Words  `yaml:"help"`
-	WriteTo     Words  `yaml:"write_to"`
-	Call        Words  `yaml:"call"`
-	Kwargs      Words  `yaml:"kwargs"`
-	// Line is the rule's line in the config file.
-	Line int `yaml:"-"`
+	ID             string `yaml:"id"`
+	What           string `yaml:"what"`
+	Why            string `yaml:"why"`
+	Command        Words  `yaml:"command"`
+	Args           Words  `yaml:"args"`
+	AnyFlag        Words  `yaml:"any_flag"`
+	NoFlag         Words  `yaml:"no_flag"`
+	ArgContains    Words  `yaml:"arg_contains"`
+	ValueFlags     Words  `yaml:"value_flags"`
+	Help           Words  `yaml:"help"`
+	WriteTo        Words  `yaml:"write_to"`
+	Call           Words  `yaml:"call"`
+	Kwargs         Words  `yaml:"kwargs"`
+	configpos.Item `yaml:"-"`
 }
 
 // Words is a list of strings that may also be written as one string.
@@ -77,48 +73,34 @@ func (w *Words) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// UnmarshalYAML keeps the lines of keys and list items for messages.
-func (c *Config) UnmarshalYAML(n *yaml.Node) error {
-	type plain Config
-	if err := n.Decode((*plain)(c)); err != nil {
-		return err
-	}
-	c.lines = map[string]int{}
-	if n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key, val := n.Content[i], n.Content[i+1]
-		c.lines[key.Value] = key.Line
-		if val.Kind == yaml.SequenceNode {
-			for j, item := range val.Content {
-				c.lines[key.Value+"["+strconv.Itoa(j)+"]"] = item.Line
-			}
-		}
-	}
-	return nil
-}
-
-// UnmarshalYAML keeps the rule's line.
-func (r *RuleConfig) UnmarshalYAML(n *yaml.Node) error {
-	type plain RuleConfig
-	if err := n.Decode((*plain)(r)); err != nil {
-		return err
-	}
-	r.Line = n.Line
-	return nil
-}
-
 var ruleIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
-// Validate reports settings that cannot work, naming their line in the config file.
-func (c Config) Validate() error {
+// Resolve checks the section, read from file, and keeps the rule set every scan uses. The
+// error names the first setting that cannot work, with its line.
+func (c *Config) Resolve(file string) error {
+	return configpos.Resolve(c, file, func(c Config) (*ruleSet, error) {
+		if err := c.check(); err != nil {
+			return nil, err
+		}
+		return newRuleSet(c), nil
+	})
+}
+
+// ruleSet returns the rule set the scans use: as Resolve kept it, or built now. A scan has
+// never refused a config built in Go, so this one is built unchecked.
+func (c Config) ruleSet() *ruleSet {
+	rs, _ := configpos.Resolved(c, func(c Config) (*ruleSet, error) { return newRuleSet(c), nil })
+	return rs
+}
+
+// check reports the first setting that cannot work, naming its line in the config file.
+func (c Config) check() error {
 	known := map[string]bool{}
 	for _, r := range DefaultRules() {
 		known[r.ID] = true
 	}
 	for i, r := range c.Rules {
-		at := c.where(cmp.Or(r.Line, c.lines["rules["+strconv.Itoa(i)+"]"]))
+		at := c.Where(cmp.Or(r.Line, c.KeyLine("rules["+strconv.Itoa(i)+"]")))
 		switch {
 		case !ruleIDPattern.MatchString(r.ID):
 			return fmt.Errorf("%s: guard.rules[%d]: id %q must be lower-case letters, digits, '.', '_' or '-'", at, i, r.ID)
@@ -141,18 +123,16 @@ func (c Config) Validate() error {
 	}
 	for i, id := range c.Disable {
 		if !known[id] {
-			return fmt.Errorf("%s: guard.disable: unknown rule ID %q%s", c.where(cmp.Or(c.lines["disable["+strconv.Itoa(i)+"]"], c.lines["disable"])), id, suggestID(id, known))
+			return fmt.Errorf("%s: guard.disable: unknown rule ID %q%s", c.Where(cmp.Or(c.KeyLine("disable["+strconv.Itoa(i)+"]"), c.KeyLine("disable"))), id, suggestID(id, known))
 		}
 	}
 	for i, g := range c.Exclude {
 		if strings.TrimSpace(g) == "" {
-			return fmt.Errorf("%s: guard.exclude[%d]: empty path glob", c.where(cmp.Or(c.lines["exclude["+strconv.Itoa(i)+"]"], c.lines["exclude"])), i)
+			return fmt.Errorf("%s: guard.exclude[%d]: empty path glob", c.Where(cmp.Or(c.KeyLine("exclude["+strconv.Itoa(i)+"]"), c.KeyLine("exclude"))), i)
 		}
 	}
 	return nil
 }
-
-func (c Config) where(line int) string { return configpos.Where(c.File, line) }
 
 // suggestID names the known ID closest to a mistyped one.
 func suggestID(id string, known map[string]bool) string {
@@ -180,8 +160,8 @@ func (c Config) rules() []Rule {
 			continue
 		}
 		out = append(out, Rule{
-			ID: rc.ID, What: cmp.Or(rc.What, "matches rule "+rc.ID+" of "+cmp.Or(c.File, "kernel-gate.yml")),
-			Why:     cmp.Or(rc.Why, "refused by "+c.where(rc.Line)),
+			ID: rc.ID, What: cmp.Or(rc.What, "matches rule "+rc.ID+" of "+c.FileName()),
+			Why:     cmp.Or(rc.Why, "refused by "+c.Where(rc.Line)),
 			Command: rc.Command, Args: rc.Args, AnyFlag: rc.AnyFlag, NoFlag: rc.NoFlag, ArgContains: rc.ArgContains,
 			ValueFlags: rc.ValueFlags, Help: rc.Help, WriteTo: rc.WriteTo, Call: rc.Call, Kwargs: rc.Kwargs,
 		})

@@ -74,7 +74,7 @@ func Evaluate(findings []Finding, warnings []Warning, files int, cfg Config) (re
 	g.Summary = fmt.Sprintf("%d file(s) scanned: %d command(s) that stop, reboot or reset the GPU machine refused, %d allowed, %d warning(s)",
 		files, blocked, allowed, len(warnings))
 	if len(cfg.Disable) > 0 {
-		g.Summary += fmt.Sprintf("; rules disabled in %s: %v", cmp.Or(cfg.File, "kernel-gate.yml"), cfg.Disable)
+		g.Summary += fmt.Sprintf("; rules disabled in %s: %v", cfg.FileName(), cfg.Disable)
 	}
 	return g, nil
 }

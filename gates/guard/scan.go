@@ -278,7 +278,7 @@ func ScanFile(path string, content []byte, cfg Config) ([]Finding, []Warning) {
 	if cfg.excluded(rel) {
 		return nil, nil
 	}
-	return scanKind(rel, Classify(rel, headOf(content)), content, newRuleSet(cfg))
+	return scanKind(rel, Classify(rel, headOf(content)), content, cfg.ruleSet())
 }
 
 func headOf(content []byte) []byte { return content[:min(len(content), 512)] }
@@ -392,7 +392,7 @@ func ScanTree(root string, cfg Config) (findings []Finding, warnings []Warning, 
 		scanned bool
 	}
 	results := make([]out, len(jobs))
-	rs := newRuleSet(cfg)
+	rs := cfg.ruleSet()
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range max(1, runtime.GOMAXPROCS(0)) {

@@ -187,6 +187,9 @@ func parseConfig(t *testing.T, text string) Config {
 	return cf.Guard
 }
 
+// validate resolves c as config.Parse does, for its error.
+func validate(c Config) error { return c.Resolve(c.File) }
+
 func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name, yaml, err string
@@ -202,7 +205,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := parseConfig(t, tt.yaml).Validate()
+			err := validate(parseConfig(t, tt.yaml))
 			switch {
 			case tt.err == "" && err != nil:
 				t.Errorf("unexpected error %v", err)
@@ -229,7 +232,7 @@ func TestConfigRules(t *testing.T) {
     - id: lab-watchdog
       write_to: /sys/class/watchdog/*
 `)
-	if err := cfg.Validate(); err != nil {
+	if err := validate(cfg); err != nil {
 		t.Fatal(err)
 	}
 	src := "sudo nvidia-smi -lgc 1000\nlabctl --region x vm halt gpu-1\nlabctl vm halt --dry-run\necho 1 > /sys/class/watchdog/stop\n"

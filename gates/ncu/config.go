@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 )
@@ -44,6 +42,7 @@ const (
 //	        - {metric: gpu__time_duration.sum, max: 100000, unit: ns}
 //	      reason: "attention must be Tensor Core bound or not DRAM bound"
 type Config struct {
+	configpos.Section[compiled] `yaml:",inline"`
 	// Shape is KG_SHAPES for the profiled run; empty leaves the harness's default.
 	Shape string `yaml:"shape"`
 	// Launches is ncu's -c (default DefaultLaunches).
@@ -51,25 +50,19 @@ type Config struct {
 	// Timeout bounds the ncu run (a Go duration; default DefaultTimeout).
 	Timeout string `yaml:"timeout"`
 	// Kernels are the rules, each for the kernels whose name matches its glob.
-	Kernels []Rule `yaml:"kernels"`
-	// File names the config file in messages; empty means "kernel-gate.yml".
-	File string `yaml:"-"`
-
-	// lines of the keys, when decoded from YAML.
-	lines map[string]int
+	Kernels configpos.List[Rule] `yaml:"kernels"`
 }
 
 // Rule holds thresholds for the kernels matching a glob. A kernel passes the rule when
 // every threshold of All holds and, if Any is not empty, at least one of Any holds.
 type Rule struct {
 	// Match is a kernelname.Glob over the kernel's name in any of its forms.
-	Match string      `yaml:"match"`
-	Any   []Threshold `yaml:"any"`
-	All   []Threshold `yaml:"all"`
+	Match string                    `yaml:"match"`
+	Any   configpos.List[Threshold] `yaml:"any"`
+	All   configpos.List[Threshold] `yaml:"all"`
 	// Reason is quoted in failure messages.
-	Reason string `yaml:"reason"`
-	// Line is the rule's line in the config file, set when decoded from YAML.
-	Line int `yaml:"-"`
+	Reason         string `yaml:"reason"`
+	configpos.Item `yaml:"-"`
 }
 
 // Threshold bounds one metric: Min <= value <= Max, both inclusive, either optional.
@@ -80,52 +73,33 @@ type Threshold struct {
 	Max    *float64 `yaml:"max"`
 	// Unit, when set, must equal the unit ncu printed ("%", "ns", "byte"): a value printed
 	// in another unit fails instead of being compared as if it were in this one.
-	Unit string `yaml:"unit"`
-	// Line is the threshold's line in the config file, set when decoded from YAML.
-	Line int `yaml:"-"`
-}
-
-// UnmarshalYAML keeps the lines of the keys for messages.
-func (c *Config) UnmarshalYAML(n *yaml.Node) error {
-	type plain Config
-	if err := n.Decode((*plain)(c)); err != nil {
-		return err
-	}
-	c.lines = configpos.KeyLines(n)
-	return nil
-}
-
-// UnmarshalYAML keeps the rule's line for messages.
-func (r *Rule) UnmarshalYAML(n *yaml.Node) error {
-	type plain Rule
-	if err := n.Decode((*plain)(r)); err != nil {
-		return err
-	}
-	r.Line = n.Line
-	return nil
-}
-
-// UnmarshalYAML keeps the threshold's line for messages.
-func (t *Threshold) UnmarshalYAML(n *yaml.Node) error {
-	type plain Threshold
-	if err := n.Decode((*plain)(t)); err != nil {
-		return err
-	}
-	t.Line = n.Line
-	return nil
+	Unit           string `yaml:"unit"`
+	configpos.Item `yaml:"-"`
 }
 
 // Empty reports whether the config has no rules: there is nothing to profile or judge.
 func (c Config) Empty() bool { return len(c.Kernels) == 0 }
 
-func (c Config) file() string { return cmp.Or(c.File, configpos.DefaultFile) }
+// Resolve checks the section, read from file, and keeps what Options and Evaluate use. The
+// error names every setting that cannot work, with its config line.
+func (c *Config) Resolve(file string) error { return configpos.Resolve(c, file, Config.compile) }
 
-func (c Config) where(line int) string { return configpos.Where(c.File, line) }
+// compiled returns the section resolved: as Resolve kept it, or resolved now.
+func (c Config) compiled() (compiled, error) { return configpos.Resolved(c, Config.compile) }
 
-// Validate reports every setting that cannot work; each error names its config line.
-func (c Config) Validate() error {
-	_, err := c.compile()
-	return err
+// Only returns the section with the rules keep admits, in their order: what one target of
+// kernel-gate run profiles. It stays resolved when c was (keep is called once per rule).
+func (c Config) Only(keep func(Rule) bool) Config {
+	var admitted []bool
+	return configpos.Derive(c, func(c *Config) {
+		for _, r := range c.Kernels {
+			admitted = append(admitted, keep(r))
+		}
+		c.Kernels = configpos.Filter(c.Kernels, admitted)
+	}, func(cc compiled) compiled {
+		cc.rules = configpos.Filter(cc.rules, admitted)
+		return cc
+	})
 }
 
 // ValidMetric reports whether s is an ncu metric name: "unit__counter" followed by
@@ -158,7 +132,7 @@ func ValidMetric(s string) bool {
 
 func letter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
 
-// compiled is a validated config.
+// compiled is a validated config: its rules are one per configured rule, in order.
 type compiled struct {
 	file     string
 	shape    string
@@ -174,10 +148,10 @@ type compiledRule struct {
 
 // compile checks and resolves the config; the error joins every problem found.
 func (c Config) compile() (compiled, error) {
-	cc := compiled{file: c.file(), shape: strings.TrimSpace(c.Shape), launches: DefaultLaunches, timeout: DefaultTimeout}
+	cc := compiled{file: c.FileName(), shape: strings.TrimSpace(c.Shape), launches: DefaultLaunches, timeout: DefaultTimeout}
 	var errs []error
 	bad := func(key, format string, a ...any) {
-		errs = append(errs, fmt.Errorf("%s: ncu.%s: %s", c.where(c.lines[key]), key, fmt.Sprintf(format, a...)))
+		errs = append(errs, fmt.Errorf("%s: ncu.%s: %s", c.KeyWhere(key), key, fmt.Sprintf(format, a...)))
 	}
 	if strings.Contains(cc.shape, ",") {
 		bad("shape", "%q: one shape, the main one (KG_SHAPES is comma-separated)", c.Shape)
@@ -201,7 +175,7 @@ func (c Config) compile() (compiled, error) {
 		}
 	}
 	for i, r := range c.Kernels {
-		prefix := fmt.Sprintf("%s: ncu.kernels[%d] (match %q)", c.where(r.Line), i, r.Match)
+		prefix := fmt.Sprintf("%s: ncu.kernels[%d] (match %q)", c.Where(r.Line), i, r.Match)
 		cr := compiledRule{Rule: r, glob: kernelname.Glob(r.Match)}
 		if !cr.glob.Valid() {
 			errs = append(errs, fmt.Errorf("%s: match must be a non-empty kernel glob", prefix))
@@ -214,7 +188,7 @@ func (c Config) compile() (compiled, error) {
 			ts   []Threshold
 		}{{"any", r.Any}, {"all", r.All}} {
 			for j, t := range group.ts {
-				tp := fmt.Sprintf("%s: ncu.kernels[%d].%s[%d]", c.where(cmp.Or(t.Line, r.Line)), i, group.name, j)
+				tp := fmt.Sprintf("%s: ncu.kernels[%d].%s[%d]", c.Where(cmp.Or(t.Line, r.Line)), i, group.name, j)
 				errs = append(errs, t.check(tp)...)
 			}
 		}

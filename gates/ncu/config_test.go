@@ -1,12 +1,15 @@
 package ncu
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
 )
 
 // config decodes the ncu section of a kernel-gate.yml text, named k.yml in messages.
@@ -21,6 +24,9 @@ func config(t testing.TB, text string) Config {
 	doc.NCU.File = "k.yml"
 	return doc.NCU
 }
+
+// validate resolves c as config.Parse does, for its error.
+func validate(c Config) error { return c.Resolve(c.File) }
 
 // issueConfig is the issue's rule for flash_fwd and one for row_softmax.
 const issueConfig = `ncu:
@@ -44,7 +50,7 @@ const issueConfig = `ncu:
 
 func TestConfigDecodes(t *testing.T) {
 	c := config(t, issueConfig)
-	if err := c.Validate(); err != nil {
+	if err := validate(c); err != nil {
 		t.Fatal(err)
 	}
 	if c.Shape != "mission" || *c.Launches != 16 || len(c.Kernels) != 2 || c.Kernels[0].Line != 6 || c.Kernels[0].Any[1].Line != 10 ||
@@ -84,7 +90,7 @@ func TestConfigErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := config(t, tt.yaml).Validate()
+			err := validate(config(t, tt.yaml))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Validate() = %v\nwant it to contain %q", err, tt.want)
 			}
@@ -151,5 +157,34 @@ func TestThresholdString(t *testing.T) {
 		if got := tt.t.String(); got != tt.want {
 			t.Errorf("%+v: %q, want %q", tt.t, got, tt.want)
 		}
+	}
+}
+
+// Only keeps a resolved section resolved: its compiled form is cut with the rules, and is what
+// compiling the cut section gives.
+func TestOnly(t *testing.T) {
+	c := config(t, issueConfig)
+	if err := c.Resolve(c.File); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	only := c.Only(func(r Rule) bool { calls++; return r.Match != "row_softmax<*>" })
+	if len(c.Kernels) != 2 || len(only.Kernels) != 2-1 || calls != 2 || slices.ContainsFunc(only.Kernels, func(r Rule) bool { return r.Match == "row_softmax<*>" }) {
+		t.Fatalf("%d calls; kept %+v of %+v", calls, only.Kernels, c.Kernels)
+	}
+	kept, err := configpos.Resolved(only, func(Config) (compiled, error) {
+		t.Error("Only's copy compiled again")
+		return compiled{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err := only.compile(); err != nil || !reflect.DeepEqual(kept, fresh) {
+		t.Errorf("kept %+v\nfresh %+v (%v)", kept, fresh, err)
+	}
+	// A section built in Go stays unresolved: it resolves when used.
+	built := Config{Kernels: c.Kernels}.Only(func(Rule) bool { return true })
+	if _, err := built.compiled(); err != nil || len(built.Kernels) != 2 {
+		t.Errorf("%v %+v", err, built.Kernels)
 	}
 }

@@ -114,7 +114,7 @@ func Evaluate(rep *Report, cfg Config) (result.Gate, error) {
 	if rep == nil {
 		return g, errors.New("ncu gate: no ncu report to evaluate")
 	}
-	cc, err := cfg.compile()
+	cc, err := cfg.compiled()
 	if err != nil {
 		return g, fmt.Errorf("ncu gate: invalid config: %w", err)
 	}

@@ -291,7 +291,7 @@ func TestReadmeExample(t *testing.T) {
 	}
 	block, _, _ = strings.Cut(block, "```")
 	c := config(t, block)
-	if err := c.Validate(); err != nil || len(c.Kernels) == 0 {
+	if err := validate(c); err != nil || len(c.Kernels) == 0 {
 		t.Fatalf("%v %+v", err, c)
 	}
 }

@@ -60,7 +60,7 @@ type Options struct {
 
 // Options returns the Run options the config sets for the harness cmd.
 func (c Config) Options(cmd []string) (Options, error) {
-	cc, err := c.compile()
+	cc, err := c.compiled()
 	if err != nil {
 		return Options{}, err
 	}
@@ -221,7 +221,7 @@ func parseFile(path, name string) (*Report, error) {
 // a missing ncu fails it (MissingGate). The error is non-nil when cfg is invalid, o
 // cannot work, the artifact directory cannot be written or ctx is done.
 func RunGate(ctx context.Context, cfg Config, o Options) (result.Gate, error) {
-	if err := cfg.Validate(); err != nil {
+	if _, err := cfg.compiled(); err != nil {
 		return result.Gate{Name: "ncu", Findings: []result.Finding{}}, fmt.Errorf("ncu gate: invalid config: %w", err)
 	}
 	if cfg.Empty() {
@@ -251,8 +251,8 @@ func MissingGate(err error) result.Gate {
 // SkipGate is the gate of a config without ncu rules: nothing is profiled or judged.
 func SkipGate(cfg Config) result.Gate {
 	g := result.Gate{Name: "ncu", Findings: []result.Finding{{
-		Severity: result.Notice, File: cfg.file(),
-		Message: fmt.Sprintf("no ncu rules are configured (ncu.kernels in %s): ncu was not run", cfg.file()),
+		Severity: result.Notice, File: cfg.FileName(),
+		Message: fmt.Sprintf("no ncu rules are configured (ncu.kernels in %s): ncu was not run", cfg.FileName()),
 	}}, Summary: "no ncu rules configured"}
 	_ = g.SetData(Data{Inputs: []string{}, Kernels: []KernelData{}})
 	g.Decide(false)

@@ -6,92 +6,11 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
-
-	"github.com/kernel-gate/kernel-gate/internal/kernelname"
-	"github.com/kernel-gate/kernel-gate/internal/result"
-	"gopkg.in/yaml.v3"
 
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
-
-// Limits are the PTXAS thresholds. A nil field sets nothing at its level; the first level
-// that sets a limit, from the most specific, decides it.
-type Limits struct {
-	MaxRegisters   *int64 `yaml:"max_registers"`
-	MaxSpillStores *int64 `yaml:"max_spill_stores"`
-	MaxSpillLoads  *int64 `yaml:"max_spill_loads"`
-	MaxStackFrame  *int64 `yaml:"max_stack_frame"`
-	MaxLmem        *int64 `yaml:"max_lmem"`
-	MaxSmem        *int64 `yaml:"max_smem"`
-	// MaxRegisterIncrease bounds registers minus the baseline's, for the same kernel × arch.
-	MaxRegisterIncrease *int64 `yaml:"max_register_increase"`
-}
-
-// Config is the ptxas section of kernel-gate.yml.
-type Config struct {
-	Limits `yaml:",inline"`
-	// Arch overrides the limits for one arch ("sm_90a"; "sm_90" also covers "sm_90a").
-	Arch map[string]Limits `yaml:"arch"`
-	// Kernels override the limits for kernels matching a glob; later rules win.
-	Kernels []KernelRule `yaml:"kernels"`
-	// File names the config file in messages ("kernel-gate.yml").
-	File string `yaml:"-"`
-	// lines holds the config lines of the top-level limit keys and of each arch section
-	// ("arch.sm_89"), so a finding can say which line set its limit.
-	lines map[string]int
-}
-
-// UnmarshalYAML keeps the lines of the top-level keys for messages.
-func (c *Config) UnmarshalYAML(n *yaml.Node) error {
-	type plain Config
-	if err := n.Decode((*plain)(c)); err != nil {
-		return err
-	}
-	c.lines = map[string]int{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key, val := n.Content[i], n.Content[i+1]
-		c.lines[key.Value] = key.Line
-		if key.Value == "arch" && val.Kind == yaml.MappingNode {
-			for j := 0; j+1 < len(val.Content); j += 2 {
-				c.lines["arch."+val.Content[j].Value] = val.Content[j].Line
-			}
-		}
-	}
-	return nil
-}
-
-// UnmarshalYAML keeps the rule's line for messages.
-func (r *KernelRule) UnmarshalYAML(n *yaml.Node) error {
-	type plain KernelRule
-	if err := n.Decode((*plain)(r)); err != nil {
-		return err
-	}
-	r.Line = n.Line
-	return nil
-}
-
-// KernelRule sets limits for the kernels whose name matches Match.
-type KernelRule struct {
-	Match  string `yaml:"match"`
-	Limits `yaml:",inline"`
-	Arch   map[string]Limits `yaml:"arch"`
-	Reason string            `yaml:"reason"`
-	// Line is the rule's line in the config file.
-	Line int `yaml:"-"`
-}
-
-// Validate reports rules that cannot work.
-func (c Config) Validate() error {
-	for i, r := range c.Kernels {
-		if !kernelname.Glob(r.Match).Valid() {
-			return fmt.Errorf("%s: ptxas.kernels[%d]: match must be a non-empty kernel glob", c.where(r.Line), i)
-		}
-	}
-	return nil
-}
-
-func (c Config) where(line int) string { return configpos.Where(c.File, line) }
 
 // Metric names, as they appear in findings.
 const (
@@ -103,72 +22,6 @@ const (
 	MetricSmem             = "smem"
 	MetricRegisterIncrease = "register_increase"
 )
-
-// limit is one resolved threshold and where it came from.
-type limit struct {
-	value int64
-	from  string
-}
-
-type resolved map[string]limit
-
-func pick(l Limits) map[string]*int64 {
-	return map[string]*int64{
-		MetricRegisters: l.MaxRegisters, MetricSpillStores: l.MaxSpillStores, MetricSpillLoads: l.MaxSpillLoads,
-		MetricStackFrame: l.MaxStackFrame, MetricLmem: l.MaxLmem, MetricSmem: l.MaxSmem,
-		MetricRegisterIncrease: l.MaxRegisterIncrease,
-	}
-}
-
-// archLimits finds the arch override: exact key first, then the key without the arch's
-// feature suffix ("sm_90" for "sm_90a").
-func archLimits(m map[string]Limits, arch string) (Limits, string, bool) {
-	if l, ok := m[arch]; ok {
-		return l, arch, true
-	}
-	if base := strings.TrimRight(arch, "abcdefghijklmnopqrstuvwxyz"); base != arch {
-		if l, ok := m[base]; ok {
-			return l, base, true
-		}
-	}
-	return Limits{}, "", false
-}
-
-// resolve computes the limits for one kernel × arch: defaults, then the config's top level,
-// its arch section, each matching kernel rule in order, and that rule's arch section.
-func (c Config) resolve(name kernelname.Name, arch string) resolved {
-	r := resolved{
-		MetricRegisters:   {255, "default"},
-		MetricSpillStores: {0, "default"},
-		MetricSpillLoads:  {0, "default"},
-		MetricStackFrame:  {0, "default"},
-	}
-	apply := func(l Limits, from string) {
-		for m, v := range pick(l) {
-			if v != nil {
-				r[m] = limit{*v, from}
-			}
-		}
-	}
-	for m, v := range pick(c.Limits) {
-		if v != nil {
-			r[m] = limit{*v, c.where(c.lines["max_"+m])}
-		}
-	}
-	if l, key, ok := archLimits(c.Arch, arch); ok {
-		apply(l, fmt.Sprintf("%s (arch %s)", c.where(c.lines["arch."+key]), key))
-	}
-	for _, rule := range c.Kernels {
-		if !name.Matches(kernelname.Glob(rule.Match)) {
-			continue
-		}
-		apply(rule.Limits, fmt.Sprintf("%s (%s)", c.where(rule.Line), rule.Match))
-		if l, key, ok := archLimits(rule.Arch, arch); ok {
-			apply(l, fmt.Sprintf("%s (%s, %s)", c.where(rule.Line), rule.Match, key))
-		}
-	}
-	return r
-}
 
 // Data is the gate's machine-readable output (data.kernels and friends).
 type Data struct {
@@ -210,6 +63,9 @@ func (b *Baseline) find(k Kernel) (Kernel, bool) {
 
 // Evaluate applies the limits to every record and returns the "ptxas" gate.
 func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
+	// A rule with an empty glob matches no kernel; Evaluate has never refused a config built
+	// in Go for one, and config.Parse refuses it in a file.
+	cc, _ := configpos.Resolved(cfg, Config.compile)
 	g := result.Gate{Name: "ptxas", Findings: []result.Finding{}}
 	for _, d := range log.Diagnostics {
 		if d.Severity == "notice" && d.Kind != "unknown-item" {
@@ -223,7 +79,7 @@ func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
 	seen := map[string]bool{}
 	for _, k := range log.Kernels {
 		name := kernelname.Parse(k.Name)
-		lim := cfg.resolve(name, k.Arch)
+		lim := cc.resolve(name, k.Arch)
 		old, hasOld := base.find(k)
 		seen[baselineKey(k)] = true
 		// A kernel that had a stack frame in the baseline keeps it without a config entry.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -89,7 +90,8 @@ func TestEvaluateDefaults(t *testing.T) {
 }
 
 func TestEvaluateMessagesNameLimitSource(t *testing.T) {
-	cfg := Config{File: "kernel-gate.yml", Kernels: []KernelRule{{Match: "flash_fwd<*>", Limits: Limits{MaxRegisters: i64(128)}, Line: 7}}}
+	cfg := Config{Kernels: []KernelRule{{Match: "flash_fwd<*>", Limits: Limits{MaxRegisters: i64(128)}, Item: configpos.Item{Line: 7}}}}
+	cfg.File = "kernel-gate.yml"
 	g := evaluateFile(t, "cuda13-h200/ptxas_kernels_sm90a.txt", cfg, nil)
 	var msgs []string
 	for _, f := range g.Findings {
@@ -111,15 +113,15 @@ func TestEvaluateOverridePrecedence(t *testing.T) {
 	// Real numbers (ptxas_flash_multi.txt): flash_fwd uses 127/129 registers on sm_80 and
 	// sm_89 and 153/154 on sm_90a.
 	cfg := Config{
-		File:   "k.yml",
 		Limits: Limits{MaxRegisters: i64(64)},
 		Arch:   map[string]Limits{"sm_90": {MaxRegisters: i64(100)}}, // covers sm_90a
 		Kernels: []KernelRule{
-			{Match: "flash_*", Limits: Limits{MaxRegisters: i64(128)}, Line: 3,
+			{Match: "flash_*", Limits: Limits{MaxRegisters: i64(128)}, Item: configpos.Item{Line: 3},
 				Arch: map[string]Limits{"sm_90a": {MaxRegisters: i64(168)}}},
-			{Match: "*<64, 64, true>", Limits: Limits{MaxRegisters: i64(129)}, Line: 9},
+			{Match: "*<64, 64, true>", Limits: Limits{MaxRegisters: i64(129)}, Item: configpos.Item{Line: 9}},
 		},
 	}
+	cfg.File = "k.yml"
 	g := evaluateFile(t, "cuda13-h200/ptxas_flash_multi.txt", cfg, nil)
 	got := findings(g, result.Error)
 	// flash<false>: sm_80/89 limit 128 (rule 1) → 127 passes; sm_90a: rule 1's arch 168 → passes.

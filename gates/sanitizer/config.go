@@ -1,18 +1,15 @@
 package sanitizer
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/kernel-gate/kernel-gate/internal/kernelname"
-
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 )
 
 // Policy words for leaks, racecheck warnings and API errors.
@@ -37,81 +34,52 @@ const (
 //	      at: softmax.cu:88        # "file:line" or "file"; a path suffix matches
 //	      reason: "warp-synchronous reduction, reviewed in #42"   # required
 type Config struct {
-	Tools             []string      `yaml:"tools"`
-	Timeout           string        `yaml:"timeout"`
-	Leaks             string        `yaml:"leaks"`
-	RacecheckWarnings string        `yaml:"racecheck_warnings"`
-	APIErrors         string        `yaml:"api_errors"`
-	Suppress          []Suppression `yaml:"suppress"`
-	// File names the config file in messages; empty means "kernel-gate.yml".
-	File string `yaml:"-"`
-
-	// lines of the keys, when decoded from YAML.
-	lines map[string]int
+	configpos.Section[compiled] `yaml:",inline"`
+	Tools                       []string                    `yaml:"tools"`
+	Timeout                     string                      `yaml:"timeout"`
+	Leaks                       string                      `yaml:"leaks"`
+	RacecheckWarnings           string                      `yaml:"racecheck_warnings"`
+	APIErrors                   string                      `yaml:"api_errors"`
+	Suppress                    configpos.List[Suppression] `yaml:"suppress"`
 }
 
 // Suppression silences the records it matches; every field given must match.
 type Suppression struct {
-	Tool   string `yaml:"tool"`
-	Kind   string `yaml:"kind"`
-	Kernel string `yaml:"kernel"`
-	At     string `yaml:"at"`
-	Reason string `yaml:"reason"`
-	// Line is the suppression's line in the config file, set when decoded from YAML.
-	Line int `yaml:"-"`
+	Tool           string `yaml:"tool"`
+	Kind           string `yaml:"kind"`
+	Kernel         string `yaml:"kernel"`
+	At             string `yaml:"at"`
+	Reason         string `yaml:"reason"`
+	configpos.Item `yaml:"-"`
 }
 
-// UnmarshalYAML keeps the lines of the keys for messages.
-func (c *Config) UnmarshalYAML(n *yaml.Node) error {
-	type plain Config
-	if err := n.Decode((*plain)(c)); err != nil {
-		return err
-	}
-	c.lines = configpos.KeyLines(n)
-	return nil
-}
+// Resolve checks the section, read from file, and keeps what RunOptions and Evaluate use.
+// The error names every setting that cannot work, with its line.
+func (c *Config) Resolve(file string) error { return configpos.Resolve(c, file, Config.compile) }
 
-// UnmarshalYAML keeps the suppression's line.
-func (s *Suppression) UnmarshalYAML(n *yaml.Node) error {
-	type plain Suppression
-	if err := n.Decode((*plain)(s)); err != nil {
-		return err
-	}
-	s.Line = n.Line
-	return nil
-}
-
-func (c Config) file() string { return cmp.Or(c.File, configpos.DefaultFile) }
-
-func (c Config) where(line int) string { return configpos.Where(c.File, line) }
-
-func (c Config) keyWhere(key string) string { return c.where(c.lines[key]) }
-
-// Validate reports every setting that cannot work; each error names its line.
-func (c Config) Validate() error {
-	_, err := c.compile()
-	return err
-}
+// compiled returns the section resolved: as Resolve kept it, or resolved now.
+func (c Config) compiled() (compiled, error) { return configpos.Resolved(c, Config.compile) }
 
 // RunOptions returns the RunTools options the config sets (tools and timeout).
 func (c Config) RunOptions() (RunOptions, error) {
-	cc, err := c.compile()
+	cc, err := c.compiled()
 	if err != nil {
 		return RunOptions{}, err
 	}
-	return RunOptions{Tools: cc.tools, Timeout: cc.timeout}, nil
+	// The caller may change its options; the kept tools are shared by every copy of c.
+	return RunOptions{Tools: slices.Clone(cc.tools), Timeout: cc.timeout}, nil
 }
 
 // compiled is a validated config.
 type compiled struct {
-	cfg       Config
-	tools     []string
-	explicit  bool // tools were configured
-	timeout   time.Duration
-	leaks     string
-	raceWarn  string
-	apiErrors string
-	supp      []compiledSuppression
+	configpos.Origin // for messages
+	tools            []string
+	explicit         bool // tools were configured
+	timeout          time.Duration
+	leaks            string
+	raceWarn         string
+	apiErrors        string
+	supp             []compiledSuppression
 }
 
 type compiledSuppression struct {
@@ -122,14 +90,14 @@ type compiledSuppression struct {
 }
 
 func (c Config) compile() (compiled, error) {
-	cc := compiled{cfg: c, timeout: DefaultTimeout, tools: AllTools()}
+	cc := compiled{Origin: c.Origin, timeout: DefaultTimeout, tools: AllTools()}
 	var errs []error
 	if len(c.Tools) > 0 {
 		cc.tools, cc.explicit = nil, true
 		seen := map[string]bool{}
 		for _, t := range c.Tools {
 			if !validTool(t) {
-				errs = append(errs, fmt.Errorf("%s: sanitizer.tools: unknown tool %q (want %s)", c.keyWhere("tools"), t, strings.Join(AllTools(), ", ")))
+				errs = append(errs, fmt.Errorf("%s: sanitizer.tools: unknown tool %q (want %s)", c.KeyWhere("tools"), t, strings.Join(AllTools(), ", ")))
 				continue
 			}
 			if !seen[t] {
@@ -142,9 +110,9 @@ func (c Config) compile() (compiled, error) {
 		d, err := time.ParseDuration(strings.TrimSpace(c.Timeout))
 		switch {
 		case err != nil:
-			errs = append(errs, fmt.Errorf("%s: sanitizer.timeout: %q is not a duration (e.g. \"2m\", \"90s\")", c.keyWhere("timeout"), c.Timeout))
+			errs = append(errs, fmt.Errorf("%s: sanitizer.timeout: %q is not a duration (e.g. \"2m\", \"90s\")", c.KeyWhere("timeout"), c.Timeout))
 		case d <= 0:
-			errs = append(errs, fmt.Errorf("%s: sanitizer.timeout: %q must be positive", c.keyWhere("timeout"), c.Timeout))
+			errs = append(errs, fmt.Errorf("%s: sanitizer.timeout: %q must be positive", c.KeyWhere("timeout"), c.Timeout))
 		default:
 			cc.timeout = d
 		}
@@ -156,14 +124,14 @@ func (c Config) compile() (compiled, error) {
 		case PolicyError, PolicyWarning, PolicyIgnore:
 			return v
 		}
-		errs = append(errs, fmt.Errorf("%s: sanitizer.%s: %q is not one of error, warning, ignore", c.keyWhere(key), key, v))
+		errs = append(errs, fmt.Errorf("%s: sanitizer.%s: %q is not one of error, warning, ignore", c.KeyWhere(key), key, v))
 		return def
 	}
 	cc.leaks = policy("leaks", c.Leaks, PolicyError)
 	cc.raceWarn = policy("racecheck_warnings", c.RacecheckWarnings, PolicyWarning)
 	cc.apiErrors = policy("api_errors", c.APIErrors, PolicyError)
 	for i, s := range c.Suppress {
-		prefix := fmt.Sprintf("%s: sanitizer.suppress[%d]", c.where(s.Line), i)
+		prefix := fmt.Sprintf("%s: sanitizer.suppress[%d]", c.Where(s.Line), i)
 		cs := compiledSuppression{Suppression: s, glob: kernelname.Glob(s.Kernel)}
 		if strings.TrimSpace(s.Reason) == "" {
 			errs = append(errs, fmt.Errorf("%s: reason is required: say why these errors may stay", prefix))

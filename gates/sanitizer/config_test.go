@@ -20,6 +20,9 @@ func decode(t *testing.T, text string) Config {
 	return doc.Sanitizer
 }
 
+// validate resolves c as config.Parse does, for its error.
+func validate(c Config) error { return c.Resolve(c.File) }
+
 func TestConfigValidate(t *testing.T) {
 	tests := []struct {
 		name, yml string
@@ -54,7 +57,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := decode(t, tt.yml).Validate()
+			err := validate(decode(t, tt.yml))
 			if len(tt.want) == 0 {
 				if err != nil {
 					t.Fatal(err)
@@ -73,7 +76,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	c := decode(t, "sanitizer:\n  leaks: warn\n")
 	c.File = ".github/kernel-gate.yml"
-	if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), ".github/kernel-gate.yml:2:") {
+	if err := validate(c); err == nil || !strings.HasPrefix(err.Error(), ".github/kernel-gate.yml:2:") {
 		t.Errorf("File: %v", err)
 	}
 }

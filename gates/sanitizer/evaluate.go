@@ -51,7 +51,7 @@ type SuppressionData struct {
 // sanitizer's output cannot show launches. It fails only on an invalid config.
 func Evaluate(runs []Run, launches map[string]int, cfg Config) (result.Gate, error) {
 	g := result.Gate{Name: "sanitizer", Findings: []result.Finding{}}
-	cc, err := cfg.compile()
+	cc, err := cfg.compiled()
 	if err != nil {
 		return g, fmt.Errorf("sanitizer gate: invalid config: %w", err)
 	}
@@ -71,7 +71,7 @@ func Evaluate(runs []Run, launches map[string]int, cfg Config) (result.Gate, err
 	if cc.explicit {
 		for _, t := range cc.tools {
 			if !slices.ContainsFunc(runs, func(r Run) bool { return r.Tool == t }) {
-				e.add(result.Error, t+"/"+MetricRun, nil, fmt.Sprintf("%s: no %s run was read, but sanitizer.tools (%s) lists it", t, t, cc.cfg.keyWhere("tools")))
+				e.add(result.Error, t+"/"+MetricRun, nil, fmt.Sprintf("%s: no %s run was read, but sanitizer.tools (%s) lists it", t, t, cc.KeyWhere("tools")))
 				e.rows = append(e.rows, scoredRow{Row: result.Row{Status: result.Fail, Cells: []string{t, "missing", "-", "-", "-", "no run"}}})
 			}
 		}
@@ -81,8 +81,8 @@ func Evaluate(runs []Run, launches map[string]int, cfg Config) (result.Gate, err
 			Kernel: s.Kernel, At: s.At, Reason: s.Reason, Matched: e.used[i]})
 		if e.used[i] == 0 && len(runs) > 0 {
 			e.findings = append(e.findings, result.Finding{
-				Severity: result.Warning, File: cc.cfg.file(), Line: s.Line, Metric: MetricSuppression, Value: result.Num(0),
-				Message: fmt.Sprintf("suppression %s matched nothing; remove it (%s)", cc.cfg.where(s.Line), describeSuppression(s.Suppression)),
+				Severity: result.Warning, File: cc.FileName(), Line: s.Line, Metric: MetricSuppression, Value: result.Num(0),
+				Message: fmt.Sprintf("suppression %s matched nothing; remove it (%s)", cc.Where(s.Line), describeSuppression(s.Suppression)),
 			})
 		}
 	}
@@ -198,7 +198,7 @@ func (e *evaluation) record(rec Record) {
 			sev = policySeverity(policy)
 		}
 		if def := map[string]string{"leaks": PolicyError, "api_errors": PolicyError, "racecheck_warnings": PolicyWarning}[key]; policy != def {
-			note = fmt.Sprintf(" (sanitizer.%s: %s, %s)", key, policy, e.cc.cfg.keyWhere(key))
+			note = fmt.Sprintf(" (sanitizer.%s: %s, %s)", key, policy, e.cc.KeyWhere(key))
 		}
 	}
 	tool := cmp.Or(rec.Tool, "unknown")
@@ -213,9 +213,9 @@ func (e *evaluation) record(rec Record) {
 		if s.matches(rec) {
 			e.used[i] += rec.Count
 			f.Severity = result.Notice
-			f.Message = fmt.Sprintf("suppressed by %s (%s): %s", e.cc.cfg.where(s.Line), s.Reason, msg)
+			f.Message = fmt.Sprintf("suppressed by %s (%s): %s", e.cc.Where(s.Line), s.Reason, msg)
 			e.findings = append(e.findings, f)
-			cells[5] = "suppressed (" + e.cc.cfg.where(s.Line) + ")"
+			cells[5] = "suppressed (" + e.cc.Where(s.Line) + ")"
 			e.rows = append(e.rows, scoredRow{Row: result.Row{Status: result.Skip, Cells: cells}, count: rec.Count})
 			return
 		}

@@ -1,32 +1,24 @@
 package sass
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/kernel-gate/kernel-gate/internal/kernelname"
-
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 )
 
 // Config is the sass section of kernel-gate.yml.
 type Config struct {
+	configpos.Section[compiled] `yaml:",inline"`
 	// Require and Forbid apply to every function not known to be a device function.
 	Require []string `yaml:"require"`
 	Forbid  []string `yaml:"forbid"`
 	// Kernels are rules for the functions whose name matches a glob.
-	Kernels []Rule `yaml:"kernels"`
-	// File names the config file in messages; empty means "kernel-gate.yml".
-	File string `yaml:"-"`
-
-	// requireLine and forbidLine are the lines of the top-level keys, when decoded.
-	requireLine, forbidLine int
+	Kernels configpos.List[Rule] `yaml:"kernels"`
 }
 
 // Rule checks the functions matching a glob.
@@ -38,38 +30,8 @@ type Rule struct {
 	Require []string `yaml:"require"`
 	Forbid  []string `yaml:"forbid"`
 	// Reason is quoted in failure messages.
-	Reason string `yaml:"reason"`
-	// Line is the rule's line in the config file, set when decoded from YAML.
-	Line int `yaml:"-"`
-}
-
-// UnmarshalYAML keeps the lines of the top-level require and forbid for messages.
-func (c *Config) UnmarshalYAML(n *yaml.Node) error {
-	type plain Config
-	if err := n.Decode((*plain)(c)); err != nil {
-		return err
-	}
-	if n.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			switch k := n.Content[i]; k.Value {
-			case "require":
-				c.requireLine = k.Line
-			case "forbid":
-				c.forbidLine = k.Line
-			}
-		}
-	}
-	return nil
-}
-
-// UnmarshalYAML keeps the rule's line for messages.
-func (r *Rule) UnmarshalYAML(n *yaml.Node) error {
-	type plain Rule
-	if err := n.Decode((*plain)(r)); err != nil {
-		return err
-	}
-	r.Line = n.Line
-	return nil
+	Reason         string `yaml:"reason"`
+	configpos.Item `yaml:"-"`
 }
 
 // Pattern is a compiled instruction pattern (see the package documentation).
@@ -101,11 +63,12 @@ func (p Pattern) String() string { return p.src }
 // Match reports whether p matches an opcode with modifiers, such as "HMMA.16816.F32".
 func (p Pattern) Match(opcode string) bool { return p.re != nil && p.re.MatchString(opcode) }
 
-// Validate reports every rule that cannot work; each error names the rule's line.
-func (c Config) Validate() error {
-	_, err := c.compile()
-	return err
-}
+// Resolve checks the section, read from file, and keeps its compiled patterns for Evaluate.
+// The error names every rule that cannot work, with its line.
+func (c *Config) Resolve(file string) error { return configpos.Resolve(c, file, Config.compile) }
+
+// compiled returns the section's compiled patterns: those Resolve kept, or compiled now.
+func (c Config) compiled() (compiled, error) { return configpos.Resolved(c, Config.compile) }
 
 const (
 	kindRequire = "require"
@@ -148,11 +111,9 @@ func (c compiled) where(line int) string {
 	return c.file
 }
 
-func (c Config) where(line int) string { return configpos.Where(c.File, line) }
-
 // compile checks and compiles the config; the error joins every problem found.
 func (c Config) compile() (compiled, error) {
-	cc := compiled{file: cmp.Or(c.File, "kernel-gate.yml")}
+	cc := compiled{file: c.FileName()}
 	var errs []error
 	colIndex := map[string]int{}
 	add := func(kind string, pats []string, from, reason string, line, rule int, prefix string) []check {
@@ -174,10 +135,11 @@ func (c Config) compile() (compiled, error) {
 		}
 		return out
 	}
-	cc.top = append(cc.top, add(kindRequire, c.Require, "sass.require ("+c.where(c.requireLine)+")", "", c.requireLine, -1, c.where(c.requireLine)+": sass")...)
-	cc.top = append(cc.top, add(kindForbid, c.Forbid, "sass.forbid ("+c.where(c.forbidLine)+")", "", c.forbidLine, -1, c.where(c.forbidLine)+": sass")...)
+	requireLine, forbidLine := c.KeyLine("require"), c.KeyLine("forbid")
+	cc.top = append(cc.top, add(kindRequire, c.Require, "sass.require ("+c.Where(requireLine)+")", "", requireLine, -1, c.Where(requireLine)+": sass")...)
+	cc.top = append(cc.top, add(kindForbid, c.Forbid, "sass.forbid ("+c.Where(forbidLine)+")", "", forbidLine, -1, c.Where(forbidLine)+": sass")...)
 	for i, r := range c.Kernels {
-		prefix := fmt.Sprintf("%s: sass.kernels[%d] (match %q)", c.where(r.Line), i, r.Match)
+		prefix := fmt.Sprintf("%s: sass.kernels[%d] (match %q)", c.Where(r.Line), i, r.Match)
 		cr := compiledRule{Rule: r, glob: kernelname.Glob(r.Match)}
 		if !cr.glob.Valid() {
 			errs = append(errs, fmt.Errorf("%s: match must be a non-empty kernel glob", prefix))
@@ -193,7 +155,7 @@ func (c Config) compile() (compiled, error) {
 			}
 			cr.archs = append(cr.archs, na)
 		}
-		from := "rule " + c.where(r.Line)
+		from := "rule " + c.Where(r.Line)
 		cr.checks = append(cr.checks, add(kindRequire, r.Require, from, r.Reason, r.Line, i, prefix)...)
 		cr.checks = append(cr.checks, add(kindForbid, r.Forbid, from, r.Reason, r.Line, i, prefix)...)
 		cc.rules = append(cc.rules, cr)

@@ -77,6 +77,9 @@ func decodeConfig(t *testing.T, text string) Config {
 	return fc.SASS
 }
 
+// validate resolves c as config.Parse does, for its error.
+func validate(c Config) error { return c.Resolve(c.File) }
+
 func TestConfigYAML(t *testing.T) {
 	c := decodeConfig(t, configYAML)
 	if len(c.Kernels) != 2 || c.Kernels[0].Line != 7 || c.Kernels[1].Line != 11 {
@@ -85,10 +88,10 @@ func TestConfigYAML(t *testing.T) {
 	if r := c.Kernels[0]; r.Match != "gemm_*" || r.Arch[0] != "sm_90" || r.Require[0] != "HMMA|HGMMA" || r.Reason != "tensor cores" {
 		t.Errorf("rule 0 = %+v", r)
 	}
-	if c.requireLine != 3 || c.forbidLine != 4 || c.Forbid[0] != "LDL|STL" {
+	if c.KeyLine("require") != 3 || c.KeyLine("forbid") != 4 || c.Forbid[0] != "LDL|STL" {
 		t.Errorf("top level: %+v", c)
 	}
-	if err := c.Validate(); err != nil {
+	if err := validate(c); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
 }
@@ -118,7 +121,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := decodeConfig(t, tt.yaml).Validate()
+			err := validate(decodeConfig(t, tt.yaml))
 			if err == nil {
 				t.Fatal("Validate accepted the config")
 			}
@@ -131,13 +134,13 @@ func TestConfigValidate(t *testing.T) {
 	}
 	c := decodeConfig(t, "sass:\n  kernels:\n    - match: a\n      require: [\"(\"]\n")
 	c.File = ".github/kernel-gate.yml"
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), ".github/kernel-gate.yml:3") {
+	if err := validate(c); err == nil || !strings.Contains(err.Error(), ".github/kernel-gate.yml:3") {
 		t.Errorf("File not used in the message: %v", err)
 	}
 	if _, err := Evaluate(&Dump{}, c); err == nil {
 		t.Error("Evaluate accepted an invalid config")
 	}
-	if err := (Config{}).Validate(); err != nil {
+	if err := validate(Config{}); err != nil {
 		t.Errorf("an empty config is valid (it skips): %v", err)
 	}
 	var none *Dump

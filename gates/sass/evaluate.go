@@ -59,7 +59,7 @@ func Evaluate(d *Dump, cfg Config) (result.Gate, error) {
 	if d == nil {
 		return g, errors.New("sass gate: no SASS dump to evaluate")
 	}
-	cc, err := cfg.compile()
+	cc, err := cfg.compiled()
 	if err != nil {
 		return g, fmt.Errorf("sass gate: invalid config: %w", err)
 	}

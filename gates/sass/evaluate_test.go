@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -208,7 +209,7 @@ func TestEvaluateDataAndTable(t *testing.T) {
 	d := mustParse(t, readFile(t, testdata("cuda13-h200/cuobjdump_sass_gemm_multi.txt")), ParseOptions{})
 	cfg := Config{
 		Forbid:  []string{"LDL|STL"},
-		Kernels: []Rule{{Match: "gemm_*", Arch: []string{"sm_90"}, Require: []string{"HMMA|HGMMA"}, Line: 12}},
+		Kernels: []Rule{{Match: "gemm_*", Arch: []string{"sm_90"}, Require: []string{"HMMA|HGMMA"}, Item: configpos.Item{Line: 12}}},
 	}
 	g, err := Evaluate(d, cfg)
 	if err != nil {
@@ -270,7 +271,7 @@ func TestEvaluateTableOrder(t *testing.T) {
 	d := mustParse(t, readFile(t, testdata("cuda13-h200/cuobjdump_sass_dialects.txt")), ParseOptions{})
 	cfg := Config{
 		Forbid:  []string{"LDL|STL"},
-		Kernels: []Rule{{Match: "renamed_kernel", Require: []string{"EXIT"}, Line: 9}},
+		Kernels: []Rule{{Match: "renamed_kernel", Require: []string{"EXIT"}, Item: configpos.Item{Line: 9}}},
 	}
 	g, err := Evaluate(d, cfg)
 	if err != nil {
@@ -301,7 +302,7 @@ func TestEvaluateTableOrder(t *testing.T) {
 // A dump that names no arch and a rule limited to an arch: the message says why.
 func TestEvaluateArchUnknown(t *testing.T) {
 	d := mustParse(t, readFile(t, testdata("shared-h200-cuda13.0/sass_mma.txt")), ParseOptions{})
-	g, err := Evaluate(d, Config{Kernels: []Rule{{Match: "wmma_tile", Arch: []string{"sm_90"}, Require: []string{"HMMA"}, Line: 3}}})
+	g, err := Evaluate(d, Config{Kernels: []Rule{{Match: "wmma_tile", Arch: []string{"sm_90"}, Require: []string{"HMMA"}, Item: configpos.Item{Line: 3}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func TestEvaluateArchUnknown(t *testing.T) {
 	}
 	// Given the arch, the same rule passes: wmma_tile has its 2 HMMA.
 	d = mustParse(t, readFile(t, testdata("shared-h200-cuda13.0/sass_mma.txt")), ParseOptions{Arch: "sm_90a"})
-	g, err = Evaluate(d, Config{Kernels: []Rule{{Match: "wmma_tile", Arch: []string{"sm_90"}, Require: []string{"HMMA"}, Line: 3}}})
+	g, err = Evaluate(d, Config{Kernels: []Rule{{Match: "wmma_tile", Arch: []string{"sm_90"}, Require: []string{"HMMA"}, Item: configpos.Item{Line: 3}}}})
 	if err != nil || g.Verdict != result.Pass {
 		t.Errorf("%v %+v", err, g.Findings)
 	}

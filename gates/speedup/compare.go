@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -182,10 +183,11 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 	if base == nil || head == nil {
 		return g, errors.New("speedup: need a base and a head harness file")
 	}
-	if err := cfg.Validate(); err != nil {
+	cc, err := cfg.compiled()
+	if err != nil {
 		return g, err
 	}
-	top := cfg.base()
+	top := cc.top
 	data := Data{BaseDevice: base.Device, HeadDevice: head.Device, Confidence: top.Confidence,
 		Looks: top.Looks(), Comparisons: []Record{}}
 	finish := func(judged bool, summary string) (result.Gate, error) {
@@ -210,14 +212,14 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 		baseBy[r.Kernel+"\x00"+r.Shape] = r
 	}
 	inHead := map[string]bool{}
-	used := make([]bool, len(cfg.Kernels))
+	used := make([]bool, len(cc.rules))
 	var items []*item
 	family := 0
 	for _, r := range head.Results {
 		key := r.Kernel + "\x00" + r.Shape
 		inHead[key] = true
 		it := &item{res: r, name: kernelname.Parse(r.Kernel), base: baseBy[key]}
-		it.lim = cfg.resolve(it.name, r.Shape)
+		it.lim = cc.resolve(it.name, r.Shape)
 		for _, i := range it.lim.matched {
 			used[i] = true
 		}
@@ -292,22 +294,22 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 			continue
 		}
 		short := kernelname.Parse(r.Kernel).Short
-		if rule, ok := requiredBy(cfg, r.Kernel, r.Shape); ok {
-			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cfg.file(), Line: rule.Line, Metric: MetricMissing,
-				Message: fmt.Sprintf("%s × %s: in base but not in head, and required by rule %s (%s): a shape that disappears must not pass", short, r.Shape, cfg.where(rule.Line), rule.describe())})
+		if rule, ok := requiredBy(cc, r.Kernel, r.Shape); ok {
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cc.FileName(), Line: rule.Line, Metric: MetricMissing,
+				Message: fmt.Sprintf("%s × %s: in base but not in head, and required by rule %s: a shape that disappears must not pass", short, r.Shape, rule.from)})
 			continue
 		}
 		g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, Kernel: short, Metric: MetricMissing,
 			Message: fmt.Sprintf("%s × %s: in base but not in head, so not compared (was it removed or renamed?)", short, r.Shape)})
 	}
-	for i, r := range cfg.Kernels {
+	for i, r := range cc.rules {
 		if len(r.Shapes) > 0 {
-			requireShapes(&g, cfg, r, head, base)
+			requireShapes(&g, cc, r, head, base)
 			continue
 		}
 		if !used[i] {
-			g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, File: cfg.file(), Line: r.Line, Metric: MetricRule,
-				Message: fmt.Sprintf("rule %s (%s) matches no result in head: its limits were not used (was the kernel renamed?)", cfg.where(r.Line), r.Match)})
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, File: cc.FileName(), Line: r.Line, Metric: MetricRule,
+				Message: fmt.Sprintf("rule %s (%s) matches no result in head: its limits were not used (was the kernel renamed?)", cc.Where(r.Line), r.Match)})
 		}
 	}
 
@@ -432,7 +434,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		field, b, h, _ := summaryOf(it.baseT, it.head)
 		c, err := judgeSummary(b, h, field, lim)
 		if err != nil {
-			j.add(result.Error, MetricSamples, nil, nil, "%s is %s in base and %s in head: a timing must be a finite number > 0", field, fnum(b), fnum(h))
+			j.add(result.Error, MetricSamples, nil, nil, "%s is %s in base and %s in head: a timing must be a finite number > 0", field, numtext.Short(b), numtext.Short(h))
 			return Record{Kernel: it.res.Kernel, Shape: it.res.Shape, Verdict: Inconclusive}, false, nil
 		}
 		jd.Comparison = c
@@ -467,7 +469,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		next := NeedMore(jd, lim)
 		tail := fmt.Sprintf("the runner should add %d round(s) and judge again", next)
 		if next == 0 {
-			tail = fmt.Sprintf("the budget is spent (max_rounds %d, gpu_seconds_budget %s s, %.3g s used): reported as a warning, not a pass", lim.MaxRounds, fnum(lim.GPUSecondsBudget), jd.GPUSeconds)
+			tail = fmt.Sprintf("the budget is spent (max_rounds %d, gpu_seconds_budget %s s, %.3g s used): reported as a warning, not a pass", lim.MaxRounds, numtext.Short(lim.GPUSecondsBudget), jd.GPUSeconds)
 		}
 		j.add(result.Warning, MetricSlowdown, num(c.Center), num(t), "inconclusive: %s; %s, at %s confidence (%s; sign test p = %s); %s%s",
 			j.changeCell, c.Why, pct(c.Level), margin, fnumShort(c.PValue), tail, dropped)
@@ -491,7 +493,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		s := Speedup{Estimate: Estimate{Center: rv / hv, Lo: math.NaN(), Hi: math.NaN(), SummaryOnly: true, SummaryField: field},
 			Name: it.refName, Goal: g, Verdict: NoGoal}
 		if !(s.Center > 0) || math.IsInf(s.Center, 0) {
-			j.add(result.Warning, MetricReference, nil, goalNum(g), "the reference's %s (%s) or head's (%s) is not a finite number > 0: speedup not measured", field, fnum(rv), fnum(hv))
+			j.add(result.Warning, MetricReference, nil, goalNum(g), "the reference's %s (%s) or head's (%s) is not a finite number > 0: speedup not measured", field, numtext.Short(rv), numtext.Short(hv))
 			break
 		}
 		if g > 0 {
@@ -508,7 +510,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		}
 	case g > 0:
 		j.add(result.Warning, MetricReference, nil, num(g), "min_speedup_vs_reference %s× is set %s but head reports no usable reference timings: the goal was not checked",
-			fnum(g), it.lim.goal.text())
+			numtext.Short(g), it.lim.goal.text())
 	}
 	return rec, j.errors == 0, nil
 }
@@ -518,7 +520,7 @@ func (j *judge) judgeGoal(s Speedup, from setting) {
 	if s.Goal <= 0 {
 		return
 	}
-	what := fmt.Sprintf("min_speedup_vs_reference %s× over %s %s", fnum(s.Goal), refLabel(s.Name), from.text())
+	what := fmt.Sprintf("min_speedup_vs_reference %s× over %s %s", numtext.Short(s.Goal), refLabel(s.Name), from.text())
 	switch s.Verdict {
 	case GoalMissed:
 		if s.SummaryOnly {
@@ -534,32 +536,31 @@ func (j *judge) judgeGoal(s Speedup, from setting) {
 }
 
 // requiredBy returns the rule with shapes that requires kernel × shape.
-func requiredBy(cfg Config, kernel, shape string) (Rule, bool) {
+func requiredBy(cc compiled, kernel, shape string) (compiledRule, bool) {
 	name := kernelname.Parse(kernel)
-	for _, r := range cfg.Kernels {
+	for _, r := range cc.rules {
 		if len(r.Shapes) > 0 && r.matches(name, shape) {
 			return r, true
 		}
 	}
-	return Rule{}, false
+	return compiledRule{}, false
 }
 
 // requireShapes reports a rule with shapes whose kernel × shapes head does not report.
 // Those base has are reported already (in base, not in head).
-func requireShapes(g *result.Gate, cfg Config, r Rule, head, base *benchfile.File) {
-	glob := kernelname.Glob(r.Match)
+func requireShapes(g *result.Gate, cc compiled, r compiledRule, head, base *benchfile.File) {
 	has := func(f *benchfile.File, kernel, shape string) bool {
 		return slices.ContainsFunc(f.Results, func(x benchfile.Result) bool { return x.Kernel == kernel && x.Shape == shape })
 	}
 	var kernels []string
 	for _, x := range head.Results {
-		if kernelname.Parse(x.Kernel).Matches(glob) && !slices.Contains(kernels, x.Kernel) {
+		if kernelname.Parse(x.Kernel).Matches(r.glob) && !slices.Contains(kernels, x.Kernel) {
 			kernels = append(kernels, x.Kernel)
 		}
 	}
-	rule := fmt.Sprintf("%s (%s)", cfg.where(r.Line), r.describe())
+	rule := r.from
 	if len(kernels) == 0 {
-		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, File: cfg.file(), Line: r.Line, Metric: MetricMissing,
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, File: cc.FileName(), Line: r.Line, Metric: MetricMissing,
 			Message: fmt.Sprintf("rule %s requires a kernel matching %s with shapes %s, but head has none (a kernel that disappears must not pass)", rule, r.Match, strings.Join(r.Shapes, ", "))})
 		return
 	}
@@ -569,7 +570,7 @@ func requireShapes(g *result.Gate, cfg Config, r Rule, head, base *benchfile.Fil
 				continue
 			}
 			short := kernelname.Parse(k).Short
-			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cfg.file(), Line: r.Line, Metric: MetricMissing,
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cc.FileName(), Line: r.Line, Metric: MetricMissing,
 				Message: fmt.Sprintf("%s × %s: required by rule %s but reported by neither base nor head", short, s, rule)})
 		}
 	}
@@ -647,7 +648,7 @@ func refText(s Speedup) string {
 		fmt.Fprintf(&b, " (%.3g–%.3g×)", s.Lo, s.Hi)
 	}
 	if s.Goal > 0 {
-		fmt.Fprintf(&b, ", goal %s×", fnum(s.Goal))
+		fmt.Fprintf(&b, ", goal %s×", numtext.Short(s.Goal))
 	}
 	return b.String()
 }
@@ -662,7 +663,7 @@ func refLabel(name string) string {
 // signedPct renders a fraction as a signed percentage: "+2.3%", "−0.4%".
 func signedPct(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return fnum(f)
+		return numtext.Short(f)
 	}
 	switch v := 100 * f; {
 	case math.Abs(v) < 0.05:
@@ -681,7 +682,7 @@ func ratioNum(r float64) string { return fmt.Sprintf("%.4g", r) }
 
 func fnumShort(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return fnum(v)
+		return numtext.Short(v)
 	}
 	return fmt.Sprintf("%.2g", v)
 }

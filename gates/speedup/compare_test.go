@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -249,7 +250,8 @@ func TestCompareReference(t *testing.T) {
 		head.Results = append(head.Results, r)
 	}
 	goal := 15.0
-	cfg := Config{File: "kernel-gate.yml", Kernels: []Rule{{Match: "flash_*", MinSpeedupVsReference: &goal, Reason: "the 15x we promised", Line: 7}}}
+	cfg := Config{Kernels: []Rule{{Match: "flash_*", MinSpeedupVsReference: &goal, Reason: "the 15x we promised", Item: configpos.Item{Line: 7}}}}
+	cfg.File = "kernel-gate.yml"
 	g, err := Compare(base, head, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -303,10 +305,11 @@ func TestCompareMissingAndErrors(t *testing.T) {
 	head.Results = slices.DeleteFunc(head.Results, func(r benchfile.Result) bool { return r.Kernel == "required" })
 	head.Results = append(head.Results, benchfile.Result{Kernel: "empty", Shape: "mission"})
 	base.Results = append(base.Results, benchfile.Result{Kernel: "empty", Shape: "mission", P50Us: ptr(3)})
-	cfg := Config{File: "kernel-gate.yml", Kernels: []Rule{
-		{Match: "required", Shapes: []string{"mission"}, Line: 4},
-		{Match: "gone_*", MaxSlowdown: ptr64(0.05), Line: 9},
+	cfg := Config{Kernels: []Rule{
+		{Match: "required", Shapes: []string{"mission"}, Item: configpos.Item{Line: 4}},
+		{Match: "gone_*", MaxSlowdown: ptr64(0.05), Item: configpos.Item{Line: 9}},
 	}}
+	cfg.File = "kernel-gate.yml"
 	g, err := Compare(base, head, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -1,19 +1,15 @@
 package speedup
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/kernel-gate/kernel-gate/internal/kernelname"
-
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 )
 
 // Defaults used where the config sets nothing. docs/speedup-evaluation.md measures them on
@@ -50,6 +46,7 @@ const (
 //	      min_speedup_vs_reference: 15
 //	      reason: "the 15x over PyTorch SDPA we promised"
 type Config struct {
+	configpos.Section[compiled] `yaml:",inline"`
 	// MaxSlowdown is the margin (default DefaultMaxSlowdown); rules may override it.
 	MaxSlowdown *float64 `yaml:"max_slowdown"`
 	// Confidence is the family-wide confidence level (default DefaultConfidence).
@@ -60,12 +57,7 @@ type Config struct {
 	// GPUSecondsBudget bounds the GPU time spent on one kernel × shape.
 	GPUSecondsBudget *float64 `yaml:"gpu_seconds_budget"`
 	// Kernels override the margin and set reference goals per kernel glob; later rules win.
-	Kernels []Rule `yaml:"kernels"`
-	// File names the config file in messages; empty means "kernel-gate.yml".
-	File string `yaml:"-"`
-
-	// lines holds the config lines of the top-level keys, set when decoded.
-	lines map[string]int
+	Kernels configpos.List[Rule] `yaml:"kernels"`
 }
 
 // Rule sets the margin and the reference goal of the results whose kernel matches Match (and,
@@ -82,34 +74,32 @@ type Rule struct {
 	// head run's reference timings (15 for "15x faster than PyTorch SDPA").
 	MinSpeedupVsReference *float64 `yaml:"min_speedup_vs_reference"`
 	// Reason is quoted in the messages of the limits the rule sets.
-	Reason string `yaml:"reason"`
-	// Line is the rule's line in the config file, set when decoded from YAML.
-	Line int `yaml:"-"`
+	Reason         string `yaml:"reason"`
+	configpos.Item `yaml:"-"`
 }
 
-// UnmarshalYAML keeps the lines of the top-level keys for messages.
-func (c *Config) UnmarshalYAML(n *yaml.Node) error {
-	type plain Config
-	if err := n.Decode((*plain)(c)); err != nil {
-		return err
-	}
-	c.lines = configpos.KeyLines(n)
-	return nil
+// Resolve checks the section, read from file, and keeps what Compare and Limits use. The
+// error names every setting that cannot work, with its config line.
+func (c *Config) Resolve(file string) error { return configpos.Resolve(c, file, Config.compile) }
+
+// compiled returns the section resolved: as Resolve kept it, or resolved now.
+func (c Config) compiled() (compiled, error) { return configpos.Resolved(c, Config.compile) }
+
+// Only returns the section with the rules keep admits, in their order: what one target of
+// kernel-gate run is judged by, so that it does not warn about rules meant for another. It
+// stays resolved when c was (keep is called once per rule).
+func (c Config) Only(keep func(Rule) bool) Config {
+	var admitted []bool
+	return configpos.Derive(c, func(c *Config) {
+		for _, r := range c.Kernels {
+			admitted = append(admitted, keep(r))
+		}
+		c.Kernels = configpos.Filter(c.Kernels, admitted)
+	}, func(cc compiled) compiled {
+		cc.rules = configpos.Filter(cc.rules, admitted)
+		return cc
+	})
 }
-
-// UnmarshalYAML keeps the rule's line for messages.
-func (r *Rule) UnmarshalYAML(n *yaml.Node) error {
-	type plain Rule
-	if err := n.Decode((*plain)(r)); err != nil {
-		return err
-	}
-	r.Line = n.Line
-	return nil
-}
-
-func (c Config) file() string { return cmp.Or(c.File, configpos.DefaultFile) }
-
-func (c Config) where(line int) string { return configpos.Where(c.File, line) }
 
 // describe names a rule in messages: "flash_fwd*" or "flash_fwd* × long, mission".
 func (r Rule) describe() string {
@@ -119,20 +109,41 @@ func (r Rule) describe() string {
 	return r.Match + " × " + strings.Join(r.Shapes, ", ")
 }
 
-// matches reports whether the rule applies to a kernel × shape.
-func (r Rule) matches(name kernelname.Name, shape string) bool {
-	return name.Matches(kernelname.Glob(r.Match)) && (len(r.Shapes) == 0 || slices.Contains(r.Shapes, shape))
+// compiled is the section resolved: the limits every kernel × shape starts from and the
+// rules, one per configured rule, in order.
+type compiled struct {
+	configpos.Origin // for messages
+	top              Limits
+	margin           setting // where top's margin came from
+	rules            []compiledRule
 }
 
-// Validate reports every setting that cannot work; each error names its config line.
-func (c Config) Validate() error {
+type compiledRule struct {
+	Rule
+	glob kernelname.Glob
+	from string // "kernel-gate.yml:12 (flash_fwd* × long)"
+}
+
+// matches reports whether the rule applies to a kernel × shape.
+func (r compiledRule) matches(name kernelname.Name, shape string) bool {
+	return name.Matches(r.glob) && (len(r.Shapes) == 0 || slices.Contains(r.Shapes, shape))
+}
+
+// compile checks every setting and resolves the section; the error joins every problem found,
+// each with its config line. The compiled form is whole either way: Limits has never refused
+// a config built in Go.
+func (c Config) compile() (compiled, error) {
+	cc := compiled{Origin: c.Origin, top: c.base(), margin: setting{from: "default"}}
+	if c.MaxSlowdown != nil {
+		cc.margin = setting{from: c.KeyWhere("max_slowdown")}
+	}
 	var errs []error
-	top := func(key string) string { return fmt.Sprintf("%s: speedup.%s", c.where(c.lines[key]), key) }
+	top := func(key string) string { return fmt.Sprintf("%s: speedup.%s", c.KeyWhere(key), key) }
 	if err := validMargin(c.MaxSlowdown); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %v", top("max_slowdown"), err))
 	}
 	if c.Confidence != nil && !(*c.Confidence >= 0.5 && *c.Confidence < 1) {
-		errs = append(errs, fmt.Errorf("%s: must be at least 0.5 and below 1 (0.99 is 99%%), got %s", top("confidence"), fnum(*c.Confidence)))
+		errs = append(errs, fmt.Errorf("%s: must be at least 0.5 and below 1 (0.99 is 99%%), got %s", top("confidence"), numtext.Short(*c.Confidence)))
 	}
 	if c.MinRounds != nil && *c.MinRounds < 2 {
 		errs = append(errs, fmt.Errorf("%s: must be at least 2 (a median of per-round ratios needs rounds), got %d", top("min_rounds"), *c.MinRounds))
@@ -148,11 +159,13 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%s: %d is above the default max_rounds %d (set max_rounds too)", top("min_rounds"), *c.MinRounds, DefaultMaxRounds))
 	}
 	if c.GPUSecondsBudget != nil && !(*c.GPUSecondsBudget > 0 && !math.IsInf(*c.GPUSecondsBudget, 0)) {
-		errs = append(errs, fmt.Errorf("%s: must be a finite number of seconds > 0, got %s", top("gpu_seconds_budget"), fnum(*c.GPUSecondsBudget)))
+		errs = append(errs, fmt.Errorf("%s: must be a finite number of seconds > 0, got %s", top("gpu_seconds_budget"), numtext.Short(*c.GPUSecondsBudget)))
 	}
 	for i, r := range c.Kernels {
-		prefix := fmt.Sprintf("%s: speedup.kernels[%d] (match %q)", c.where(r.Line), i, r.Match)
-		if !kernelname.Glob(r.Match).Valid() {
+		prefix := fmt.Sprintf("%s: speedup.kernels[%d] (match %q)", c.Where(r.Line), i, r.Match)
+		cr := compiledRule{Rule: r, glob: kernelname.Glob(r.Match), from: fmt.Sprintf("%s (%s)", c.Where(r.Line), r.describe())}
+		cc.rules = append(cc.rules, cr)
+		if !cr.glob.Valid() {
 			errs = append(errs, fmt.Errorf("%s: match must be a non-empty kernel glob", prefix))
 		}
 		for j, s := range r.Shapes {
@@ -167,10 +180,10 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: max_slowdown: %v", prefix, err))
 		}
 		if g := r.MinSpeedupVsReference; g != nil && !(*g > 0 && !math.IsInf(*g, 0)) {
-			errs = append(errs, fmt.Errorf("%s: min_speedup_vs_reference: must be a finite ratio > 0 (15 for 15x faster than the reference), got %s", prefix, fnum(*g)))
+			errs = append(errs, fmt.Errorf("%s: min_speedup_vs_reference: must be a finite ratio > 0 (15 for 15x faster than the reference), got %s", prefix, numtext.Short(*g)))
 		}
 	}
-	return errors.Join(errs...)
+	return cc, errors.Join(errs...)
 }
 
 // validMargin checks a max_slowdown: a fraction, 0 <= m < 1.
@@ -179,7 +192,7 @@ func validMargin(m *float64) error {
 		return nil
 	}
 	if !(*m >= 0 && *m < 1) {
-		return fmt.Errorf("must be a fraction >= 0 and below 1 (0.02 is 2%%), got %s", fnum(*m))
+		return fmt.Errorf("must be a fraction >= 0 and below 1 (0.02 is 2%%), got %s", numtext.Short(*m))
 	}
 	return nil
 }
@@ -229,39 +242,23 @@ func (c Config) base() Limits {
 // Limits returns the resolved limits for one kernel × shape: the defaults, the top level,
 // then each matching rule in order. The runner calls it for NeedMore.
 func (c Config) Limits(kernel, shape string) Limits {
-	return c.resolve(kernelname.Parse(kernel), shape).Limits
+	cc, _ := c.compiled() // Compare reports an invalid config; the limits are whole anyway
+	return cc.resolve(kernelname.Parse(kernel), shape).Limits
 }
 
-func (c Config) resolve(name kernelname.Name, shape string) resolved {
-	r := resolved{Limits: c.base(), margin: setting{from: "default"}}
-	if c.MaxSlowdown != nil {
-		r.margin = setting{from: c.where(c.lines["max_slowdown"])}
-	}
-	for i, rule := range c.Kernels {
+func (cc compiled) resolve(name kernelname.Name, shape string) resolved {
+	r := resolved{Limits: cc.top, margin: cc.margin}
+	for i, rule := range cc.rules {
 		if !rule.matches(name, shape) {
 			continue
 		}
 		r.matched = append(r.matched, i)
-		from := fmt.Sprintf("%s (%s)", c.where(rule.Line), rule.describe())
 		if rule.MaxSlowdown != nil {
-			r.MaxSlowdown, r.margin = *rule.MaxSlowdown, setting{from: from, reason: rule.Reason}
+			r.MaxSlowdown, r.margin = *rule.MaxSlowdown, setting{from: rule.from, reason: rule.Reason}
 		}
 		if rule.MinSpeedupVsReference != nil {
-			r.MinSpeedupVsReference, r.goal = *rule.MinSpeedupVsReference, setting{from: from, reason: rule.Reason}
+			r.MinSpeedupVsReference, r.goal = *rule.MinSpeedupVsReference, setting{from: rule.from, reason: rule.Reason}
 		}
 	}
 	return r
-}
-
-// fnum renders a number for messages: shortest form, NaN and ±Inf spelt out.
-func fnum(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
 }

@@ -1,11 +1,14 @@
 package speedup
 
 import (
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 )
 
@@ -42,13 +45,16 @@ speedup:
       reason: the 15x over SDPA we promised
 `
 
+// validate resolves c as config.Parse does, for its error.
+func validate(c Config) error { return c.Resolve(c.File) }
+
 func TestConfigYAML(t *testing.T) {
 	c := decodeConfig(t, configYAML)
-	if err := c.Validate(); err != nil {
+	if err := validate(c); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
 	for k, want := range map[string]int{"max_slowdown": 3, "confidence": 4, "min_rounds": 5, "max_rounds": 6, "gpu_seconds_budget": 7, "kernels": 8} {
-		if got := c.lines[k]; got != want {
+		if got := c.KeyLine(k); got != want {
 			t.Errorf("line of %s = %d, want %d", k, got, want)
 		}
 	}
@@ -59,6 +65,10 @@ func TestConfigYAML(t *testing.T) {
 		t.Errorf("describe = %q", got)
 	}
 
+	cc, err := c.compiled()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		kernel, shape string
 		margin, goal  float64
@@ -69,7 +79,7 @@ func TestConfigYAML(t *testing.T) {
 		{"gemm", "mission", 0.03, 0, "(from kernel-gate.yml:3)"},
 		{"kg::flash_fwd<64, 64, false>", "mission", 0.05, 0, `(from kernel-gate.yml:9 (flash_fwd*): "noisy on shared runners")`},
 	} {
-		r := c.resolve(kernelname.Parse(tc.kernel), tc.shape)
+		r := cc.resolve(kernelname.Parse(tc.kernel), tc.shape)
 		if r.MaxSlowdown != tc.margin || r.MinSpeedupVsReference != tc.goal || r.margin.text() != tc.marginFrom {
 			t.Errorf("%s × %s: margin %v goal %v from %s", tc.kernel, tc.shape, r.MaxSlowdown, r.MinSpeedupVsReference, r.margin.text())
 		}
@@ -84,7 +94,7 @@ func TestConfigYAML(t *testing.T) {
 	// An absent or empty section is the defaults, and valid.
 	for _, text := range []string{"cuda: \">=12.4\"\n", "speedup: {}\n", "speedup:\n"} {
 		c := decodeConfig(t, text)
-		if err := c.Validate(); err != nil {
+		if err := validate(c); err != nil {
 			t.Errorf("%q: %v", text, err)
 		}
 		if l := c.Limits("k", "s"); l != DefaultLimits() {
@@ -112,9 +122,38 @@ func TestConfigInvalid(t *testing.T) {
 		{"speedup:\n  kernels:\n    - match: k\n      max_slowdown: 1.5\n", "speedup.kernels[0] (match \"k\"): max_slowdown: must be a fraction"},
 		{"speedup:\n  kernels:\n    - match: k\n      shapes: [\" \"]\n", "shapes[0] is empty"},
 	} {
-		err := decodeConfig(t, tc.yaml).Validate()
+		err := validate(decodeConfig(t, tc.yaml))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+// Only keeps a resolved section resolved: its compiled form is cut with the rules, and is what
+// compiling the cut section gives.
+func TestOnly(t *testing.T) {
+	c := decodeConfig(t, configYAML)
+	if err := c.Resolve(c.File); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	only := c.Only(func(r Rule) bool { calls++; return r.Match != "flash_fwd" })
+	if len(c.Kernels) != 2 || len(only.Kernels) != 2-1 || calls != 2 || slices.ContainsFunc(only.Kernels, func(r Rule) bool { return r.Match == "flash_fwd" }) {
+		t.Fatalf("%d calls; kept %+v of %+v", calls, only.Kernels, c.Kernels)
+	}
+	kept, err := configpos.Resolved(only, func(Config) (compiled, error) {
+		t.Error("Only's copy compiled again")
+		return compiled{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fresh, err := only.compile(); err != nil || !reflect.DeepEqual(kept, fresh) {
+		t.Errorf("kept %+v\nfresh %+v (%v)", kept, fresh, err)
+	}
+	// A section built in Go stays unresolved: it resolves when used.
+	built := Config{Kernels: c.Kernels}.Only(func(Rule) bool { return true })
+	if _, err := built.compiled(); err != nil || len(built.Kernels) != 2 {
+		t.Errorf("%v %+v", err, built.Kernels)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 )
 
 // Verdict is the outcome of one head-versus-base comparison.
@@ -68,15 +70,15 @@ func DefaultLimits() Limits {
 func (l Limits) validate() error {
 	switch {
 	case !(l.MaxSlowdown >= 0 && l.MaxSlowdown < 1):
-		return fmt.Errorf("speedup: max_slowdown must be in [0, 1), got %s", fnum(l.MaxSlowdown))
+		return fmt.Errorf("speedup: max_slowdown must be in [0, 1), got %s", numtext.Short(l.MaxSlowdown))
 	case !(l.Confidence >= 0.5 && l.Confidence < 1):
-		return fmt.Errorf("speedup: confidence must be in [0.5, 1), got %s", fnum(l.Confidence))
+		return fmt.Errorf("speedup: confidence must be in [0.5, 1), got %s", numtext.Short(l.Confidence))
 	case l.MinRounds < 2 || l.MaxRounds < l.MinRounds:
 		return fmt.Errorf("speedup: need 2 <= min_rounds <= max_rounds, got %d and %d", l.MinRounds, l.MaxRounds)
 	case !(l.GPUSecondsBudget > 0) || math.IsInf(l.GPUSecondsBudget, 0):
-		return fmt.Errorf("speedup: gpu_seconds_budget must be a finite number > 0, got %s", fnum(l.GPUSecondsBudget))
+		return fmt.Errorf("speedup: gpu_seconds_budget must be a finite number > 0, got %s", numtext.Short(l.GPUSecondsBudget))
 	case !(l.MinSpeedupVsReference >= 0) || math.IsInf(l.MinSpeedupVsReference, 0):
-		return fmt.Errorf("speedup: min_speedup_vs_reference must be a finite number >= 0, got %s", fnum(l.MinSpeedupVsReference))
+		return fmt.Errorf("speedup: min_speedup_vs_reference must be a finite number >= 0, got %s", numtext.Short(l.MinSpeedupVsReference))
 	}
 	return nil
 }
@@ -343,7 +345,7 @@ func compare(e Estimate, lim Limits) Comparison {
 			return Same, true
 		}
 		return Inconclusive, false
-	}, fmt.Sprintf("1 + max_slowdown = %s", fnum(t)))
+	}, fmt.Sprintf("1 + max_slowdown = %s", numtext.Short(t)))
 	return c
 }
 
@@ -361,7 +363,7 @@ func goal(e Estimate, lim Limits) Speedup {
 			return Same, true
 		}
 		return Inconclusive, false
-	}, fmt.Sprintf("the goal %s×", fnum(s.Goal)))
+	}, fmt.Sprintf("the goal %s×", numtext.Short(s.Goal)))
 	switch v {
 	case Slower:
 		s.Verdict = GoalMissed

@@ -1,13 +1,13 @@
-// Package configpos says where in kernel-gate.yml a setting sits, so that every gate's
-// message can name "kernel-gate.yml:12", and suggests the key or rule ID a typo meant.
+// Package configpos holds what every gate's section of kernel-gate.yml has in common: where
+// each of its settings sits, so that every message can name "kernel-gate.yml:12", what the
+// section resolved to when it was loaded, so that the gate does not compile it again, and the
+// key or rule ID a typo meant.
 package configpos
 
 import (
 	"cmp"
 	"slices"
 	"strconv"
-
-	"gopkg.in/yaml.v3"
 )
 
 // DefaultFile names the config in messages when the gate was not told its file.
@@ -20,18 +20,6 @@ func Where(file string, line int) string {
 		return f + ":" + strconv.Itoa(line)
 	}
 	return f
-}
-
-// KeyLines maps the keys of a YAML mapping to their lines (nil for any other node).
-func KeyLines(n *yaml.Node) map[string]int {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	lines := make(map[string]int, len(n.Content)/2)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		lines[n.Content[i].Value] = n.Content[i].Line
-	}
-	return lines
 }
 
 // Closest returns the candidate nearest to word by edit distance, if one is within 3 edits

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -41,6 +40,7 @@ const (
 //	  rounds_budget: 1024           # most rounds run, dropped ones included
 //	  env: {KG_KERNELS: flash_fwd}  # more variables for the harness
 type Config struct {
+	configpos.Section[Settings] `yaml:",inline"`
 	// Build is a shell command (run with sh -c) that builds the harness in a tree: the
 	// merge base checked out in a temporary git worktree, then the working tree. Empty: no
 	// build step (a Python harness).
@@ -65,22 +65,11 @@ type Config struct {
 	// Env holds more variables for the harness (KG_KERNELS, say). The KG_ variables the
 	// runner sets cannot be set here.
 	Env map[string]string `yaml:"env"`
-	// File names the config file in messages; empty means "kernel-gate.yml".
-	File string `yaml:"-"`
-
-	// lines holds the config lines of the keys, set when decoded.
-	lines map[string]int
 }
 
-// UnmarshalYAML keeps the lines of the keys for messages.
-func (c *Config) UnmarshalYAML(n *yaml.Node) error {
-	type plain Config
-	if err := n.Decode((*plain)(c)); err != nil {
-		return err
-	}
-	c.lines = configpos.KeyLines(n)
-	return nil
-}
+// Resolve checks the section, read from file, and keeps its Settings. The error names every
+// bad setting and its line.
+func (c *Config) Resolve(file string) error { return configpos.Resolve(c, file, Config.resolve) }
 
 // ParseSection decodes the bench section of a whole kernel-gate.yml (raw) and validates
 // it; a file without one gives the zero Config. Only the bench section is read: the rest
@@ -90,7 +79,8 @@ func ParseSection(raw []byte, name string) (Config, error) {
 	if err := yaml.Unmarshal(raw, &root); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", name, err)
 	}
-	c := Config{File: name}
+	var c Config
+	c.File = name
 	if root.Kind == 0 || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return c, nil
 	}
@@ -110,9 +100,9 @@ func ParseSection(raw []byte, name string) (Config, error) {
 			}
 			return Config{}, fmt.Errorf("%s: bench: %w", name, err)
 		}
-		c.File = name
 	}
-	return c, c.Validate()
+	err := c.Resolve(name)
+	return c, err
 }
 
 // sectionKeys are the bench section's keys, for checkKeys.
@@ -136,14 +126,7 @@ func checkKeys(sec *yaml.Node, file string) error {
 	return nil
 }
 
-func (c Config) file() string { return cmp.Or(c.File, configpos.DefaultFile) }
-
-func (c Config) keyWhere(key string) string {
-	if l := c.lines[key]; l > 0 {
-		return c.file() + ":" + strconv.Itoa(l) + ": bench." + key
-	}
-	return c.file() + ": bench." + key
-}
+func (c Config) keyWhere(key string) string { return c.KeyWhere(key) + ": bench." + key }
 
 // runnerVars are the variables the runner sets for every harness run.
 func runnerVars() []string {
@@ -163,12 +146,6 @@ func validEnvName(s string) bool {
 	return true
 }
 
-// Validate reports every setting that cannot work; each error names its config line.
-func (c Config) Validate() error {
-	_, err := c.Settings()
-	return err
-}
-
 // Settings are the bench section resolved: defaults filled in, durations parsed.
 type Settings struct {
 	Build, Harness, BaseRef string
@@ -181,8 +158,16 @@ type Settings struct {
 	Env []string
 }
 
-// Settings resolves the config; the error names every bad setting and its line.
+// Settings returns the section resolved: as Resolve kept it, or resolved now. The error names
+// every bad setting and its line.
 func (c Config) Settings() (Settings, error) {
+	s, err := configpos.Resolved(c, Config.resolve)
+	// The caller may change its copy; the kept one is shared by every copy of c.
+	s.Shapes, s.Env = slices.Clone(s.Shapes), slices.Clone(s.Env)
+	return s, err
+}
+
+func (c Config) resolve() (Settings, error) {
 	s := Settings{
 		Build: strings.TrimSpace(c.Build), Harness: strings.TrimSpace(c.Harness),
 		BaseRef: cmp.Or(strings.TrimSpace(c.BaseRef), DefaultBaseRef),

@@ -92,7 +92,7 @@ func TestDecodeAsField(t *testing.T) {
 		t.Fatalf("%+v %v", s, err)
 	}
 	f.Bench.Timeout = "x"
-	if err := f.Bench.Validate(); err == nil || !strings.Contains(err.Error(), "kernel-gate.yml: bench.timeout") {
+	if _, err := f.Bench.Settings(); err == nil || !strings.Contains(err.Error(), "kernel-gate.yml: bench.timeout") {
 		t.Errorf("got %v", err)
 	}
 }

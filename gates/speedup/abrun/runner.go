@@ -164,7 +164,8 @@ type runner struct {
 // unwritable artifact directory) or a cancelled ctx.
 func Run(ctx context.Context, o Options) (result.Gate, error) {
 	start := time.Now()
-	if err := o.Speedup.Validate(); err != nil {
+	// Resolved once here, the judge's limits are not compiled again for every look.
+	if err := o.Speedup.Resolve(o.Speedup.File); err != nil {
 		return result.Gate{}, err
 	}
 	r := &runner{o: o, set: o.Bench, byKey: map[string]*pair{}, warned: map[string]bool{}}

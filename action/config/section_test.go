@@ -1,0 +1,81 @@
+package config
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kernel-gate/kernel-gate/gates/correctness"
+	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
+	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+)
+
+// A loaded section keeps what it resolved to; a copy that package main changes the way it does
+// (fewer rules, a setting from a flag) must be judged by its own settings, never by the kept
+// form of the original. Only gives the same gate as cutting the rules by hand.
+func TestChangedCopiesAreNotStale(t *testing.T) {
+	c, err := Parse([]byte(`correctness:
+  kernels:
+    - match: a
+      max_err: 0.01
+    - match: b
+      max_err: 0.5
+speedup:
+  max_slowdown: 0.05
+sanitizer:
+  tools: [memcheck]
+`), "k.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := func(x float64) *benchfile.Float { f := benchfile.Float(x); return &f }
+	n := func(x int) *int { return &x }
+	f := &benchfile.File{Schema: benchfile.Schema, Request: &benchfile.Request{Mode: benchfile.ModeCheck, Rounds: 1},
+		Results: []benchfile.Result{{Kernel: "a", Shape: "s", MaxErr: v(0.05), Checks: n(1)}}}
+	maxErr := func(cfg correctness.Config) string {
+		g, err := correctness.Evaluate(f, "check.json", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msgs []string
+		for _, x := range g.Findings {
+			if x.Metric == correctness.MetricMaxErr || x.Metric == correctness.MetricRule {
+				msgs = append(msgs, x.Message)
+			}
+		}
+		return strings.Join(msgs, "; ")
+	}
+	if got := maxErr(c.Correctness); !strings.Contains(got, "max_err 0.05 > 0.01 (limit from k.yml:3 (a))") {
+		t.Errorf("loaded: %s", got)
+	}
+	notA := func(r correctness.Rule) bool { return r.Match != "a" }
+	cut := c.Correctness
+	cut.Kernels = slices.DeleteFunc(slices.Clone(cut.Kernels), func(r correctness.Rule) bool { return !notA(r) })
+	byHand, only := maxErr(cut), maxErr(c.Correctness.Only(notA))
+	if strings.Contains(byHand, "0.01") || !strings.Contains(byHand, "rule k.yml:5 (b) matches no result") || only != byHand {
+		t.Errorf("rules cut by hand: %s\nby Only: %s", byHand, only)
+	}
+
+	// bench compare's --max-slowdown and sanitize's --tools set a field of the loaded section.
+	sp := c.Speedup
+	if l := sp.Limits("k", "s"); l.MaxSlowdown != 0.05 {
+		t.Errorf("loaded margin %v", l.MaxSlowdown)
+	}
+	flag := 0.2
+	sp.MaxSlowdown = &flag
+	if l := sp.Limits("k", "s"); l.MaxSlowdown != 0.2 {
+		t.Errorf("margin from a flag: %v", l.MaxSlowdown)
+	}
+	if l := c.Speedup.Limits("k", "s"); l.MaxSlowdown != 0.05 {
+		t.Errorf("the loaded section changed: %v", l.MaxSlowdown)
+	}
+	san := c.Sanitizer
+	san.Tools = []string{sanitizer.ToolRacecheck, sanitizer.ToolMemcheck}
+	if o, err := san.RunOptions(); err != nil || !slices.Equal(o.Tools, san.Tools) {
+		t.Errorf("tools from a flag: %v %v", o.Tools, err)
+	}
+	san.Tools = []string{"leakcheck"}
+	if _, err := san.RunOptions(); err == nil || !strings.Contains(err.Error(), `k.yml:10: sanitizer.tools: unknown tool "leakcheck"`) {
+		t.Errorf("a bad tool from a flag: %v", err)
+	}
+}

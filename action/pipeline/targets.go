@@ -296,26 +296,24 @@ func (p *pipeline) targetConfig(t config.Target) config.Config {
 		}
 		return true // nobody's: the first target reports it
 	}
-	cfg.Correctness.Kernels = slices.DeleteFunc(slices.Clone(cfg.Correctness.Kernels), func(r correctness.Rule) bool { return !keep(r.Match) })
-	cfg.Speedup.Kernels = slices.DeleteFunc(slices.Clone(cfg.Speedup.Kernels), func(r speedup.Rule) bool { return !keep(r.Match) })
+	cfg.Correctness = cfg.Correctness.Only(func(r correctness.Rule) bool { return keep(r.Match) })
+	cfg.Speedup = cfg.Speedup.Only(func(r speedup.Rule) bool { return keep(r.Match) })
 	return cfg
 }
 
 // targetNCU is the ncu config with the rules that match one of the target's functions in
 // head's SASS.
 func (p *pipeline) targetNCU(t target) ncu.Config {
-	cfg := p.cfg.NCU
 	d := t.b.dump[sideHead]
-	cfg.Kernels = slices.DeleteFunc(slices.Clone(cfg.Kernels), func(r ncu.Rule) bool {
+	return p.cfg.NCU.Only(func(r ncu.Rule) bool {
 		if d == nil {
-			return false
+			return true
 		}
 		for _, f := range d.Functions {
 			if (len(t.Functions) == 0 || matchesAny(f.Name, t.Functions)) && f.Name.Matches(kernelname.Glob(r.Match)) {
-				return false
+				return true
 			}
 		}
-		return true
+		return false
 	})
-	return cfg
 }

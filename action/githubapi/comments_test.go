@@ -1,0 +1,198 @@
+package githubapi
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+)
+
+// methods lists the requests' methods and API paths (with the page of a list).
+func methods(srv *fakegithub.Server) []string {
+	var out []string
+	for _, r := range srv.Requests() {
+		s := r.Method
+		if p := r.Query.Get("page"); p != "" {
+			s += " page=" + p
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestUpsertCommentEditsInPlace(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	h.srv.AddComment(repo, 7, "reviewer", "looks good")
+	id1, err := h.c.UpsertComment(ctx, 7, "summary", "first run: 2 gates failed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, err := h.c.UpsertComment(ctx, 7, "summary", "second run: all gates passed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id1 != id2 {
+		t.Fatalf("the second run made comment %d, the first %d", id2, id1)
+	}
+	comments := h.srv.Comments(repo, 7)
+	if len(comments) != 2 {
+		t.Fatalf("%d comments, want the reviewer's and one of kernel-gate's", len(comments))
+	}
+	c, _ := h.srv.Comment(id1)
+	if c.Body != "<!-- kernel-gate:summary -->\nsecond run: all gates passed" || c.Edits != 1 {
+		t.Fatalf("comment %+v", c)
+	}
+	// The same body again: found, not edited.
+	if _, err := h.c.UpsertComment(ctx, 7, "summary", "second run: all gates passed"); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := h.srv.Comment(id1); c.Edits != 1 {
+		t.Fatalf("an unchanged body was edited again (%d edits)", c.Edits)
+	}
+	// Another marker is another comment; another pull request too.
+	id3, err := h.c.UpsertComment(ctx, 7, "speedup/sm_90a", "timings")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id4, err := h.c.UpsertComment(ctx, 8, "summary", "other PR")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id3 == id1 || id4 == id1 || len(h.srv.Comments(repo, 7)) != 3 || len(h.srv.Comments(repo, 8)) != 1 {
+		t.Fatalf("ids %d %d %d; comments %d and %d", id1, id3, id4, len(h.srv.Comments(repo, 7)), len(h.srv.Comments(repo, 8)))
+	}
+	want := "GET page=1,POST,GET page=1,PATCH,GET page=1,GET page=1,POST,GET page=1,POST"
+	if got := strings.Join(methods(h.srv), ","); got != want {
+		t.Fatalf("requests %s, want %s", got, want)
+	}
+}
+
+func TestUpsertCommentPages(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before int // comments before the marked one (-1: none is marked)
+		after  int
+		want   string
+	}{
+		{"marker on page 1", 10, 5, "GET page=1,PATCH"},
+		{"marker on page 2", 130, 20, "GET page=1,GET page=2,PATCH"},
+		{"marker on page 3", 230, 0, "GET page=1,GET page=2,GET page=3,PATCH"},
+		{"no marker in 250 comments", -1, 250, "GET page=1,GET page=2,GET page=3,POST"},
+		{"no comments", -1, 0, "GET page=1,POST"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			var marked int64
+			for i := range max(tc.before, 0) {
+				h.srv.AddComment(repo, 12, "someone", fmt.Sprint("comment ", i, " <!-- kernel-gate:other -->"))
+			}
+			if tc.before >= 0 {
+				marked = h.srv.AddComment(repo, 12, fakegithub.BotLogin, "<!-- kernel-gate:summary -->\nold report")
+			}
+			for i := range tc.after {
+				h.srv.AddComment(repo, 12, "someone", fmt.Sprint("later ", i))
+			}
+			total := len(h.srv.Comments(repo, 12))
+			id, err := h.c.UpsertComment(context.Background(), 12, "summary", "new report")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(methods(h.srv), ","); got != tc.want {
+				t.Fatalf("requests %s, want %s", got, tc.want)
+			}
+			if marked != 0 && id != marked {
+				t.Fatalf("edited %d, want %d", id, marked)
+			}
+			wantTotal := total
+			if marked == 0 {
+				wantTotal++
+			}
+			if n := len(h.srv.Comments(repo, 12)); n != wantTotal {
+				t.Fatalf("%d comments, want %d", n, wantTotal)
+			}
+			if c, _ := h.srv.Comment(id); !strings.HasSuffix(c.Body, "\nnew report") {
+				t.Fatalf("comment %d: %q", id, c.Body)
+			}
+		})
+	}
+}
+
+// A create that fails with a 502 may have been made: the retry looks again first, and
+// there is still one comment.
+func TestUpsertCommentRetry(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Inject(fakegithub.Fault{Method: "POST", Status: 502})
+	h.srv.Inject(fakegithub.Fault{Method: "GET", Status: 500})
+	id, err := h.c.UpsertComment(context.Background(), 3, "summary", "report")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Faults apply in the order injected to the requests they match: the first GET
+	// fails, then the POST.
+	if got := strings.Join(methods(h.srv), ","); got != "GET page=1,GET page=1,POST,GET page=1,POST" {
+		t.Fatalf("requests %s", got)
+	}
+	if n := len(h.srv.Comments(repo, 3)); n != 1 || len(h.Sleeps()) != 2 {
+		t.Fatalf("%d comments after sleeps %v", n, h.Sleeps())
+	}
+	if !strings.Contains(h.log.String(), "reading the comments of pull request #3 (page 1): 500 Internal Server Error; retry 1") ||
+		!strings.Contains(h.log.String(), "commenting on pull request #3: 502 Bad Gateway; retry 2") {
+		t.Fatalf("log:\n%s", h.log)
+	}
+
+	h.srv.Inject(fakegithub.Fault{Method: "PATCH", Status: 403})
+	_, err = h.c.UpsertComment(context.Background(), 3, "summary", "changed")
+	if err == nil || err.Error() != fmt.Sprintf("githubapi: editing comment %d on pull request #3: 403 Resource not accessible by integration", id) {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestUpsertCommentArguments(t *testing.T) {
+	for _, tc := range []struct {
+		pr     int
+		marker string
+		err    string
+	}{
+		{0, "summary", "not a pull request number"},
+		{1, "", "empty comment marker"},
+		{1, "a b", "only letters"},
+		{1, "x-->", "only letters"},
+		{1, "a--b", `"--"`},
+		{1, "a-", `"--"`},
+		{1, "a\n<!--", "only letters"},
+		{1, strings.Repeat("m", 101), "longer than 100"},
+	} {
+		t.Run(fmt.Sprintf("%d %q", tc.pr, tc.marker), func(t *testing.T) {
+			h := newHarness(t)
+			_, err := h.c.UpsertComment(context.Background(), tc.pr, tc.marker, "body")
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("error %v, want %q", err, tc.err)
+			}
+			if n := len(h.srv.Requests()); n != 0 {
+				t.Fatalf("%d requests", n)
+			}
+		})
+	}
+}
+
+func TestUpsertCommentTooLong(t *testing.T) {
+	h := newHarness(t)
+	body := strings.Repeat("| kernel | regs |\n", 10000)
+	id, err := h.c.UpsertComment(context.Background(), 2, "summary", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := h.srv.Comment(id)
+	if len(c.Body) > MaxCommentBytes || len(c.Body) < MaxCommentBytes-10 ||
+		!strings.HasPrefix(c.Body, MarkerTag("summary")+"\n| kernel") ||
+		!strings.Contains(c.Body, "GitHub allows 65536 characters in a comment") {
+		t.Fatalf("%d bytes, starting %q, ending %q", len(c.Body), c.Body[:40], c.Body[len(c.Body)-120:])
+	}
+	// Found again by its marker though it was cut.
+	if id2, err := h.c.UpsertComment(context.Background(), 2, "summary", "short"); err != nil || id2 != id || len(h.srv.Comments(repo, 2)) != 1 {
+		t.Fatalf("second call: %d %v", id2, err)
+	}
+}

@@ -22,7 +22,9 @@ FUZZ_TARGETS = \
 	./internal/kernelname:FuzzParse \
 	./action/config:FuzzParse \
 	./internal/gpuinfo:FuzzParse \
-	./action/report:FuzzRender
+	./action/report:FuzzRender \
+	./action/workflowcmd:FuzzEscape \
+	./action/workflowcmd:FuzzNeutralize
 
 .PHONY: demo test vet fmt fuzz bench
 

@@ -23,7 +23,9 @@ FUZZ_TARGETS = \
 	./action/config:FuzzParse \
 	./internal/gpuinfo:FuzzParse \
 	./internal/kernelsrc:FuzzScan \
-	./action/report:FuzzRender
+	./action/report:FuzzRender \
+	./action/workflowcmd:FuzzEscape \
+	./action/workflowcmd:FuzzNeutralize
 
 .PHONY: demo test vet fmt fuzz bench
 

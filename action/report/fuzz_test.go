@@ -50,5 +50,10 @@ func FuzzRender(f *testing.F) {
 		if err := Render(&buf, r, JSON, Options{}); err != nil {
 			t.Fatal(err)
 		}
+		buf.Reset()
+		if err := Render(&buf, r, SARIF, Options{Root: "/w/" + cell}); err != nil {
+			t.Fatal(err)
+		}
+		validateSARIF(t, buf.Bytes(), r)
 	})
 }

@@ -1,5 +1,6 @@
 // Package report renders a kernel-gate result for people and machines: a terminal view
-// (text), the machine contract (json) and a GitHub job summary (markdown).
+// (text), the machine contract (json), a GitHub job summary (markdown) and a SARIF 2.1.0
+// log for code scanning (sarif).
 //
 // Reporters know nothing about individual gates: every gate is rendered from the generic
 // fields of result.Gate (verdict, summary, findings, table), so a new gate renders without
@@ -32,9 +33,11 @@ const (
 	JSON Format = "json"
 	// Markdown is a GitHub job summary.
 	Markdown Format = "markdown"
+	// SARIF is a SARIF 2.1.0 log, for GitHub code scanning and other SARIF readers.
+	SARIF Format = "sarif"
 )
 
-const validFormats = "text, json, markdown"
+const validFormats = "text, json, markdown, sarif"
 
 // ParseFormat parses a format name (case-insensitive; "md" is short for markdown).
 func ParseFormat(s string) (Format, error) {
@@ -46,17 +49,21 @@ func ParseFormat(s string) (Format, error) {
 	case "markdown", "md":
 		return Markdown, nil
 	case "sarif":
-		return "", fmt.Errorf("format %q is not available yet: it arrives with the GitHub integration (valid formats: %s)", s, validFormats)
+		return SARIF, nil
 	}
 	return "", fmt.Errorf("unknown format %q (valid formats: %s)", s, validFormats)
 }
 
-// Options control the text format; json and markdown ignore them.
+// Options control the text and sarif formats; json and markdown ignore them.
 type Options struct {
 	// Color enables ANSI colour in text output. The caller decides (see ColorWanted).
 	Color bool
 	// Width is the terminal width that tables are fitted to; 0 means 100.
 	Width int
+	// Root is the repository's checkout (GITHUB_WORKSPACE) for sarif: a finding's absolute
+	// path under it is written relative to it. Empty leaves paths as they are (an absolute
+	// one becomes a file: URI).
+	Root string
 }
 
 const defaultWidth = 100
@@ -74,6 +81,8 @@ func Render(w io.Writer, r result.Result, f Format, o Options) error {
 		out = renderText(r, o)
 	case Markdown:
 		out = renderMarkdown(r)
+	case SARIF:
+		return renderSARIF(w, r, o.Root)
 	default:
 		return fmt.Errorf("unknown format %q (valid formats: %s)", f, validFormats)
 	}

@@ -160,16 +160,16 @@ func TestGolden(t *testing.T) {
 }
 
 func TestParseFormat(t *testing.T) {
-	for in, want := range map[string]Format{"text": Text, "json": JSON, "markdown": Markdown, "md": Markdown, " Markdown ": Markdown} {
+	for in, want := range map[string]Format{"text": Text, "json": JSON, "markdown": Markdown, "md": Markdown, " Markdown ": Markdown,
+		"sarif": SARIF, "SARIF": SARIF} {
 		got, err := ParseFormat(in)
 		if err != nil || got != want {
 			t.Errorf("ParseFormat(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for in, wantErr := range map[string][]string{
-		"sarif": {"GitHub integration", "text, json, markdown"},
-		"html":  {`"html"`, "text, json, markdown"},
-		"":      {"text, json, markdown"},
+		"html": {`"html"`, "text, json, markdown, sarif"},
+		"":     {"text, json, markdown, sarif"},
 	} {
 		_, err := ParseFormat(in)
 		if err == nil {
@@ -186,8 +186,8 @@ func TestParseFormat(t *testing.T) {
 
 func TestRenderUnknownFormat(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Render(&buf, sampleResult(t), "sarif", Options{}); err == nil || buf.Len() != 0 {
-		t.Errorf("Render(sarif) = %v with %d bytes written; want an error and no output", err, buf.Len())
+	if err := Render(&buf, sampleResult(t), "xml", Options{}); err == nil || buf.Len() != 0 {
+		t.Errorf("Render(xml) = %v with %d bytes written; want an error and no output", err, buf.Len())
 	}
 }
 

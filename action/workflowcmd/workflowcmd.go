@@ -31,52 +31,18 @@ import (
 // EscapeData escapes the data of a command (what follows its second "::") as the runner
 // unescapes it, so that it cannot end the line: '%' → %25, CR → %0D, LF → %0A. A "%0A"
 // already in s becomes "%250A" and reaches the log as the four characters "%0A".
-func EscapeData(s string) string {
-	if !strings.ContainsAny(s, "%\r\n") {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '%':
-			b.WriteString("%25")
-		case '\r':
-			b.WriteString("%0D")
-		case '\n':
-			b.WriteString("%0A")
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
+func EscapeData(s string) string { return dataEscaper().Replace(s) }
 
 // EscapeProperty escapes a property value of a command: as EscapeData, and also ':' → %3A
 // (which would end the properties) and ',' → %2C (which would start another property).
-func EscapeProperty(s string) string {
-	if !strings.ContainsAny(s, "%\r\n:,") {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '%':
-			b.WriteString("%25")
-		case '\r':
-			b.WriteString("%0D")
-		case '\n':
-			b.WriteString("%0A")
-		case ':':
-			b.WriteString("%3A")
-		case ',':
-			b.WriteString("%2C")
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+func EscapeProperty(s string) string { return propertyEscaper().Replace(s) }
+
+func dataEscaper() *strings.Replacer {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+}
+
+func propertyEscaper() *strings.Replacer {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
 }
 
 // The look-alikes Neutralize puts in place of one character of a would-be command.

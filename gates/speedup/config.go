@@ -89,16 +89,8 @@ func (c Config) compiled() (compiled, error) { return configpos.Resolved(c, Conf
 // kernel-gate run is judged by, so that it does not warn about rules meant for another. It
 // stays resolved when c was (keep is called once per rule).
 func (c Config) Only(keep func(Rule) bool) Config {
-	var admitted []bool
-	return configpos.Derive(c, func(c *Config) {
-		for _, r := range c.Kernels {
-			admitted = append(admitted, keep(r))
-		}
-		c.Kernels = configpos.Filter(c.Kernels, admitted)
-	}, func(cc compiled) compiled {
-		cc.rules = configpos.Filter(cc.rules, admitted)
-		return cc
-	})
+	return configpos.OnlyRules(c, func(c *Config) *configpos.List[Rule] { return &c.Kernels },
+		func(cc *compiled) *[]compiledRule { return &cc.rules }, keep)
 }
 
 // describe names a rule in messages: "flash_fwd*" or "flash_fwd* × long, mission".

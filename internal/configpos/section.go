@@ -88,6 +88,25 @@ func Derive[C, R any, P sectionOf[C, R]](c C, change func(*C), derive func(R) R)
 	return c
 }
 
+// OnlyRules is a section's Only: the section with the rules (the list rules points at) that
+// keep admits, in their order, and, when c was resolved, their compiled forms (the slice
+// compiledRules points at, one per rule) cut by the same answers, so it stays resolved. keep
+// is called once per rule.
+func OnlyRules[C, R, Rule, X any, P sectionOf[C, R]](c C, rules func(*C) *List[Rule], compiledRules func(*R) *[]X, keep func(Rule) bool) C {
+	var admitted []bool
+	return Derive[C, R, P](c, func(c *C) {
+		list := rules(c)
+		for _, r := range *list {
+			admitted = append(admitted, keep(r))
+		}
+		*list = Filter(*list, admitted)
+	}, func(r R) R {
+		compiled := compiledRules(&r)
+		*compiled = Filter(*compiled, admitted)
+		return r
+	})
+}
+
 // Filter returns the items of s whose entry in keep is true, in order, in a new slice: for a
 // section's Only, which cuts its rules and their compiled forms by the same answers.
 func Filter[S ~[]E, E any](s S, keep []bool) S {

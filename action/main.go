@@ -28,6 +28,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 )
 
@@ -70,6 +71,7 @@ Usage:
   kernel-gate bench compare BASE HEAD    judge head vs base timings (kernel-gate/bench/v1) side by side
   kernel-gate run [flags]                build and run every gate on the config's run.targets (head vs base)
   kernel-gate run --replay DIR           feed a recorded run through the same gates (no GPU needed)
+  kernel-gate action                     the GitHub Actions entry: gate or report per event, post a check run
   kernel-gate guard [PATHS...]           block commands that would stop, reboot or reset the GPU machine
   kernel-gate guard --diff BASE..HEAD    the same, judging only what the change adds
   kernel-gate report [flags] FILE        render a saved JSON result again
@@ -110,6 +112,8 @@ func run(ctx context.Context, args []string, e env) int {
 		code, err = runBench(ctx, rest, e)
 	case "run":
 		code, err = runRun(ctx, rest, e)
+	case "action":
+		code, err = runAction(ctx, rest, e)
 	case "report":
 		code, err = runReport(ctx, rest, e)
 	case "demo":
@@ -127,7 +131,13 @@ func run(ctx context.Context, args []string, e env) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitPass
 		}
-		fmt.Fprintf(e.stderr, "kernel-gate %s: %v\n", args[0], err)
+		msg := err.Error()
+		if underActions(e) {
+			// Errors quote input lines (a log that begins ::add-mask::...): under Actions
+			// no line of them may be read as a workflow command.
+			msg = workflowcmd.Neutralize(msg)
+		}
+		fmt.Fprintf(e.stderr, "kernel-gate %s: %s\n", args[0], msg)
 		return exitcode.Of(err)
 	}
 	return code

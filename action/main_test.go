@@ -340,12 +340,65 @@ func TestGitHubOutputs(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	o, _ := os.ReadFile(outputs)
-	if !strings.Contains(string(o), "verdict<<") || !strings.Contains(string(o), "fail") || !strings.Contains(string(o), "failed-gates<<_GitHubActionsFileCommandDelimeter_\nptxas\n") {
+	if got := fileOutputs(string(o)); got["verdict"] != "fail" || got["failed-gates"] != "ptxas" {
 		t.Errorf("GITHUB_OUTPUT = %q", o)
 	}
 	s, _ := os.ReadFile(summary)
 	if !strings.Contains(string(s), "## kernel-gate: ❌ fail") {
 		t.Errorf("job summary = %q", s)
+	}
+	// The report quotes tool output: on stdout it sits between ::stop-commands:: and its
+	// token, so no line of it is a workflow command.
+	if !strings.HasPrefix(out.String(), "::stop-commands::") {
+		t.Errorf("stdout under Actions begins %.60q", out.String())
+	}
+}
+
+// fileOutputs reads GITHUB_OUTPUT's name<<DELIMITER ... DELIMITER entries.
+func fileOutputs(s string) map[string]string {
+	out := map[string]string{}
+	lines := strings.Split(s, "\n")
+	for i := 0; i < len(lines); i++ {
+		name, delim, ok := strings.Cut(lines[i], "<<")
+		if !ok {
+			continue
+		}
+		var value []string
+		for i++; i < len(lines) && lines[i] != delim; i++ {
+			value = append(value, lines[i])
+		}
+		out[name] = strings.Join(value, "\n")
+	}
+	return out
+}
+
+// Under Actions with GITHUB_OUTPUT unset (or unwritable) a command says so once and keeps
+// its verdict's exit code; an error quoting an input line that looks like a workflow
+// command cannot be one.
+func TestActionsWithoutOutputFileOrWithHostileInput(t *testing.T) {
+	for _, outputs := range []string{"", t.TempDir()} { // unset; a directory
+		vars := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": outputs}
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"demo", "--case", "spill"}, env{
+			stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] },
+		})
+		if code != exitFail || strings.Count(errb.String(), "were not written") != 1 || strings.Contains(errb.String(), "panic") {
+			t.Errorf("GITHUB_OUTPUT=%q: exit %d, stderr %q", outputs, code, errb.String())
+		}
+	}
+	vars := map[string]string{"GITHUB_ACTIONS": "true"}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"ptxas", "-"}, env{
+		stdin: strings.NewReader("x\n  ::add-mask::secret\n##[error]boom\n"), stdout: &out, stderr: &errb,
+		getenv: func(k string) string { return vars[k] },
+	})
+	if !strings.Contains(errb.String(), "add-mask") { // the error quotes the input's lines
+		t.Errorf("stderr %q", errb.String())
+	}
+	for _, line := range strings.Split(errb.String(), "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "::") || strings.Contains(l, "##[") {
+			t.Errorf("exit %d: a line of the error is a workflow command: %q", code, line)
+		}
 	}
 }
 

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
-	"github.com/sethvargo/go-githubactions"
-
 	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/action/report"
+	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -37,17 +37,22 @@ func setup(c common) (config.Config, report.Format, error) {
 }
 
 // emit renders the result where --out says, publishes it to GitHub Actions when running
-// there, and returns the exit code of its verdict.
+// there, and returns the exit code of its verdict. Publishing that fails is said once on
+// standard error and leaves the exit code the verdict's.
 func emit(res result.Result, c common, f report.Format, e env) (int, error) {
 	code, err := render(res, c, f, e)
 	if err != nil {
 		return code, err
 	}
 	if err := githubOutputs(res, e); err != nil {
-		return exitInternal, exitcode.CouldNotRun(err)
+		fmt.Fprintf(e.stderr, "kernel-gate: the step's outputs and summary were not written: %s\n", workflowcmd.Neutralize(err.Error()))
 	}
 	return code, nil
 }
+
+// underActions reports whether kernel-gate runs as a GitHub Actions step, where a line of
+// its output can be a workflow command.
+func underActions(e env) bool { return e.getenv("GITHUB_ACTIONS") == "true" }
 
 // render writes the report and returns the exit code of the verdict.
 func render(res result.Result, c common, f report.Format, e env) (int, error) {
@@ -61,12 +66,22 @@ func render(res result.Result, c common, f report.Format, e env) (int, error) {
 	if err := report.Render(&buf, res, f, opts); err != nil {
 		return exitInternal, exitcode.CouldNotRun(err)
 	}
-	if c.out != "" {
+	switch {
+	case c.out != "":
 		if err := os.WriteFile(c.out, buf.Bytes(), 0o644); err != nil {
 			return exitInternal, exitcode.CouldNotRunf("writing the report: %v", err)
 		}
-	} else if _, err := e.stdout.Write(buf.Bytes()); err != nil {
-		return exitInternal, exitcode.CouldNotRun(err)
+	case underActions(e):
+		// The report quotes tool output and names from the repository: none of it may
+		// act as a workflow command.
+		err := workflowcmd.StopCommands(e.stdout, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err })
+		if err != nil {
+			return exitInternal, exitcode.CouldNotRun(err)
+		}
+	default:
+		if _, err := e.stdout.Write(buf.Bytes()); err != nil {
+			return exitInternal, exitcode.CouldNotRun(err)
+		}
 	}
 	if res.Verdict == result.Fail {
 		return exitFail, nil
@@ -77,31 +92,27 @@ func render(res result.Result, c common, f report.Format, e env) (int, error) {
 // githubOutputs publishes the verdict as step outputs and the markdown report as the job
 // summary when running inside GitHub Actions; elsewhere it does nothing.
 func githubOutputs(res result.Result, e env) error {
-	if e.getenv("GITHUB_ACTIONS") != "true" {
+	if !underActions(e) {
 		return nil
 	}
-	gh := githubactions.New(githubactions.WithGetenv(e.getenv), githubactions.WithWriter(e.stderr))
-	gh.SetOutput("verdict", string(res.Verdict))
 	var failed []string
 	for _, g := range res.Gates {
 		if g.Verdict == result.Fail {
 			failed = append(failed, g.Name)
 		}
 	}
-	gh.SetOutput("failed-gates", strings.Join(failed, ","))
-	if path := e.getenv("GITHUB_STEP_SUMMARY"); path != "" {
-		var b strings.Builder
-		if err := report.Render(&b, res, report.Markdown, report.Options{}); err != nil {
-			return err
-		}
-		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if _, err := f.WriteString(b.String()); err != nil {
-			return err
-		}
+	if err := workflowcmd.SetOutput(e.getenv, "verdict", string(res.Verdict)); err != nil {
+		return err
 	}
-	return nil
+	if err := workflowcmd.SetOutput(e.getenv, "failed-gates", strings.Join(failed, ",")); err != nil {
+		return err
+	}
+	if e.getenv("GITHUB_STEP_SUMMARY") == "" {
+		return nil
+	}
+	var b strings.Builder
+	if err := report.Render(&b, res, report.Markdown, report.Options{}); err != nil {
+		return err
+	}
+	return workflowcmd.AppendSummary(e.getenv, b.String(), workflowcmd.DefaultSummaryLimit)
 }

@@ -53,7 +53,7 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 	in := Inputs{
 		Config: get("config"), Mode: or(get("mode"), ModeAuto), BaseRef: get("base-ref"),
 		Token: get("github-token"), FailOn: or(get("fail-on"), "error"),
-		Annotations: or(get("annotations"), AnnotateBoth), ResultsFile: or(get("results-file"), DefaultResultsFile),
+		Annotations: or(get("annotations"), AnnotateCheckRun), ResultsFile: or(get("results-file"), DefaultResultsFile),
 		CheckName: get("check-name"), Comment: or(get("comment"), "off"), Replay: get("replay"),
 		Ref: get("ref"), Reason: strings.TrimSpace(get("reason")),
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/kernel-gate/kernel-gate/action/config"
+	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -188,7 +189,11 @@ func selectTargets(all []config.Target, names []string) ([]config.Target, error)
 
 // progress writes one line with the time since the start.
 func (p *pipeline) progress(format string, a ...any) {
-	fmt.Fprintf(p.o.Progress, "kernel-gate run [%6.1fs] %s\n", time.Since(p.start).Seconds(), fmt.Sprintf(format, a...))
+	msg := fmt.Sprintf(format, a...)
+	if p.gh != nil {
+		msg = workflowcmd.Neutralize(msg) // target names and tool output come from the repository
+	}
+	fmt.Fprintf(p.o.Progress, "kernel-gate run [%6.1fs] %s\n", time.Since(p.start).Seconds(), msg)
 }
 
 // group runs fn inside a folded log group under GitHub Actions (the title is escaped by

@@ -5,9 +5,13 @@
 package gpuinfo
 
 import (
+	"context"
+	"time"
+
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"io"
 	"os"
 	"strings"
@@ -118,4 +122,16 @@ func archNumber(a string) (major, minor int, ok bool) {
 		v = v*10 + int(c-'0')
 	}
 	return v / 10, v % 10, true
+}
+
+// Query asks nvidia-smi (at smi) about the GPU, within timeout.
+func Query(ctx context.Context, smi string, timeout time.Duration) (Info, error) {
+	out, err := procgroup.Run(ctx, procgroup.Spec{Argv: append([]string{smi}, QueryArgs()...), Timeout: timeout, TailBytes: 4096})
+	if err != nil {
+		return Info{}, err
+	}
+	if out.Why != "" {
+		return Info{}, fmt.Errorf("%s %s", smi, out.Why)
+	}
+	return Parse(strings.NewReader(out.Output))
 }

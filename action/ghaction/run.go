@@ -1,0 +1,358 @@
+package ghaction
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/kernel-gate/kernel-gate/action/config"
+	"github.com/kernel-gate/kernel-gate/action/githubapi"
+	"github.com/kernel-gate/kernel-gate/action/pipeline"
+	"github.com/kernel-gate/kernel-gate/action/report"
+	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
+	"github.com/kernel-gate/kernel-gate/gates/guard"
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
+	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// Options are what `kernel-gate action` is given besides its inputs and the event, which
+// it reads from the environment.
+type Options struct {
+	Getenv  func(string) string
+	Environ []string
+	// Log is the step's log: progress, workflow commands, what went wrong in reporting.
+	Log io.Writer
+	// Tool names kernel-gate and its version.
+	Tool string
+	// Tools are the CUDA tools' paths for the pipeline.
+	Tools pipeline.Tools
+	// HTTPClient and Sleep are for tests (nil: the defaults).
+	HTTPClient *http.Client
+	Sleep      func(context.Context, time.Duration) error
+}
+
+// Run is `kernel-gate action`. It returns the exit code of the verdict (0 pass, 1 a gate
+// failed, or with fail-on: warning a warning was found); the error is for what kept it
+// from judging at all. Reporting failures are said in the log and change neither.
+func Run(ctx context.Context, o Options) (int, error) {
+	gh := githubactions.New(githubactions.WithGetenv(o.Getenv), githubactions.WithWriter(io.Discard))
+	in, err := ReadInputs(gh.GetInput)
+	if err != nil {
+		return exitcode.Usage, err
+	}
+	if in.Token != "" {
+		// Before anything else is printed: the runner masks it from here on.
+		_ = workflowcmd.Mask(o.Log, in.Token)
+	}
+	ev, err := ReadEvent(o.Getenv)
+	if err != nil {
+		return exitcode.Usage, err
+	}
+	root := cmp.Or(o.Getenv("GITHUB_WORKSPACE"), ".")
+	headRev, _ := abrun.Git(ctx, root, "rev-parse", "HEAD")
+	plan, err := Decide(in, ev, headRev)
+	if err != nil {
+		return exitcode.Usage, err
+	}
+	r := &run{o: o, in: in, ev: ev, plan: plan, root: root}
+	r.logf("kernel-gate action: %s event: %s", workflowcmd.Neutralize(ev.Name), workflowcmd.Neutralize(plan.String()))
+	for _, n := range plan.Notes {
+		r.logf("kernel-gate action: %s", n)
+	}
+	var res result.Result
+	var notes []string
+	switch plan.Mode {
+	case ModeReport:
+		res, notes, err = ReadUntrusted(in.ResultsFile)
+		if err != nil {
+			return exitcode.Usage, err
+		}
+		for _, n := range notes {
+			r.logf("kernel-gate action: the result file: %s", n)
+		}
+		r.connect(ctx, checkName(res.Device))
+	default:
+		res, err = r.gate(ctx)
+		if err != nil {
+			r.abandon(ctx, err)
+			return exitcode.Of(err), err
+		}
+	}
+	r.report(ctx, res)
+	return r.exitCode(res), nil
+}
+
+// run is one invocation's state.
+type run struct {
+	o    Options
+	in   Inputs
+	ev   Event
+	plan Plan
+	root string
+	// client posts the check run; nil when there is no token, check runs are not wanted,
+	// or GitHub refused (fallback says why).
+	client   *githubapi.Client
+	checkID  int64
+	fallback string
+}
+
+func (r *run) logf(format string, a ...any) { fmt.Fprintf(r.o.Log, format+"\n", a...) }
+
+// wantsCheckRun reports whether the inputs ask for a check run.
+func (r *run) wantsCheckRun() bool {
+	return r.in.Annotations == AnnotateCheckRun || r.in.Annotations == AnnotateBoth
+}
+
+// connect creates the check run, in progress. Any failure leaves the run without one: the
+// report then falls back to workflow commands and the job summary.
+func (r *run) connect(ctx context.Context, defaultName string) {
+	if !r.wantsCheckRun() {
+		return
+	}
+	if r.in.Token == "" {
+		r.fallback = "no github-token was given"
+		return
+	}
+	c, err := githubapi.New(ctx, githubapi.Options{APIURL: r.o.Getenv("GITHUB_API_URL"), Token: r.in.Token,
+		Repository: r.ev.Repository, HTTPClient: r.o.HTTPClient, Sleep: r.o.Sleep, Log: r.o.Log})
+	if err == nil {
+		r.checkID, err = c.StartCheck(ctx, cmp.Or(r.in.CheckName, defaultName), r.plan.HeadSHA, r.ev.RunURL)
+	}
+	if err != nil {
+		r.fallback = oneLine(err.Error())
+		r.logf("kernel-gate action: no check run (%s): the findings go to workflow-command annotations and the job summary", workflowcmd.Neutralize(r.fallback))
+		return
+	}
+	r.client = c
+}
+
+// progress shows a stage on the check run.
+func (r *run) progress(ctx context.Context, stage string) {
+	if r.client == nil {
+		return
+	}
+	if _, err := r.client.UpdateCheck(ctx, r.checkID, githubapi.Output{Title: "running: " + stage,
+		Summary: "kernel-gate is running: " + stage}); err != nil {
+		r.logf("kernel-gate action: updating the check run: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+	}
+}
+
+// gate runs the gates: the GPU-stop guard over the change, and the pipeline.
+func (r *run) gate(ctx context.Context) (result.Result, error) {
+	cfg, err := config.Find(r.in.Config)
+	if err != nil {
+		return result.Result{}, exitcode.BadInput(err)
+	}
+	r.connect(ctx, checkName(r.device(ctx)))
+	var gates []result.Gate
+	var res result.Result
+	pipelineGates := slices.DeleteFunc(slices.Clone(r.plan.Gates), func(g string) bool { return g == "guard" })
+	if len(r.plan.Gates) == 0 || len(pipelineGates) > 0 {
+		res, err = pipeline.Run(ctx, cfg, pipeline.Options{
+			Replay: r.in.Replay, BaseRef: r.plan.BaseRef, Gates: pipelineGates, Dir: r.root,
+			Tools: r.o.Tools, Environ: r.o.Environ, Progress: r.o.Log, Getenv: r.o.Getenv, Tool: r.o.Tool,
+			OnStage: func(stage string) { r.progress(ctx, stage) },
+		})
+		if err != nil {
+			return result.Result{}, err
+		}
+		gates = res.Gates
+	}
+	if len(r.plan.Gates) == 0 || slices.Contains(r.plan.Gates, "guard") {
+		g, err := r.guard(ctx, cfg)
+		if err != nil {
+			return result.Result{}, err
+		}
+		gates = append(gates, g)
+	}
+	out := result.New(r.o.Tool, gates...)
+	out.Replay, out.Device = res.Replay, res.Device
+	out.Trigger = &result.Trigger{Event: r.ev.Name, Ref: r.ev.Ref, SHA: r.plan.HeadSHA, Reason: r.plan.Reason}
+	if err := writeResult(r.in.ResultsFile, out); err != nil {
+		return result.Result{}, err
+	}
+	return out, nil
+}
+
+// device names the GPU for the check run's name before the pipeline starts: a replay's
+// recorded one, else nvidia-smi's answer (nil without a GPU).
+func (r *run) device(ctx context.Context) *result.Device {
+	var g gpuinfo.Info
+	var err error
+	if r.in.Replay != "" {
+		g, err = gpuinfo.ParseFile(filepath.Join(r.in.Replay, "gpu.csv"))
+	} else {
+		g, err = gpuinfo.Query(ctx, cmp.Or(r.o.Tools.NvidiaSMI, "nvidia-smi"), 30*time.Second)
+	}
+	if err != nil {
+		return nil
+	}
+	return &result.Device{Name: g.Name, Arch: g.Arch(), Driver: g.Driver}
+}
+
+// guard judges what the change brings (base...HEAD); without a base to diff against it
+// judges the whole tree, which is stricter.
+func (r *run) guard(ctx context.Context, cfg config.Config) (result.Gate, error) {
+	base := r.plan.BaseRef
+	if base == "" {
+		if set, err := cfg.Bench.Settings(); err == nil {
+			base = set.BaseRef
+		}
+	}
+	if base != "" {
+		if spec, err := gitdiff.ParseSpec(base + "...HEAD"); err == nil {
+			if g, err := guard.ScanDiff(ctx, r.root, spec, cfg.Guard); err == nil {
+				return g, nil
+			} else {
+				r.logf("kernel-gate action: the guard cannot diff %s...HEAD (%s): it reads the whole repository", workflowcmd.Neutralize(base), workflowcmd.Neutralize(oneLine(err.Error())))
+			}
+		}
+	}
+	return guard.ScanPaths([]string{r.root}, cfg.Guard)
+}
+
+// abandon completes the check run when the gates could not run at all.
+func (r *run) abandon(ctx context.Context, cause error) {
+	if r.client == nil {
+		return
+	}
+	msg := "kernel-gate could not run: " + cause.Error()
+	if _, err := r.client.CompleteCheck(ctx, r.checkID, githubapi.ConclusionFailure, githubapi.Output{
+		Title: "kernel-gate could not run", Summary: "```\n" + strings.ReplaceAll(msg, "```", "'''") + "\n```"}); err != nil {
+		r.logf("kernel-gate action: completing the check run: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+	}
+}
+
+// report publishes the result on every channel the inputs ask for, falling back to
+// workflow commands when the check run cannot be had.
+func (r *run) report(ctx context.Context, res result.Result) {
+	md := r.summary(res)
+	posted := false
+	if r.client != nil {
+		annots, omitted := annotations(res, r.root, MaxCheckAnnotations)
+		summary := md
+		if omitted > 0 {
+			summary = fmt.Sprintf("%d more findings with a source line are not annotated (GitHub shows at most %d here); every finding is in the job summary and the result file.\n\n", omitted, MaxCheckAnnotations) + summary
+		}
+		_, err := r.client.CompleteCheck(ctx, r.checkID, conclusion(res.Verdict), githubapi.Output{Title: title(res), Summary: summary, Annotations: annots})
+		if err != nil {
+			r.fallback = oneLine(err.Error())
+			r.logf("kernel-gate action: completing the check run failed (%s): the findings go to workflow-command annotations and the job summary", workflowcmd.Neutralize(r.fallback))
+		} else {
+			posted = true
+			r.logf("kernel-gate action: check run %d: %s, %d annotation(s)", r.checkID, conclusion(res.Verdict), len(annots))
+		}
+	}
+	if r.in.Annotations == AnnotateCommands || r.in.Annotations == AnnotateBoth || r.wantsCheckRun() && !posted {
+		st := workflowcmd.Annotate(r.o.Log, workflowcmd.FromResult(res), workflowcmd.AnnotateOptions{Root: r.root})
+		if st.Err != nil {
+			r.logf("kernel-gate action: annotations: %s", workflowcmd.Neutralize(st.Err.Error()))
+		}
+	}
+	if err := workflowcmd.AppendSummary(r.o.Getenv, md, workflowcmd.DefaultSummaryLimit); err != nil {
+		r.logf("kernel-gate action: the job summary: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+	}
+	summaryPath := r.writeSummary(md)
+	r.comment(ctx, res, md)
+	checkID := ""
+	if posted {
+		checkID = fmt.Sprint(r.checkID)
+	}
+	for _, out := range [][2]string{
+		{"verdict", string(res.Verdict)}, {"result-path", r.in.ResultsFile}, {"check-run-id", checkID},
+		{"regressions", fmt.Sprint(regressions(res))}, {"summary-path", summaryPath},
+	} {
+		if err := workflowcmd.SetOutput(r.o.Getenv, out[0], out[1]); err != nil {
+			r.logf("kernel-gate action: step outputs are not set: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+			break // said once
+		}
+	}
+}
+
+// summary is the markdown report, headed by whose result it is when it came from another
+// job.
+func (r *run) summary(res result.Result) string {
+	var b bytes.Buffer
+	if r.plan.Mode == ModeReport && r.ev.WorkflowRun != nil {
+		fmt.Fprintf(&b, "> Reported from workflow run %d (%s on %s): the verdict is that run's.\n\n", r.ev.WorkflowRun.ID,
+			workflowcmd.Neutralize(r.ev.WorkflowRun.Event), shortSHA(r.plan.HeadSHA))
+	}
+	if err := report.Render(&b, res, report.Markdown, report.Options{}); err != nil {
+		fmt.Fprintf(&b, "\n(the report could not be rendered: %v)\n", err)
+	}
+	return b.String()
+}
+
+// writeSummary keeps the markdown beside the result file, for the summary-path output.
+func (r *run) writeSummary(md string) string {
+	p := strings.TrimSuffix(r.in.ResultsFile, filepath.Ext(r.in.ResultsFile)) + "-summary.md"
+	if err := os.WriteFile(p, []byte(md), 0o644); err != nil {
+		r.logf("kernel-gate action: writing %s: %s", p, workflowcmd.Neutralize(oneLine(err.Error())))
+		return ""
+	}
+	return p
+}
+
+// comment keeps one pull-request comment up to date when the inputs ask for it.
+func (r *run) comment(ctx context.Context, res result.Result, md string) {
+	if r.in.Comment == "off" || r.plan.PullRequest == 0 || r.in.Comment == "on-failure" && res.Verdict != result.Fail {
+		return
+	}
+	if r.client == nil {
+		r.logf("kernel-gate action: no pull-request comment: %s", cmp.Or(r.fallback, "check runs are off, and so is the API client"))
+		return
+	}
+	if _, err := r.client.UpsertComment(ctx, r.plan.PullRequest, "summary", md); err != nil {
+		r.logf("kernel-gate action: the pull-request comment: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+	}
+}
+
+// exitCode is the verdict's: 1 when a gate failed, or with fail-on: warning when any
+// warning was found.
+func (r *run) exitCode(res result.Result) int {
+	if res.Verdict == result.Fail {
+		return exitcode.Fail
+	}
+	if r.in.FailOn == "warning" {
+		for _, g := range res.Gates {
+			if g.Count(result.Warning) > 0 {
+				return exitcode.Fail
+			}
+		}
+	}
+	return exitcode.Pass
+}
+
+func writeResult(file string, res result.Result) error {
+	var b bytes.Buffer
+	if err := result.Write(&b, res); err != nil {
+		return exitcode.CouldNotRun(err)
+	}
+	if dir := filepath.Dir(file); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return exitcode.CouldNotRun(err)
+		}
+	}
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		return exitcode.CouldNotRunf("writing the result: %w", err)
+	}
+	return nil
+}
+
+func oneLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}

@@ -1,0 +1,238 @@
+package ghaction
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// repoRoot is this repository: the workspace the action gates (its kernels are the sources
+// the recorded run built).
+var repoRoot, _ = filepath.Abs(filepath.Join("..", ".."))
+
+// actionEnv is a runner's environment for one `kernel-gate action` step on a pull request,
+// with the fake API as GITHUB_API_URL; inputs are INPUT_* as action.yml passes them.
+func actionEnv(t *testing.T, api *fakegithub.Server, inputs map[string]string) (map[string]string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	env := map[string]string{
+		"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
+		"GITHUB_EVENT_PATH": filepath.Join(repoRoot, "testdata", "events", "pull_request_synchronize.json"),
+		"GITHUB_REPOSITORY": "Codertocat/Hello-World", "GITHUB_WORKSPACE": repoRoot,
+		"GITHUB_SERVER_URL": "https://github.com", "GITHUB_RUN_ID": "7",
+		"GITHUB_OUTPUT": filepath.Join(dir, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(dir, "summary"),
+		"INPUT_CONFIG": filepath.Join(repoRoot, "kernel-gate.yml"), "INPUT_BASE-REF": "HEAD",
+		"INPUT_RESULTS-FILE": filepath.Join(dir, "result.json"),
+	}
+	if api != nil {
+		env["GITHUB_API_URL"], env["INPUT_GITHUB-TOKEN"] = api.URL(), api.Token()
+	}
+	for k, v := range inputs {
+		env["INPUT_"+strings.ToUpper(k)] = v
+	}
+	return env, dir
+}
+
+func runAction(t *testing.T, env map[string]string, api *fakegithub.Server) (int, string, error) {
+	t.Helper()
+	var log bytes.Buffer
+	o := Options{Getenv: func(k string) string { return env[k] }, Log: &log, Tool: "kernel-gate test",
+		Sleep: func(context.Context, time.Duration) error { return nil }}
+	if api != nil {
+		o.HTTPClient = api.Client()
+	}
+	code, err := Run(context.Background(), o)
+	return code, log.String(), err
+}
+
+// located are the findings of a result that sit on a source line of the repository.
+func located(t *testing.T, file string) []string {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := result.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, g := range res.Gates {
+		for _, x := range g.Findings {
+			if x.File != "" && x.Line > 0 {
+				out = append(out, fmt.Sprintf("%s:%d %s", x.File, x.Line, x.Severity))
+			}
+		}
+	}
+	return out
+}
+
+// The recorded race, gated on a pull request: one check run, concluded failure, on the
+// commit checked out, named after the recording's GPU, with every finding that has a source
+// line annotated on it; outputs and the job summary written; exit 1.
+func TestRaceReplayPostsOneFailingCheckRun(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	env, dir := actionEnv(t, api, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "race")})
+	code, log, err := runAction(t, env, api)
+	if err != nil || code != 1 {
+		t.Fatalf("exit %d, err %v\n%s", code, err, log)
+	}
+	runs := api.CheckRuns()
+	if len(runs) != 1 {
+		t.Fatalf("%d check runs, want 1", len(runs))
+	}
+	cr := runs[0]
+	if cr.Conclusion != "failure" || cr.Status != "completed" || cr.Name != "kernel-gate (H200, sm_90)" || cr.DetailsURL != "https://github.com/Codertocat/Hello-World/actions/runs/7" {
+		t.Errorf("check run %+v", cr)
+	}
+	head, err := os.ReadFile(filepath.Join(repoRoot, ".git", "HEAD"))
+	if err == nil && len(cr.HeadSHA) != 40 {
+		t.Errorf("head sha %q (.git/HEAD %s)", cr.HeadSHA, head)
+	}
+	if !strings.Contains(cr.Title, "sanitizer") || !strings.Contains(cr.Summary, "sanitizer") {
+		t.Errorf("title %q", cr.Title)
+	}
+	var got []string
+	for _, a := range cr.Annotations {
+		lvl := map[string]string{"failure": "error", "warning": "warning", "notice": "notice"}[a.AnnotationLevel]
+		got = append(got, fmt.Sprintf("%s:%d %s", a.Path, a.StartLine, lvl))
+	}
+	want := located(t, filepath.Join(dir, "result.json"))
+	if len(want) == 0 || !sameSet(got, want) {
+		t.Errorf("annotations %q, want every located finding %q", got, want)
+	}
+	if !strings.Contains(strings.Join(got, " "), "kernels/flash_fwd.cu:190 error") {
+		t.Errorf("the race is not annotated on its line: %q", got)
+	}
+	out, _ := os.ReadFile(env["GITHUB_OUTPUT"])
+	for _, w := range []string{"verdict<<", "\nfail\n", "check-run-id<<", fmt.Sprintf("\n%d\n", cr.ID), "regressions<<", "summary-path<<"} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("outputs lack %q:\n%s", w, out)
+		}
+	}
+	if sum, _ := os.ReadFile(env["GITHUB_STEP_SUMMARY"]); !strings.Contains(string(sum), "sanitizer") {
+		t.Errorf("job summary: %.300s", sum)
+	}
+	if strings.Count(log, api.Token()) != 1 || !strings.Contains(log, "::add-mask::"+api.Token()+"\n") {
+		t.Errorf("the token reached the log beyond its ::add-mask::\n%s", log)
+	}
+}
+
+// GitHub refusing the check run (403: a pull request's read-only token) changes neither the
+// verdict nor the exit code: the findings become workflow-command annotations, worst first.
+func TestForbiddenFallsBackToWorkflowCommands(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	api.FailNext(10, 403, nil)
+	env, _ := actionEnv(t, api, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "race")})
+	code, log, err := runAction(t, env, api)
+	if err != nil || code != 1 {
+		t.Fatalf("exit %d, err %v\n%s", code, err, log)
+	}
+	if n := len(api.CheckRuns()); n != 0 {
+		t.Errorf("%d check runs", n)
+	}
+	for _, w := range []string{"no check run (", "403", "::error file=kernels/flash_fwd.cu,line=190"} {
+		if !strings.Contains(log, w) {
+			t.Errorf("log lacks %q:\n%s", w, log)
+		}
+	}
+	if strings.Index(log, "::error ") > strings.Index(log, "::notice ") && strings.Contains(log, "::notice ") {
+		t.Error("errors come first")
+	}
+}
+
+// A clean recording passes: success, exit 0; with the guard alone no GPU is needed.
+func TestCleanReplayAndGuardAlone(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	env, _ := actionEnv(t, api, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "clean")})
+	if code, log, err := runAction(t, env, api); err != nil || code != 0 {
+		t.Fatalf("clean: exit %d, err %v\n%s", code, err, log)
+	}
+	if runs := api.CheckRuns(); len(runs) != 1 || runs[0].Conclusion != "success" {
+		t.Errorf("clean: %+v", runs)
+	}
+	env, dir := actionEnv(t, nil, map[string]string{"gates": "guard", "annotations": "workflow-commands"})
+	code, log, err := runAction(t, env, nil)
+	if err != nil || code != 0 {
+		t.Fatalf("guard: exit %d, err %v\n%s", code, err, log)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "result.json"))
+	if !strings.Contains(string(raw), `"name": "guard"`) || strings.Contains(string(raw), `"name": "ptxas"`) {
+		t.Errorf("guard alone: %.400s", raw)
+	}
+}
+
+// The reporting half of the two-stage design: a hostile result file made by the pull
+// request's job (kernel names with newlines and workflow commands, huge messages, 100,000
+// findings) is posted against workflow_run.head_sha without any of it reaching a workflow
+// command, and a verdict the file says is fail stays fail.
+func TestReportModeWithHostileResult(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	env, _ := actionEnv(t, api, nil)
+	env["GITHUB_EVENT_NAME"] = "workflow_run"
+	env["GITHUB_EVENT_PATH"] = filepath.Join(repoRoot, "testdata", "events", "workflow_run_completed.json")
+	env["INPUT_COMMENT"] = "on-failure"
+	hostile := "flash\n::add-mask::x\n::error file=evil::owned ##[error]boom"
+	var findings []result.Finding
+	for i := range 100_000 {
+		findings = append(findings, result.Finding{Severity: result.Error, Kernel: hostile, File: "kernels/flash_fwd.cu", Line: i%300 + 1,
+			Message: strings.Repeat("m", 1<<20*(i/99_999)) + "\n::set-output name=verdict::pass"})
+	}
+	g := result.Gate{Name: "sanitizer\n::warning::x", Verdict: result.Fail, Findings: findings}
+	res := result.New("kernel-gate", g)
+	f, _ := os.Create(env["INPUT_RESULTS-FILE"])
+	result.Write(f, res)
+	f.Close()
+	code, log, err := runAction(t, env, api)
+	if err != nil || code != 1 {
+		t.Fatalf("exit %d, err %v\n%.2000s", code, err, log)
+	}
+	runs := api.CheckRuns()
+	if len(runs) != 1 || runs[0].HeadSHA != "3484a3fb816e0859fd6e1cea078d76385ff50625" || runs[0].Conclusion != "failure" {
+		t.Fatalf("check runs %+v", runs)
+	}
+	if n := len(runs[0].Annotations); n != MaxCheckAnnotations {
+		t.Errorf("%d annotations, want the cap %d", n, MaxCheckAnnotations)
+	}
+	if !strings.Contains(runs[0].Summary, "more findings with a source line are not annotated") {
+		t.Errorf("the summary does not say annotations were capped: %.300s", runs[0].Summary)
+	}
+	for _, line := range strings.Split(log, "\n") {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "::") && !strings.HasPrefix(l, "::add-mask::") || strings.Contains(l, "##[") {
+			t.Errorf("an untrusted line reached the log as a command: %q", l)
+		}
+	}
+	if c := api.Comments("Codertocat/Hello-World", 2); len(c) != 1 {
+		t.Errorf("comments %d, want one on the failing run's pull request", len(c))
+	}
+}
+
+func sameSet(a, b []string) bool {
+	count := map[string]int{}
+	for _, x := range a {
+		count[x]++
+	}
+	for _, x := range b {
+		count[x]--
+	}
+	for _, n := range count {
+		if n != 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -236,3 +236,36 @@ func sameSet(a, b []string) bool {
 	}
 	return true
 }
+
+// workflow_dispatch with update-baseline and a reason reruns the chosen gates on the
+// checked-out ref and records the reason in the result; the log says the baseline store is
+// not there yet. push to the default branch does the same without a reason.
+func TestDispatchAndPushRecordTheirTrigger(t *testing.T) {
+	for _, tc := range []struct {
+		event, payload, ref, reason string
+	}{
+		{"workflow_dispatch", "workflow_dispatch.json", "refs/heads/master", "driver 580 on the L4 runner"},
+		{"push", "push.json", "refs/heads/master", ""},
+	} {
+		env, dir := actionEnv(t, nil, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "clean"),
+			"gates": "ptxas,sass", "annotations": "none"})
+		env["GITHUB_EVENT_NAME"], env["GITHUB_REF"] = tc.event, tc.ref
+		env["GITHUB_EVENT_PATH"] = filepath.Join(repoRoot, "testdata", "events", tc.payload)
+		if tc.reason != "" {
+			env["INPUT_UPDATE-BASELINE"], env["INPUT_REASON"] = "true", tc.reason
+		}
+		code, log, err := runAction(t, env, nil)
+		if err != nil || code != 0 {
+			t.Fatalf("%s: exit %d, err %v\n%s", tc.event, code, err, log)
+		}
+		f, _ := os.Open(filepath.Join(dir, "result.json"))
+		res, err := result.Read(f)
+		f.Close()
+		if err != nil || res.Trigger == nil || res.Trigger.Event != tc.event || res.Trigger.Reason != tc.reason || len(res.Gates) != 2 {
+			t.Errorf("%s: trigger %+v, %d gates, err %v", tc.event, res.Trigger, len(res.Gates), err)
+		}
+		if !strings.Contains(log, "baseline update: the baseline store is not built yet") {
+			t.Errorf("%s: the log does not say the baseline is not stored:\n%s", tc.event, log)
+		}
+	}
+}

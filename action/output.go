@@ -57,7 +57,10 @@ func underActions(e env) bool { return e.getenv("GITHUB_ACTIONS") == "true" }
 // render writes the report and returns the exit code of the verdict.
 func render(res result.Result, c common, f report.Format, e env) (int, error) {
 	var buf bytes.Buffer
-	opts := report.Options{}
+	opts := report.Options{Root: e.getenv("GITHUB_WORKSPACE")}
+	if opts.Root == "" {
+		opts.Root, _ = os.Getwd() // absolute paths under the checkout become relative in SARIF
+	}
 	if c.out == "" && f == report.Text {
 		if file, ok := e.stdout.(*os.File); ok {
 			opts.Color = report.ColorWanted(file, e.getenv)

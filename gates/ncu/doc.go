@@ -46,8 +46,14 @@
 // and max are shown beside it): every threshold of all must hold and, if any is given, at
 // least one of any. min and max are inclusive. The value is compared as printed, in the
 // unit printed, which every message shows; a threshold with unit: fails on a value printed
-// in another. A metric missing from a launch, n/a or not a number fails its threshold. A
+// in another. A metric missing from a launch, n/a or not a number fails its threshold.
+// Every launch must carry every metric the config names (Run asks ncu for all of them on
+// every launch): a launch that lacks one, as the last launch of an output cut on a row
+// boundary does, fails the gate naming its kernel, launch and the metric, even where a
+// rule would hold through another metric of an any or names another kernel. A
 // rule that matches no profiled kernel fails the gate: a renamed kernel, or one the launch
-// limit cut off, must not pass silently. ncu's own rule results (section mode) are
+// limit cut off, must not pass silently; a glob that still matches one of its kernels
+// cannot tell that another was cut off, as nothing in the output says how many it should
+// match. ncu's own rule results (section mode) are
 // reported as notices.
 package ncu

@@ -22,6 +22,9 @@ const (
 	MetricRule = "ncu_rule"
 )
 
+// maxGaps bounds the findings of launches that lack a metric (one per kernel and metric).
+const maxGaps = 50
+
 // clocksNote is the warning ncu prints for --clock-control none, which Run always asks for.
 const clocksNote = "Running with unmodified GPU clocks"
 
@@ -131,6 +134,7 @@ func Evaluate(rep *Report, cfg Config) (result.Gate, error) {
 	for i := range cc.rules {
 		e.rule(i)
 	}
+	e.completeness(Metrics(cfg))
 	e.advice()
 	if e.findings != nil {
 		g.Findings = e.findings
@@ -156,7 +160,13 @@ type evaluation struct {
 	failed   int
 	noMatch  int
 	runFail  bool
+	// reported holds the kernel × metric pairs whose missing launches a failed rule's
+	// finding already names.
+	reported map[gap]bool
 }
+
+// gap is a metric that launches of a kernel lack.
+type gap struct{ kernel, metric string }
 
 // kernels groups the launches by kernel name.
 func (e *evaluation) kernels() {
@@ -227,7 +237,9 @@ type judgement struct {
 	group string // "any" or "all"
 	ok    bool
 	// why says why the value could not be judged (missing, n/a); the threshold then fails.
-	why              string
+	why string
+	// missing: some launch lacks the metric.
+	missing          bool
 	unit             string
 	median, min, max float64
 	n                int
@@ -261,6 +273,16 @@ func (e *evaluation) rule(i int) {
 			e.failed++
 			rd.Failed = append(rd.Failed, k.first().Name.Short)
 			e.fail(r, k, js, allOK, anyOK)
+			for _, j := range js {
+				// fail names the missing launches of every failed all threshold and, when no
+				// any threshold holds, of every any threshold.
+				if j.missing && (j.group == "all" && !j.ok || j.group == "any" && !anyOK) {
+					if e.reported == nil {
+						e.reported = map[gap]bool{}
+					}
+					e.reported[gap{name, j.t.Metric}] = true
+				}
+			}
 		}
 		for _, j := range js {
 			e.rows = append(e.rows, result.Row{Status: status, Cells: []string{
@@ -295,6 +317,7 @@ func judge(k *kernel, t Threshold, group string) judgement {
 			}
 		}
 	}
+	j.missing = len(missing) > 0
 	switch {
 	case len(missing) == len(k.launches):
 		j.why = fmt.Sprintf("%s is not in the ncu output (it has %s)", t.Metric, metricNames(k.first()))
@@ -403,6 +426,59 @@ func (e *evaluation) fail(r compiledRule, k *kernel, js []judgement, allOK, anyO
 		}
 	}
 	e.findings = append(e.findings, f)
+}
+
+// completeness fails every launch that lacks a metric of the config: Run asks ncu for all
+// of them on every launch it profiles, so a launch without one is output cut short (a CSV
+// cut on a row boundary leaves its last launch with only its first metrics) or garbled.
+// Such a launch must not pass because a rule holds through another metric of an any, or
+// because no rule names its kernel. One finding per kernel and metric names the launches;
+// pairs a failed rule already named are not repeated.
+func (e *evaluation) completeness(requested []string) {
+	if len(requested) == 0 {
+		return
+	}
+	var gaps []gap
+	lacking := map[gap][]*Launch{}
+	for _, name := range e.order {
+		for _, l := range e.byName[name].launches {
+			for _, m := range requested {
+				g := gap{name, m}
+				if _, ok := l.Metric(m); ok || e.reported[g] {
+					continue
+				}
+				if _, seen := lacking[g]; !seen {
+					gaps = append(gaps, g)
+				}
+				lacking[g] = append(lacking[g], l)
+			}
+		}
+	}
+	for i, g := range gaps {
+		if i == maxGaps {
+			e.errorf(MetricRun, "and %d more kernels or metrics with launches that lack a metric of the config", len(gaps)-maxGaps)
+			break
+		}
+		ls := lacking[g]
+		first := ls[0]
+		var which []string
+		for _, l := range ls[:min(len(ls), maxListed)] {
+			which = append(which, fmt.Sprintf("%d (%s:%d)", l.ID, l.Input, l.Line))
+		}
+		of, has := "launch "+strings.Join(which, ", "), "has"
+		if len(ls) > 1 {
+			of, has = "launches "+strings.Join(which, ", "), "have"
+			if len(ls) > maxListed {
+				of += fmt.Sprintf(" and %d more", len(ls)-maxListed)
+			}
+		}
+		total := len(e.byName[g.kernel].launches)
+		e.findings = append(e.findings, result.Finding{
+			Severity: result.Error, Kernel: first.Name.Short, Arch: arch(first.CC), File: e.cc.file, Metric: g.metric,
+			Message: fmt.Sprintf("%s: %s of %d %s no %s, which %s asks ncu for: the ncu output is cut short or garbled, and a launch without its metrics cannot be judged (launch %d has %s)",
+				first.Name.Short, of, total, has, g.metric, e.cc.file, first.ID, metricNames(first)),
+		})
+	}
 }
 
 // unmatched reports a rule whose glob matched no profiled kernel; with finding unset

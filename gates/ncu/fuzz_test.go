@@ -34,7 +34,14 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(hdr + `"1","1","h","127.0.0.1","void a()","1","7","(128`))
 	f.Add([]byte("==WARNING== No kernels were profiled.\n"))
 	f.Add([]byte(""))
+	// Hostile: output cut on a row boundary inside a launch (it lacks the config's
+	// metrics), a launch of a kernel no rule names with one metric of the config.
+	f.Add(lines(f, "ncu-metrics.csv", 3, 10))
+	f.Add(lines(f, "ncu-base-units.csv", 10, 14))
+	f.Add([]byte(hdr + row("0", "1", "void flash_fwd<64, 64, 0>(int)", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "%", "1.80") +
+		row("1", "1", "void other(int)", "gpu__time_duration.sum", "ns", "10")))
 	cfg := config(f, issueConfig)
+	requested := Metrics(cfg)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		rep, err := Parse(bytes.NewReader(in), "fuzz")
 		if err != nil {
@@ -71,6 +78,15 @@ func FuzzParse(f *testing.F) {
 		}
 		if g.Verdict == result.Pass && (len(rep.Problems) > 0 || len(rep.Errors) > 0 || len(rep.Launches) == 0) {
 			t.Fatalf("a pass over problems %q, errors %q, %d launches", rep.Problems, rep.Errors, len(rep.Launches))
+		}
+		if g.Verdict == result.Pass {
+			for _, l := range rep.Launches {
+				for _, m := range requested {
+					if _, ok := l.Metric(m); !ok {
+						t.Fatalf("a pass with launch %d of %s lacking %s", l.ID, l.Kernel, m)
+					}
+				}
+			}
 		}
 	})
 }

@@ -6,6 +6,17 @@
 //
 // Parsing streams: a log is read line by line and memory grows with the number of distinct
 // kernel records, never with the length of the log.
+//
+// Parsing fails closed. Every count is read strictly (decimal digits only, at most 2^53):
+// one that overflows, is negative, carries a thousands separator ("1,676") or is not a
+// number is an error diagnostic, never a value. A record cut short is an error too: a
+// Used line item without its unit or with half of one, a stack frame or cuobjdump REG line
+// without all its fields, a function with no closing line (Used, stack frame or REG), a
+// log whose last line is a resource line without a line end. So is a build step that
+// failed other than by a compiler error: a tool killed or crashed (Killed, Segmentation
+// fault, std::bad_alloc, an internal compiler error), a failed link, a missing shared
+// library, make, ninja or CMake reporting a failed step. The gate fails on every error
+// diagnostic and names its input and line.
 package ptxas
 
 import (
@@ -13,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"regexp"
 	"strconv"
 	"strings"
@@ -157,7 +169,11 @@ type parser struct {
 	cuobjRes bool   // inside a cuobjdump "Resource usage:" listing
 	cur      *Kernel
 	curEntry bool // cur came from "Compiling entry function" and awaits its Used line
-	buf      []byte
+	curBad   bool // an error was filed about cur: flush does not add that it is incomplete
+	// cutLine is the line number of the latest line when it was a resource line without a
+	// line end: the last line of a cut log (checked when the input ends).
+	cutLine int
+	buf     []byte
 }
 
 var (
@@ -168,7 +184,7 @@ var (
 	// nvcc's front end (EDG): "fa.cu(12): error: identifier "x" is undefined".
 	edgError = regexp.MustCompile(`^(.*?\S)\((\d+)\): (?:catastrophic error|fatal error|error)\s*:?\s*(.*)$`)
 	// clang / gcc: "fa.cu:12:5: error: use of undeclared identifier".
-	clangError = regexp.MustCompile(`^(.*?\S):(\d+):(?:(\d+):)? (?:fatal )?error: (.*)$`)
+	clangError = regexp.MustCompile(`^(.*?\S):(\d+):(?:(\d+):)? (?:fatal |internal compiler )?error: (.*)$`)
 	// ptxas on a PTX file: "ptxas /tmp/x.ptx, line 5; error   : Unknown symbol".
 	ptxSyntax = regexp.MustCompile(`ptxas (.*?), line (\d+); (error|warning|fatal)\s*: (.*)$`)
 	quoted    = regexp.MustCompile(`'([^']+)'`)
@@ -176,10 +192,51 @@ var (
 	inFunction = regexp.MustCompile(`in function (\S+?)\.?(?:\s|$)`)
 	archFlag   = regexp.MustCompile(`(?:-arch[= ]|--gpu-architecture[= ]|code=\[?)(sm_\d+[a-z]?)`)
 	cuFile     = regexp.MustCompile(`(\S+\.cu)\b`)
+
+	// Failed build steps besides the compilers' own errors. GNU make names a failed recipe
+	// "make[2]: *** [x.o] Error 1" and one killed by a signal "make: *** [all] Killed".
+	makeFailed = regexp.MustCompile(`^(?:\S*/)?(?:g|mingw32-)?make(?:\[\d+\])?: \*\*\* `)
+	// The linker: "collect2: error: ld returned 1 exit status", "/usr/bin/ld: cannot find
+	// -lcudart: ...", "clang: error: linker command failed ...", an undefined symbol.
+	linkFailed = regexp.MustCompile(`\bld returned \d+ exit status|\bcannot find -l|\blinker command failed|\bundefined reference to\b|\blibrary not found for -l`)
+	// A process that died: the shell's report of a signal, alone on its line ("Killed",
+	// "Segmentation fault (core dumped)") or with the script line and the process ID
+	// ("/bin/sh: line 1: 4242 Killed   nvcc ..."); an uncaught C++ exception ("terminate
+	// called after throwing an instance of 'std::bad_alloc'", "  what():  std::bad_alloc");
+	// a compiler out of memory or crashed.
+	crashed = regexp.MustCompile(`^(?:(?:\S+: )?(?:line )?\d+:\s+\d+\s+` + signals + `(?: \(core dumped\))?(?:\s|$)|` + signals + `(?: \(core dumped\))?$)` +
+		`|\bterminate called (?:after throwing|without an active exception)|\bwhat\(\):\s+std::bad_alloc|\bvirtual memory exhausted\b|\bout of memory allocating\b|\binternal compiler error\b|\bdumped core\b`)
+	// A driver or tool that says it failed: "gcc: error: x.o: No such file or directory",
+	// "c++: fatal error: Killed signal terminated program cc1plus".
+	toolError = regexp.MustCompile(`^[\w.+/-]+: (?:fatal )?error: `)
 )
+
+// signals are how bash reports a process a signal ended.
+const signals = `(?:Killed|Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception|Terminated)`
+
+// failureHints are what every line that names a failed build holds; lines with none of
+// them (nearly all of a big build log) are not matched against the expressions above.
+var failureHints = [][]byte{
+	[]byte("rror"), []byte("fatal"), []byte("FAILED"), []byte("not found"), []byte("build stopped"), []byte("***"),
+	[]byte("Killed"), []byte("fault"), []byte("Aborted"), []byte("Terminated"), []byte("Illegal instruction"),
+	[]byte("exception"), []byte("terminate called"), []byte("bad_alloc"), []byte("exhausted"), []byte("out of memory"),
+	[]byte("dumped"), []byte("exit status"), []byte("cannot find -l"), []byte("linker"), []byte("undefined reference"),
+	[]byte("library not found"), []byte("shared libraries"),
+}
+
+func failureHint(t []byte) bool {
+	for _, h := range failureHints {
+		if bytes.Contains(t, h) {
+			return true
+		}
+	}
+	return false
+}
 
 func (p *parser) line(raw []byte) {
 	p.lineNo++
+	p.cutLine = 0
+	ended := len(raw) > 0 && raw[len(raw)-1] == '\n'
 	line := bytes.TrimRight(raw, "\r\n")
 	if bytes.IndexByte(line, 0x1b) >= 0 {
 		p.buf = linescan.StripANSI(p.buf[:0], line)
@@ -191,12 +248,12 @@ func (p *parser) line(raw []byte) {
 		}
 	}
 	if k := bytes.Index(line, []byte("ptxas ")); k >= 0 {
-		if p.tool(line[k+len("ptxas "):], SourcePtxas, line) {
+		if p.tool(line[k+len("ptxas "):], SourcePtxas, line, ended) {
 			return
 		}
 	}
 	if k := bytes.Index(line, []byte("nvlink ")); k >= 0 {
-		if p.tool(line[k+len("nvlink "):], SourceNvlink, line) {
+		if p.tool(line[k+len("nvlink "):], SourceNvlink, line, ended) {
 			return
 		}
 	}
@@ -211,7 +268,7 @@ func (p *parser) line(raw []byte) {
 }
 
 // tool handles "ptxas info    : ..." style lines; rest starts after "ptxas ".
-func (p *parser) tool(rest []byte, source string, whole []byte) bool {
+func (p *parser) tool(rest []byte, source string, whole []byte, ended bool) bool {
 	level, msg, ok := cutLevel(rest)
 	if !ok {
 		if source == SourcePtxas && bytes.Contains(rest, []byte(", line ")) {
@@ -220,8 +277,7 @@ func (p *parser) tool(rest []byte, source string, whole []byte) bool {
 				if string(m[3]) == "warning" {
 					sev = "warning"
 				}
-				ln, _ := strconv.Atoi(string(m[2]))
-				p.diag(sev, "ptx-"+string(m[3]), "", string(m[1]), ln, "ptxas "+string(m[1])+", line "+string(m[2])+": "+string(m[4]))
+				p.diag(sev, "ptx-"+string(m[3]), "", string(m[1]), lineNumber(string(m[2])), "ptxas "+string(m[1])+", line "+string(m[2])+": "+string(m[4]))
 				return true
 			}
 		}
@@ -229,7 +285,9 @@ func (p *parser) tool(rest []byte, source string, whole []byte) bool {
 	}
 	switch level {
 	case "info":
-		p.info(msg, source)
+		if p.info(msg, source) && !ended {
+			p.cutLine = p.lineNo
+		}
 	case "warning":
 		p.warning(msg, source)
 	default: // error, fatal
@@ -257,7 +315,9 @@ func cutLevel(rest []byte) (string, []byte, bool) {
 	return "", nil, false
 }
 
-func (p *parser) info(msg []byte, source string) {
+// info handles an info line; it reports whether the line was a resource line (Used),
+// whose items a cut could shorten without a trace.
+func (p *parser) info(msg []byte, source string) bool {
 	switch {
 	case bytes.HasPrefix(msg, []byte("Compiling entry function ")):
 		// Compiling entry function 'NAME' for 'sm_90a'
@@ -276,30 +336,35 @@ func (p *parser) info(msg []byte, source string) {
 	case bytes.HasPrefix(msg, []byte("Function properties for ")):
 		name := string(bytes.TrimSuffix(bytes.Trim(bytes.TrimSuffix(msg[len("Function properties for "):], []byte(":")), "'"), []byte(":")))
 		if p.cur != nil && p.cur.Name == name && p.cur.Source == source && p.cur.StackFrame == nil {
-			return // the properties of the entry function just announced
+			return false // the properties of the entry function just announced
 		}
 		p.flush()
 		p.start(name, source, source == SourceNvlink)
 	case bytes.HasPrefix(msg, []byte("Used ")) || bytes.HasPrefix(msg, []byte("used ")):
 		if p.cur == nil {
 			p.diag("warning", "unattributed", "", "", 0, fmt.Sprintf("resource line with no function before it: %q", msg))
-			return
+			return true
 		}
 		p.usage(msg[len("Used "):])
 		if p.curEntry || source == SourceNvlink {
 			p.flush()
 		}
+		return true
 	case bytes.HasSuffix(msg, []byte("bytes gmem")) || bytes.Contains(msg, []byte("bytes gmem,")):
 		// Module level: "0 bytes gmem" or "4096 bytes gmem, 1024 bytes cmem[3]". It opens a
 		// new ptxas run (another arch or translation unit).
 		p.flush()
+		p.gmem = nil
 		if f := bytes.Fields(msg); len(f) >= 1 {
-			if v, err := strconv.ParseInt(string(f[0]), 10, 64); err == nil {
+			if v, err := parseCount(f[0]); err == nil {
 				p.gmem = &v
+			} else {
+				p.badNumber("", "global memory", err)
 			}
 		}
 	}
 	// Other info lines ("Compile time", "Overriding maximum register limit") carry nothing to gate.
+	return false
 }
 
 // warning handles "ptxas warning : ...". Spill and local-memory warnings repeat what the
@@ -324,24 +389,30 @@ func (p *parser) start(name, source string, entry bool) {
 	if source != SourceCuobjdump {
 		k.Entry = &entry
 	}
-	p.cur, p.curEntry = k, false
+	p.cur, p.curEntry, p.curBad = k, false, false
 }
 
 // usage parses the items after "Used ": "22 registers, used 0 barriers, 512 bytes smem,
 // 376 bytes cmem[0], 2048 bytes cumulative stack size, 8 bytes lmem", nvlink's "0 stack".
+// Every item is "N unit": a count without its unit, or with the start of one, is a cut
+// line (or a count printed with a thousands separator, "1,676", which the comma splits);
+// a count that does not parse is an error; an item of a unit no toolkit printed so far
+// is a notice.
 func (p *parser) usage(items []byte) {
 	k := p.cur
-	for item := range bytes.SplitSeq(items, []byte(",")) {
+	for item := range splitItems(items) {
 		f := bytes.Fields(item)
 		if len(f) > 0 && string(f[0]) == "used" {
 			f = f[1:]
 		}
 		if len(f) < 2 {
+			p.recordError("incomplete-record", fmt.Sprintf("resource item %q of %s (%s) has no unit: the line is cut, or a count was printed with a thousands separator",
+				bytes.TrimSpace(item), k.Name, k.Arch))
 			continue
 		}
-		v, ok := parseSum(f[0])
-		if !ok {
-			p.diag("notice", "unknown-item", k.Name, "", 0, fmt.Sprintf("unrecognised resource item %q", bytes.TrimSpace(item)))
+		v, err := parseSum(f[0])
+		if err != nil {
+			p.badNumber(k.Name, fmt.Sprintf("resource item %q", bytes.TrimSpace(item)), err)
 			continue
 		}
 		unit := string(f[1])
@@ -361,61 +432,132 @@ func (p *parser) usage(items []byte) {
 			k.CumulativeStack = &v
 		case unit == "stack": // nvlink: "0 stack" is the stack frame
 			k.StackFrame = &v
-		case strings.HasPrefix(unit, "cmem[") && strings.HasSuffix(unit, "]"):
+		case strings.HasPrefix(unit, "cmem[") && strings.HasSuffix(unit, "]") && len(unit) > len("cmem[]"):
+			bank := unit[5 : len(unit)-1]
+			if _, err := parseCount([]byte(bank)); err != nil {
+				p.badNumber(k.Name, fmt.Sprintf("constant bank of %q", bytes.TrimSpace(item)), err)
+				continue
+			}
 			if k.Cmem == nil {
 				k.Cmem = map[string]int64{}
 			}
-			k.Cmem[unit[5:len(unit)-1]] = v
+			k.Cmem[bank] = v
 		case unit == "textures" || unit == "samplers" || unit == "surfaces" || unit == "texture" || unit == "sampler" || unit == "surface":
+		case cutUnit(unit, usageUnits):
+			p.recordError("incomplete-record", fmt.Sprintf("resource item %q of %s (%s) ends in the middle of its unit: the line is cut",
+				bytes.TrimSpace(item), k.Name, k.Arch))
 		default:
 			p.diag("notice", "unknown-item", k.Name, "", 0, fmt.Sprintf("unrecognised resource item %q", bytes.TrimSpace(item)))
 		}
 	}
 }
 
-// parseSum reads "512" or the old "8+16" (user + system) form.
-func parseSum(b []byte) (int64, bool) {
-	var total int64
-	for part := range bytes.SplitSeq(b, []byte("+")) {
-		v, err := strconv.ParseInt(string(part), 10, 64)
-		if err != nil || v < 0 {
-			return 0, false
+// splitItems splits a resource line at its item separators: a comma not followed by a
+// digit. ptxas and nvlink print ", " between items, so "1,676 bytes spill stores" stays one
+// item, whose count parseCount then refuses for its thousands separator, instead of
+// becoming "1" and "676 bytes spill stores".
+func splitItems(b []byte) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		start := 0
+		for i := 0; i < len(b); i++ {
+			if b[i] == ',' && !(i+1 < len(b) && b[i+1] >= '0' && b[i+1] <= '9') {
+				if !yield(b[start:i]) {
+					return
+				}
+				start = i + 1
+			}
 		}
-		total += v
+		yield(b[start:])
 	}
-	return total, true
+}
+
+// Units of the items of a Used line and of the stack frame line, for cutUnit.
+var (
+	usageUnits = []string{"registers", "barriers", "bytes smem", "bytes lmem", "bytes cumulative stack size", "stack",
+		"bytes cmem[", "textures", "samplers", "surfaces"}
+	stackUnits = []string{"stack frame", "spill stores", "spill loads"}
+)
+
+// cutUnit reports whether unit is a proper start of a known unit ("regis", "bytes",
+// "bytes cmem[0"): what is left of an item whose line was cut.
+func cutUnit(unit string, known []string) bool {
+	for _, u := range known {
+		if strings.HasPrefix(u, unit) && len(unit) < len(u) {
+			return true
+		}
+		if b, ok := strings.CutPrefix(u, "bytes "); ok && strings.HasPrefix(b, unit) && len(unit) < len(b) {
+			return true // the unit after "bytes", which usage has already joined
+		}
+		if strings.HasSuffix(u, "[") && strings.HasPrefix(unit, strings.TrimPrefix(u, "bytes ")) && !strings.HasSuffix(unit, "]") {
+			return true // "cmem[0" without its bracket
+		}
+	}
+	return false
 }
 
 // stackLine parses "    2048 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads".
+// ptxas prints all three items on every such line: one missing, cut or not a count is an
+// error.
 func (p *parser) stackLine(line []byte) {
 	if p.cur == nil {
 		p.diag("warning", "unattributed", "", "", 0, fmt.Sprintf("stack frame line with no function before it: %q", bytes.TrimSpace(line)))
 		return
 	}
-	for item := range bytes.SplitSeq(line, []byte(",")) {
+	k := p.cur
+	var seen [3]bool
+	bad := false
+	first := true
+	for item := range splitItems(line) {
 		f := bytes.Fields(item)
-		if len(f) < 3 {
-			continue
-		}
-		// The value is the field before "bytes"; a prefix (timestamp) may precede it.
+		// The value is the field before "bytes"; on the first item a prefix (a timestamp)
+		// may precede it.
+		at := -1
 		for i := 1; i < len(f); i++ {
-			if string(f[i]) != "bytes" {
-				continue
-			}
-			v, err := strconv.ParseInt(string(f[i-1]), 10, 64)
-			if err != nil {
+			if string(f[i]) == "bytes" {
+				at = i
 				break
 			}
-			switch what := string(bytes.Join(f[i+1:], []byte(" "))); what {
-			case "stack frame":
-				p.cur.StackFrame = &v
-			case "spill stores":
-				p.cur.SpillStores = &v
-			case "spill loads":
-				p.cur.SpillLoads = &v
-			}
-			break
 		}
+		if at < 0 || (!first && at != 1) {
+			bad = true
+			p.recordError("incomplete-record", fmt.Sprintf("stack frame item %q of %s (%s) is not \"N bytes ...\": the line is cut, or a count was printed with a thousands separator",
+				bytes.TrimSpace(item), k.Name, k.Arch))
+			first = false
+			continue
+		}
+		first = false
+		what := string(bytes.Join(f[at+1:], []byte(" ")))
+		v, err := parseCount(f[at-1])
+		if err != nil {
+			bad = true
+			p.badNumber(k.Name, fmt.Sprintf("stack frame item %q", bytes.TrimSpace(item)), err)
+			continue
+		}
+		switch what {
+		case "stack frame":
+			k.StackFrame, seen[0] = &v, true
+		case "spill stores":
+			k.SpillStores, seen[1] = &v, true
+		case "spill loads":
+			k.SpillLoads, seen[2] = &v, true
+		default:
+			bad = true
+			p.recordError("incomplete-record", fmt.Sprintf("stack frame item %q of %s (%s) is not a stack frame, spill stores or spill loads: the line is cut or garbled",
+				bytes.TrimSpace(item), k.Name, k.Arch))
+		}
+	}
+	if bad {
+		return
+	}
+	var missing []string
+	for i, ok := range seen {
+		if !ok {
+			missing = append(missing, stackUnits[i])
+		}
+	}
+	if len(missing) > 0 {
+		p.recordError("incomplete-record", fmt.Sprintf("the stack frame line of %s (%s) has no %s: the line is cut",
+			k.Name, k.Arch, strings.Join(missing, " or ")))
 	}
 }
 
@@ -445,8 +587,11 @@ func (p *parser) cuobjdump(line []byte) bool {
 	case bytes.Equal(t, []byte("Common:")):
 		return true
 	case bytes.HasPrefix(t, []byte("GLOBAL:")):
-		if v, err := strconv.ParseInt(string(t[len("GLOBAL:"):]), 10, 64); err == nil {
+		p.gmem = nil
+		if v, err := parseCount(bytes.TrimSpace(t[len("GLOBAL:"):])); err == nil {
 			p.gmem = &v
+		} else {
+			p.badNumber("", "GLOBAL", err)
 		}
 		return true
 	case bytes.HasPrefix(t, []byte("Function ")) && bytes.HasSuffix(t, []byte(":")):
@@ -455,33 +600,10 @@ func (p *parser) cuobjdump(line []byte) bool {
 		return true
 	case bytes.HasPrefix(t, []byte("REG:")):
 		if p.cur == nil {
+			p.diag("warning", "unattributed", "", "", 0, fmt.Sprintf("resource line with no function before it: %q", truncate(string(t), 200)))
 			return true
 		}
-		for _, kv := range bytes.Fields(t) {
-			key, val, ok := bytes.Cut(kv, []byte(":"))
-			if !ok {
-				continue
-			}
-			v, err := strconv.ParseInt(string(val), 10, 64)
-			if err != nil {
-				continue
-			}
-			switch k := string(key); {
-			case k == "REG":
-				p.cur.Registers = &v
-			case k == "STACK":
-				p.cur.StackFrame = &v
-			case k == "SHARED":
-				p.cur.Smem = &v
-			case k == "LOCAL":
-				p.cur.Lmem = &v
-			case strings.HasPrefix(k, "CONSTANT[") && strings.HasSuffix(k, "]"):
-				if p.cur.Cmem == nil {
-					p.cur.Cmem = map[string]int64{}
-				}
-				p.cur.Cmem[k[len("CONSTANT["):len(k)-1]] = v
-			}
-		}
+		p.regLine(t)
 		p.flush()
 		return true
 	}
@@ -489,6 +611,97 @@ func (p *parser) cuobjdump(line []byte) bool {
 		p.cuobjRes = false // anything else ends the listing
 	}
 	return false
+}
+
+// regFields are the fields every cuobjdump REG line has, in its order; CONSTANT[N] banks
+// come between LOCAL and TEXTURE.
+var regFields = [...]string{"REG", "STACK", "SHARED", "LOCAL", "TEXTURE", "SURFACE", "SAMPLER"}
+
+// regLine parses cuobjdump's "REG:22 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:552 TEXTURE:0
+// SURFACE:0 SAMPLER:0". Each field is KEY:COUNT; a line without all of regFields is cut
+// (REG:12 of REG:127 ...), a count that does not parse is an error.
+func (p *parser) regLine(t []byte) {
+	k := p.cur
+	var seen [len(regFields)]bool
+	bad := false
+	for _, kv := range bytes.Fields(t) {
+		key, val, ok := bytes.Cut(kv, []byte(":"))
+		if !ok {
+			bad = true
+			p.recordError("incomplete-record", fmt.Sprintf("field %q of the REG line of %s is not KEY:COUNT: the line is cut or garbled", truncate(string(kv), 80), k.Name))
+			continue
+		}
+		v, err := parseCount(val)
+		if err != nil {
+			bad = true
+			p.badNumber(k.Name, string(key), err)
+			continue
+		}
+		switch key := string(key); {
+		case key == "REG":
+			k.Registers = &v
+		case key == "STACK":
+			k.StackFrame = &v
+		case key == "SHARED":
+			k.Smem = &v
+		case key == "LOCAL":
+			k.Lmem = &v
+		case strings.HasPrefix(key, "CONSTANT[") && strings.HasSuffix(key, "]"):
+			bank := key[len("CONSTANT[") : len(key)-1]
+			if _, err := parseCount([]byte(bank)); err != nil {
+				bad = true
+				p.badNumber(k.Name, key, err)
+				continue
+			}
+			if k.Cmem == nil {
+				k.Cmem = map[string]int64{}
+			}
+			k.Cmem[bank] = v
+		case key == "TEXTURE" || key == "SURFACE" || key == "SAMPLER":
+		default:
+			p.diag("notice", "unknown-item", k.Name, "", 0, fmt.Sprintf("unrecognised resource field %q", truncate(string(kv), 80)))
+		}
+		for i, f := range regFields {
+			if f == string(key) {
+				seen[i] = true
+			}
+		}
+	}
+	if bad {
+		return
+	}
+	var missing []string
+	for i, ok := range seen {
+		if !ok {
+			missing = append(missing, regFields[i])
+		}
+	}
+	if len(missing) > 0 {
+		p.recordError("incomplete-record", fmt.Sprintf("the REG line of %s (%s) has no %s: the listing is cut",
+			k.Name, k.Arch, strings.Join(missing, ", ")))
+	}
+}
+
+// recordError files an error about the record being read.
+func (p *parser) recordError(kind, text string) {
+	name := ""
+	if p.cur != nil {
+		name = p.cur.Name
+		p.curBad = true
+	}
+	p.diag("error", kind, name, "", 0, text)
+}
+
+// badNumber files an error for a count that does not parse (what names it).
+func (p *parser) badNumber(kernel, what string, err error) {
+	if p.cur != nil {
+		p.curBad = true
+	}
+	msg := fmt.Sprintf("%s: %v", what, err)
+	if kernel != "" {
+		msg = fmt.Sprintf("%s of %s: %v", what, kernel, err)
+	}
+	p.diag("error", "bad-number", kernel, "", 0, msg)
 }
 
 // foreign handles a line that is not resource usage: build-tool output, compiler errors.
@@ -525,8 +738,7 @@ func (p *parser) foreign(line []byte) {
 			}
 		}
 	}
-	if !bytes.Contains(t, []byte("rror")) && !bytes.Contains(t, []byte("fatal")) && !bytes.Contains(t, []byte("FAILED")) &&
-		!bytes.Contains(t, []byte("not found")) && !bytes.Contains(t, []byte("build stopped")) {
+	if !failureHint(t) {
 		return
 	}
 	s := string(t)
@@ -535,20 +747,24 @@ func (p *parser) foreign(line []byte) {
 		p.diag("error", "tool-error", "", "", 0, s)
 	case edgError.MatchString(s):
 		m := edgError.FindStringSubmatch(s)
-		ln, _ := strconv.Atoi(m[2])
-		p.diag("error", "compile-error", "", m[1], ln, s)
+		p.diag("error", "compile-error", "", m[1], lineNumber(m[2]), s)
 	case clangError.MatchString(s):
 		m := clangError.FindStringSubmatch(s)
-		ln, _ := strconv.Atoi(m[2])
-		col, err := strconv.Atoi(m[3]) // "" when the line has no column
-		if err != nil {
-			col = 0
-		}
-		p.addDiag(Diagnostic{Severity: "error", Kind: "compile-error", File: m[1], Line: ln, Column: col, Text: s})
+		// m[3] is "" when the line has no column: 0
+		p.addDiag(Diagnostic{Severity: "error", Kind: "compile-error", File: m[1], Line: lineNumber(m[2]), Column: lineNumber(m[3]), Text: s})
 	case strings.Contains(s, "error detected in the compilation of") || strings.Contains(s, "errors detected in the compilation of"):
 		p.diag("error", "compile-error", "", "", 0, s)
 	case strings.HasPrefix(s, "make") && strings.Contains(s, "***") && strings.Contains(s, "Error"),
-		strings.HasPrefix(s, "ninja: build stopped"), strings.HasPrefix(s, "FAILED: "):
+		makeFailed.MatchString(s) && !strings.Contains(s, "Waiting for unfinished jobs"),
+		strings.HasPrefix(s, "ninja: build stopped"), strings.HasPrefix(s, "FAILED: "), strings.HasPrefix(s, "CMake Error"):
+		p.diag("error", "build-failed", "", "", 0, s)
+	case linkFailed.MatchString(s):
+		p.diag("error", "link-error", "", "", 0, s)
+	case strings.Contains(s, "error while loading shared libraries"):
+		p.diag("error", "loader-error", "", "", 0, s)
+	case crashed.MatchString(s):
+		p.diag("error", "crashed", "", "", 0, s)
+	case toolError.MatchString(s):
 		p.diag("error", "build-failed", "", "", 0, s)
 	case strings.HasSuffix(s, "command not found") || strings.HasSuffix(s, ": not found"):
 		for _, tool := range [...]string{"nvcc", "ptxas", "cuobjdump", "nvlink", "nvdisasm"} {
@@ -592,10 +808,19 @@ func (p *parser) flush() {
 	if k == nil {
 		return
 	}
-	p.cur, p.curEntry = nil, false
-	if k.Entry != nil && *k.Entry && k.Source == SourcePtxas && k.Registers == nil {
+	bad := p.curBad
+	p.cur, p.curEntry, p.curBad = nil, false, false
+	switch {
+	case bad: // its error is filed
+	case k.Source == SourceCuobjdump && k.Registers == nil:
+		p.diag("error", "incomplete-record", k.Name, "", 0,
+			fmt.Sprintf("the record for %s (%s) that starts at line %d has no \"REG:\" line: the listing is truncated or garbled", k.Name, k.Arch, k.Line))
+	case k.Entry != nil && *k.Entry && k.Registers == nil:
 		p.diag("error", "incomplete-record", k.Name, "", 0,
 			fmt.Sprintf("the record for %s (%s) that starts at line %d has no \"Used N registers\" line: the log is truncated or garbled", k.Name, k.Arch, k.Line))
+	case k.Source == SourcePtxas && k.Entry != nil && !*k.Entry && k.StackFrame == nil:
+		p.diag("error", "incomplete-record", k.Name, "", 0,
+			fmt.Sprintf("the record for %s (%s) that starts at line %d has no \"bytes stack frame\" line: the log is truncated or garbled", k.Name, k.Arch, k.Line))
 	}
 	p.records++
 	key := k.key()
@@ -607,12 +832,16 @@ func (p *parser) flush() {
 	p.log.Kernels = append(p.log.Kernels, *k)
 }
 
+// finish files the last record (flush reports it when it is incomplete) and refuses a
+// log whose last line is a resource line without a line end: a cut there can drop whole
+// items ("..., 45056 bytes smem" of "..., 45056 bytes smem, 392 bytes cmem[0]") and leave
+// nothing else to see.
 func (p *parser) finish() {
-	if p.cur != nil && p.curEntry {
-		p.flush() // reports the truncation
-		return
-	}
 	p.flush()
+	if p.cutLine > 0 {
+		p.addDiag(Diagnostic{Severity: "error", Kind: "incomplete-record",
+			Text: fmt.Sprintf("the last line (%d) is a resource line without a line end: the log is cut, and the record it ends may have lost items", p.cutLine)})
+	}
 }
 
 // key identifies a record by everything it says, so identical repeats collapse and records

@@ -307,6 +307,20 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("ptxas info    : Used 1 registers\n    1 bytes stack frame\nFunction x:\n  REG:x\n"))
+	// Hostile inputs: cut records, counts that overflow, are negative or carry a thousands
+	// separator, in every dialect; failed build steps after valid records.
+	for _, s := range []string{
+		"Resource usage:\n Function _Z1kv:\n  REG:12",
+		"Resource usage:\n Common:\n  GLOBAL:-1\n Function k:\n  REG:1,676 STACK:-1 SHARED:99999999999999999999 LOCAL:0 CONSTANT[x]:1 TEXTURE:0 SURFACE:0 SAMPLER:\n Function j:\n",
+		"ptxas info    : 4,096 bytes gmem\nptxas info    : Compiling entry function 'k' for 'sm_90'\nptxas info    : Function properties for k\n    1,676 bytes stack frame, -1 bytes spill stores, 0 bytes spill lo\nptxas info    : Used 99999999999999999999 registers, 8+ bytes smem, 1 bytes cmem[",
+		"ptxas info    : Function properties for f\nptxas info    : Compiling entry function 'k' for 'sm_90'\nptxas info    : Used 127 registers, used 1 barriers, 45056 bytes sm",
+		"nvlink info    : Function properties for 'k':\nnvlink info    : used 2,400 registers, -1 stack, 536 bytes cmem[0]",
+	} {
+		f.Add([]byte(s))
+	}
+	for _, fl := range failedBuildLines {
+		f.Add([]byte("ptxas info    : Compiling entry function 'k' for 'sm_90'\nptxas info    : Used 8 registers\n" + fl.line + "\n"))
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var l Log
 		if err := l.Parse(bytes.NewReader(in), "fuzz", nil); err != nil {
@@ -321,8 +335,8 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, k := range l.Kernels {
 			for _, v := range []*int64{k.Registers, k.StackFrame, k.SpillStores, k.SpillLoads, k.Smem, k.Lmem} {
-				if v != nil && *v < 0 {
-					t.Fatalf("negative value in %+v", k)
+				if v != nil && (*v < 0 || *v > maxCount) {
+					t.Fatalf("value out of range in %+v", k)
 				}
 			}
 		}

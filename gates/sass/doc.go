@@ -31,6 +31,18 @@
 // The parser keeps, per function, a count per opcode and nothing per instruction, so its
 // memory grows with the number of functions times distinct opcodes, not with input size.
 //
+// # Whole and cut dumps
+//
+// cuobjdump ends every function with a line of dots ("..........") and prints its
+// .headerflags; nvdisasm names the label that ends each function in its .size
+// (".size NAME,(.L_x_30 - NAME)"). A dump that shows any of these is whole, and then
+// every function of that tool must reach its end and hold an instruction: a function cut
+// short (a dump cut mid-function, one function's lines run into the next header) or empty
+// fails Parse with ErrIncomplete and the line of the function, since a forbid rule would
+// pass on the instructions the cut removed. A dump that shows none of them is
+// grep-filtered: its functions are marked Function.Filtered, require rules judge them,
+// and forbid rules fail on them, since what the filter dropped cannot be ruled out.
+//
 // # Entry points
 //
 // nvdisasm says which functions are kernels (".other NAME,@"STO_CUDA_ENTRY ...""). The

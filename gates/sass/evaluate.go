@@ -19,6 +19,9 @@ const (
 	MetricForbid = "sass_forbid"
 	// MetricMatch: a rule's glob matched no function; Value is 0.
 	MetricMatch = "sass_match"
+	// MetricIncomplete: a forbid rule could not be judged on a function because the dump
+	// does not show all its instructions (grep-filtered, or none at all).
+	MetricIncomplete = "sass_incomplete"
 )
 
 // Data is the gate's machine-readable record (result.Gate.Data).
@@ -153,6 +156,11 @@ func (e *evaluation) function(f Function, data *Data) {
 		e.checks++
 		cells[3+c.column] = strconv.Itoa(n)
 		switch {
+		case c.kind == kindForbid && n == 0 && (f.Filtered || f.Instructions == 0):
+			// Absence proves nothing where the dump does not show every instruction.
+			cells[3+c.column] = "?"
+			e.unjudged(f, c)
+			status = result.Fail
 		case c.kind == kindRequire && n == 0:
 			e.fail(f, c, 0, fmt.Sprintf("required instruction %s not found in %s: 0 of %d instructions match; %s",
 				c.pat.src, describe(f), f.Instructions, c.source()))
@@ -186,6 +194,26 @@ func (e *evaluation) fail(f Function, c check, value int, msg string) {
 		fd.Limit = result.Num(0)
 	}
 	e.findings = append(e.findings, fd)
+}
+
+// unjudged fails a forbid check that the dump cannot decide for f.
+func (e *evaluation) unjudged(f Function, c check) {
+	e.failed++
+	why := fmt.Sprintf("%s has no instructions in the dump", describe(f))
+	if f.Filtered {
+		why = fmt.Sprintf("the dump of %s is filtered (no cuobjdump end line or .headerflags, no nvdisasm .size): it shows %d of its instructions, not all",
+			describe(f), f.Instructions)
+	}
+	e.findings = append(e.findings, result.Finding{
+		Severity: result.Error,
+		Kernel:   f.Name.Short,
+		Arch:     f.Arch,
+		File:     e.cc.file,
+		Line:     c.line,
+		Metric:   MetricIncomplete,
+		Message: fmt.Sprintf("forbidden instruction %s cannot be ruled out: %s; dump the whole binary (cuobjdump --dump-sass, nvdisasm) to judge %s",
+			c.pat.src, why, c.source()),
+	})
 }
 
 // unmatched reports the rules whose glob matched no function of their archs.

@@ -34,14 +34,21 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("cuobjdump fatal   : Could not open input file 'x.o'\n"))
 	f.Add([]byte("\x1b[31m\t\tFunction : k\x1b[0m\r\n        /*0000*/ { @!UPT NOP ;}\r\n"))
 	f.Add([]byte(""))
+	// Hostile: a function cut before its end, one without instructions, nvdisasm's .size
+	// without its label, an instruction after the end line.
+	f.Add(lines(f, "cuda13-h200/cuobjdump_sass_gemm_multi.txt", 10, 20))
+	f.Add([]byte("\tcode for sm_90a\n\t\tFunction : k\n\t.headerflags\t@\"EF_CUDA_SM90\"\n\t\t..........\n"))
+	f.Add([]byte("\t\tFunction : k\n        /*0000*/ EXIT ;\n\t\t..........\n        /*0010*/ LDL R0, [R1] ;\n"))
+	f.Add([]byte("\t.target\tsm_90a\n\t.section\t.text.k,\"ax\",@progbits\n\t.size\tk,(.L_x_1 - k)\n.text.k:\n        /*0000*/ EXIT ;\n"))
+	f.Add([]byte("\t.section\t.text.k,\"ax\",@progbits\n\t.size\tk,(.L_x_1 - k)\n.text.k:\n.L_x_1:\n\t.section\t.text.j,\"ax\",@progbits\n.text.j:\n        /*0000*/ EXIT ;\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d, err := Parse(bytes.NewReader(in), ParseOptions{})
 		if err != nil {
 			if d != nil {
 				t.Fatalf("error %v with a dump", err)
 			}
-			if !errors.Is(err, ErrNoFunctions) && !errors.Is(err, ErrToolFailed) {
-				t.Fatalf("error %v is neither ErrNoFunctions nor ErrToolFailed", err)
+			if !errors.Is(err, ErrNoFunctions) && !errors.Is(err, ErrToolFailed) && !errors.Is(err, ErrIncomplete) {
+				t.Fatalf("error %v is neither ErrNoFunctions, ErrToolFailed nor ErrIncomplete", err)
 			}
 			if err.Error() == "" {
 				t.Fatal("empty error message")
@@ -66,6 +73,9 @@ func FuzzParse(f *testing.F) {
 				}
 				if fn.Entry && !fn.EntryKnown {
 					t.Fatalf("%s: entry without EntryKnown", fn.Name.Mangled)
+				}
+				if !fn.Filtered && fn.Instructions == 0 {
+					t.Fatalf("%s: a function of a whole dump without instructions", fn.Name.Mangled)
 				}
 			}
 		}
@@ -96,7 +106,7 @@ func BenchmarkParse(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Parse(newRepeatReader(nil, raw, size), ParseOptions{}); err != nil {
+		if _, err := Parse(newRepeatReader(nil, raw, nil, size), ParseOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -105,7 +115,7 @@ func BenchmarkParse(b *testing.B) {
 // BenchmarkParseSize parses one function whose instructions repeat to 4 MiB and to
 // 64 MiB: B/op and allocs/op are the same at both sizes.
 func BenchmarkParseSize(b *testing.B) {
-	prefix, body := oneFunction(b)
+	prefix, body, suffix := oneFunction(b)
 	for _, bc := range []struct {
 		name string
 		size int64
@@ -114,7 +124,7 @@ func BenchmarkParseSize(b *testing.B) {
 			b.SetBytes(bc.size)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Parse(newRepeatReader(prefix, body, bc.size), ParseOptions{}); err != nil {
+				if _, err := Parse(newRepeatReader(prefix, body, suffix, bc.size), ParseOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -2,6 +2,7 @@ package sass
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -50,6 +51,12 @@ type Function struct {
 	// printed, surrounding space trimmed: two builds whose digests of a function agree have
 	// byte-identical SASS for it, so nothing measured of it can have changed.
 	Digest string
+	// Filtered is set when the dump shows only some lines of the function: a dump
+	// filtered through grep keeps neither cuobjdump's "......" end line nor its
+	// .headerflags, nor nvdisasm's .size, so its end cannot be checked and an instruction
+	// missing from it may still be in the code. A require rule can be judged on it (what
+	// is there is there); a forbid rule cannot, and fails.
+	Filtered bool
 }
 
 // Count returns how many of f's instructions p matches.
@@ -76,6 +83,10 @@ var (
 	// ErrToolFailed reports input in which cuobjdump or nvdisasm printed a fatal error:
 	// whatever dump precedes it may be incomplete.
 	ErrToolFailed = errors.New("the tool reported an error")
+	// ErrIncomplete reports a dump with a function that has no end (cuobjdump's
+	// ".........." line, the label nvdisasm's .size names) or no instruction: the dump was
+	// cut, and what it no longer shows cannot be judged.
+	ErrIncomplete = errors.New("the SASS dump is incomplete")
 )
 
 const (
@@ -90,8 +101,10 @@ const (
 )
 
 // Parse reads cuobjdump or nvdisasm SASS output (see the package documentation) line by
-// line. It fails, wrapping ErrNoFunctions, when the input holds no function, and, wrapping
-// ErrToolFailed, when the tool printed a fatal or error line.
+// line. It fails, wrapping ErrNoFunctions, when the input holds no function, wrapping
+// ErrToolFailed, when the tool printed a fatal or error line, and, wrapping ErrIncomplete
+// with the line of the function, when a function of a whole (not grep-filtered) dump has
+// no end or no instruction.
 func Parse(r io.Reader, opts ParseOptions) (*Dump, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w: no input", ErrNoFunctions)
@@ -117,6 +130,8 @@ type parser struct {
 	// hashes[i] accumulates funcs[i].Digest.
 	hashes  []hash.Hash
 	newline [1]byte
+	// frames[i] is what says whether funcs[i] is whole.
+	frames []frame
 
 	lines    int // lines read
 	content  int // lines with content other than a command echo or exit status
@@ -127,6 +142,21 @@ type parser struct {
 	sawPTX   bool
 	sawELF   bool
 	exitCode string
+}
+
+// frame records where a function starts and whether its end was seen.
+type frame struct {
+	format Format
+	line   int // of its header (cuobjdump) or first naming line (nvdisasm)
+	// ended: cuobjdump's "......" line, or the label of nvdisasm's .size, came after its
+	// last instruction.
+	ended bool
+	// framed: the dump shows the function whole: cuobjdump printed its .headerflags or
+	// its end line, nvdisasm a .size with an end label.
+	framed bool
+	// endLabel is the label nvdisasm's latest .size in the function's section names as
+	// the end ("(.L_x_30 - NAME)").
+	endLabel string
 }
 
 func (p *parser) line(raw []byte) {
@@ -163,6 +193,18 @@ func (p *parser) line(raw []byte) {
 	p.content++
 	p.note(t)
 	switch {
+	case isEndLine(t):
+		if p.cur >= 0 && p.frames[p.cur].format == FormatCuobjdump {
+			p.frames[p.cur].ended, p.frames[p.cur].framed = true, true
+		}
+	case hasPrefix(t, ".headerflags"):
+		if p.cur >= 0 && p.frames[p.cur].format == FormatCuobjdump {
+			p.frames[p.cur].framed = true
+		}
+	case hasPrefix(t, ".size") && p.cur >= 0:
+		p.size(t[len(".size"):])
+	case t[len(t)-1] == ':' && p.cur >= 0 && p.frames[p.cur].endLabel != "" && string(t[:len(t)-1]) == p.frames[p.cur].endLabel:
+		p.frames[p.cur].ended = true
 	case hasPrefix(t, "//"):
 		p.comment(t)
 	case hasPrefix(t, "Function"):
@@ -188,6 +230,40 @@ func (p *parser) line(raw []byte) {
 	default:
 		p.diagnostic(t)
 	}
+}
+
+// isEndLine reports cuobjdump's end of a function: a line of dots ("..........").
+func isEndLine(t []byte) bool {
+	if len(t) < 3 {
+		return false
+	}
+	for _, c := range t {
+		if c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+// size handles nvdisasm's ".size NAME,(.L_x_30 - NAME)" in a text section: the label
+// after the last instruction of NAME. A section's later .size (a subroutine placed in it)
+// moves its end to that one's label.
+func (p *parser) size(rest []byte) {
+	name, expr, ok := bytes.Cut(trimSpace(rest), []byte(","))
+	if !ok {
+		return
+	}
+	expr = trimSpace(expr)
+	if len(expr) < 2 || expr[0] != '(' || expr[len(expr)-1] != ')' {
+		return // a plain byte count names no label
+	}
+	label, base, ok := bytes.Cut(expr[1:len(expr)-1], []byte(" - "))
+	label, base = trimSpace(label), trimSpace(base)
+	if !ok || len(label) == 0 || len(label) > maxOpcode*4 || string(base) != string(trimSpace(name)) {
+		return
+	}
+	fr := &p.frames[p.cur]
+	fr.endLabel, fr.ended, fr.framed = string(label), false, true
 }
 
 // note keeps the first line with content, for the error message of an input without
@@ -292,6 +368,7 @@ func (p *parser) start(name string, format Format) {
 		Opcodes: map[string]int{},
 	})
 	p.hashes = append(p.hashes, sha256.New())
+	p.frames = append(p.frames, frame{format: format, line: p.lines})
 	p.cur = len(p.funcs) - 1
 }
 
@@ -333,6 +410,7 @@ func (p *parser) instruction(t []byte) {
 	f := &p.funcs[p.cur]
 	f.Opcodes[key]++
 	f.Instructions++
+	p.frames[p.cur].ended = false // an instruction after the end: the end was not the end
 }
 
 // diagnostic keeps the tool's own messages: "cuobjdump fatal : ...", "nvdisasm error :
@@ -369,6 +447,9 @@ func (p *parser) finish() (*Dump, error) {
 	if len(p.funcs) == 0 {
 		return nil, fmt.Errorf("%w: %s", ErrNoFunctions, p.nothingFound())
 	}
+	if err := p.checkFrames(); err != nil {
+		return nil, err
+	}
 	for i := range p.funcs {
 		f := &p.funcs[i]
 		f.Digest = hex.EncodeToString(p.hashes[i].Sum(nil))
@@ -377,6 +458,48 @@ func (p *parser) finish() (*Dump, error) {
 		}
 	}
 	return &Dump{Format: p.format, Functions: p.funcs}, nil
+}
+
+// checkFrames refuses a whole dump with a function that has no end or no instruction, and
+// marks the functions of a filtered one (see Function.Filtered). A dump is whole when any
+// of its functions shows the marks a filter drops: cuobjdump's .headerflags or end line,
+// nvdisasm's .size. Then every function of that tool must end, and have an instruction:
+// real cuobjdump and nvdisasm print neither an empty function nor one without its end.
+func (p *parser) checkFrames() error {
+	whole := map[Format]bool{}
+	for _, fr := range p.frames {
+		whole[fr.format] = whole[fr.format] || fr.framed
+	}
+	var first error
+	bad := 0
+	for i, fr := range p.frames {
+		f := &p.funcs[i]
+		if !whole[fr.format] {
+			f.Filtered = true
+			continue
+		}
+		var why string
+		switch {
+		case !fr.ended && fr.format == FormatCuobjdump:
+			why = `has no end (cuobjdump's ".........." line)`
+		case !fr.ended && fr.endLabel != "":
+			why = fmt.Sprintf("has no end (the label %s that its .size names)", fr.endLabel)
+		case !fr.ended:
+			why = "has no .size and no end"
+		case f.Instructions == 0:
+			why = "has no instructions"
+		default:
+			continue
+		}
+		if bad++; bad == 1 {
+			first = fmt.Errorf("line %d: %w: function %s (%s) %s: the dump is cut or garbled, and what it no longer shows cannot be judged",
+				fr.line, ErrIncomplete, f.Name.Mangled, cmp.Or(f.Arch, "arch unknown"), why)
+		}
+	}
+	if bad > 1 {
+		return fmt.Errorf("%w (and %d more functions like it)", first, bad-1)
+	}
+	return first
 }
 
 // nothingFound says what the input held instead of functions.

@@ -400,7 +400,16 @@ func TestParseLineShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := mustParse(t, []byte(header+tt.body), ParseOptions{})
+			// cuobjdump ends every function with a line of dots.
+			in := []byte(header + tt.body + "\t\t..........\n")
+			if len(tt.want) == 0 {
+				// No instruction at all: a whole dump has none such, so it is refused.
+				if _, err := Parse(bytes.NewReader(in), ParseOptions{}); !errors.Is(err, ErrIncomplete) || !strings.Contains(err.Error(), "has no instructions") {
+					t.Errorf("Parse of a function without instructions: %v", err)
+				}
+				return
+			}
+			d := mustParse(t, in, ParseOptions{})
 			if len(d.Functions) != 1 {
 				t.Fatalf("%d functions", len(d.Functions))
 			}
@@ -478,59 +487,75 @@ func TestParseLabelNamedError(t *testing.T) {
 	}
 }
 
-// repeatReader generates prefix followed by body repeated until size bytes, without
-// holding the stream in memory.
+// repeatReader generates prefix, body repeated to make about size bytes (whole copies of
+// body, so the dump is not cut mid-function), then suffix, without holding the stream in
+// memory.
 type repeatReader struct {
-	prefix, body []byte
-	left         int64
-	pos          int // position in prefix, then in body
-	inBody       bool
+	prefix, body, suffix []byte
+	left                 int64 // bytes of prefix and body copies still to produce
+	pos                  int   // position in the current part
+	part                 int   // 0 prefix, 1 body, 2 suffix
 }
 
-func newRepeatReader(prefix, body []byte, size int64) *repeatReader {
-	return &repeatReader{prefix: prefix, body: body, left: size}
+func newRepeatReader(prefix, body, suffix []byte, size int64) *repeatReader {
+	n := max(1, (size-int64(len(prefix))+int64(len(body))-1)/int64(len(body)))
+	return &repeatReader{prefix: prefix, body: body, suffix: suffix, left: int64(len(prefix)) + n*int64(len(body))}
 }
 
 func (r *repeatReader) Read(p []byte) (int, error) {
-	if r.left <= 0 {
-		return 0, io.EOF
+	for {
+		switch r.part {
+		case 0:
+			if r.pos < len(r.prefix) {
+				n := copy(p, r.prefix[r.pos:])
+				r.pos += n
+				r.left -= int64(n)
+				return n, nil
+			}
+			r.part, r.pos = 1, 0
+		case 1:
+			if r.left <= 0 {
+				r.part, r.pos = 2, 0
+				continue
+			}
+			if r.pos == len(r.body) {
+				r.pos = 0
+			}
+			n := int(min(int64(copy(p, r.body[r.pos:])), r.left))
+			r.pos += n
+			r.left -= int64(n)
+			return n, nil
+		default:
+			if r.pos == len(r.suffix) {
+				return 0, io.EOF
+			}
+			n := copy(p, r.suffix[r.pos:])
+			r.pos += n
+			return n, nil
+		}
 	}
-	src := r.prefix
-	if r.inBody {
-		src = r.body
-	}
-	if r.pos == len(src) {
-		r.inBody, r.pos, src = true, 0, r.body
-	}
-	n := copy(p, src[r.pos:])
-	if int64(n) > r.left {
-		n = int(r.left)
-	}
-	r.pos += n
-	r.left -= int64(n)
-	return n, nil
 }
 
 // oneFunction splits a real cuobjdump file into its header (up to the first
-// instruction) and the instruction lines of its first function, so that repeating the
-// body makes one ever longer function.
-func oneFunction(t testing.TB) (prefix, body []byte) {
+// instruction), the instruction lines of its first function and the rest (its end line
+// onwards), so that repeating the body makes one ever longer function.
+func oneFunction(t testing.TB) (prefix, body, suffix []byte) {
 	raw := readFile(t, testdata("cuda13-h200/cuobjdump_sass_cubin_softmax.txt"))
 	start := bytes.Index(raw, []byte("        /*0000*/"))
 	end := bytes.Index(raw, []byte("\t\t.........."))
 	if start < 0 || end < start {
 		t.Fatal("unexpected layout of cuobjdump_sass_cubin_softmax.txt")
 	}
-	return raw[:start], raw[start:end]
+	return raw[:start], raw[start:end], raw[end:]
 }
 
 // Parse's allocations depend on the functions and opcodes in the input, not on its size:
 // 16 times more instructions of the same function cost no more allocations.
 func TestParseMemoryBounded(t *testing.T) {
-	prefix, body := oneFunction(t)
+	prefix, body, suffix := oneFunction(t)
 	allocs := func(size int64) float64 {
 		return testing.AllocsPerRun(3, func() {
-			d, err := Parse(newRepeatReader(prefix, body, size), ParseOptions{})
+			d, err := Parse(newRepeatReader(prefix, body, suffix, size), ParseOptions{})
 			if err != nil || len(d.Functions) != 1 {
 				t.Fatalf("Parse: %v", err)
 			}

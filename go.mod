@@ -13,6 +13,9 @@ require (
 	gopkg.in/yaml.v3 v3.0.1
 )
 
-require mvdan.cc/sh/v3 v3.14.1
+require (
+	github.com/yuin/goldmark v1.8.7
+	mvdan.cc/sh/v3 v3.14.1
+)
 
 require github.com/google/go-querystring v1.1.0 // indirect

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"math"
+	"regexp"
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -46,6 +48,36 @@ func FuzzRender(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkMarkdownSafe(t, buf.String())
+
+		// The speedup gate's chart and words from hostile names and numbers, whole and cut.
+		speed := result.Gate{Name: "speedup", Verdict: result.Fail}
+		if err := speed.SetData(map[string]any{"comparisons": []map[string]any{
+			{"kernel": kernel, "shape": cell, "verdict": message, "ratio": finiteOr(value), "ci_low": finiteOr(limit), "ci_high": finiteOr(value), "rounds": 3},
+			{"kernel": arch, "shape": kernel, "verdict": "slower", "ratio": 1.5, "ci_low": 1.2, "ci_high": 1.8, "rounds": 32},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		rs := result.New(message, speed, g)
+		buf.Reset()
+		if err := Render(&buf, rs, Markdown, Options{ArtifactsURL: "https://x.test/" + cell}); err != nil {
+			t.Fatal(err)
+		}
+		full := buf.String()
+		checkMarkdownSafe(t, full)
+		for _, l := range mermaidBlock(t, full)[2:] {
+			for _, q := range regexp.MustCompile(`"[^"]*"`).FindAllString(l, -1) {
+				if !mermaidSafe(q) {
+					t.Fatalf("chart string %s from names %q, %q, %q", q, kernel, cell, arch)
+				}
+			}
+		}
+		for _, limit := range []int{1, 200, 700, len(full) / 2, len(full) - 1} {
+			buf.Reset()
+			if err := Render(&buf, rs, Markdown, Options{ArtifactsURL: "https://x.test/" + cell, Limit: limit}); err != nil {
+				t.Fatal(err)
+			}
+			checkCut(t, rs, full, buf.String(), max(limit, 1), mdURL("https://x.test/"+cell))
+		}
 		buf.Reset()
 		if err := Render(&buf, r, JSON, Options{}); err != nil {
 			t.Fatal(err)
@@ -56,4 +88,12 @@ func FuzzRender(f *testing.F) {
 		}
 		validateSARIF(t, buf.Bytes(), r)
 	})
+}
+
+// finiteOr is v, or 1 when JSON cannot hold it (NaN, ±Inf).
+func finiteOr(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 1
+	}
+	return v
 }

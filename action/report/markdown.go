@@ -1,6 +1,8 @@
 package report
 
 import (
+	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,17 +49,48 @@ func mdGateName(i int, g result.Gate) string {
 	return "gate " + strconv.Itoa(i+1)
 }
 
-func renderMarkdown(r result.Result) string {
-	var b strings.Builder
-	b.WriteString("## kernel-gate: " + mdVerdict(r.Verdict) + "\n")
+// mdBlock is one piece of a gate's section that a cut keeps or leaves out whole; a table
+// (rows set) may also be cut after any of its rows.
+type mdBlock struct {
+	// what names the block in the cut note ("findings", "table", "chart", ...); "" for the
+	// heading, which is never cut from its section.
+	what string
+	text string // a block that is not a table
+	// A table: head (from the blank line before it to its separator row), one line per row,
+	// tail (what closes its <details>).
+	head, tail string
+	rows       []string
+	// deltas: the block shows a change against the baseline (▲/▼), so the legend is needed.
+	deltas bool
+}
+
+func (b mdBlock) String() string {
+	if b.rows == nil {
+		return b.text
+	}
+	return b.head + strings.Join(b.rows, "") + b.tail
+}
+
+// mdSection is one gate's part of the summary.
+type mdSection struct {
+	name    string // escaped
+	short   string // escaped, at most 40 characters: for the cut note
+	verdict result.Verdict
+	blocks  []mdBlock
+}
+
+func renderMarkdown(r result.Result, o Options) string {
+	var top strings.Builder
+	top.WriteString("## kernel-gate: " + mdVerdict(r.Verdict) + "\n")
 	if r.Replay != "" {
-		b.WriteString("\n> 🔁 **Replay** of a recorded run (" + md(r.Replay) +
+		top.WriteString("\n> 🔁 **Replay** of a recorded run (" + md(r.Replay) +
 			"): these results come from recorded tool output, not a live run.\n")
 	}
+	link := mdURL(o.ArtifactsURL)
 	if len(r.Gates) == 0 {
-		b.WriteString("\nNo gates ran.\n")
-		writeMDTool(&b, r.Tool)
-		return b.String()
+		top.WriteString("\nNo gates ran.\n")
+		writeMDArtifacts(&top, link)
+		return fitMarkdown(top.String(), nil, mdTool(r.Tool), link, o.Limit)
 	}
 
 	rows := make([][]string, len(r.Gates))
@@ -65,36 +98,108 @@ func renderMarkdown(r result.Result) string {
 		rows[i] = []string{mdGateName(i, g), mdVerdict(g.Verdict),
 			strconv.Itoa(g.Count(result.Error)), strconv.Itoa(g.Count(result.Warning))}
 	}
-	b.WriteString("\n")
-	writeMDTable(&b, []string{"Gate", "Verdict", "Errors", "Warnings"}, []bool{false, false, true, true}, rows)
+	top.WriteString("\n")
+	writeMDTable(&top, []string{"Gate", "Verdict", "Errors", "Warnings"}, []bool{false, false, true, true}, rows)
+	writeMDArtifacts(&top, link)
 
-	for i, g := range r.Gates {
-		b.WriteString("\n### " + mdGateName(i, g) + ": " + mdVerdict(g.Verdict) + "\n")
-		if s := mdParagraph(g.Summary); s != "" {
-			b.WriteString("\n" + s + "\n")
+	secs := make([]mdSection, 0, len(r.Gates))
+	deltas := false
+	for _, i := range failuresFirst(r.Gates) {
+		s := mdGateSection(i, r.Gates[i])
+		for _, b := range s.blocks {
+			deltas = deltas || b.deltas
 		}
-		if len(g.Findings) > 0 {
-			writeMDFindings(&b, g.Findings)
-		}
-		if g.Table != nil && tableShape(g.Table) > 0 {
-			writeMDGateTable(&b, g.Table)
+		secs = append(secs, s)
+	}
+	if deltas {
+		top.WriteString("\n" + deltaLegend + "\n")
+	}
+	return fitMarkdown(top.String(), secs, mdTool(r.Tool), link, o.Limit)
+}
+
+// failuresFirst is the order of the gates' sections: failed gates first, then the rest, each
+// in the run's order.
+func failuresFirst(gates []result.Gate) []int {
+	order := make([]int, 0, len(gates))
+	for i, g := range gates {
+		if g.Verdict == result.Fail {
+			order = append(order, i)
 		}
 	}
-	writeMDTool(&b, r.Tool)
+	for i, g := range gates {
+		if g.Verdict != result.Fail {
+			order = append(order, i)
+		}
+	}
+	return order
+}
+
+// mdGateSection renders one gate: its heading and summary, for the speedup gate the verdict
+// per kernel × shape in words and a chart of head vs base, its findings and its table.
+func mdGateSection(i int, g result.Gate) mdSection {
+	s := mdSection{name: mdGateName(i, g), short: mdGateName(i, result.Gate{Name: truncMiddle(clean(strings.TrimSpace(g.Name)), 40)}),
+		verdict: g.Verdict}
+	heading := "\n### " + s.name + ": " + mdVerdict(g.Verdict) + "\n"
+	if p := mdParagraph(g.Summary); p != "" {
+		heading += "\n" + p + "\n"
+	}
+	s.blocks = append(s.blocks, mdBlock{text: heading})
+	if cs := speedComparisons(g); len(cs) > 0 {
+		s.blocks = append(s.blocks, mdBlock{what: "verdicts per kernel × shape", text: mdSpeedVerdicts(cs)})
+		if chart := mermaidSpeedChart(cs); chart != "" {
+			s.blocks = append(s.blocks, mdBlock{what: "chart", text: chart})
+		}
+	}
+	if len(g.Findings) > 0 {
+		s.blocks = append(s.blocks, mdFindings(g.Findings))
+	}
+	if g.Table != nil && tableShape(g.Table) > 0 {
+		s.blocks = append(s.blocks, mdGateTable(g.Table))
+	}
+	return s
+}
+
+// mdTool notes the tool that produced the result in small print; "" without one.
+func mdTool(tool string) string {
+	if t := md(strings.TrimSpace(tool)); t != "" {
+		return "\n<sub>" + t + "</sub>\n"
+	}
+	return ""
+}
+
+// writeMDArtifacts links the run's artifacts when there is a link.
+func writeMDArtifacts(b *strings.Builder, link string) {
+	if link != "" {
+		b.WriteString("\n📦 Logs, tool output and the JSON result of this run: [artifacts](" + link + ")\n")
+	}
+}
+
+// mdURL returns u as a markdown link destination when it is an absolute http or https URL,
+// with every character that could end the destination or the line percent-encoded; ""
+// otherwise (a URL that is not one is not linked).
+func mdURL(u string) string {
+	p, err := url.Parse(strings.TrimSpace(u))
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return ""
+	}
+	s := p.String()
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte("()<>[]\"'`\\|*_{}", c) >= 0 {
+			b.WriteString("%" + strings.ToUpper(strconv.FormatUint(uint64(c)|0x100, 16)[1:]))
+			continue
+		}
+		b.WriteByte(c)
+	}
 	return b.String()
 }
 
-// writeMDTool notes the tool that produced the result in small print.
-func writeMDTool(b *strings.Builder, tool string) {
-	if t := md(strings.TrimSpace(tool)); t != "" {
-		b.WriteString("\n<sub>" + t + "</sub>\n")
-	}
-}
-
-func writeMDFindings(b *strings.Builder, fs []result.Finding) {
-	header := []string{"Severity", "Kernel", "Arch", "Metric", "Value", "Limit", "Δ baseline", "Message"}
+func mdFindings(fs []result.Finding) mdBlock {
+	header := []string{"Severity", "Kernel", "Arch", "Metric", "Value", "Limit", "Δ vs base", "Message"}
 	right := []bool{false, false, false, false, true, true, true, false}
 	rows := make([][]string, 0, len(fs))
+	deltas := false
 	for _, f := range sortedFindings(fs) {
 		var value, limit, delta string
 		if f.Value != nil {
@@ -104,12 +209,14 @@ func writeMDFindings(b *strings.Builder, fs []result.Finding) {
 			limit = formatNum(*f.Limit)
 		}
 		switch {
-		case f.Delta != nil && f.Baseline != nil:
-			delta = formatDelta(*f.Delta) + " (baseline " + formatNum(*f.Baseline) + ")"
 		case f.Delta != nil:
-			delta = formatDelta(*f.Delta)
+			delta = deltaMark(*f.Delta, higherIsBetter(f.Metric))
+			deltas = true
+			if f.Baseline != nil {
+				delta += " (base " + formatNum(*f.Baseline) + ")"
+			}
 		case f.Baseline != nil:
-			delta = "baseline " + formatNum(*f.Baseline)
+			delta = "base " + formatNum(*f.Baseline)
 		}
 		msg := md(strings.TrimSpace(f.Message))
 		if loc := md(location(f)); loc != "" {
@@ -119,41 +226,159 @@ func writeMDFindings(b *strings.Builder, fs []result.Finding) {
 			value, limit, delta, msg})
 	}
 	header, right, rows = dropEmptyColumns(header, right, rows, 0, len(header)-1)
-	b.WriteString("\n")
+	fold := ""
 	if len(rows) > foldRows {
-		b.WriteString("<details><summary>Findings (" + strconv.Itoa(len(rows)) + ")</summary>\n\n")
-		writeMDTable(b, header, right, rows)
-		b.WriteString("\n</details>\n")
-		return
+		fold = "Findings (" + strconv.Itoa(len(rows)) + ")"
 	}
-	writeMDTable(b, header, right, rows)
+	b := mdTableBlock("findings", header, right, rows, fold)
+	b.deltas = deltas
+	return b
 }
 
-func writeMDGateTable(b *strings.Builder, t *result.Table) {
+func mdGateTable(t *result.Table) mdBlock {
 	n := tableShape(t)
 	header := []string{"Status"}
 	right := []bool{false}
+	better := make([]bool, n)
 	for i := range n {
 		header = append(header, md(cellAt(t.Columns, i)))
-		right = append(right, numericColumn(t, i))
+		right = append(right, mdNumericColumn(t, i))
+		better[i] = higherIsBetter(cellAt(t.Columns, i))
 	}
 	rows := make([][]string, 0, len(t.Rows))
+	deltas := false
 	for _, r := range t.Rows {
 		row := []string{mdVerdict(r.Status)}
 		for i := range n {
-			row = append(row, md(cellAt(r.Cells, i)))
+			c, d := mdCell(cellAt(r.Cells, i), better[i])
+			deltas = deltas || d
+			row = append(row, c)
 		}
 		rows = append(rows, row)
 	}
-	b.WriteString("\n")
+	fold := ""
 	if len(rows) > foldRows {
-		b.WriteString("<details><summary>Table (" + strconv.Itoa(len(rows)) + " rows, " +
-			strconv.Itoa(failingRows(t)) + " failing)</summary>\n\n")
-		writeMDTable(b, header, right, rows)
-		b.WriteString("\n</details>\n")
-		return
+		fold = "Table (" + strconv.Itoa(len(rows)) + " rows, " + strconv.Itoa(failingRows(t)) + " failing)"
 	}
-	writeMDTable(b, header, right, rows)
+	b := mdTableBlock("table", header, right, rows, fold)
+	b.deltas = deltas
+	return b
+}
+
+// mdTableBlock renders a table as a block; fold, when set, is the summary of the <details>
+// that holds it. Cells must already be escaped.
+func mdTableBlock(what string, header []string, right []bool, rows [][]string, fold string) mdBlock {
+	var h strings.Builder
+	h.WriteString("\n")
+	tail := ""
+	if fold != "" {
+		h.WriteString("<details><summary>" + fold + "</summary>\n\n")
+		tail = "\n</details>\n"
+	}
+	writeMDTable(&h, header, right, nil)
+	lines := make([]string, len(rows))
+	for i, r := range rows {
+		var l strings.Builder
+		writeMDRow(&l, r)
+		lines[i] = l.String()
+	}
+	return mdBlock{what: what, head: h.String(), rows: lines, tail: tail}
+}
+
+// Changes against the baseline: a table cell "150 (+21)" (a number, optionally with a unit,
+// and its signed change in parentheses) is shown as "150 ▲21".
+var (
+	numText   = `[0-9][0-9.,]*(?:[eE][-+]?[0-9]+)?(?: ?[A-Za-zµ%]+)?`
+	deltaCell = regexp.MustCompile(`^([-−]?` + numText + `) \(([-+−])(` + numText + `)\)$`)
+)
+
+// deltaLegend explains ▲ and ▼; it is shown once, when some block has them.
+const deltaLegend = "Δ against base: ▲ more, ▼ less; **bold** when the change is worse " +
+	"(more registers, spills, stack, memory or time; less speedup)."
+
+// higherIsBetter reports whether an increase of the metric or column named name is an
+// improvement. kernel-gate's metrics are mostly costs (registers, spills, stack, shared and
+// local memory, time, slowdown, errors), where more is worse; a speedup or an occupancy is
+// better when it grows.
+func higherIsBetter(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"speedup", "occupancy", "vs reference", "vs_reference"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// deltaMark renders a change with ▲ (increase) or ▼ (decrease) and its size, in bold when
+// the change is worse for a metric of that direction; "±0" when there is none.
+func deltaMark(d float64, higherBetter bool) string {
+	switch {
+	case d == 0:
+		return "±0"
+	case d > 0:
+		return markArrow(formatNum(d), true, higherBetter)
+	case d < 0:
+		return markArrow(formatNum(-d), false, higherBetter)
+	}
+	return formatNum(d) // NaN
+}
+
+// markArrow puts ▲ (up) or ▼ before s, in bold when that direction is worse.
+func markArrow(s string, up, higherBetter bool) string {
+	arrow := "▼"
+	if up {
+		arrow = "▲"
+	}
+	if up != higherBetter {
+		return "**" + arrow + s + "**"
+	}
+	return arrow + s
+}
+
+// mdCell escapes a table cell, showing a change against the baseline ("150 (+21)") as
+// "150 ▲21"; d reports whether it did.
+func mdCell(c string, higherBetter bool) (string, bool) {
+	m := deltaCell.FindStringSubmatch(strings.TrimSpace(c))
+	if m == nil || !startsNonZero(m[3]) {
+		return md(c), false
+	}
+	return md(m[1]) + " " + markArrow(md(m[3]), m[2] == "+", higherBetter), true
+}
+
+// startsNonZero reports whether the number that s starts with is not zero.
+func startsNonZero(s string) bool {
+	for _, r := range s {
+		switch {
+		case r >= '1' && r <= '9':
+			return true
+		case r == '0' || r == '.' || r == ',':
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// mdNumericColumn reports whether column i is numbers (with changes against the baseline,
+// units or "-" for an absent value), so that it is right-aligned.
+func mdNumericColumn(t *result.Table, i int) bool {
+	seen := false
+	for _, r := range t.Rows {
+		c := strings.TrimSpace(cellAt(r.Cells, i))
+		if c == "" || c == "-" {
+			continue
+		}
+		if m := deltaCell.FindStringSubmatch(c); m != nil {
+			c = m[1]
+		}
+		c = strings.TrimSuffix(c, "%")
+		if _, err := strconv.ParseFloat(strings.TrimSpace(c), 64); err != nil {
+			return false
+		}
+		seen = true
+	}
+	return seen
 }
 
 // dropEmptyColumns leaves out the columns that are empty in every row, except those listed

@@ -4,9 +4,13 @@
 //
 // Reporters know nothing about individual gates: every gate is rendered from the generic
 // fields of result.Gate (verdict, summary, findings, table), so a new gate renders without
-// changes here. Kernel names, messages and table cells come from tool logs and are treated
-// as untrusted: text output escapes control characters so they cannot drive the terminal,
-// and markdown output escapes HTML and markdown syntax so they render literally.
+// changes here. The one exception adds to that: the markdown summary also reads the speedup
+// gate's documented data.comparisons[] for its verdicts in words and its chart, and shows
+// neither when that data is absent or does not parse. Kernel names, messages and table
+// cells come from tool logs and are treated as untrusted: text output escapes control
+// characters so they cannot drive the terminal, markdown output escapes HTML and markdown
+// syntax so they render literally, and chart labels are Mermaid entities where Mermaid
+// would read them.
 package report
 
 import (
@@ -54,7 +58,7 @@ func ParseFormat(s string) (Format, error) {
 	return "", fmt.Errorf("unknown format %q (valid formats: %s)", s, validFormats)
 }
 
-// Options control the text and sarif formats; json and markdown ignore them.
+// Options control the text, markdown and sarif formats; json ignores them.
 type Options struct {
 	// Color enables ANSI colour in text output. The caller decides (see ColorWanted).
 	Color bool
@@ -64,6 +68,18 @@ type Options struct {
 	// path under it is written relative to it. Empty leaves paths as they are (an absolute
 	// one becomes a file: URI).
 	Root string
+	// ArtifactsURL, for markdown, links the run's artifacts (its logs, tool output and JSON
+	// result: the workflow run's artifacts page) under the verdict table and in the note of
+	// a cut summary. Only an absolute http or https URL is linked; anything else is left out.
+	ArtifactsURL string
+	// Limit, for markdown, is the most bytes the summary may take; 0 means no limit. A
+	// longer summary is cut after a gate's section, a part of one or a table row, keeping
+	// the verdict table and the failing gates' sections (which come first) before the
+	// others, and ends in a line that says what was left out and where it is (the
+	// artifacts when ArtifactsURL is set). GitHub takes at most 65,535 characters in a
+	// check run's text and less than 1 MiB in a job summary; bytes never undercount
+	// characters.
+	Limit int
 }
 
 const defaultWidth = 100
@@ -80,7 +96,7 @@ func Render(w io.Writer, r result.Result, f Format, o Options) error {
 		}
 		out = renderText(r, o)
 	case Markdown:
-		out = renderMarkdown(r)
+		out = renderMarkdown(r, o)
 	case SARIF:
 		return renderSARIF(w, r, o.Root)
 	default:

@@ -134,6 +134,13 @@ func TestGolden(t *testing.T) {
 		{"hostile.md", hostileResult(), Markdown, Options{}},
 		{"empty.txt", emptyResult(), Text, Options{}},
 		{"empty.md", emptyResult(), Markdown, Options{}},
+		// The job summaries of real recorded runs (testdata/replay): a slower head, a race,
+		// and a clean run; then the slower head cut to a limit, and hostile speedup data.
+		{"slow5.md", readReplay(t, "slow5"), Markdown, Options{ArtifactsURL: testArtifacts}},
+		{"race.md", readReplay(t, "race"), Markdown, Options{}},
+		{"clean.md", readReplay(t, "clean"), Markdown, Options{}},
+		{"slow5_cut.md", readReplay(t, "slow5"), Markdown, Options{ArtifactsURL: testArtifacts, Limit: 6000}},
+		{"hostile_speed.md", hostileSpeedResult(t), Markdown, Options{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -114,7 +114,7 @@ func githubOutputs(res result.Result, e env) error {
 		return nil
 	}
 	var b strings.Builder
-	if err := report.Render(&b, res, report.Markdown, report.Options{}); err != nil {
+	if err := report.Render(&b, res, report.Markdown, report.Options{Limit: workflowcmd.DefaultSummaryLimit}); err != nil {
 		return err
 	}
 	return workflowcmd.AppendSummary(e.getenv, b.String(), workflowcmd.DefaultSummaryLimit)

@@ -239,14 +239,15 @@ func (r *run) abandon(ctx context.Context, cause error) {
 // report publishes the result on every channel the inputs ask for, falling back to
 // workflow commands when the check run cannot be had.
 func (r *run) report(ctx context.Context, res result.Result) {
-	md := r.summary(res)
+	md := r.summary(res, workflowcmd.DefaultSummaryLimit)
 	posted := false
 	if r.client != nil {
 		annots, omitted := annotations(res, r.root, MaxCheckAnnotations)
-		summary := md
+		note := ""
 		if omitted > 0 {
-			summary = fmt.Sprintf("%d more findings with a source line are not annotated (GitHub shows at most %d here); every finding is in the job summary and the result file.\n\n", omitted, MaxCheckAnnotations) + summary
+			note = fmt.Sprintf("%d more findings with a source line are not annotated (GitHub shows at most %d here); every finding is in the job summary and the result file.\n\n", omitted, MaxCheckAnnotations)
 		}
+		summary := note + r.summary(res, githubapi.MaxOutputBytes-len(note))
 		_, err := r.client.CompleteCheck(ctx, r.checkID, conclusion(res.Verdict), githubapi.Output{Title: title(res), Summary: summary, Annotations: annots})
 		if err != nil {
 			r.fallback = oneLine(err.Error())
@@ -282,15 +283,17 @@ func (r *run) report(ctx context.Context, res result.Result) {
 	}
 }
 
-// summary is the markdown report, headed by whose result it is when it came from another
-// job.
-func (r *run) summary(res result.Result) string {
+// summary is the markdown report within limit bytes (failures first, the rest cut with a
+// note pointing at the run's artifacts), headed by whose result it is when it came from
+// another job.
+func (r *run) summary(res result.Result, limit int) string {
 	var b bytes.Buffer
 	if r.plan.Mode == ModeReport && r.ev.WorkflowRun != nil {
 		fmt.Fprintf(&b, "> Reported from workflow run %d (%s on %s): the verdict is that run's.\n\n", r.ev.WorkflowRun.ID,
 			workflowcmd.Neutralize(r.ev.WorkflowRun.Event), shortSHA(r.plan.HeadSHA))
 	}
-	if err := report.Render(&b, res, report.Markdown, report.Options{}); err != nil {
+	head := b.Len()
+	if err := report.Render(&b, res, report.Markdown, report.Options{ArtifactsURL: r.ev.RunURL, Limit: limit - head}); err != nil {
 		fmt.Fprintf(&b, "\n(the report could not be rendered: %v)\n", err)
 	}
 	return b.String()

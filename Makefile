@@ -1,9 +1,15 @@
 # The two commands a newcomer needs (see README.md):
 #   make demo   replay the recorded real GPU run through every gate (no GPU needed)
-#   make test   everything CI runs: format, vet, tests, short fuzz runs, a benchmark smoke run
+#   make test   everything CI runs: format, vet, actionlint on the workflows, tests (the
+#               action end to end under act among them), short fuzz runs, a benchmark smoke run
 
 GO ?= go
 FUZZTIME ?= 10s
+
+# Tools from the Go module proxy (make tools installs them; .ci/run does): actionlint
+# lints .github/workflows, act runs action.yml end to end (internal/acttest).
+ACTIONLINT_VERSION = v1.7.12
+ACT_VERSION = v0.2.89
 
 # Every fuzz target: package and name. CI runs each for FUZZTIME.
 FUZZ_TARGETS = \
@@ -27,12 +33,12 @@ FUZZ_TARGETS = \
 	./action/workflowcmd:FuzzEscape \
 	./action/workflowcmd:FuzzNeutralize
 
-.PHONY: demo test vet fmt fuzz bench
+.PHONY: demo test vet fmt lint-workflows tools fuzz bench
 
 demo:
 	$(GO) run ./action demo
 
-test: fmt vet
+test: fmt vet lint-workflows
 	$(GO) test ./...
 	$(MAKE) fuzz
 	$(GO) test -run '^$$' -bench 'ParseStream/16MiB' -benchtime 1x ./gates/ptxas/
@@ -43,6 +49,21 @@ fmt:
 
 vet:
 	$(GO) vet ./...
+
+# actionlint on PATH (make tools), else the pinned version through go run.
+lint-workflows:
+	@if command -v actionlint >/dev/null; then actionlint .github/workflows/*.yml; \
+	else $(GO) run github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION) .github/workflows/*.yml; fi
+
+# Install actionlint and act into $(go env GOBIN) (else $(go env GOPATH)/bin) unless the
+# ones there are these versions already.
+tools:
+	@set -e; gobin=$$($(GO) env GOBIN); [ -n "$$gobin" ] || gobin=$$($(GO) env GOPATH)/bin; \
+	for t in actionlint:github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION) act:github.com/nektos/act@$(ACT_VERSION); do \
+		name=$${t%%:*}; pkg=$${t#*:}; \
+		have=$$($(GO) version -m "$$gobin/$$name" 2>/dev/null | awk '$$1 == "mod" { print $$3 }'); \
+		if [ "$$have" != "$${pkg##*@}" ]; then echo "installing $$pkg"; $(GO) install "$$pkg"; fi; \
+	done
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

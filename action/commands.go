@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,13 +28,20 @@ var version = "v0.1.0-dev"
 
 func toolName() string { return "kernel-gate " + version }
 
-func loadBaseline(path string) (*ptxas.Baseline, error) {
+func loadBaseline(ctx context.Context, path string) (*ptxas.Baseline, error) {
 	if path == "" {
 		return nil, nil
 	}
-	res, err := baseline.Load(path)
+	var res result.Result
+	err := input.Read(ctx, []string{path}, nil, input.JSON, func(r io.Reader, name string) error {
+		var err error
+		if res, err = result.Read(r); err != nil {
+			return fmt.Errorf("baseline %s: %w", name, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return nil, exitcode.BadInput(err)
+		return nil, err
 	}
 	kernels, err := baseline.PtxasKernels(res)
 	if err != nil {
@@ -60,16 +68,16 @@ func runPtxas(ctx context.Context, args []string, e env) (int, error) {
 	if err := validArch(arch); err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c)
+	cfg, fmtr, err := setup(c, reads{files: append(slices.Clone(files), basePath)})
 	if err != nil {
 		return failed(err)
 	}
-	base, err := loadBaseline(basePath)
+	base, err := loadBaseline(ctx, basePath)
 	if err != nil {
 		return failed(err)
 	}
 	var in pipeline.PtxasInputs
-	if err := input.Files(files, e.stdin, in.Read); err != nil {
+	if err := input.Read(ctx, files, e.stdin, input.Log, in.Read); err != nil {
 		return failed(err)
 	}
 	gates, err := pipeline.PtxasGates(ctx, &in, cfg, base, nvcc, arch)
@@ -98,7 +106,7 @@ func runSass(ctx context.Context, args []string, e env) (int, error) {
 	if err := validArch(arch); err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c)
+	cfg, fmtr, err := setup(c, reads{files: files})
 	if err != nil {
 		return failed(err)
 	}
@@ -120,12 +128,12 @@ func runCheck(ctx context.Context, args []string, e env) (int, error) {
 	if len(files) == 0 {
 		return failed(usagef("no harness result: pass FILE (the KG_OUT of a KG_MODE=check run)"))
 	}
-	cfg, fmtr, err := setup(c)
+	cfg, fmtr, err := setup(c, reads{files: files})
 	if err != nil {
 		return failed(err)
 	}
 	var gates []result.Gate
-	err = input.Files(files, e.stdin, func(r io.Reader, name string) error {
+	err = input.Read(ctx, files, e.stdin, input.JSON, func(r io.Reader, name string) error {
 		g, err := pipeline.CorrectnessGate(r, name, cfg)
 		gates = append(gates, g)
 		return err
@@ -187,7 +195,7 @@ file fails the gate.
 	if len(rest) > 0 {
 		return failed(usagef("bench run takes no file arguments (got %q): the harness commands are --base-cmd/--head-cmd or --harness", rest[0]))
 	}
-	cfg, fmtr, err := setup(c)
+	cfg, fmtr, err := setup(c, reads{})
 	if err != nil {
 		return failed(err)
 	}
@@ -283,7 +291,7 @@ func runBenchCompare(args []string, e env) (int, error) {
 	if len(files) != 2 {
 		return failed(usagef("want BASE.json and HEAD.json, got %d file(s)", len(files)))
 	}
-	cfg, fmtr, err := setup(c)
+	cfg, fmtr, err := setup(c, reads{files: files})
 	if err != nil {
 		return failed(err)
 	}
@@ -315,8 +323,11 @@ func runReport(ctx context.Context, args []string, e env) (int, error) {
 	if err != nil {
 		return failed(exitcode.BadInput(err))
 	}
+	if err := checkOut(c.out, reads{files: files}); err != nil {
+		return failed(err)
+	}
 	var res result.Result
-	err = input.Files(files, e.stdin, func(r io.Reader, name string) error {
+	err = input.Read(ctx, files, e.stdin, input.JSON, func(r io.Reader, name string) error {
 		var err error
 		res, err = result.Read(r)
 		if err != nil {

@@ -55,7 +55,7 @@ func runDemo(ctx context.Context, args []string, e env) (int, error) {
 	if c.config == "" {
 		c.config = "kernel-gate.yml" // the example config gating kernels/, which the recording built
 	}
-	cfg, fmtr, err := setup(c)
+	cfg, fmtr, err := setup(c, reads{dirs: []string{filepath.Join(dir, caseName)}})
 	if err != nil {
 		return failed(err)
 	}

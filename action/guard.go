@@ -27,7 +27,7 @@ Exit 1 when anything is blocked.
 	if err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c)
+	cfg, fmtr, err := setup(c, reads{files: paths})
 	if err != nil {
 		return failed(err)
 	}

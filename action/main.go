@@ -30,6 +30,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 )
 
 // Exit codes, as internal/exitcode defines them.
@@ -54,6 +55,8 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// ctx is run's context (SIGINT, SIGTERM), for the writes that could wait on a reader.
+	ctx context.Context
 }
 
 // usagef is bad usage or unreadable input: exit 2.
@@ -89,6 +92,9 @@ Run 'kernel-gate COMMAND -h' for a command's flags.
 `
 
 func run(ctx context.Context, args []string, e env) int {
+	// Standard input is read under ctx (a pipe that never closes cannot outlast a signal),
+	// and so, through it, is every file the command reads (internal/input).
+	e.ctx, e.stdin = ctx, input.Stdin(ctx, e.stdin)
 	if len(args) == 0 {
 		fmt.Fprint(e.stderr, usageText)
 		return exitUsage

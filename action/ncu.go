@@ -60,7 +60,7 @@ are more CSV files then).
 	case reading && (artifacts != "" || timeout != "" || shape != "" || launches != 0):
 		return failed(usagef("--artifacts, --timeout, --shape and --launches go with a run, not with --csv"))
 	}
-	cfg, fmtr, err := setup(c)
+	cfg, fmtr, err := setup(c, reads{files: csvFiles})
 	if err != nil {
 		return failed(err)
 	}

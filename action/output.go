@@ -2,16 +2,22 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/action/report"
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -23,8 +29,15 @@ func usage(e env, fs *flag.FlagSet, text string) func() {
 	}
 }
 
-// setup loads the config and checks the format.
-func setup(c common) (config.Config, report.Format, error) {
+// reads are what a command reads, so that its --out cannot overwrite them: files, and
+// directories it reads whole (a recording).
+type reads struct {
+	files, dirs []string
+}
+
+// setup loads the config, checks the format, and checks --out against what the command
+// reads (checkOut), its config included.
+func setup(c common, r reads) (config.Config, report.Format, error) {
 	f, err := report.ParseFormat(c.format)
 	if err != nil {
 		return config.Config{}, "", exitcode.BadInput(err)
@@ -33,7 +46,79 @@ func setup(c common) (config.Config, report.Format, error) {
 	if err != nil {
 		return config.Config{}, "", exitcode.BadInput(err)
 	}
+	r.files = append(r.files, cfg.Path)
+	if err := checkOut(c.out, r); err != nil {
+		return config.Config{}, "", err
+	}
 	return cfg, f, nil
+}
+
+// checkOut refuses (exit 2) an --out that names a directory, something a report cannot be
+// written to (a FIFO, a socket), one of the files the command reads (by any name: a link or
+// a hard link to it is the same file), or a path inside a directory it reads. It runs
+// before anything is read, so a refused --out has written nothing.
+func checkOut(out string, r reads) error {
+	if out == "" {
+		return nil
+	}
+	st, err := os.Stat(out) // what writing would open, through any link
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return usagef("--out %s: %v", out, err)
+	case st.IsDir():
+		return usagef("--out %s is a directory: name the report's file", out)
+	case !st.Mode().IsRegular() && st.Mode()&fs.ModeCharDevice == 0:
+		return usagef("--out %s is %s: name a file (or leave --out out for standard output)", out, input.KindOf(st.Mode()))
+	}
+	if err == nil && st.Mode().IsRegular() {
+		for _, f := range r.files {
+			if f == "" || f == "-" {
+				continue
+			}
+			if fst, ferr := os.Stat(f); ferr == nil && os.SameFile(st, fst) {
+				return usagef("--out %s is %s, which this command reads: the report would overwrite its own input", out, f)
+			}
+		}
+	}
+	for _, d := range r.dirs {
+		if d != "" && within(out, d) {
+			return usagef("--out %s is inside %s, which this command reads: write the report elsewhere", out, d)
+		}
+	}
+	return nil
+}
+
+// within reports whether path, its links resolved as far as they exist, lies inside dir.
+func within(path, dir string) bool {
+	d, err := resolved(dir)
+	if err != nil {
+		return false
+	}
+	p, err := resolved(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// resolved is path made absolute with the links of its longest existing prefix resolved.
+func resolved(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	var rest []string
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...), nil
+		}
+		if filepath.Dir(p) == p {
+			return abs, nil
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+	}
 }
 
 // emit renders the result where --out says, publishes it to GitHub Actions when running
@@ -71,8 +156,8 @@ func render(res result.Result, c common, f report.Format, e env) (int, error) {
 	}
 	switch {
 	case c.out != "":
-		if err := os.WriteFile(c.out, buf.Bytes(), 0o644); err != nil {
-			return exitInternal, exitcode.CouldNotRunf("writing the report: %v", err)
+		if err := writeOut(e.ctx, c.out, buf.Bytes()); err != nil {
+			return exitcode.Of(err), err
 		}
 	case underActions(e):
 		// The report quotes tool output and names from the repository: none of it may
@@ -90,6 +175,31 @@ func render(res result.Result, c common, f report.Format, e env) (int, error) {
 		return exitFail, nil
 	}
 	return exitPass, nil
+}
+
+// writeOut writes the report to path. The file is opened without blocking (a FIFO nobody
+// reads is an error, not a hang) and a write that waits on its reader ends when ctx does.
+func writeOut(ctx context.Context, path string, data []byte) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|nonBlock, 0o644)
+	if err != nil {
+		return exitcode.CouldNotRunf("writing the report: %v", err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = f.SetWriteDeadline(time.Now()) })
+	_, err = f.Write(data)
+	stop()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("writing the report to %s: %w", path, cerr)
+	}
+	if err != nil {
+		return exitcode.CouldNotRunf("writing the report: %v", err)
+	}
+	return nil
 }
 
 // githubOutputs publishes the verdict as step outputs and the markdown report as the job

@@ -42,7 +42,7 @@ timed again. Progress goes to standard error; everything the run read is kept in
 	if len(rest) > 0 {
 		return failed(usagef("run takes no arguments (got %q): the config's run section says what to build", rest))
 	}
-	cfg, fmtr, err := setup(c)
+	cfg, fmtr, err := setup(c, reads{dirs: []string{o.Replay}})
 	if err != nil {
 		return failed(err)
 	}

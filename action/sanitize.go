@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/action/config"
@@ -33,7 +34,7 @@ KG_MODE=sanitize and KG_OUT set, or reads logs made elsewhere, and applies the s
 	if err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c)
+	cfg, fmtr, err := setup(c, reads{files: append(append(slices.Clone(logs), xmls...), harness...)})
 	if err != nil {
 		return failed(err)
 	}

@@ -4,6 +4,7 @@
 package config
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,6 +26,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 )
 
 // Config is the whole file. Each field of a section type (one that has Resolve) is resolved
@@ -50,13 +52,16 @@ type Config struct {
 var DefaultPaths = []string{"kernel-gate.yml", ".github/kernel-gate.yml"}
 
 // Find loads the explicit path when given (it must exist), else the first default path
-// that exists, else returns the defaults with an empty Path.
+// that exists, else returns the defaults with an empty Path. A default path that names
+// anything at all, a link that leads nowhere included, is loaded (and then must be a
+// readable config): only a path that names nothing falls back to the defaults, so that a
+// broken link cannot turn every limit off silently.
 func Find(explicit string) (Config, error) {
 	if explicit != "" {
 		return Load(explicit)
 	}
 	for _, p := range DefaultPaths {
-		if _, err := os.Stat(p); err == nil {
+		if _, err := os.Lstat(p); err == nil {
 			return Load(p)
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return Config{}, fmt.Errorf("config %s: %w", p, err)
@@ -65,9 +70,10 @@ func Find(explicit string) (Config, error) {
 	return Config{}, nil
 }
 
-// Load reads and validates one config file.
+// Load reads and validates one config file: a regular file (or a link to one) of at most
+// input.Config's size.
 func Load(path string) (Config, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := input.ReadFile(context.Background(), path, input.Config)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
@@ -152,6 +158,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, path, file string) error {
 		n = n.Alias
 	}
 	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return checkInteger(n, path, file)
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
 			return nil // a type mismatch: Decode reports it with its line
@@ -185,6 +194,26 @@ func checkKeys(n *yaml.Node, t reflect.Type, path, file string) error {
 			if err := checkKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), file); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// checkInteger refuses what YAML would decode into an integer setting but is not a whole
+// number of at least 0: every integer setting is a count or a size (registers, bytes,
+// rounds, samples, launches), and YAML would truncate 1.5 to 1 and take -1 as it is. A value
+// that is no number at all is left to Decode, which names it.
+func checkInteger(n *yaml.Node, path, file string) error {
+	if n.Kind != yaml.ScalarNode {
+		return nil
+	}
+	switch n.ShortTag() {
+	case "!!float":
+		return fmt.Errorf("%s:%d: %s: %s is not a whole number", file, n.Line, path, n.Value)
+	case "!!int":
+		var v int64
+		if err := n.Decode(&v); err == nil && v < 0 {
+			return fmt.Errorf("%s:%d: %s: %s is negative: want a whole number of at least 0", file, n.Line, path, n.Value)
 		}
 	}
 	return nil

@@ -11,8 +11,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -130,18 +134,89 @@ type step struct {
 	Script []string `json:"script,omitempty"`
 }
 
-// failureText describes a step that did not exit 0, for findings.
+// failureText describes a step that did not exit 0, for findings. Every part is cut and
+// cleaned (cleanText): a live tail is a tool's output, a replayed one whatever the journal
+// says.
 func (s step) failureText() string {
-	msg := fmt.Sprintf("`%s` %s", strings.Join(s.Argv, " "), s.Why)
+	msg := fmt.Sprintf("`%s` %s", cleanText(strings.Join(s.Argv, " "), 500, false), cleanText(s.Why, 300, false))
 	if s.Log != "" {
-		msg += " (log: " + s.Log + ")"
+		msg += " (log: " + cleanText(s.Log, 200, false) + ")"
 	}
 	if t := strings.TrimSpace(s.Tail); t != "" {
 		tail := procgroup.TailBuffer{Max: 1500}
 		tail.Write([]byte(t))
-		msg += "; its last output:\n" + tail.String()
+		msg += "; its last output:\n" + cleanText(tail.String(), 1600, true)
 	}
 	return msg
+}
+
+// stripEscapes removes terminal escape sequences whole (CSI "ESC [ ... m", OSC
+// "ESC ] ... BEL", two-character ones), so that none of their parameters is left as text.
+func stripEscapes(s string) string {
+	if !strings.ContainsRune(s, 0x1b) && !strings.ContainsRune(s, 0x9b) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == 0x9b || r == 0x1b && i+1 < len(s) && s[i+1] == '[': // CSI: to a final byte @..~
+			if r == 0x1b {
+				size = 2
+			}
+			j := i + size
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) && s[j] != '\n' {
+				j++
+			}
+			i = min(j+1, len(s))
+		case r == 0x1b && i+1 < len(s) && strings.IndexByte("]PX^_", s[i+1]) >= 0: // OSC and the like: to BEL or ST
+			j := i + 2
+			for j < len(s) && s[j] != 0x07 && s[j] != '\n' && !(s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\') {
+				j++
+			}
+			switch {
+			case j < len(s) && s[j] == 0x07:
+				j++
+			case j < len(s) && s[j] == 0x1b:
+				j += 2
+			}
+			i = j
+		case r == 0x1b: // ESC and one character
+			i += min(2, len(s)-i)
+		default:
+			b.WriteString(s[i : i+size])
+			i += size
+		}
+	}
+	return b.String()
+}
+
+// cleanText makes text from a process or a recording safe to show: valid UTF-8, no control
+// characters (terminal escapes included; newlines and tabs only when multiline), at most
+// max bytes (cut at a character, marked "…"), and no line that GitHub Actions would read as
+// a workflow command.
+func cleanText(s string, max int, multiline bool) string {
+	s = stripEscapes(strings.ToValidUTF8(s, "\uFFFD"))
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case multiline && (r == '\n' || r == '\t'):
+		case r == '\n' || r == '\t' || r == '\r':
+			r = ' '
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Cf, r):
+			continue
+		}
+		b.WriteRune(r)
+	}
+	s = b.String()
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return workflowcmd.Neutralize(s)
 }
 
 // ---- live ----
@@ -164,7 +239,7 @@ func newLive(dir string, environ []string, tool string, started time.Time) (*liv
 	case err != nil:
 		return nil, exitcode.BadInputf("--artifacts %s: %v", dir, err)
 	case len(entries) > 0:
-		if _, err := os.Stat(filepath.Join(dir, journalFile)); err != nil {
+		if !holdsRun(dir) {
 			return nil, exitcode.BadInputf("--artifacts %s is not empty and holds no earlier run (%s): choose an empty or new directory", dir, journalFile)
 		}
 		if err := os.RemoveAll(dir); err != nil {
@@ -182,21 +257,36 @@ func newLive(dir string, environ []string, tool string, started time.Time) (*liv
 		Started: started.UTC().Format(time.RFC3339), Steps: []step{}}}, nil
 }
 
+// holdsRun reports whether dir holds an earlier run: its journal, a regular file of the
+// journal's schema (a file of that name alone, or a link, does not make a directory ours to
+// clear).
+func holdsRun(dir string) bool {
+	st, err := os.Lstat(filepath.Join(dir, journalFile))
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	raw, err := input.ReadFile(context.Background(), filepath.Join(dir, journalFile), input.JSON)
+	var j struct {
+		Schema string `json:"schema"`
+	}
+	return err == nil && json.Unmarshal(raw, &j) == nil && j.Schema == journalSchema
+}
+
 func (l *live) path(rel string) string { return filepath.Join(l.dir, filepath.FromSlash(rel)) }
 
 func (l *live) run(ctx context.Context, p proc) (step, error) {
 	s := step{ID: p.id, Argv: p.argv, Dir: p.dir, Env: p.env, Log: p.log}
+	// Nothing is written through a link in the artifacts (a harness could plant one): a
+	// file the process writes itself is cleared, the log is made new (procgroup's
+	// artifact helpers).
 	for _, f := range p.fresh {
-		if err := os.Remove(l.path(f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return s, exitcode.CouldNotRun(err)
+		if err := procgroup.ClearArtifact(l.dir, f); err != nil {
+			return s, err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(l.path(p.log)), 0o755); err != nil {
-		return s, exitcode.CouldNotRun(err)
-	}
-	f, err := os.Create(l.path(p.log))
+	f, err := procgroup.CreateArtifact(l.dir, p.log, 0o644)
 	if err != nil {
-		return s, exitcode.CouldNotRun(err)
+		return s, err
 	}
 	defer f.Close()
 	environ := append(append([]string(nil), l.environ...), p.env...)
@@ -241,19 +331,19 @@ func (l *live) finish(res *result.Result, d Decisions, wall time.Duration) error
 	if err != nil {
 		return exitcode.CouldNotRun(err)
 	}
-	if err := os.WriteFile(l.path(journalFile), append(raw, '\n'), 0o644); err != nil {
-		return exitcode.CouldNotRunf("writing the journal: %w", err)
+	if err := procgroup.WriteArtifact(l.dir, journalFile, append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the journal: %w", err)
 	}
-	if err := os.WriteFile(l.path(scriptFile), []byte(script(l.j.Steps, l.path)), 0o755); err != nil {
-		return exitcode.CouldNotRunf("writing %s: %w", scriptFile, err)
+	if err := procgroup.WriteArtifact(l.dir, scriptFile, []byte(script(l.j.Steps, l.path)), 0o755); err != nil {
+		return fmt.Errorf("writing %s: %w", scriptFile, err)
 	}
-	return writeResult(l.path(resultFile), *res)
+	return writeResult(l.dir, resultFile, *res)
 }
 
-func writeResult(path string, res result.Result) error {
-	f, err := os.Create(path)
+func writeResult(dir, rel string, res result.Result) error {
+	f, err := procgroup.CreateArtifact(dir, rel, 0o644)
 	if err != nil {
-		return exitcode.CouldNotRun(err)
+		return err
 	}
 	if err := result.Write(f, res); err != nil {
 		f.Close()
@@ -306,30 +396,109 @@ func roundMillis(s float64) float64 { return float64(int64(s*1000+0.5)) / 1000 }
 
 // ---- replay ----
 
-// replayer reads a recording.
+// replayer reads a recording. It reads only the recording's own regular files: newReplayer
+// refuses a recording that holds a link out of it (or to nothing), a FIFO, a device or a
+// socket, naming it and never showing what it leads to, before the pipeline reads anything;
+// the gates then read the files by name (they were checked, with the recording at rest).
+// What the journal says of a step (its reason, its output's tail) is cut and cleaned before
+// any message shows it, and a step whose exit status and reason disagree is refused: the
+// pipeline judges a step by its reason, so an exit status of 1 without one would replay as a
+// pass.
 type replayer struct {
 	dir      string
 	j        journal
 	recorded map[string]step
 }
 
+// Bounds of what a replay takes from the journal for messages.
+const (
+	replayTailBytes = 4096 // a live tail keeps 4000
+	replayWhyBytes  = 500
+)
+
 func newReplayer(dir string) (*replayer, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, journalFile))
+	bad := func(format string, a ...any) error {
+		return exitcode.BadInputf("--replay %s: %s", dir, fmt.Sprintf(format, a...))
+	}
+	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, exitcode.BadInputf("--replay %s: %v (a recording is the --artifacts directory of a kernel-gate run)", dir, err)
+		return nil, bad("%v (a recording is the --artifacts directory of a kernel-gate run)", err)
+	}
+	defer root.Close()
+	if err := checkRecording(root); err != nil {
+		return nil, bad("%v", err)
+	}
+	raw, err := input.ReadFileIn(context.Background(), root, journalFile, input.JSON)
+	if err != nil {
+		return nil, bad("%v (a recording is the --artifacts directory of a kernel-gate run)", err)
 	}
 	var j journal
 	if err := json.Unmarshal(raw, &j); err != nil {
-		return nil, exitcode.BadInputf("--replay %s: %s: %v", dir, journalFile, err)
+		return nil, bad("%s: %v", journalFile, err)
 	}
 	if j.Schema != journalSchema {
-		return nil, exitcode.BadInputf("--replay %s: %s has schema %q, want %q", dir, journalFile, j.Schema, journalSchema)
+		return nil, bad("%s has schema %q, want %q", journalFile, cleanText(j.Schema, 100, false), journalSchema)
 	}
+	j.BaseRef, j.BaseRev, j.NoBase = cleanText(j.BaseRef, 200, false), cleanText(j.BaseRev, 100, false), cleanText(j.NoBase, replayWhyBytes, false)
 	r := &replayer{dir: dir, j: j, recorded: map[string]step{}}
-	for _, s := range j.Steps {
+	for i, s := range j.Steps {
+		id := cleanText(s.ID, 200, false)
+		if err := s.checkStatus(); err != nil {
+			return nil, bad("%s: step %d (%q): %v: the recording cannot be trusted", journalFile, i, id, err)
+		}
+		if _, dup := r.recorded[s.ID]; dup {
+			return nil, bad("%s: step %q is recorded twice", journalFile, id)
+		}
+		s.Why = cleanText(s.Why, replayWhyBytes, false)
+		s.Tail = cleanText(s.Tail, replayTailBytes, true)
 		r.recorded[s.ID] = s
 	}
 	return r, nil
+}
+
+// outputUnreadable begins the reason of a process that exited 0 but whose output could not
+// be collected (procgroup.Run): the one reason recorded beside exit 0.
+const outputUnreadable = "exited, but its output could not be read"
+
+// checkStatus refuses a step whose recorded exit status and reason disagree.
+func (s step) checkStatus() error {
+	switch {
+	case s.Exit < -1 || s.Exit > 255:
+		return fmt.Errorf("exit %d is no exit status", s.Exit)
+	case s.Exit != 0 && s.Why == "":
+		return fmt.Errorf("exit %d, but no reason (why) says it failed", s.Exit)
+	case s.TimedOut && s.Why == "":
+		return errors.New("timed out, but no reason (why) says so")
+	case s.Why != "" && s.Exit == 0 && !s.TimedOut && (len(s.Argv) == 0 || !strings.HasPrefix(s.Why, outputUnreadable)):
+		return errors.New("a reason (why) it failed, but exit 0")
+	}
+	return nil
+}
+
+// checkRecording walks the recording through root: directories and regular files, and
+// links that resolve inside it to one of those, are all it may hold. The error names the
+// entry, never where it leads or what it holds.
+func checkRecording(root *os.Root) error {
+	return fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		t := d.Type()
+		switch {
+		case t.IsDir(), t.IsRegular():
+			return nil
+		case t&fs.ModeSymlink != 0:
+			st, err := root.Stat(filepath.FromSlash(p)) // follows links inside root only
+			if err != nil {
+				return fmt.Errorf("%s is a symbolic link that leads out of the recording, or nowhere: a replay reads only the recording's own files", p)
+			}
+			if !st.IsDir() && !st.Mode().IsRegular() {
+				return fmt.Errorf("%s is a symbolic link to %s: a recording holds regular files only", p, input.KindOf(st.Mode()))
+			}
+			return nil
+		}
+		return fmt.Errorf("%s is %s: a recording holds regular files only", p, input.KindOf(t))
+	})
 }
 
 func (r *replayer) path(rel string) string { return filepath.Join(r.dir, filepath.FromSlash(rel)) }
@@ -350,7 +519,7 @@ func (r *replayer) lookup(id string) (step, error) {
 	if !ok {
 		var ids []string
 		for _, s := range r.j.Steps {
-			ids = append(ids, s.ID)
+			ids = append(ids, cleanText(s.ID, 100, false))
 		}
 		if len(ids) > 12 {
 			ids = append(ids[:12], "…")
@@ -360,11 +529,23 @@ func (r *replayer) lookup(id string) (step, error) {
 	return s, nil
 }
 
-// finish labels the result with the recording's RECORDED line when it has one.
+// finish labels the result with the recording's RECORDED line when it has one: its first
+// line, cut and cleaned.
 func (r *replayer) finish(res *result.Result, _ Decisions, _ time.Duration) error {
 	res.Replay = "replay of " + r.dir
-	if raw, err := os.ReadFile(filepath.Join(r.dir, RecordedFile)); err == nil {
-		if line := strings.TrimSpace(string(raw)); line != "" {
+	root, err := os.OpenRoot(r.dir)
+	if err != nil {
+		return exitcode.BadInputf("--replay %s: %v", r.dir, err)
+	}
+	defer root.Close()
+	raw, err := input.ReadFileIn(context.Background(), root, RecordedFile, input.Line)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return exitcode.BadInputf("--replay %s: %v", r.dir, err)
+	default:
+		line, _, _ := strings.Cut(string(raw), "\n")
+		if line = strings.TrimSpace(cleanText(line, 300, false)); line != "" {
 			res.Replay += ": " + line
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -147,11 +146,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer tool.Close()
 	bin, keep := tool.Bin, tool.Keep
 	logPath, out := filepath.Join(tool.Dir, LogFile), filepath.Join(tool.Dir, HarnessFile)
-	// A file left by an earlier run must not speak for this one.
-	if err := os.Remove(out); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("ncu: removing the old %s: %w", out, err)
+	// A file left by an earlier run must not speak for this one; neither file is written
+	// through a link of its name (procgroup.CreateArtifact).
+	if err := tool.Clear(HarnessFile); err != nil {
+		return nil, fmt.Errorf("ncu: %w", err)
 	}
-	f, err := os.Create(logPath)
+	f, err := tool.Create(LogFile)
 	if err != nil {
 		return nil, fmt.Errorf("ncu: creating the log: %w", err)
 	}

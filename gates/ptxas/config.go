@@ -73,8 +73,19 @@ type compiledRule struct {
 func (c Config) compile() (compiled, error) {
 	var cc compiled
 	var err error
+	// Every limit is a count or a size: a negative one is a config error, named.
+	negative := func(where, key string, l Limits) {
+		for m, v := range pick(l) {
+			if v != nil && *v < 0 && err == nil {
+				err = fmt.Errorf("%s: %smax_%s: %d is negative: want a whole number of at least 0", where, key, m, *v)
+			}
+		}
+	}
 	for m, v := range pick(c.Limits) {
 		if v != nil {
+			if *v < 0 && err == nil {
+				err = fmt.Errorf("%s: ptxas.max_%s: %d is negative: want a whole number of at least 0", c.KeyWhere("max_"+m), m, *v)
+			}
 			cc.top = append(cc.top, limitAt{m, limit{*v, c.KeyWhere("max_" + m)}})
 		}
 	}
@@ -82,12 +93,17 @@ func (c Config) compile() (compiled, error) {
 		if cc.arch == nil {
 			cc.arch = map[string]level{}
 		}
+		negative(c.KeyWhere("arch."+key), "ptxas.arch."+key+".", l)
 		cc.arch[key] = level{l, fmt.Sprintf("%s (arch %s)", c.KeyWhere("arch."+key), key)}
 	}
 	for i, r := range c.Kernels {
 		cr := compiledRule{KernelRule: r, glob: kernelname.Glob(r.Match), at: c.Where(r.Line)}
 		if !cr.glob.Valid() && err == nil {
 			err = fmt.Errorf("%s: ptxas.kernels[%d]: match must be a non-empty kernel glob", c.Where(r.Line), i)
+		}
+		negative(c.Where(r.Line), fmt.Sprintf("ptxas.kernels[%d].", i), r.Limits)
+		for key, l := range r.Arch {
+			negative(c.Where(r.Line), fmt.Sprintf("ptxas.kernels[%d].arch.%s.", i, key), l)
 		}
 		cc.rules = append(cc.rules, cr)
 	}

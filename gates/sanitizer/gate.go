@@ -14,6 +14,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -51,7 +52,11 @@ func RunGate(ctx context.Context, cmd []string, o RunOptions, artifacts string, 
 		one := o
 		one.Tools, one.ArtifactDir = []string{tool}, dir
 		out := HarnessOut(dir, tool)
-		os.Remove(out) // a file left from an earlier run must not speak for this one
+		// A file left from an earlier run must not speak for this one, and a link of its
+		// name must not take the harness's output out of the directory.
+		if err := procgroup.ClearArtifact(dir, filepath.Base(out)); err != nil {
+			return result.Gate{}, fmt.Errorf("sanitizer: %w", err)
+		}
 		one.ExtraEnv = append(slices.Clone(o.ExtraEnv), "KG_MODE=sanitize", "KG_OUT="+out)
 		fmt.Fprintf(progress, "kernel-gate sanitize: %s %s\n", tool, strings.Join(cmd, " "))
 		start := time.Now()
@@ -91,12 +96,12 @@ func missingGate(err error) (result.Gate, error) {
 // harnessLaunches reads how many kernels a harness launched in sanitize mode; false when
 // the command does not speak the protocol (no file) or reports no launch counts.
 func harnessLaunches(path string) (int, bool) {
-	f, err := os.Open(path)
+	f, err := input.Open(path) // a regular file only: a FIFO would block the open
 	if err != nil {
 		return 0, false
 	}
 	defer f.Close()
-	bf, err := benchfile.Read(f)
+	bf, err := benchfile.Read(io.LimitReader(f, input.JSON.Bytes))
 	if err != nil {
 		return 0, false
 	}

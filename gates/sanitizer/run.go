@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,11 +168,12 @@ func runOne(ctx context.Context, bin, tool string, cmd []string, dir string, o R
 	failed := func(err error) (Run, error) {
 		return Run{Tool: tool, Source: SourceText, Records: []Record{}, Problems: []string{err.Error()}}, err
 	}
-	// A record file left by an earlier run must not be read as this run's.
-	if err := os.Remove(xmlPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return failed(fmt.Errorf("sanitizer: removing the old %s: %w", xmlPath, err))
+	// A record file left by an earlier run must not be read as this run's; neither file is
+	// written through a link of its name (procgroup.CreateArtifact).
+	if err := procgroup.ClearArtifact(dir, tool+".xml"); err != nil {
+		return failed(fmt.Errorf("sanitizer: %w", err))
 	}
-	f, err := os.Create(logPath)
+	f, err := procgroup.CreateArtifact(dir, tool+".log", 0o644)
 	if err != nil {
 		return failed(fmt.Errorf("sanitizer: creating the %s log: %w", tool, err))
 	}

@@ -51,3 +51,10 @@ func (t Tool) Close() {
 		_ = os.RemoveAll(t.Dir)
 	}
 }
+
+// Create creates the run's file name in Dir (CreateArtifact): nothing outside Dir is
+// written, whatever Dir holds.
+func (t Tool) Create(name string) (*os.File, error) { return CreateArtifact(t.Dir, name, 0o644) }
+
+// Clear readies name in Dir for a file the tool or its command writes (ClearArtifact).
+func (t Tool) Clear(name string) error { return ClearArtifact(t.Dir, name) }

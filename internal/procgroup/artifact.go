@@ -1,0 +1,108 @@
+package procgroup
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+)
+
+// A run's artifact directory is written only through these two, so that nothing outside it
+// is written, whatever it holds: a symbolic link left in it (or planted by a harness) is
+// refused, never followed. The directory itself is the caller's, taken as given.
+
+// ErrUnsafeArtifact is wrapped by the error that refuses an artifact's name because
+// something other than a regular file has it (a symbolic link, a directory, a FIFO).
+var ErrUnsafeArtifact = errors.New("not a regular file: refusing to write through it")
+
+// CreateArtifact creates rel (slash-separated, inside dir) for writing, with its
+// directories. The path is resolved through an os.Root of dir (a link out of dir is an
+// error); a stale regular file of that name is removed first, anything else of that name is
+// refused (exitcode.BadInput, ErrUnsafeArtifact), and the file is made with
+// O_EXCL|O_NOFOLLOW, so that nothing can take its place in between.
+func CreateArtifact(dir, rel string, perm fs.FileMode) (*os.File, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, exitcode.CouldNotRunf("artifact directory: %w", err)
+	}
+	defer root.Close()
+	name := filepath.FromSlash(path.Clean(rel))
+	if d := filepath.Dir(name); d != "." {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return nil, exitcode.CouldNotRunf("artifact directory %s: %w", filepath.Join(dir, d), err)
+		}
+	}
+	if err := clearName(root, dir, name); err != nil {
+		return nil, err
+	}
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, perm)
+	if err != nil {
+		return nil, exitcode.CouldNotRunf("creating %s: %w", filepath.Join(dir, name), err)
+	}
+	return f, nil
+}
+
+// WriteArtifact writes data to rel inside dir as CreateArtifact makes it.
+func WriteArtifact(dir, rel string, data []byte, perm fs.FileMode) error {
+	f, err := CreateArtifact(dir, rel, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return exitcode.CouldNotRunf("writing %s: %w", f.Name(), err)
+	}
+	if err := f.Close(); err != nil {
+		return exitcode.CouldNotRunf("writing %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// ClearArtifact readies rel (inside dir) for a file another program writes there
+// (compute-sanitizer's XML, a harness's KG_OUT): a stale regular file is removed, so that it
+// cannot speak for this run; anything else of that name is refused (exitcode.BadInput,
+// ErrUnsafeArtifact), since the program would write through it.
+func ClearArtifact(dir, rel string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return exitcode.CouldNotRunf("artifact directory: %w", err)
+	}
+	defer root.Close()
+	return clearName(root, dir, filepath.FromSlash(path.Clean(rel)))
+}
+
+func clearName(root *os.Root, dir, name string) error {
+	st, err := root.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return exitcode.CouldNotRunf("artifact %s: %w", filepath.Join(dir, name), err)
+	case !st.Mode().IsRegular():
+		return exitcode.BadInput(fmt.Errorf("artifact %s is %s, %w: clear the directory or choose another", filepath.Join(dir, name), kindOf(st.Mode()), ErrUnsafeArtifact))
+	}
+	if err := root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return exitcode.CouldNotRunf("removing the stale %s: %w", filepath.Join(dir, name), err)
+	}
+	return nil
+}
+
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "something else"
+}

@@ -1,5 +1,6 @@
 // Package fakegithub is a fake of the GitHub REST API endpoints that kernel-gate calls
-// (check runs and pull-request comments), for tests: it listens on 127.0.0.1 only, checks
+// (check runs, pull-request comments, and the Git Data API that the baseline store writes
+// its branch through), for tests: it listens on 127.0.0.1 only, checks
 // requests as GitHub does where a client could get them wrong, records every request,
 // keeps the state the requests build up and answers with injected faults on demand.
 //
@@ -11,6 +12,21 @@
 //	GET   /repos/{owner}/{repo}/issues/{number}/comments   (paginated: per_page, page, Link)
 //	POST  /repos/{owner}/{repo}/issues/{number}/comments
 //	PATCH /repos/{owner}/{repo}/issues/comments/{id}
+//	POST  /repos/{owner}/{repo}/git/blobs
+//	GET   /repos/{owner}/{repo}/git/blobs/{sha}            (JSON, or raw with Accept: ...raw)
+//	POST  /repos/{owner}/{repo}/git/trees                  (base_tree, nested paths, sha: null deletes)
+//	GET   /repos/{owner}/{repo}/git/trees/{sha}            (a tree, a commit or a branch; ?recursive=1)
+//	POST  /repos/{owner}/{repo}/git/commits
+//	GET   /repos/{owner}/{repo}/git/commits/{sha}
+//	GET   /repos/{owner}/{repo}/git/ref/{ref}
+//	GET   /repos/{owner}/{repo}/git/refs[/{ref}], /git/matching-refs/{ref}
+//	POST  /repos/{owner}/{repo}/git/refs
+//	PATCH /repos/{owner}/{repo}/git/refs/{ref}             (force=false: fast-forward only)
+//	DELETE /repos/{owner}/{repo}/git/refs/{ref}
+//
+// Besides faults before a request is served, a Fault can answer after serving it (the
+// effect stays, the answer is lost), and Hold makes requests wait for each other, so that
+// a test can force racing writers to collide instead of hoping they do.
 //
 // A Server is safe for concurrent use.
 package fakegithub
@@ -67,6 +83,8 @@ type Server struct {
 	checkRuns map[int64]*CheckRun
 	comments  map[int64]*Comment
 	faults    []*Fault
+	holds     []*hold
+	git       map[string]*gitRepo // by "owner/name"
 }
 
 // Request is one request as the fake received it.
@@ -159,6 +177,9 @@ type Fault struct {
 	Body    string
 	// Drop closes the connection without answering: the client sees a network error.
 	Drop bool
+	// After serves the request first, keeping whatever it changed, and then gives the
+	// fault instead of the answer: a write that happened although the client saw it fail.
+	After bool
 }
 
 // New starts a fake API on 127.0.0.1 that accepts DefaultToken.
@@ -168,6 +189,7 @@ func New() *Server {
 		nextID:    1,
 		checkRuns: map[int64]*CheckRun{},
 		comments:  map[int64]*Comment{},
+		git:       map[string]*gitRepo{},
 	}
 	mux := http.NewServeMux()
 	for _, prefix := range []string{"", "/api/v3"} {
@@ -177,6 +199,20 @@ func New() *Server {
 		mux.HandleFunc("GET "+prefix+"/repos/{owner}/{repo}/issues/{number}/comments", s.listComments)
 		mux.HandleFunc("POST "+prefix+"/repos/{owner}/{repo}/issues/{number}/comments", s.createComment)
 		mux.HandleFunc("PATCH "+prefix+"/repos/{owner}/{repo}/issues/comments/{id}", s.editComment)
+		git := prefix + "/repos/{owner}/{repo}/git/"
+		mux.HandleFunc("POST "+git+"blobs", s.createBlob)
+		mux.HandleFunc("GET "+git+"blobs/{sha}", s.getBlob)
+		mux.HandleFunc("POST "+git+"trees", s.createTree)
+		mux.HandleFunc("GET "+git+"trees/{sha}", s.getTree)
+		mux.HandleFunc("POST "+git+"commits", s.createCommit)
+		mux.HandleFunc("GET "+git+"commits/{sha}", s.getCommit)
+		mux.HandleFunc("GET "+git+"ref/{ref...}", s.getRef)
+		mux.HandleFunc("GET "+git+"refs", s.listRefs(true))
+		mux.HandleFunc("GET "+git+"refs/{ref...}", s.listRefs(false))
+		mux.HandleFunc("GET "+git+"matching-refs/{ref...}", s.listRefs(true))
+		mux.HandleFunc("POST "+git+"refs", s.createRef)
+		mux.HandleFunc("PATCH "+git+"refs/{ref...}", s.updateRef)
+		mux.HandleFunc("DELETE "+git+"refs/{ref...}", s.deleteRef)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "Not Found", nil)
@@ -409,7 +445,9 @@ func (s *Server) front(next http.Handler) http.Handler {
 			writeError(sw, http.StatusRequestEntityTooLarge, "Request body too large", nil)
 			return
 		}
-		if f, ok := s.takeFault(r); ok {
+		s.wait(r)
+		f, faulted := s.takeFault(r)
+		answer := func() {
 			s.mu.Lock()
 			s.requests[i].Fault = true
 			s.mu.Unlock()
@@ -418,6 +456,9 @@ func (s *Server) front(next http.Handler) http.Handler {
 				return
 			}
 			writeFault(sw, f)
+		}
+		if faulted && !f.After {
+			answer()
 			return
 		}
 		if !s.authorized(r.Header.Get("Authorization")) {
@@ -425,8 +466,74 @@ func (s *Server) front(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(raw))
+		if faulted {
+			next.ServeHTTP(&discardWriter{h: http.Header{}}, r)
+			answer()
+			return
+		}
 		next.ServeHTTP(sw, r)
 	})
+}
+
+// discardWriter takes an answer nobody will see (a Fault with After).
+type discardWriter struct{ h http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.h }
+func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discardWriter) WriteHeader(int)             {}
+
+// HoldTimeout is how long Hold keeps requests waiting for the rest of their group.
+const HoldTimeout = 10 * time.Second
+
+// hold is a group of requests that wait for each other.
+type hold struct {
+	method, path string
+	n, arrived   int
+	release      chan struct{}
+}
+
+// Hold makes the next n requests that match method and path (as a Fault matches them)
+// wait until all n have arrived, then lets them go on together. Racing clients that all
+// read the same state before any of them writes cannot be had by timing alone; Hold on
+// their writes forces it. A group that is still short after HoldTimeout goes on anyway,
+// so a test that miscounts fails instead of hanging. Holds apply in the order made,
+// before faults.
+func (s *Server) Hold(method, path string, n int) {
+	if n <= 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holds = append(s.holds, &hold{method: method, path: path, n: n, release: make(chan struct{})})
+}
+
+// wait blocks r while a hold it belongs to waits for the rest of its group.
+func (s *Server) wait(r *http.Request) {
+	s.mu.Lock()
+	var release chan struct{}
+	for i, h := range s.holds {
+		if (h.method != "" && !strings.EqualFold(h.method, r.Method)) || (h.path != "" && !strings.Contains(r.URL.Path, h.path)) {
+			continue
+		}
+		h.arrived++
+		release = h.release
+		if h.arrived == h.n {
+			close(h.release)
+			s.holds = slices.Delete(s.holds, i, i+1)
+		}
+		break
+	}
+	s.mu.Unlock()
+	if release == nil {
+		return
+	}
+	t := time.NewTimer(HoldTimeout)
+	defer t.Stop()
+	select {
+	case <-release:
+	case <-t.C:
+	case <-r.Context().Done():
+	}
 }
 
 func apiPath(p string) string {

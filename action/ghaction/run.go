@@ -20,6 +20,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/action/pipeline"
 	"github.com/kernel-gate/kernel-gate/action/report"
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
+	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/gates/guard"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
@@ -69,9 +70,6 @@ func Run(ctx context.Context, o Options) (int, error) {
 	}
 	r := &run{o: o, in: in, ev: ev, plan: plan, root: root}
 	r.logf("kernel-gate action: %s event: %s", workflowcmd.Neutralize(ev.Name), workflowcmd.Neutralize(plan.String()))
-	for _, n := range plan.Notes {
-		r.logf("kernel-gate action: %s", n)
-	}
 	var res result.Result
 	var notes []string
 	switch plan.Mode {
@@ -92,7 +90,36 @@ func Run(ctx context.Context, o Options) (int, error) {
 		}
 	}
 	r.report(ctx, res)
+	if plan.UpdateBaseline {
+		r.storeBaseline(ctx, res)
+	}
 	return r.exitCode(res), nil
+}
+
+// storeBaseline hands the gated result to the baseline store on the repository's
+// kernel-gate-baseline branch. Only a push to the default branch or a dispatch with a
+// reason gets here (Decide); a failure is said in the log and changes no exit code: the
+// gates' verdict stands without it.
+func (r *run) storeBaseline(ctx context.Context, res result.Result) {
+	entry, err := baseline.EntryFromResult(res, r.plan.HeadSHA, time.Now())
+	if err != nil {
+		r.logf("kernel-gate action: no baseline entry: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+		return
+	}
+	if r.in.Token == "" {
+		r.logf("kernel-gate action: the baseline was not stored: no github-token (it needs contents: write)")
+		return
+	}
+	store, err := baseline.NewGit(ctx, baseline.GitOptions{Options: githubapi.Options{APIURL: r.o.Getenv("GITHUB_API_URL"),
+		Token: r.in.Token, Repository: r.ev.Repository, HTTPClient: r.o.HTTPClient, Sleep: r.o.Sleep, Log: r.o.Log}})
+	if err == nil {
+		err = store.Update(ctx, entry)
+	}
+	if err != nil {
+		r.logf("kernel-gate action: the baseline was not stored: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+		return
+	}
+	r.logf("kernel-gate action: baseline stored on branch %s: %s", baseline.DefaultBranch, workflowcmd.Neutralize(entry.Describe()))
 }
 
 // run is one invocation's state.

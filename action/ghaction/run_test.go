@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/action/githubapi"
+	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -238,8 +240,8 @@ func sameSet(a, b []string) bool {
 }
 
 // workflow_dispatch with update-baseline and a reason reruns the chosen gates on the
-// checked-out ref and records the reason in the result; the log says the baseline store is
-// not there yet. push to the default branch does the same without a reason.
+// checked-out ref, records the reason in the result and stores an entry on the baseline
+// branch; push to the default branch does the same without a reason.
 func TestDispatchAndPushRecordTheirTrigger(t *testing.T) {
 	for _, tc := range []struct {
 		event, payload, ref, reason string
@@ -247,14 +249,16 @@ func TestDispatchAndPushRecordTheirTrigger(t *testing.T) {
 		{"workflow_dispatch", "workflow_dispatch.json", "refs/heads/master", "driver 580 on the L4 runner"},
 		{"push", "push.json", "refs/heads/master", ""},
 	} {
-		env, dir := actionEnv(t, nil, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "clean"),
+		api := fakegithub.New()
+		defer api.Close()
+		env, dir := actionEnv(t, api, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "clean"),
 			"gates": "ptxas,sass", "annotations": "none"})
 		env["GITHUB_EVENT_NAME"], env["GITHUB_REF"] = tc.event, tc.ref
 		env["GITHUB_EVENT_PATH"] = filepath.Join(repoRoot, "testdata", "events", tc.payload)
 		if tc.reason != "" {
 			env["INPUT_UPDATE-BASELINE"], env["INPUT_REASON"] = "true", tc.reason
 		}
-		code, log, err := runAction(t, env, nil)
+		code, log, err := runAction(t, env, api)
 		if err != nil || code != 0 {
 			t.Fatalf("%s: exit %d, err %v\n%s", tc.event, code, err, log)
 		}
@@ -264,8 +268,21 @@ func TestDispatchAndPushRecordTheirTrigger(t *testing.T) {
 		if err != nil || res.Trigger == nil || res.Trigger.Event != tc.event || res.Trigger.Reason != tc.reason || len(res.Gates) != 2 {
 			t.Errorf("%s: trigger %+v, %d gates, err %v", tc.event, res.Trigger, len(res.Gates), err)
 		}
-		if !strings.Contains(log, "baseline update: the baseline store is not built yet") {
-			t.Errorf("%s: the log does not say the baseline is not stored:\n%s", tc.event, log)
+		if !strings.Contains(log, "baseline stored on branch kernel-gate-baseline") {
+			t.Errorf("%s: the log does not say the baseline was stored:\n%s", tc.event, log)
+		}
+		store, err := baseline.NewGit(context.Background(), baseline.GitOptions{Options: githubapi.Options{APIURL: api.URL(),
+			Token: api.Token(), Repository: "Codertocat/Hello-World", HTTPClient: api.Client()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := store.Keys(context.Background())
+		if err != nil || len(keys) != 1 {
+			t.Fatalf("%s: keys %v, err %v", tc.event, keys, err)
+		}
+		e, ok, err := store.Latest(context.Background(), keys[0])
+		if err != nil || !ok || e.Fingerprint.GPU != "NVIDIA H200" || e.Commit == "" || (e.Trigger != nil && e.Trigger.Reason != tc.reason) {
+			t.Errorf("%s: stored %+v %v %v", tc.event, e.Fingerprint, ok, err)
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	github "github.com/google/go-github/v60/github"
+	"github.com/kernel-gate/kernel-gate/internal/ctxsleep"
 )
 
 // DefaultAPIURL is GitHub.com's API, used when Options.APIURL is empty.
@@ -136,7 +137,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		c.deadline = DefaultDeadline
 	}
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = ctxsleep.Sleep
 	}
 	return c, nil
 }
@@ -147,17 +148,6 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // gh returns a go-github client for one attempt. Each attempt gets a new one on purpose:

@@ -6,6 +6,7 @@ package baseline
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	mrand "math/rand/v2"
 	"net/http"
@@ -65,9 +66,14 @@ type GitOptions struct {
 // refuses the move (422: not a fast forward); the update then reads the branch again,
 // adds its entry to the newer file and tries again (Attempts), so no update is lost.
 //
+// Every request goes through a githubapi.Client (githubapi.New on GitOptions.Options) and
+// its Call, so it is retried as the check run's are (429, 5xx, rate limits, lost
+// connections, within Options.Deadline per request) and fails as a *githubapi.Error; the
+// 422 and 409 of a lost race are final there and handled here.
+//
 // Files are at the branch's root, named as in a Dir (Key.File), with a README.md.
 type Git struct {
-	c        *client
+	c        *githubapi.Client
 	branch   string
 	keep     int
 	attempts int
@@ -80,9 +86,12 @@ func NewGit(ctx context.Context, o GitOptions) (*Git, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
-	c, err := newClient(o.Options)
+	if o.Token == "" {
+		return nil, errors.New("baseline: no token: the git store needs GITHUB_TOKEN with contents: write")
+	}
+	c, err := githubapi.New(ctx, o.Options)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("baseline: the git store: %w", err)
 	}
 	branch := strings.TrimPrefix(strings.TrimPrefix(o.Branch, "refs/"), "heads/")
 	if branch == "" {
@@ -128,9 +137,9 @@ type snapshot struct {
 // snapshot reads the branch's head, its commit and its root tree.
 func (g *Git) snapshot(ctx context.Context) (snapshot, error) {
 	s := snapshot{files: map[string]string{}}
-	o, r := g.c.owner, g.c.repo
+	o, r := g.c.Owner(), g.c.Repo()
 	var ref *github.Reference
-	err := g.c.call(ctx, "reading the branch "+g.branch, func(gh *github.Client) (resp *github.Response, err error) {
+	err := g.c.Call(ctx, "reading the branch "+g.branch, func(ctx context.Context, gh *github.Client) (resp *github.Response, err error) {
 		ref, resp, err = gh.Git.GetRef(ctx, o, r, "heads/"+g.branch)
 		return resp, err
 	})
@@ -145,7 +154,7 @@ func (g *Git) snapshot(ctx context.Context) (snapshot, error) {
 	}
 	s.head = ref.GetObject().GetSHA()
 	var c *github.Commit
-	err = g.c.call(ctx, "reading the commit "+s.head, func(gh *github.Client) (resp *github.Response, err error) {
+	err = g.c.Call(ctx, "reading the commit "+s.head, func(ctx context.Context, gh *github.Client) (resp *github.Response, err error) {
 		c, resp, err = gh.Git.GetCommit(ctx, o, r, s.head)
 		return resp, err
 	})
@@ -154,7 +163,7 @@ func (g *Git) snapshot(ctx context.Context) (snapshot, error) {
 	}
 	s.tree = c.GetTree().GetSHA()
 	var t *github.Tree
-	err = g.c.call(ctx, "reading the tree "+s.tree, func(gh *github.Client) (resp *github.Response, err error) {
+	err = g.c.Call(ctx, "reading the tree "+s.tree, func(ctx context.Context, gh *github.Client) (resp *github.Response, err error) {
 		t, resp, err = gh.Git.GetTree(ctx, o, r, s.tree, false)
 		return resp, err
 	})
@@ -172,8 +181,8 @@ func (g *Git) snapshot(ctx context.Context) (snapshot, error) {
 // readBlob returns a file's content by its blob SHA.
 func (g *Git) readBlob(ctx context.Context, name, sha string) ([]byte, error) {
 	var b *github.Blob
-	err := g.c.call(ctx, "reading "+name, func(gh *github.Client) (resp *github.Response, err error) {
-		b, resp, err = gh.Git.GetBlob(ctx, g.c.owner, g.c.repo, sha)
+	err := g.c.Call(ctx, "reading "+name, func(ctx context.Context, gh *github.Client) (resp *github.Response, err error) {
+		b, resp, err = gh.Git.GetBlob(ctx, g.c.Owner(), g.c.Repo(), sha)
 		return resp, err
 	})
 	if err != nil {
@@ -250,9 +259,9 @@ func (g *Git) commit(ctx context.Context, what string, ch change) error {
 		}
 		d := min(firstRaceWait<<(attempt-1), maxRaceWait)
 		d = d/2 + mrand.N(d/2+1)
-		g.c.logf("baseline: %s: another writer moved %s first (%v); reading it again, attempt %d of %d in %s",
+		g.c.Logf("baseline: %s: another writer moved %s first (%v); reading it again, attempt %d of %d in %s",
 			what, g.branch, err, attempt+1, g.attempts, d.Round(time.Millisecond))
-		if err := g.c.sleep(ctx, d); err != nil {
+		if err := g.c.Sleep(ctx, d); err != nil {
 			return fmt.Errorf("baseline: %s: stopped waiting to try again: %w (after %w)", what, err, last)
 		}
 	}
@@ -275,7 +284,7 @@ func writeHint(err error) string {
 // head (with no parent when the branch does not exist yet, plus the README), and returns
 // the commit's SHA.
 func (g *Git) writeCommit(ctx context.Context, s snapshot, files map[string][]byte, msg string) (string, error) {
-	o, r := g.c.owner, g.c.repo
+	o, r := g.c.Owner(), g.c.Repo()
 	if s.head == "" {
 		files[readmeFile] = []byte(readme)
 	}
@@ -288,7 +297,7 @@ func (g *Git) writeCommit(ctx context.Context, s snapshot, files map[string][]by
 	for _, name := range names {
 		content := base64.StdEncoding.EncodeToString(files[name])
 		var b *github.Blob
-		err := g.c.call(ctx, "creating the blob of "+g.where(name), func(gh *github.Client) (resp *github.Response, err error) {
+		err := g.c.Call(ctx, "creating the blob of "+g.where(name), func(ctx context.Context, gh *github.Client) (resp *github.Response, err error) {
 			b, resp, err = gh.Git.CreateBlob(ctx, o, r, &github.Blob{Content: &content, Encoding: github.String("base64")})
 			return resp, err
 		})
@@ -299,7 +308,7 @@ func (g *Git) writeCommit(ctx context.Context, s snapshot, files map[string][]by
 			Type: github.String("blob"), SHA: github.String(b.GetSHA())})
 	}
 	var t *github.Tree
-	err := g.c.call(ctx, "creating the tree", func(gh *github.Client) (resp *github.Response, err error) {
+	err := g.c.Call(ctx, "creating the tree", func(ctx context.Context, gh *github.Client) (resp *github.Response, err error) {
 		t, resp, err = gh.Git.CreateTree(ctx, o, r, s.tree, entries)
 		return resp, err
 	})
@@ -311,7 +320,7 @@ func (g *Git) writeCommit(ctx context.Context, s snapshot, files map[string][]by
 		commit.Parents = []*github.Commit{{SHA: github.String(s.head)}}
 	}
 	var c *github.Commit
-	err = g.c.call(ctx, "creating the commit", func(gh *github.Client) (resp *github.Response, err error) {
+	err = g.c.Call(ctx, "creating the commit", func(ctx context.Context, gh *github.Client) (resp *github.Response, err error) {
 		c, resp, err = gh.Git.CreateCommit(ctx, o, r, commit, nil)
 		return resp, err
 	})
@@ -324,15 +333,15 @@ func (g *Git) writeCommit(ctx context.Context, s snapshot, files map[string][]by
 // moveBranch points the branch at sha: created when the snapshot had no branch, else
 // moved without force, which GitHub refuses unless sha descends from the head.
 func (g *Git) moveBranch(ctx context.Context, s snapshot, sha string) error {
-	o, r := g.c.owner, g.c.repo
+	o, r := g.c.Owner(), g.c.Repo()
 	ref := &github.Reference{Ref: github.String("refs/heads/" + g.branch), Object: &github.GitObject{SHA: github.String(sha)}}
 	if s.head == "" {
-		return g.c.call(ctx, "creating the branch "+g.branch, func(gh *github.Client) (*github.Response, error) {
+		return g.c.Call(ctx, "creating the branch "+g.branch, func(ctx context.Context, gh *github.Client) (*github.Response, error) {
 			_, resp, err := gh.Git.CreateRef(ctx, o, r, ref)
 			return resp, err
 		})
 	}
-	return g.c.call(ctx, "moving the branch "+g.branch, func(gh *github.Client) (*github.Response, error) {
+	return g.c.Call(ctx, "moving the branch "+g.branch, func(ctx context.Context, gh *github.Client) (*github.Response, error) {
 		_, resp, err := gh.Git.UpdateRef(ctx, o, r, ref, false)
 		return resp, err
 	})

@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/ctxsleep"
 )
 
 // staleLock is how old a lock directory must be before a writer takes it to be left by a
@@ -84,16 +86,5 @@ func newToken() string {
 func waitLock(ctx context.Context, attempt int) error {
 	d := min(time.Millisecond<<min(attempt, 6), 50*time.Millisecond)
 	d = d/2 + mrand.N(d/2+1)
-	return sleepCtx(ctx, d)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return ctxsleep.Sleep(ctx, d)
 }

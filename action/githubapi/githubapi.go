@@ -19,6 +19,7 @@ import (
 	"time"
 
 	github "github.com/google/go-github/v60/github"
+	"github.com/kernel-gate/kernel-gate/internal/ctxsleep"
 )
 
 // DefaultAPIURL is GitHub.com's API, used when Options.APIURL is empty.
@@ -136,7 +137,7 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		c.deadline = DefaultDeadline
 	}
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = ctxsleep.Sleep
 	}
 	return c, nil
 }
@@ -147,17 +148,6 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // gh returns a go-github client for one attempt. Each attempt gets a new one on purpose:
@@ -280,6 +270,35 @@ func (c *Client) retry(ctx context.Context, o *op, fn attempt) error {
 		o.spent += wait
 	}
 }
+
+// Call makes one request (or a short sequence of them) through fn, retrying it as the
+// Client retries its own: 429, 5xx, rate limits and lost connections within the retry
+// deadline (Options.Deadline, counted afresh for each Call), after GitHub's Retry-After
+// or the rate limit's reset when it gives one, else with exponential backoff and jitter;
+// any other answer is final. Each attempt gets a new go-github client for the Client's
+// repository, API URL and token. what says what kernel-gate was doing ("reading the
+// branch x"): it is the *Error's Op, and it names the request in the retry log. A failure
+// is an *Error, whose message never contains the token.
+func (c *Client) Call(ctx context.Context, what string, fn func(ctx context.Context, gh *github.Client) (*github.Response, error)) error {
+	return c.retry(ctx, newOp(), func(ctx context.Context, gh *github.Client) (string, *github.Response, error) {
+		resp, err := fn(ctx, gh)
+		return what, resp, err
+	})
+}
+
+// Owner is the owner of the Client's repository (Options.Repository's "owner").
+func (c *Client) Owner() string { return c.owner }
+
+// Repo is the name of the Client's repository (Options.Repository's "name").
+func (c *Client) Repo() string { return c.repo }
+
+// Sleep waits d as the Client waits between its retries: Options.Sleep, or a timer that
+// ctx cancels. It is for callers with a retry loop of their own above Call.
+func (c *Client) Sleep(ctx context.Context, d time.Duration) error { return c.sleep(ctx, d) }
+
+// Logf writes one line to Options.Log, when set, with the token scrubbed out and any
+// newline made a space. Lines from concurrent calls do not interleave.
+func (c *Client) Logf(format string, args ...any) { c.logf(format, args...) }
 
 func plural(n int, what string) string {
 	if n == 1 {

@@ -415,3 +415,35 @@ func TestParseInterspersed(t *testing.T) {
 		t.Errorf("got %q, %v, format %q", got, err, c.format)
 	}
 }
+
+// baseline update/show/prune on a directory store, from recorded results.
+func TestBaselineCommands(t *testing.T) {
+	store := t.TempDir()
+	for _, c := range []string{"clean", "slow5"} {
+		code, out, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", c+"0123456789abcdef", filepath.Join("testdata", "replay", c, "result.json"))
+		if code != exitPass || !strings.Contains(out, "stored baseline") {
+			t.Fatalf("update %s: exit %d, %s %s", c, code, out, stderr)
+		}
+	}
+	code, out, stderr := kg(t, "", "baseline", "show", "--store", store, "--format", "json")
+	var l struct {
+		Keys []struct {
+			Entries []struct{ Commit string } `json:"entries"`
+		} `json:"keys"`
+	}
+	if code != exitPass || json.Unmarshal([]byte(out), &l) != nil || len(l.Keys) != 1 || len(l.Keys[0].Entries) != 2 || l.Keys[0].Entries[0].Commit != "slow50123456789abcdef" {
+		t.Fatalf("show: exit %d, %s %s", code, out, stderr)
+	}
+	if code, _, stderr := kg(t, "", "baseline", "prune", "--store", store, "--keep", "1"); code != exitPass {
+		t.Fatalf("prune: exit %d %s", code, stderr)
+	}
+	code, out, _ = kg(t, "", "baseline", "show", "--store", store)
+	if code != exitPass || !strings.Contains(out, "1 entry shown") || !strings.Contains(out, "slow50123456") {
+		t.Errorf("show after prune: %s", out)
+	}
+	for _, args := range [][]string{{"baseline"}, {"baseline", "show"}, {"baseline", "update", "--store", store}, {"baseline", "prune", "--store", store}} {
+		if code, _, _ := kg(t, "", args...); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}

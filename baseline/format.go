@@ -184,6 +184,8 @@ func (f *keyFile) prune(keep int) bool {
 // newest returns up to n entries, newest first (all for n <= 0).
 func (f *keyFile) newest(n int) []Entry {
 	out := slices.Clone(f.Entries)
+	// Entries of the same second (times are kept to the second) stay newest-added first.
+	slices.Reverse(out)
 	slices.SortStableFunc(out, func(a, b Entry) int { return b.Time.Compare(a.Time) })
 	if n > 0 && len(out) > n {
 		out = out[:n]

@@ -20,6 +20,8 @@ FUZZ_TARGETS = \
 	./gates/speedup:FuzzJudge \
 	./gates/guard:FuzzScanFile \
 	./internal/benchfile:FuzzRead \
+	./internal/strictjson:FuzzCheck \
+	./internal/result:FuzzRead \
 	./gates/sanitizer:FuzzParseText \
 	./gates/sanitizer:FuzzParseXML \
 	./gates/ncu:FuzzParse \

@@ -198,8 +198,8 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 		ratio float64
 		row   result.Row
 	}
-	var rows []row
-	data := Data{Source: source, Device: f.Device, Request: f.Request, Results: []Record{}}
+	rows := make([]row, 0, len(f.Results)) // sized once: a file may hold 10^6 results
+	data := Data{Source: source, Device: f.Device, Request: f.Request, Results: make([]Record, 0, len(f.Results))}
 	used := make([]bool, len(cc.rules))
 	reported := map[string]map[string]bool{} // kernel → shapes
 	var kernels []string                     // in order of first appearance
@@ -285,9 +285,13 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 		return cmp.Compare(b.ratio, a.ratio)
 	})
 	g.Table = &result.Table{Columns: []string{"kernel", "shape", "max_err", "limit", "mean_err", "nan", "checks", "repeat diff"}}
+	if len(rows) > 0 {
+		g.Table.Rows = make([]result.Row, 0, len(rows))
+	}
 	for _, r := range rows {
 		g.Table.Rows = append(g.Table.Rows, r.row)
 	}
+	rows = nil
 	if err := g.SetData(data); err != nil {
 		return g, err
 	}

@@ -3,6 +3,7 @@ package correctness
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
 
 func f64(v float64) *float64 { return &v }
@@ -576,4 +578,31 @@ func nonFinite(f *benchfile.File) bool {
 		}
 	}
 	return false
+}
+
+// TestDuplicateKeysRefused: a result that says max_err twice (or nan_count) was judged on
+// the last value, so a failing kernel passed. Read refuses the file, naming the key, its
+// line and its path; the file without the second key fails the gate.
+func TestDuplicateKeysRefused(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(fixtures, "check_over_default.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := evaluate(t, readFixture(t, "check_over_default.json"), "check_over_default.json", Config{}); g.Verdict != result.Fail {
+		t.Fatalf("the fixture passes: %s", g.Verdict)
+	}
+	for _, tc := range []struct{ old, new, want string }{
+		{`"max_err": 0.0712`, `"max_err": 0.0712, "max_err": 0.0003`, `duplicate key "max_err" at results[`},
+		{`"max_err": 0.0712`, `"max_err": 0.0712, "Max_Err": 0.0003`, `duplicate key "Max_Err" at results[`},
+		{`"nan_count": 0`, `"nan_count": 12, "nan_count": 0`, `duplicate key "nan_count" at results[0].nan_count`},
+	} {
+		if !bytes.Contains(raw, []byte(tc.old)) {
+			t.Fatalf("the fixture has no %s", tc.old)
+		}
+		in := bytes.Replace(raw, []byte(tc.old), []byte(tc.new), 1)
+		_, err := benchfile.Read(bytes.NewReader(in))
+		if !errors.Is(err, benchfile.ErrNotBenchFile) || !strictjson.IsDuplicate(err) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "line ") {
+			t.Errorf("%s: %v", tc.new, err)
+		}
+	}
 }

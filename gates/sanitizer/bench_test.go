@@ -79,3 +79,39 @@ func BenchmarkParseText(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParseXML reads generated record files of about 200 MiB (200k records over 1000
+// distinct sites, and one record whose text never ends) as they stream: peak-heap-MiB
+// must stay flat, whatever the file's size (the cap, MaxXMLSize, is 256 MiB).
+//
+//	go test -run '^$' -bench ParseXML -benchtime 1x ./gates/sanitizer/
+func BenchmarkParseXML(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		src  func() *endlessXML
+		ok   func(Run) bool
+	}{
+		{"records", func() *endlessXML { return &endlessXML{n: 200_000, sites: 1000} },
+			func(r Run) bool { return len(r.Records) == 1000 && r.Printed() == 200_000 && len(r.Problems) == 0 }},
+		{"endless-text", func() *endlessXML { return &endlessXML{n: 5_000_000, text: true} },
+			func(r Run) bool { return len(r.Problems) == 1 }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			var peak uint64
+			var size int64
+			for b.Loop() {
+				runtime.GC()
+				src := tc.src()
+				r, err := ParseXML(src, "big.xml")
+				if err != nil || !tc.ok(r) {
+					b.Fatalf("%v %d records %q", err, len(r.Records), r.Problems)
+				}
+				peak = max(peak, src.peakHeap)
+				size = src.size
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(size)/(1<<20), "read-MiB")
+		})
+	}
+}

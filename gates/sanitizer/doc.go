@@ -9,11 +9,18 @@
 // ParseText reads the text output of compute-sanitizer (2020 to 2025.3) and of the older
 // cuda-memcheck: "=========" lines, records separated by a bare "=========" line, a summary
 // at the end ("ERROR SUMMARY: N errors", or racecheck's "RACECHECK SUMMARY: N hazards
-// displayed (E errors, W warnings)"), mixed with whatever the program printed. It streams:
-// memory grows with the number of distinct error sites, not with the log. ParseXML reads
-// the record file of --xml --save. Identical sites (same tool, kind, kernel, file, line,
-// access and level) are grouped into one Record with a Count; the thread and block are the
-// first occurrence's.
+// displayed (E errors, W warnings)"), mixed with whatever the program printed. The prefix
+// is read wherever a line holds it, so a sanitizer line glued behind program output that
+// lacked its newline ("progress 50%========= ERROR SUMMARY: 0 errors") still counts. A log
+// pasted without the prefix (as in issues and READMEs) is read by the lines only the
+// sanitizer prints: its header, summaries and the first lines of its records, whose
+// indented detail lines follow and which a blank line ends; such a log parses to the same
+// runs as the original. It streams: memory grows with the number of distinct error sites,
+// not with the log, and at most MaxGroups sites are kept per run. ParseXML reads the
+// record file of --xml --save, streaming its tokens with every element bounded
+// (MaxXMLElement) and the file capped (MaxXMLSize, an error naming the file). Identical
+// sites (same tool, kind, kernel, file, line, access and level) are grouped into one
+// Record with a Count; the thread and block are the first occurrence's.
 //
 // # What the real output says (compute-sanitizer 2025.3.1, CUDA 13.0, H200)
 //
@@ -59,8 +66,12 @@
 // A run proves little when its log has no summary (the target crashed, the run was killed,
 // the log is cut), when the summary disagrees with the records, when the target failed,
 // when the XML is cut or malformed, or when no kernel was launched. The first are
-// Run.Problems, each an error finding; the last needs the caller's launch count, because
-// neither output shows launches: Evaluate's launches argument (0 is an error, unknown a
-// warning unless a record proves a launch). Input that is not sanitizer output at all
+// Run.Problems, each an error finding; so are every number that does not parse (a count
+// past any integer, misplaced commas: never read as 0), an XML element under the root
+// other than <record> and <session> (it may hold a newer version's errors), text or
+// content after the root, an element past its bound and more than MaxGroups distinct
+// sites. A run that launched no kernel needs the caller's launch count, because neither
+// output shows launches: Evaluate's launches argument (0 is an error, unknown a warning
+// unless a record proves a launch). Input that is not sanitizer output at all
 // returns an error wrapping ErrNotSanitizerLog.
 package sanitizer

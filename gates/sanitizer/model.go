@@ -2,6 +2,7 @@ package sanitizer
 
 import (
 	"errors"
+	"fmt"
 	"path"
 	"strings"
 
@@ -195,6 +196,21 @@ func (r Run) Printed() int {
 // ErrNotSanitizerLog reports an input that is empty or is not compute-sanitizer output at
 // all; the error wrapping it says what was seen instead.
 var ErrNotSanitizerLog = errors.New("not compute-sanitizer output")
+
+// ErrTooLarge reports an input larger than any real one (MaxXMLSize); the error wrapping
+// it names the file.
+var ErrTooLarge = errors.New("input too large")
+
+// MaxGroups bounds the distinct error sites (Records) kept per run. kernel-gate runs the
+// tools with --print-limit 10000, so a real run prints at most that many records; past
+// the bound the records are still counted, but a Problem fails the run, since records
+// that are not kept cannot be suppressed or judged by policy. It keeps memory bounded on
+// endless input.
+const MaxGroups = 10000
+
+func tooManyGroups() string {
+	return fmt.Sprintf("more than %d distinct error sites in one run: the rest are counted but not listed, so they cannot be judged one by one", MaxGroups)
+}
 
 // displayName returns a kernel's short display name: for a mangled name the demangled one
 // without return type and parameters; for a printed signature such as

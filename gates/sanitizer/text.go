@@ -2,6 +2,7 @@ package sanitizer
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -130,6 +131,12 @@ type textParser struct {
 	exit         *int // an exit=N line seen before any run
 	killHint     string
 	buf          []byte
+	// orphanProblems wait for the next run (later).
+	orphanProblems []string
+	// prefixed is set once a line with the "=========" prefix was read; until then bare
+	// is set once a line without it was taken as the sanitizer's (bareLine), and
+	// weakBare while such a line is read that a program might print too.
+	prefixed, bare, weakBare bool
 }
 
 type cmdInfo struct {
@@ -181,6 +188,9 @@ type pending struct {
 	allocSite  string
 	hostKernel string
 	size       string
+	// weak: a line without the prefix that a program might print too started the
+	// record; it counts only once a detail line places it.
+	weak bool
 }
 
 func (p *textParser) line(raw []byte) {
@@ -197,10 +207,102 @@ func (p *textParser) line(raw []byte) {
 		}
 	}
 	if strings.HasPrefix(s, prefix) {
+		p.prefixed = true
 		p.sanitizerLine(s[len(prefix):])
 		return
 	}
+	if i := gluedPrefix(s); i > 0 {
+		// The program printed a line without its newline and the sanitizer's line went
+		// on behind it ("progress 50%========= ERROR SUMMARY: 0 errors").
+		p.foreign(s[:i])
+		p.prefixed = true
+		p.sanitizerLine(s[i+len(prefix):])
+		return
+	}
+	if !p.prefixed && p.bareLine(s) {
+		return
+	}
 	p.foreign(s)
+}
+
+// gluedPrefix returns where a "=========" prefix starts inside s after other text, or -1:
+// exactly nine '=' (not part of a longer run) followed by a blank or the end of the line.
+func gluedPrefix(s string) int {
+	from := 1
+	for from < len(s) {
+		i := strings.Index(s[from:], prefix)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		end := i + len(prefix)
+		if s[i-1] != '=' && (end == len(s) || s[end] == ' ' || s[end] == '\t') {
+			return i
+		}
+		for end < len(s) && s[end] == '=' {
+			end++
+		}
+		from = end
+	}
+	return -1
+}
+
+// bareLine reads a line of a log whose "=========" prefix was stripped (as people paste
+// logs into issues and READMEs), as long as no line of the input had the prefix. Only
+// lines that only compute-sanitizer prints start or end such a run: its header, its
+// summaries, the first lines of its records ("Invalid __global__ write of size 4 bytes",
+// "Error: Race reported between ...", "Leaked 1,024 bytes at ...") and its messages
+// about the target; then a record's indented detail lines belong to it and a blank line
+// ends it. Every other line stays the program's. It reports whether it took the line.
+func (p *textParser) bareLine(s string) bool {
+	c := strings.TrimSpace(s)
+	if c == "" {
+		if p.bare && p.cur != nil {
+			p.cur.flush(p)
+		}
+		return false
+	}
+	indent := len(s) - len(strings.TrimLeft(s, " \t"))
+	if indent >= 3 {
+		if p.bare && p.cur != nil && p.cur.rec != nil {
+			p.sanitizerLine(s)
+			return true
+		}
+		return false
+	}
+	weak, ok := bareTop(c)
+	if !ok || weak && !(p.bare && p.cur != nil) {
+		return false // a weak line does not start a log
+	}
+	p.bare = true
+	p.weakBare = weak
+	p.sanitizerLine(s)
+	p.weakBare = false
+	return true
+}
+
+// bareTop reports whether c, a line without the prefix, is one only compute-sanitizer
+// prints. weak marks a line that a program might print too ("Device 0 ..." looks like
+// an exception record): its record counts only once a detail line places it.
+func bareTop(c string) (weak, ok bool) {
+	switch {
+	case c == "COMPUTE-SANITIZER", c == "CUDA-MEMCHECK",
+		strings.HasPrefix(c, "ERROR SUMMARY:"), strings.HasPrefix(c, "RACECHECK SUMMARY:"), strings.HasPrefix(c, "LEAK SUMMARY:"),
+		strings.HasPrefix(c, "Error: process didn't terminate successfully"),
+		strings.HasPrefix(c, "Target application returned an error"),
+		strings.HasPrefix(c, "Error: Target application terminated before first instrumented API call"),
+		strings.HasPrefix(c, "Target application doesn't exist"),
+		reInvalid.MatchString(c), reUninit.MatchString(c), reHostAPI.MatchString(c), reUnused.MatchString(c),
+		reLeaked.MatchString(c), reAPI.MatchString(c), reBarrier.MatchString(c), reMallocFree.MatchString(c):
+		return false, true
+	}
+	if m := reLevel.FindStringSubmatch(c); m != nil {
+		return false, reRace.MatchString(m[2]) || reHazard.MatchString(m[2])
+	}
+	if reException.MatchString(c) {
+		return true, true
+	}
+	return false, false
 }
 
 // foreign handles a line that is not the sanitizer's.
@@ -220,14 +322,17 @@ func (p *textParser) foreign(s string) {
 		st = p.pend
 	}
 	if m := reExit.FindStringSubmatch(t); m != nil {
-		if n, err := strconv.Atoi(m[1]); err == nil {
-			if st != nil {
-				st.run.ExitCode = &n
-			} else {
-				p.exit = &n
-			}
+		n, err := parseCount(m[1])
+		if err != nil {
+			p.later("line %d: the exit status: %v: kernel-gate cannot tell how the run ended", p.lineNo, err)
 			return
 		}
+		if st != nil {
+			st.run.ExitCode = &n
+		} else {
+			p.exit = &n
+		}
+		return
 	}
 	if m := reCommand.FindStringSubmatch(t); m != nil {
 		info := cmdInfo{seen: true, tool: ToolMemcheck, line: clip(t, 200)}
@@ -235,8 +340,13 @@ func (p *textParser) foreign(s string) {
 		if f := reToolFlag.FindStringSubmatch(args); f != nil {
 			info.tool = f[1]
 		}
+		badFlag := ""
 		if f := reExitFlag.FindStringSubmatch(args); f != nil {
-			info.errorExitCode, _ = strconv.Atoi(f[1])
+			n, err := parseCount(f[1])
+			if err != nil {
+				badFlag = fmt.Sprintf("line %d: --error-exitcode: %v: kernel-gate cannot tell an error exit from a crash", p.lineNo, err)
+			}
+			info.errorExitCode = n
 		}
 		if f := reRaceFlag.FindStringSubmatch(args); f != nil {
 			info.raceReport = f[1]
@@ -256,6 +366,9 @@ func (p *textParser) foreign(s string) {
 			reports:   map[string]bool{},
 		}
 		p.runs = append(p.runs, p.pend)
+		if badFlag != "" {
+			p.pend.problem("%s", badFlag)
+		}
 		return
 	}
 	if reKillHint.MatchString(t) {
@@ -315,11 +428,24 @@ func (p *textParser) sanitizerLine(rest string) {
 	st := p.cur
 	if indent >= 3 {
 		if st.rec != nil {
-			st.continuation(content)
+			st.continuation(p, content)
 		}
 		return
 	}
 	st.top(p, content)
+}
+
+// later records a problem found outside any run's lines: on the run being read, else on
+// the next run to start (an input with no run at all is an error anyway).
+func (p *textParser) later(format string, args ...any) {
+	switch {
+	case p.cur != nil:
+		p.cur.problem(format, args...)
+	case p.pend != nil:
+		p.pend.problem(format, args...)
+	case len(p.orphanProblems) < maxNotes:
+		p.orphanProblems = append(p.orphanProblems, fmt.Sprintf(format, args...))
+	}
 }
 
 func (p *textParser) startRun() {
@@ -346,6 +472,10 @@ func (p *textParser) startRun() {
 	}
 	p.runs = append(p.runs, st)
 	p.cur = st
+	for _, q := range p.orphanProblems {
+		st.problem("%s", q)
+	}
+	p.orphanProblems = nil
 }
 
 func (st *runState) problem(format string, args ...any) {
@@ -359,6 +489,25 @@ func (st *runState) problem(format string, args ...any) {
 		}
 	}
 	st.run.Problems = append(st.run.Problems, msg)
+}
+
+// num parses a number of the line being read; one that does not parse is a problem that
+// fails the run, never a 0 that passes.
+func (st *runState) num(p *textParser, what, s string) int {
+	v, err := parseCount(s)
+	if err != nil {
+		st.problem("line %d: %s: %v: kernel-gate cannot judge the line", p.lineNo, what, err)
+		return 0
+	}
+	return v
+}
+
+// lineNum parses a source line number, which may be absent ("").
+func (st *runState) lineNum(p *textParser, s string) int {
+	if s == "" {
+		return 0
+	}
+	return st.num(p, "the source line number", s)
 }
 
 func (st *runState) note(format string, args ...any) {
@@ -385,7 +534,7 @@ func (st *runState) top(p *textParser, c string) {
 	ln := p.lineNo
 	if m := reNotPrinted.FindStringSubmatch(c); m != nil {
 		st.flush(p)
-		st.run.NotPrinted = num(m[1])
+		st.run.NotPrinted = st.num(p, "the count of errors not printed", m[1])
 		return
 	}
 	if m := reErrSummary.FindStringSubmatch(c); m != nil {
@@ -394,7 +543,7 @@ func (st *runState) top(p *textParser, c string) {
 			st.problem("a second ERROR SUMMARY line in one run (line %d): are two logs concatenated without their headers?", ln)
 		}
 		st.errSummary = true
-		st.run.Errors = num(m[1])
+		st.run.Errors = st.num(p, "the ERROR SUMMARY count", m[1])
 		return
 	}
 	if m := reRaceSummary.FindStringSubmatch(c); m != nil {
@@ -403,9 +552,9 @@ func (st *runState) top(p *textParser, c string) {
 			st.problem("a second RACECHECK SUMMARY line in one run (line %d): are two logs concatenated without their headers?", ln)
 		}
 		st.raceSummary = true
-		st.displayed = num(m[1])
-		st.run.Errors = num(m[2])
-		st.run.Warnings = num(m[3])
+		st.displayed = st.num(p, "the RACECHECK SUMMARY count of hazards displayed", m[1])
+		st.run.Errors = st.num(p, "the RACECHECK SUMMARY count of errors", m[2])
+		st.run.Warnings = st.num(p, "the RACECHECK SUMMARY count of warnings", m[3])
 		st.evidenceFor(ToolRacecheck, ln)
 		return
 	}
@@ -454,7 +603,9 @@ func (st *runState) top(p *textParser, c string) {
 			pd := &pending{kind: KindRace, raceFirst: rm[1], raceKinds: map[string]bool{}}
 			pd.rec.Severity = sev
 			pd.rec.Message = c
-			pd.rec.Kernel, pd.rec.File, pd.rec.Line = parseLoc(rm[2])
+			var line string
+			pd.rec.Kernel, pd.rec.File, line = parseLoc(rm[2])
+			pd.rec.Line = st.lineNum(p, line)
 			pd.hasLoc = true
 			pd.launch = true
 			pd.dests = nil
@@ -503,26 +654,26 @@ func (st *runState) top(p *textParser, c string) {
 	case reInvalid.MatchString(c):
 		m := reInvalid.FindStringSubmatch(c)
 		pd.kind = "access"
-		pd.rec.Access = fmt.Sprintf("%s %s of size %d bytes", m[1], m[2], num(m[3]))
+		pd.rec.Access = fmt.Sprintf("%s %s of size %d bytes", m[1], m[2], st.num(p, "the access size", m[3]))
 		st.evidenceFor(ToolMemcheck, ln)
 	case reUninit.MatchString(c):
 		m := reUninit.FindStringSubmatch(c)
 		pd.kind = KindUninitializedRead
-		pd.rec.Access = fmt.Sprintf("%s %s of size %d bytes", m[1], m[2], num(m[3]))
+		pd.rec.Access = fmt.Sprintf("%s %s of size %d bytes", m[1], m[2], st.num(p, "the access size", m[3]))
 		st.evidenceFor(ToolInitcheck, ln)
 	case reHostAPI.MatchString(c):
 		m := reHostAPI.FindStringSubmatch(c)
 		pd.kind = "hostapi"
-		pd.rec.Access = fmt.Sprintf("host API access of size %d bytes", num(m[1]))
+		pd.rec.Access = fmt.Sprintf("host API access of size %d bytes", st.num(p, "the access size", m[1]))
 	case reUnused.MatchString(c):
 		m := reUnused.FindStringSubmatch(c)
 		pd.kind = KindUnusedMemory
-		pd.size = strconv.Itoa(num(m[1]))
+		pd.size = strconv.Itoa(st.num(p, "the allocation size", m[1]))
 		st.evidenceFor(ToolInitcheck, ln)
 	case reLeaked.MatchString(c):
 		m := reLeaked.FindStringSubmatch(c)
 		pd.kind = KindLeak
-		pd.size = strconv.Itoa(num(m[1]))
+		pd.size = strconv.Itoa(st.num(p, "the leak size", m[1]))
 		st.evidenceFor(ToolMemcheck, ln)
 	case strings.HasPrefix(c, "Program hit "):
 		pd.kind = KindAPIError
@@ -548,6 +699,7 @@ func (st *runState) top(p *textParser, c string) {
 		}
 		pd.rec.Access = strings.TrimSuffix(c, ".")
 		pd.launch = true
+		pd.weak = p.weakBare
 	default:
 		pd.kind = "unknown"
 		pd.rec.Access = clip(strings.TrimSuffix(c, "."), 160)
@@ -556,12 +708,12 @@ func (st *runState) top(p *textParser, c string) {
 }
 
 // continuation adds a detail line to the record being assembled.
-func (st *runState) continuation(c string) {
+func (st *runState) continuation(p *textParser, c string) {
 	pd := st.rec
 	switch {
 	case strings.HasPrefix(c, "at ") && !pd.hasLoc:
 		k, f, l := parseLoc(c[3:])
-		pd.rec.Kernel, pd.rec.File, pd.rec.Line = k, f, l
+		pd.rec.Kernel, pd.rec.File, pd.rec.Line = k, f, st.lineNum(p, l)
 		pd.hasLoc = true
 		pd.launch = true
 	case strings.HasPrefix(c, "by thread "):
@@ -581,9 +733,9 @@ func (st *runState) continuation(c string) {
 			if m := reDest.FindStringSubmatch(c); m != nil {
 				_, f, l := parseLoc(m[2])
 				pd.raceKinds[pairKind(pd.raceFirst, m[1])] = true
-				d := m[1] + " access at " + locString(f, l)
+				d := m[1] + " access at " + locString(f, st.lineNum(p, l))
 				if m[3] != "" {
-					n := num(m[3])
+					n := st.num(p, "the hazard count", m[3])
 					pd.rec.Hazards += n
 					d += fmt.Sprintf(" [%d hazards]", n)
 				}
@@ -595,7 +747,8 @@ func (st *runState) continuation(c string) {
 			return
 		}
 		m := reHazardThread.FindStringSubmatch(c)
-		k, f, l := parseLoc(m[3])
+		k, f, ls := parseLoc(m[3])
+		l := st.lineNum(p, ls)
 		if pd.raceFirst == "" && pd.rec.Thread == "" {
 			pd.raceFirst = m[1]
 			pd.rec.Thread = normDim(m[2])
@@ -640,6 +793,9 @@ func (st *runState) flush(p *textParser) {
 		return
 	}
 	st.rec = nil
+	if pd.weak && !pd.hasLoc {
+		return // the program's line after all
+	}
 	r := pd.rec
 	switch pd.kind {
 	case "access":
@@ -723,6 +879,10 @@ func (st *runState) add(r Record) {
 		}
 		return
 	}
+	if len(st.run.Records) >= MaxGroups {
+		st.problem("%s", tooManyGroups())
+		return
+	}
 	st.groups[k] = len(st.run.Records)
 	st.run.Records = append(st.run.Records, r)
 }
@@ -765,7 +925,7 @@ func (p *textParser) noRuns() ([]Run, error) {
 		if p.killHint != "" {
 			why += fmt.Sprintf(" (%q)", p.killHint)
 		}
-		run.Problems = []string{why + " before compute-sanitizer printed anything: a hung kernel killed by a timeout, or the sanitizer never started; nothing was checked"}
+		run.Problems = append([]string{why + " before compute-sanitizer printed anything: a hung kernel killed by a timeout, or the sanitizer never started; nothing was checked"}, p.orphanProblems...)
 		return []Run{run}, nil
 	}
 	what := fmt.Sprintf("no compute-sanitizer lines (%q) in %d lines; the first is %q", prefix, p.lineNo, p.firstForeign)
@@ -997,18 +1157,19 @@ func signalName(sig int) string {
 
 // parseLoc reads "func(args)+0x90 in bugs.cu:10" (compute-sanitizer), "0x00000148 in
 // /src/bugs.cu:10:func(args)" or "0x00000148 in func(args)" (cuda-memcheck).
-func parseLoc(s string) (kernel, file string, line int) {
+// The line number is returned as printed ("" when there is none), for the caller to parse.
+func parseLoc(s string) (kernel, file, line string) {
 	s = strings.TrimSpace(s)
 	if m := reAtOld.FindStringSubmatch(s); m != nil {
-		return strings.TrimSpace(m[3]), m[1], atoi(m[2])
+		return strings.TrimSpace(m[3]), m[1], m[2]
 	}
 	if m := reAtNew.FindStringSubmatch(s); m != nil {
-		return strings.TrimSpace(m[1]), m[2], atoi(m[3])
+		return strings.TrimSpace(m[1]), m[2], m[3]
 	}
 	if i := strings.LastIndex(s, " in "); i >= 0 {
-		return strings.TrimSpace(s[:i]), "", 0
+		return strings.TrimSpace(s[:i]), "", ""
 	}
-	return s, "", 0
+	return s, "", ""
 }
 
 func locString(file string, line int) string {
@@ -1022,21 +1183,69 @@ func locString(file string, line int) string {
 	return f
 }
 
-func atoi(s string) int {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return 0
+// maxCount bounds every number the parsers read: counts, sizes and line numbers far
+// above anything compute-sanitizer prints, and low enough that sums of them cannot
+// overflow.
+const maxCount = 1 << 53
+
+// parseCount reads a count, size or line number as compute-sanitizer prints it: decimal
+// digits, optionally grouped by commas ("1,024"). Anything else — an empty string, a sign,
+// misplaced commas, a number past maxCount (ERROR SUMMARY: 9223372036854775808 errors)
+// — is an error: a number that does not parse must never read as 0.
+func parseCount(s string) (int, error) {
+	digits := s
+	if strings.IndexByte(s, ',') >= 0 {
+		if !reGrouped.MatchString(s) {
+			return 0, fmt.Errorf("%q is not a number (misplaced commas)", clip(s, 40))
+		}
+		digits = strings.ReplaceAll(s, ",", "")
 	}
-	return n
+	if digits == "" {
+		return 0, errors.New("an empty number")
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, fmt.Errorf("%q is not a number", clip(s, 40))
+		}
+	}
+	n, err := strconv.ParseUint(digits, 10, 64)
+	if err != nil || n > maxCount {
+		return 0, fmt.Errorf("%q is out of range (more than %d)", clip(s, 40), uint64(maxCount))
+	}
+	return int(n), nil
 }
 
-// num parses "1,024".
-func num(s string) int {
-	n, err := strconv.Atoi(strings.ReplaceAll(s, ",", ""))
-	if err != nil || n < 0 {
+var reGrouped = regexp.MustCompile(`^\d{1,3}(?:,\d{3})+$`)
+
+// numbers reads the numbers of one run or record and remembers those that do not parse,
+// for the caller to turn into problems.
+type numbers struct {
+	bad []string
+}
+
+// count parses s (see parseCount); what names the number in the problem.
+func (n *numbers) count(what, s string) int {
+	v, err := parseCount(s)
+	if err != nil {
+		n.fail(what, err)
 		return 0
 	}
-	return n
+	return v
+}
+
+// optional parses s, which may be empty or absent (then 0).
+func (n *numbers) optional(what, s string) int {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0
+	}
+	return n.count(what, s)
+}
+
+func (n *numbers) fail(what string, err error) {
+	if len(n.bad) < maxNotes {
+		n.bad = append(n.bad, fmt.Sprintf("the %s: %v", what, err))
+	}
 }
 
 // normDim turns "(0, 0, 0)" into "(0,0,0)".

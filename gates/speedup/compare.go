@@ -171,6 +171,7 @@ type item struct {
 	refSampled   bool // the goal is judged with an interval
 	refSummary   bool // the goal is judged by plain ratio
 	skip, errMsg string
+	metric       string // errMsg's metric, when not MetricMissing
 }
 
 // Compare judges head against base, kernel × shape by kernel × shape (bench-mode files read
@@ -247,6 +248,7 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 	}
 	var rows []row
 	counts := map[Verdict]int{}
+	failed, skipped := 0, 0 // comparisons that could not be made: see the package doc
 	for _, it := range items {
 		j := &judge{g: &g, kernel: it.name.Short, label: it.name.Short + " × " + it.res.Shape}
 		cells := []string{it.name.Short, it.res.Shape, "-", "-", "-"}
@@ -254,14 +256,15 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 		switch {
 		case it.errMsg != "":
 			j.add(result.Error, it.errMetric(), nil, nil, "%s", it.errMsg)
-			cells[2], status, order = "error", result.Fail, math.Inf(1)
+			cells[2], status, order = "failed", result.Fail, math.Inf(1)
+			failed++
+		case it.skip != "" && it.base == nil:
+			j.add(result.Notice, MetricMissing, nil, nil, "%s", it.skip)
+			cells[2] = "new"
 		case it.skip != "":
-			sev := result.Notice
-			if it.base != nil {
-				sev = result.Warning
-			}
-			j.add(sev, MetricMissing, nil, nil, "%s", it.skip)
-			cells[2] = "not compared"
+			j.add(result.Warning, MetricMissing, nil, nil, "%s", it.skip)
+			cells[2] = "skipped"
+			skipped++
 		default:
 			rec, ok, err := j.compare(it, data.Family)
 			if err != nil {
@@ -297,10 +300,14 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 		if rule, ok := requiredBy(cc, r.Kernel, r.Shape); ok {
 			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cc.FileName(), Line: rule.Line, Metric: MetricMissing,
 				Message: fmt.Sprintf("%s × %s: in base but not in head, and required by rule %s: a shape that disappears must not pass", short, r.Shape, rule.from)})
+			rows = append(rows, row{true, math.Inf(1), result.Row{Status: result.Fail, Cells: []string{short, r.Shape, "failed", "in base, not in head", "-"}}})
+			failed++
 			continue
 		}
 		g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, Kernel: short, Metric: MetricMissing,
-			Message: fmt.Sprintf("%s × %s: in base but not in head, so not compared (was it removed or renamed?)", short, r.Shape)})
+			Message: fmt.Sprintf("%s × %s: in base but not in head, so not compared (was it removed or renamed?): a skipped comparison, so the gate cannot pass", short, r.Shape)})
+		rows = append(rows, row{false, math.Inf(-1), result.Row{Status: result.Skip, Cells: []string{short, r.Shape, "skipped", "in base, not in head", "-"}}})
+		skipped++
 	}
 	for i, r := range cc.rules {
 		if len(r.Shapes) > 0 {
@@ -345,8 +352,13 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 	if len(parts) > 0 {
 		summary += ": " + strings.Join(parts, ", ")
 	}
+	if failed > 0 || skipped > 0 {
+		summary += fmt.Sprintf("; %d failed, %d skipped (not compared)", failed, skipped)
+	}
 	summary += fmt.Sprintf("; %d error(s), %d warning(s)", g.Count(result.Error), g.Count(result.Warning))
-	return finish(judged || g.Count(result.Error) > 0, summary)
+	// A skipped comparison leaves the gate a skip, never a pass: something base had was
+	// not judged.
+	return finish(judged && skipped == 0 || g.Count(result.Error) > 0, summary)
 }
 
 // classify decides how an item is compared, or why it is not.
@@ -360,6 +372,12 @@ func classify(it *item) {
 		it.errMsg = "head has no timings (rounds_us, samples_us or p50_us/mean_us/min_us): nothing to compare is not a pass"
 		return
 	}
+	if it.head.rounds != nil {
+		if _, valid, _ := roundCounts(nil, it.head.rounds); valid == 0 {
+			it.errMsg, it.metric = fmt.Sprintf("head has no valid timing (%s): nothing to judge is not a pass; is the harness's timer right?", invalidText(it.head.rounds)), MetricSamples
+			return
+		}
+	}
 	if it.base == nil {
 		it.skip = "new in head: no base timings to compare with"
 		return
@@ -371,6 +389,16 @@ func classify(it *item) {
 	it.baseT = readTimings(it.base.RoundsUs, it.base.SamplesUs, it.base.P50Us, it.base.MeanUs, it.base.MinUs)
 	switch {
 	case it.head.rounds != nil && it.baseT.rounds != nil:
+		baseValid, headValid, paired := roundCounts(it.baseT.rounds, it.head.rounds)
+		switch {
+		case baseValid == 0:
+			it.skip = fmt.Sprintf("base has no valid timing for it (%s), so there is nothing to compare with", invalidText(it.baseT.rounds))
+			return
+		case paired < (baseValid+1)/2:
+			it.errMsg, it.metric = fmt.Sprintf("head has valid timings in %d round(s), base in %d, and only %d round(s) have both: far fewer than base's (under half), so the runs were not side by side or head's was cut short; a comparison on what is left is not a pass",
+				headValid, baseValid, paired), MetricSamples
+			return
+		}
 		it.sampled = true
 	case it.baseT.any():
 		if _, _, _, ok := summaryOf(it.baseT, it.head); !ok {
@@ -390,9 +418,46 @@ func classify(it *item) {
 	}
 }
 
+// roundCounts counts the rounds with at least one valid timing on each side, and the
+// rounds (by index) valid on both.
+func roundCounts(base, head [][]float64) (baseValid, headValid, paired int) {
+	valid := func(r []float64) bool {
+		return slices.ContainsFunc(r, func(v float64) bool { return v > 0 && !math.IsInf(v, 1) })
+	}
+	for i := range max(len(base), len(head)) {
+		b := i < len(base) && valid(base[i])
+		h := i < len(head) && valid(head[i])
+		if b {
+			baseValid++
+		}
+		if h {
+			headValid++
+		}
+		if b && h {
+			paired++
+		}
+	}
+	return baseValid, headValid, paired
+}
+
+// invalidText says what a side without a valid timing holds.
+func invalidText(rounds [][]float64) string {
+	n := 0
+	for _, r := range rounds {
+		n += len(r)
+	}
+	if n == 0 {
+		return fmt.Sprintf("%d round(s), all empty", len(rounds))
+	}
+	return fmt.Sprintf("%d timing(s) in %d round(s), every one NaN, Inf, zero or negative", n, len(rounds))
+}
+
 func (it *item) errMetric() string {
-	if it.res.Error != "" {
+	switch {
+	case it.res.Error != "":
 		return MetricHarnessError
+	case it.metric != "":
+		return it.metric
 	}
 	return MetricMissing
 }

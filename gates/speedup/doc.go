@@ -56,6 +56,31 @@
 //     gpu_seconds_budget); once the budget is spent an inconclusive comparison is a
 //     warning, never a silent pass.
 //
+// # Failed and skipped comparisons
+//
+// A kernel × shape that cannot be compared is never a pass. Which side is at fault decides
+// which of the two it is:
+//
+//   - failed (an error finding: the gate fails, exit 1) when head's side cannot be judged:
+//     head's harness reported an error; head has no timings; head's timings are all NaN,
+//     ±Inf, zero or negative, or its rounds are all empty (a broken timer must not hide a
+//     slowdown); head has valid timings beside base's in under half of base's valid
+//     rounds (far fewer rounds than base: the runs were not side by side, or head's was
+//     cut short); a summary timing is not a finite number > 0; a kernel × shape that a
+//     rule with shapes requires is missing; base and head ran on different setups.
+//   - skipped (a warning finding: the gate's verdict is skip unless something failed, so
+//     it shows; exit 0, as for any gate that could not judge everything and said why)
+//     when there is nothing on base's side to compare with: a kernel × shape in base but
+//     not in head (removed or renamed; a rule with shapes makes it a failure), base's
+//     harness failed for it, base has no valid timing for it, or the two sides report no
+//     common timing.
+//
+// Both show in the table ("failed", "skipped") and in the summary ("1 failed, 2 skipped");
+// neither adds a record to data.comparisons, whose verdicts stay slower, same, faster and
+// inconclusive. A kernel × shape new in head has nothing to be compared with and is only a
+// notice. Inconclusive comparisons are warnings that leave the gate passing (see The
+// decision): they were judged, on too few rounds or too much noise.
+//
 // # Corrections
 //
 // Many kernel × shape pairs are judged in one run, and the add-rounds loop looks at each

@@ -70,6 +70,12 @@ func FuzzJudge(f *testing.F) {
 	f.Add([]byte{201, 0, 202, 1, 203, 2, 204, 3, 205, 4}, uint8(32), uint8(32), uint8(3), 0.9, uint8(2), uint8(100), 0.5, false)
 	f.Add([]byte{}, uint8(0), uint8(5), uint8(0), math.NaN(), uint8(3), uint8(0), math.Inf(1), true)
 	f.Add([]byte{11, 0, 11, 0, 11, 0}, uint8(64), uint8(64), uint8(1), -1.0, uint8(4), uint8(255), -0.5, false)
+	// Hostile pairs: every timing special (NaN first), far fewer head rounds than base,
+	// rounds cut to nothing.
+	f.Add([]byte{210, 0}, uint8(20), uint8(20), uint8(4), 1.0, uint8(0), uint8(1), 0.02, false)
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, uint8(64), uint8(3), uint8(8), 1.0, uint8(0), uint8(1), 0.02, false)
+	f.Add([]byte{11, 0}, uint8(16), uint8(16), uint8(5), 1.0, uint8(1), uint8(1), 0.02, true)
+	f.Add([]byte{210, 3, 211, 4, 212, 1}, uint8(16), uint8(16), uint8(2), 1.0, uint8(0), uint8(1), 0.02, false)
 	f.Fuzz(func(t *testing.T, data []byte, nb, nh, k uint8, factor float64, confSel, famSel uint8, margin float64, withRef bool) {
 		off := 0
 		kk := int(k)%24 + 1
@@ -173,6 +179,18 @@ func FuzzJudge(f *testing.F) {
 		}
 		if err := result.Write(discard{}, result.New("fuzz", g)); err != nil {
 			t.Fatalf("the result does not encode: %v", err)
+		}
+		// Never a pass on head timings that cannot be judged, or with nothing on base's side.
+		if len(head) > 0 {
+			baseValid, headValid, paired := roundCounts(base, head)
+			switch {
+			case headValid == 0 || baseValid > 0 && paired < (baseValid+1)/2:
+				if g.Verdict != result.Fail {
+					t.Errorf("verdict %s with %d valid head rounds, %d base, %d paired", g.Verdict, headValid, baseValid, paired)
+				}
+			case baseValid == 0 && g.Verdict == result.Pass:
+				t.Errorf("a pass with no valid base timing: %+v", g.Findings)
+			}
 		}
 	})
 }

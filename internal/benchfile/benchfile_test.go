@@ -2,6 +2,7 @@ package benchfile
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -118,11 +119,20 @@ func FuzzRead(f *testing.F) {
 		f.Add(raw)
 	}
 	f.Add([]byte(`{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k", "shape": "s", "max_err": NaN}]}`))
+	// Duplicate keys, at the top, in a result, in case, in extra; a later bad result.
+	f.Add([]byte(`{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k", "shape": "s", "max_err": 0.9, "max_err": 0.0003}]}`))
+	f.Add([]byte(`{"schema": "kernel-gate/bench/v1", "Schema": "x", "results": [{"kernel": "k", "shape": "s", "MAX_ERR": 1, "max_err": 2}]}`))
+	f.Add([]byte(`{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k", "shape": "s", "extra": {"a": 1, "A": 2, "b": {"c": 1, "c": 2}}}]}`))
+	f.Add([]byte("{\"schema\": \"kernel-gate/bench/v1\", \"results\": [{\"kernel\": \"a\", \"shape\": \"s\"},\n {\"kernel\": \"b\", \"shape\": \"s\", \"rounds_us\": [[NaN, -Infinity], \"x\"]}, 5]}"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		file, err := Read(bytes.NewReader(in))
 		if err != nil {
 			if !errors.Is(err, ErrNotBenchFile) {
 				t.Fatalf("error without ErrNotBenchFile: %v", err)
+			}
+			if !strings.Contains(err.Error(), "line ") && !strings.Contains(err.Error(), "empty") &&
+				!strings.Contains(err.Error(), "schema is") && !strings.Contains(err.Error(), "no results") {
+				t.Fatalf("an error that does not say where: %v", err)
 			}
 			return
 		}
@@ -132,6 +142,15 @@ func FuzzRead(f *testing.F) {
 		var b bytes.Buffer
 		if err := Write(&b, file); err != nil {
 			t.Fatal(err)
+		}
+		// What Read accepts, encoding/json reads the same (it is stricter, never looser).
+		var ref File
+		if err := json.Unmarshal(quoteNonFinite(in), &ref); err != nil {
+			t.Fatalf("Read accepted what encoding/json refuses: %v", err)
+		}
+		var rb bytes.Buffer
+		if err := Write(&rb, &ref); err != nil || rb.String() != b.String() {
+			t.Fatalf("Read and encoding/json disagree:\n%s\n%s", b.String(), rb.String())
 		}
 		if _, err := Read(&b); err != nil {
 			t.Fatalf("round trip: %v", err)

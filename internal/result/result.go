@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
 
 // Schema names this version of the result format.
@@ -205,25 +207,80 @@ func Write(w io.Writer, r Result) error {
 // ErrNotResult reports input that is not a kernel-gate result file.
 var ErrNotResult = errors.New("not a kernel-gate result file")
 
-// Read decodes a saved result, checking its schema.
+// maxReadSize bounds a result file Read takes: far above any real one.
+var maxReadSize int64 = 1 << 30
+
+// Read decodes a saved result and checks it: its schema; exactly one JSON value with no
+// key twice in any object (strictjson: encoding/json would keep the last); every verdict
+// pass, fail or skip and every severity error, warning or notice; no gate that passes or
+// skips with an error finding; and an overall verdict that is the one its gates give
+// (Overall). A file that fails any of these is not a result to trust: the error says
+// why, with the line and column where the input shows it.
 func Read(r io.Reader) (Result, error) {
-	var res Result
-	dec := json.NewDecoder(r)
-	if err := dec.Decode(&res); err != nil {
+	raw, err := io.ReadAll(io.LimitReader(r, maxReadSize+1))
+	if err != nil {
 		return Result{}, fmt.Errorf("%w: %v", ErrNotResult, err)
+	}
+	if int64(len(raw)) > maxReadSize {
+		return Result{}, fmt.Errorf("%w: larger than %d MiB", ErrNotResult, maxReadSize>>20)
+	}
+	at := func(off int64, err error) error {
+		line, col := strictjson.LineCol(raw, off)
+		return fmt.Errorf("%w: line %d, column %d: %w", ErrNotResult, line, col, err)
+	}
+	var res Result
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&res); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return Result{}, at(se.Offset-1, err)
+		case errors.As(err, &te):
+			return Result{}, at(te.Offset, err)
+		}
+		return Result{}, fmt.Errorf("%w: %v", ErrNotResult, err)
+	}
+	if err := strictjson.Check(raw, strictjson.Options{Exact: []string{"data"}}); err != nil {
+		var dup *strictjson.DuplicateKeyError
+		var se *strictjson.SyntaxError
+		switch {
+		case errors.As(err, &dup):
+			return Result{}, at(dup.Offset, err)
+		case errors.As(err, &se):
+			return Result{}, at(se.Offset, err)
+		}
+		return Result{}, fmt.Errorf("%w: %w", ErrNotResult, err)
 	}
 	if res.Schema != Schema {
 		return Result{}, fmt.Errorf("%w: schema is %q, want %q", ErrNotResult, res.Schema, Schema)
 	}
 	for i, g := range res.Gates {
-		switch g.Verdict {
-		case Pass, Fail, Skip:
-		default:
+		if !validVerdict(g.Verdict) {
 			return Result{}, fmt.Errorf("%w: gate %d (%q) has verdict %q", ErrNotResult, i, g.Name, g.Verdict)
 		}
+		for j, f := range g.Findings {
+			switch f.Severity {
+			case Error:
+				if g.Verdict != Fail {
+					return Result{}, fmt.Errorf("%w: gate %d (%q) has verdict %q but finding %d is an error: an error fails its gate", ErrNotResult, i, g.Name, g.Verdict, j)
+				}
+			case Warning, Notice:
+			default:
+				return Result{}, fmt.Errorf("%w: gate %d (%q), finding %d has severity %q (want error, warning or notice)", ErrNotResult, i, g.Name, j, f.Severity)
+			}
+		}
+	}
+	if !validVerdict(res.Verdict) {
+		return Result{}, fmt.Errorf("%w: the verdict is %q (want pass, fail or skip)", ErrNotResult, res.Verdict)
+	}
+	if want := Overall(res.Gates); res.Verdict != want {
+		return Result{}, fmt.Errorf("%w: the verdict is %q but its gates give %q", ErrNotResult, res.Verdict, want)
 	}
 	return res, nil
 }
+
+func validVerdict(v Verdict) bool { return v == Pass || v == Fail || v == Skip }
 
 // Num returns a pointer to v as float64, for the optional numeric fields of a Finding.
 func Num[T ~int | ~int64 | ~float64](v T) *float64 {

@@ -3,6 +3,8 @@ package result
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -79,4 +81,88 @@ func TestReadRejects(t *testing.T) {
 			t.Errorf("Read(%q) = %v, want ErrNotResult", in, err)
 		}
 	}
+}
+
+// TestReadRefusesWhatItCannotTrust: a saved result that says two things (a key twice), an
+// unknown verdict or severity, or verdicts that contradict their gates and findings.
+func TestReadRefusesWhatItCannotTrust(t *testing.T) {
+	const gate = `{"name":"ptxas","verdict":"fail","findings":[{"severity":"error","line":0,"message":"spills"}],"data":{}}`
+	ok := `{"schema":"kernel-gate/result/v1","verdict":"fail","gates":[` + gate + `]}`
+	if _, err := Read(strings.NewReader(ok)); err != nil {
+		t.Fatalf("the valid file: %v", err)
+	}
+	for _, tc := range []struct{ name, in, want string }{
+		{"unknown verdict", `{"schema":"kernel-gate/result/v1","verdict":"maybe","gates":[]}`, `the verdict is "maybe" (want pass, fail or skip)`},
+		{"no verdict", `{"schema":"kernel-gate/result/v1","gates":[]}`, `the verdict is ""`},
+		{"a pass over a failed gate", strings.Replace(ok, `"verdict":"fail","gates"`, `"verdict":"pass","gates"`, 1), `the verdict is "pass" but its gates give "fail"`},
+		{"a gate that passes with an error", strings.Replace(ok, `"verdict":"fail","findings"`, `"verdict":"pass","findings"`, 1), `gate 0 ("ptxas") has verdict "pass" but finding 0 is an error`},
+		{"an unknown severity", strings.Replace(ok, `"severity":"error"`, `"severity":"critical"`, 1), `finding 0 has severity "critical"`},
+		{"the verdict twice", strings.Replace(ok, `"verdict":"fail","gates"`, `"verdict":"fail","verdict":"pass","gates"`, 1), `line 1, column 52: duplicate key "verdict" at verdict, byte offset 51; first at byte offset 34`},
+		{"another case", strings.Replace(ok, `"verdict":"fail","gates"`, `"verdict":"fail","Verdict":"pass","gates"`, 1), `duplicate key "Verdict" at Verdict`},
+		{"a finding's severity twice", strings.Replace(ok, `"severity":"error"`, `"severity":"error","severity":"notice"`, 1), `duplicate key "severity" at gates[0].findings[0].severity`},
+		{"a key twice in data", strings.Replace(ok, `"data":{}`, `"data":{"kernels":[{"regs":1,"regs":2}]}`, 1), `duplicate key "regs" at gates[0].data.kernels[0].regs`},
+		{"two values", ok + "\n" + ok, `more than one JSON value`},
+		{"cut", ok[:40], `unexpected EOF`},
+		{"a syntax error", "{\n\"schema\" 1}", `line 2, column 10`},
+		{"a type", "{\n  \"schema\": 1}", `line 2, column 14: json: cannot unmarshal number`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Read(strings.NewReader(tc.in))
+			if !errors.Is(err, ErrNotResult) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Read = %v, want ErrNotResult and %q", err, tc.want)
+			}
+		})
+	}
+	// Maps in data keep keys that differ in case.
+	if _, err := Read(strings.NewReader(strings.Replace(ok, `"data":{}`, `"data":{"matches":{"HMMA":1,"hmma":2}}`, 1))); err != nil {
+		t.Errorf("data map: %v", err)
+	}
+	// Every result the repository keeps reads.
+	files, _ := filepath.Glob("../../testdata/*/*/result.json")
+	more, _ := filepath.Glob("../../testdata/*/kg_*.json")
+	for _, f := range append(files, more...) {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Read(bytes.NewReader(raw)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if len(files)+len(more) < 8 {
+		t.Errorf("only %d saved results", len(files)+len(more))
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	var b bytes.Buffer
+	g := Gate{Name: "ptxas", Findings: []Finding{{Severity: Error, Message: "spills"}}}
+	g.Decide(true)
+	if err := Write(&b, New("kernel-gate fuzz", g, Gate{Name: "sass", Verdict: Skip})); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.Bytes())
+	f.Add([]byte(`{"schema":"kernel-gate/result/v1","verdict":"maybe","gates":[]}`))
+	f.Add([]byte(`{"schema":"kernel-gate/result/v1","verdict":"skip","verdict":"fail","gates":[{"name":"x","verdict":"skip","findings":[],"data":{"a":1,"A":2}}]}`))
+	f.Add([]byte(`{"schema":"kernel-gate/result/v1","verdict":"pass","gates":[{"name":"x","verdict":"pass","findings":[{"severity":"error","message":""}]}]}`))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		res, err := Read(bytes.NewReader(in))
+		if err != nil {
+			if !errors.Is(err, ErrNotResult) {
+				t.Fatalf("error without ErrNotResult: %v", err)
+			}
+			return
+		}
+		// What Read accepts is consistent, and reads back after Write.
+		if res.Verdict != Overall(res.Gates) {
+			t.Fatalf("verdict %s over gates %+v", res.Verdict, res.Gates)
+		}
+		var out bytes.Buffer
+		if err := Write(&out, res); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Read(&out); err != nil {
+			t.Fatalf("round trip: %v", err)
+		}
+	})
 }

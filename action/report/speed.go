@@ -24,14 +24,18 @@ const speedGate = "speedup"
 const maxChartPairs = 20
 
 type speedRecord struct {
-	Kernel    string   `json:"kernel"`
-	Shape     string   `json:"shape"`
-	Verdict   string   `json:"verdict"`
-	Ratio     *float64 `json:"ratio"`
-	CILow     *float64 `json:"ci_low"`
-	CIHigh    *float64 `json:"ci_high"`
-	Rounds    int      `json:"rounds"`
-	Reference *struct {
+	Kernel  string   `json:"kernel"`
+	Shape   string   `json:"shape"`
+	Verdict string   `json:"verdict"`
+	Ratio   *float64 `json:"ratio"`
+	CILow   *float64 `json:"ci_low"`
+	CIHigh  *float64 `json:"ci_high"`
+	Rounds  int      `json:"rounds"`
+	// BaseMedianUs and HeadMedianUs are each side's median launch time (absent in results
+	// made before kernel-gate recorded them: the chart then shows base = 100).
+	BaseMedianUs *float64 `json:"base_median_us"`
+	HeadMedianUs *float64 `json:"head_median_us"`
+	Reference    *struct {
 		Name    string   `json:"name"`
 		Speedup *float64 `json:"speedup"`
 		Goal    *float64 `json:"goal"`
@@ -214,18 +218,29 @@ func mermaidSpeedChart(cs []speedRecord) string {
 		}
 		return s
 	}
-	top := 100.0
+	// Times in µs when every pair has both sides' medians, else head relative to base = 100.
+	micro := true
+	for _, c := range pairs {
+		micro = micro && usable(c.BaseMedianUs) && usable(c.HeadMedianUs)
+	}
+	top := 0.0
 	for _, c := range pairs {
 		name := chartName(c.Kernel, c.Shape)
-		r := 100 * *c.Ratio
-		top = max(top, r)
+		b, h := 100.0, 100**c.Ratio
+		if micro {
+			b, h = *c.BaseMedianUs, *c.HeadMedianUs
+		}
+		top = max(top, b, h)
 		labels = append(labels,
 			mermaidString(unique(name+": base")),
-			mermaidString(unique(name+": head "+signedPercent(r-100))))
-		base = append(base, "100", "0")
-		head = append(head, "0", strconv.FormatFloat(r, 'f', 2, 64))
+			mermaidString(unique(name+": head "+signedPercent(100**c.Ratio-100))))
+		base = append(base, strconv.FormatFloat(math.Round(b*100)/100, 'f', -1, 64), "0")
+		head = append(head, "0", strconv.FormatFloat(h, 'f', 2, 64))
 	}
-	title := "Time per kernel × shape: base (grey) vs head (blue), base = 100"
+	title, axis := "Time per kernel × shape: base (grey) vs head (blue), base = 100", "time, % of base"
+	if micro {
+		title, axis = "Median time per kernel × shape: base (grey) vs head (blue), µs", "time, µs"
+	}
 	if total > len(pairs) {
 		title += ", the " + strconv.Itoa(len(pairs)) + " worst of " + strconv.Itoa(total)
 	}
@@ -237,12 +252,24 @@ func mermaidSpeedChart(cs []speedRecord) string {
 	b.WriteString("xychart-beta horizontal\n")
 	b.WriteString("  title " + mermaidString(title) + "\n")
 	b.WriteString("  x-axis " + mermaidString("kernel × shape") + " [" + strings.Join(labels, ", ") + "]\n")
-	b.WriteString("  y-axis " + mermaidString("time, % of base") + " 0 --> " +
-		strconv.FormatFloat(math.Ceil(top*1.05/10)*10, 'f', 0, 64) + "\n")
+	b.WriteString("  y-axis " + mermaidString(axis) + " 0 --> " + strconv.FormatFloat(niceCeil(top*1.05), 'f', -1, 64) + "\n")
 	b.WriteString("  bar [" + strings.Join(base, ", ") + "]\n")
 	b.WriteString("  bar [" + strings.Join(head, ", ") + "]\n")
 	b.WriteString("```\n")
 	return b.String()
+}
+
+// usable reports whether a time can be drawn.
+func usable(v *float64) bool { return v != nil && *v > 0 && *v < 1e12 && !math.IsInf(*v, 0) }
+
+// niceCeil rounds an axis's top up to one or two significant digits (1.05 µs → 1.1, 137 →
+// 140).
+func niceCeil(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	step := math.Pow(10, math.Floor(math.Log10(v))-1)
+	return math.Ceil(v/step) * step
 }
 
 // maxLabelWidth is the widest a chart label may be (mermaidWidth, with ": head +12.3%"):

@@ -256,3 +256,22 @@ func TestArtifactsLink(t *testing.T) {
 		t.Errorf("a URL that is not http(s) was linked:\n%s", buf.String())
 	}
 }
+
+// With both sides' medians recorded, the chart draws times in µs.
+func TestSpeedChartMicroseconds(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	chart := mermaidSpeedChart([]speedRecord{
+		{Kernel: "flash_fwd", Shape: "mission", Ratio: f(1.054), BaseMedianUs: f(812.5), HeadMedianUs: f(856.4)},
+		{Kernel: "flash_fwd", Shape: "long", Ratio: f(1.043), BaseMedianUs: f(3010), HeadMedianUs: f(3139.4)},
+	})
+	for _, want := range []string{`y-axis "time, µs" 0 --> 3300`, "bar [812.5, 0, 3010, 0]", "bar [0, 856.40, 0, 3139.40]", "head +5.4#37;"} {
+		if !strings.Contains(chart, want) {
+			t.Errorf("chart lacks %q:\n%s", want, chart)
+		}
+	}
+	// One pair without medians (an older result): relative times for all.
+	chart = mermaidSpeedChart([]speedRecord{{Kernel: "k", Shape: "s", Ratio: f(1.1), BaseMedianUs: f(10)}})
+	if !strings.Contains(chart, "time, #37; of base") {
+		t.Errorf("chart:\n%s", chart)
+	}
+}

@@ -68,8 +68,37 @@ type Record struct {
 	Samples int `json:"samples"`
 	// GPUSeconds is the time of every valid timing recorded for this kernel × shape (base,
 	// head and reference).
-	GPUSeconds         *float64         `json:"gpu_seconds"`
+	GPUSeconds *float64 `json:"gpu_seconds"`
+	// BaseMedianUs and HeadMedianUs are each side's median time of one launch, in µs, over
+	// every valid timing (or the summary's p50): what a chart of head against base draws. The
+	// verdict is the ratio's, per round, not the ratio of these.
+	BaseMedianUs       *float64         `json:"base_median_us"`
+	HeadMedianUs       *float64         `json:"head_median_us"`
 	SpeedupVsReference *ReferenceRecord `json:"speedup_vs_reference"`
+}
+
+// medianUs is a side's median valid timing, or its summary's p50; nil when it has none.
+func medianUs(t timings) *float64 {
+	var v []float64
+	for _, r := range t.rounds {
+		for _, x := range r {
+			if x > 0 && !math.IsInf(x, 0) {
+				v = append(v, x)
+			}
+		}
+	}
+	if len(v) == 0 {
+		if p50, ok := t.summary["p50_us"]; ok && p50 > 0 && !math.IsInf(p50, 0) {
+			return &p50
+		}
+		return nil
+	}
+	slices.Sort(v)
+	m := v[len(v)/2]
+	if len(v)%2 == 0 {
+		m = (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	return &m
 }
 
 // ReferenceRecord is the speedup over the head run's reference implementation.
@@ -507,7 +536,8 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 	c := jd.Comparison
 	rec := Record{Kernel: it.res.Kernel, Shape: it.res.Shape, Verdict: c.Verdict, Ratio: num(c.Center),
 		CILow: num(c.Lo), CIHigh: num(c.Hi), PValue: num(c.PValue), Rounds: c.Rounds,
-		DroppedRounds: c.DroppedRounds, Samples: c.Samples, GPUSeconds: num(jd.GPUSeconds)}
+		DroppedRounds: c.DroppedRounds, Samples: c.Samples, GPUSeconds: num(jd.GPUSeconds),
+		BaseMedianUs: medianUs(it.baseT), HeadMedianUs: medianUs(it.head)}
 	j.changeCell = changeText(c)
 	margin := fmt.Sprintf("max_slowdown %s %s", pctNum(lim.MaxSlowdown), it.lim.margin.text())
 

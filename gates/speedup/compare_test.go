@@ -101,7 +101,7 @@ func TestCompare(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if got := strings.Join(keys, ","); got != "ci_high,ci_low,dropped_rounds,gpu_seconds,kernel,p_value,ratio,rounds,samples,shape,speedup_vs_reference,verdict" {
+	if got := strings.Join(keys, ","); got != "base_median_us,ci_high,ci_low,dropped_rounds,gpu_seconds,head_median_us,kernel,p_value,ratio,rounds,samples,shape,speedup_vs_reference,verdict" {
 		t.Errorf("record keys %s", got)
 	}
 	if raw["family"].(float64) != 4 || raw["looks"].(float64) != 6 {

@@ -96,7 +96,7 @@ func medianUs(t timings) *float64 {
 	slices.Sort(v)
 	m := v[len(v)/2]
 	if len(v)%2 == 0 {
-		m = (v[len(v)/2-1] + v[len(v)/2]) / 2
+		m = v[len(v)/2-1]/2 + v[len(v)/2]/2 // halves first: two huge timings must not sum to +Inf
 	}
 	return &m
 }

@@ -46,6 +46,23 @@
 // and Python's subprocess, os.system, boto3, runpod and requests calls are read with a
 // small tokenizer, so comments, docstrings and printed strings are never code.
 //
+// # What cannot be judged
+//
+// A file the guard cannot judge fails it, naming the file, the line and why (an unjudged
+// Warning, an error in Evaluate): larger than 2 MiB, binary (a NUL byte) though named like
+// code, nested beyond the parsers' limits (500 levels of shell brackets, quotes, blocks or
+// pipeline stages; 2,000 levels of shell syntax tree; 200 of Python brackets; 32 of make's
+// $(...); 12 scripts inside scripts or function calls; 64 variables in one value), too
+// complex to finish, a symbolic link out of the repository, a step or RUN in a shell it
+// does not read (pwsh, cmd). Every bound is checked before the recursive walk it protects,
+// so no input can exhaust the stack. `guard.unjudged: warn` turns these into warnings, and
+// `guard.skip` path globs let a vendored tree go unjudged (its findings still fail). A byte
+// that is not UTF-8 is read as an unknown byte, not a reason to stop; a shell syntax error
+// stays a warning (the shell stops there too). Symbolic links are followed within the
+// repository; an executable text file without an extension or a shebang is a shell
+// script; and a file the repository runs by its name (`bash ci/teardown`, `./tools/reap`,
+// `source env.sh`, `python3 tools/x`) is judged as what runs it reads it.
+//
 // # How a command is matched
 //
 // Wrappers are unwrapped down to the command that runs: sudo, doas, env, nohup, timeout,

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -292,7 +293,10 @@ func (a *analyzer) runPython(fr *frame) {
 	}
 	p := &pyFile{a: a, fr: fr, toks: a.pyTokenize(fr), mods: map[string]string{}, names: map[string]string{},
 		assign: map[string][][]pyTok{}, depth: map[string]bool{}, memo: map[string]pyValue{}}
-	p.matchBrackets()
+	if k, deep := p.matchBrackets(); deep {
+		a.fc.unjudged(a, a.fc.line(fr.src.fileOff(p.toks[k].start)), fmt.Sprintf("Python brackets nest more than %d deep here (Python itself refuses that): the guard cannot judge this file", maxPyNesting))
+		return
+	}
 	p.statements()
 	for i, tk := range p.toks {
 		if tk.kind == 'o' && tk.text == "(" && i > 0 {
@@ -303,7 +307,9 @@ func (a *analyzer) runPython(fr *frame) {
 	}
 }
 
-func (p *pyFile) matchBrackets() {
+// matchBrackets pairs the brackets; it reports the first bracket nested deeper than
+// maxPyNesting.
+func (p *pyFile) matchBrackets() (int, bool) {
 	p.match = make([]int, len(p.toks))
 	var stack []int
 	for i, tk := range p.toks {
@@ -314,6 +320,9 @@ func (p *pyFile) matchBrackets() {
 		switch tk.text {
 		case "(", "[", "{":
 			stack = append(stack, i)
+			if len(stack) > maxPyNesting {
+				return i, true
+			}
 		case ")", "]", "}":
 			if n := len(stack); n > 0 {
 				p.match[stack[n-1]], p.match[i] = i, stack[n-1]
@@ -321,6 +330,7 @@ func (p *pyFile) matchBrackets() {
 			}
 		}
 	}
+	return 0, false
 }
 
 // statements reads imports and simple assignments, one logical line at a time.
@@ -611,6 +621,10 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 		if len(defs) == 0 || p.depth[name] {
 			return v
 		}
+		if len(p.depth) >= maxVarChain {
+			p.a.fc.unjudged(p.a, p.a.fc.line(p.fr.src.fileOff(ts[0].start)), fmt.Sprintf("a name's value goes through more than %d other names: the guard cannot judge this file", maxVarChain))
+			return v
+		}
 		r, ok := p.memo[name]
 		if !ok {
 			p.depth[name] = true
@@ -840,6 +854,7 @@ func (a *analyzer) pythonCmd(name string, args []field, cc *cmdCtx) bool {
 			i = len(args)
 		case strings.HasPrefix(w, "-"):
 		default:
+			a.ref(w, KindPython, cc)
 			return true // a script file
 		}
 	}

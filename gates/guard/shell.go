@@ -147,7 +147,7 @@ func (f field) val() string { return f.s.text }
 func (a *analyzer) spend() bool {
 	a.work++
 	if a.work == maxWork {
-		a.fc.warn(nil, 1, fmt.Sprintf("stopped after %d commands and words: the file is too complex to analyse fully", maxWork))
+		a.fc.unjudged(nil, 1, fmt.Sprintf("stopped after %d commands and words: the file is too complex to analyse fully, so the guard cannot judge it", maxWork))
 	}
 	return a.work < maxWork
 }
@@ -179,7 +179,18 @@ func (a *analyzer) parse(s *src, lang syntax.LangVariant) (*syntax.File, error) 
 	if r, ok := a.parsed[key]; ok {
 		return r.f, r.err
 	}
-	f, err := p.Parse(strings.NewReader(s.text), "")
+	var f *syntax.File
+	var err error
+	if o, deep := shellNesting(s.text, maxShellNesting); deep {
+		err = errTooDeep{off: o, limit: maxShellNesting, what: "its brackets, quotes, blocks or pipelines"}
+	} else {
+		f, err = p.Parse(strings.NewReader(s.text), "")
+		if f != nil {
+			if n, deep := syntaxTooDeep(f, maxSyntaxDepth); deep {
+				f, err = nil, errTooDeep{off: off(n.Pos()), limit: maxSyntaxDepth, what: "its commands (pipelines, && chains, blocks)"}
+			}
+		}
+	}
 	a.parsed[key] = parseResult{f, err}
 	return f, err
 }
@@ -187,7 +198,7 @@ func (a *analyzer) parse(s *src, lang syntax.LangVariant) (*syntax.File, error) 
 // runShell parses s as shell and analyses it in frame fr (fr.src is s).
 func (a *analyzer) runShell(fr *frame) {
 	if fr.depth > maxDepth {
-		a.fc.warn(a, a.fc.line(fr.src.fileOff(0)), "nesting too deep: scripts inside scripts beyond this point were not analysed")
+		a.fc.unjudged(a, a.fc.line(fr.src.fileOff(0)), fmt.Sprintf("scripts nest inside scripts more than %d deep here: the guard cannot judge this file", maxDepth))
 		return
 	}
 	f, err := a.parse(fr.src, fr.lang)
@@ -209,12 +220,18 @@ func (a *analyzer) parseWarning(fr *frame, err error) {
 	o, text := 0, err.Error()
 	var pe syntax.ParseError
 	var le syntax.LangError
+	var td errTooDeep
 	switch {
-	case errors.As(err, &pe):
-		o, text = off(pe.Pos), pe.Text
+	case errors.As(err, &td):
+		a.fc.unjudged(a, a.fc.line(fr.src.fileOff(td.off)), fmt.Sprintf("%s: %s here; the guard does not read deeper, so it cannot judge this file", what, td.Error()))
+		return
 	case errors.As(err, &le):
 		o = off(le.Pos)
 		text = strings.TrimPrefix(le.Error(), le.Pos.String()+": ")
+		a.fc.unjudged(a, a.fc.line(fr.src.fileOff(o)), fmt.Sprintf("could not parse %s (%s), which the shell runs: the guard cannot judge what follows", what, text))
+		return
+	case errors.As(err, &pe):
+		o, text = off(pe.Pos), pe.Text
 	}
 	a.fc.warn(a, a.fc.line(fr.src.fileOff(o)), fmt.Sprintf("could not parse %s (%s): commands after this point were not analysed", what, text))
 }
@@ -901,6 +918,10 @@ func (a *analyzer) varTexts(name, idx string) []textExp {
 		return r
 	}
 	if a.evalVar[name] || !a.spend() {
+		return nil
+	}
+	if len(a.evalVar) >= maxVarChain {
+		a.fc.unjudged(a, 1, fmt.Sprintf("a variable's value goes through more than %d other variables: the guard cannot judge this file", maxVarChain))
 		return nil
 	}
 	a.evalVar[name] = true

@@ -33,7 +33,18 @@ type envVar struct {
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 
 func scanWorkflow(fc *fileCtx, kind Kind) {
-	dec := yaml.NewDecoder(strings.NewReader(fc.text))
+	text := fc.text
+	if len(fc.invalid) > 0 {
+		// YAML refuses bytes that are not UTF-8 (and the control byte that stands for them
+		// in fc.text): it reads a letter in their place, and the scripts get them back as
+		// unknown bytes.
+		b := []byte(text)
+		for _, o := range fc.invalid {
+			b[o] = 'x'
+		}
+		text = string(b)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(text))
 	for doc := 0; ; doc++ {
 		var root yaml.Node
 		err := dec.Decode(&root)
@@ -45,10 +56,18 @@ func scanWorkflow(fc *fileCtx, kind Kind) {
 			if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
 				line, _ = strconv.Atoi(m[1])
 			}
-			fc.warn(nil, line, fmt.Sprintf("could not parse YAML (%s): the %s was not analysed", strings.TrimPrefix(err.Error(), "yaml: "), kind))
+			msg := strings.TrimPrefix(err.Error(), "yaml: ")
+			if strings.Contains(msg, "exceeded max depth") {
+				if line == 0 {
+					line = yamlDeepLine(text)
+				}
+				fc.unjudged(nil, line, fmt.Sprintf("the YAML nests too deep for its parser (%s): the guard cannot judge this %s", msg, kind))
+				return
+			}
+			fc.warn(nil, line, fmt.Sprintf("could not parse YAML (%s): the %s was not analysed", msg, kind))
 			return
 		}
-		w := &wfScan{fc: fc, seen: map[*yaml.Node]bool{}}
+		w := &wfScan{fc: fc, text: text, seen: map[*yaml.Node]bool{}}
 		w.walk(&root, wfCtx{})
 		if doc > 100 {
 			return
@@ -58,6 +77,7 @@ func scanWorkflow(fc *fileCtx, kind Kind) {
 
 type wfScan struct {
 	fc   *fileCtx
+	text string              // what YAML reads: fc.text with a letter for each byte that is not UTF-8
 	seen map[*yaml.Node]bool // guards against alias loops
 }
 
@@ -176,7 +196,7 @@ func (w *wfScan) step(run *yaml.Node, shell string, c wfCtx) {
 		if shell == "" {
 			shell = name + " (the default on Windows runners)"
 		}
-		w.fc.warn(nil, run.Line, fmt.Sprintf("this step runs in shell %q, which the guard does not analyse: check it by hand", shell))
+		w.fc.unjudged(nil, run.Line, fmt.Sprintf("this step runs in shell %q, which the guard does not analyse, so it cannot judge it: check it by hand", shell))
 	}
 }
 
@@ -208,7 +228,7 @@ func maskExpressions(s *src) *src {
 // offsetOf converts a yaml.v3 line and column (1-based, counting characters) to a byte
 // offset of the text.
 func (w *wfScan) offsetOf(line, col int) int {
-	t := w.fc.text
+	t := w.text
 	o := w.fc.lines.lineStart(line)
 	for c := 1; c < col && o < len(t) && t[o] != '\n'; c++ {
 		_, n := utf8.DecodeRuneInString(t[o:])
@@ -220,6 +240,10 @@ func (w *wfScan) offsetOf(line, col int) int {
 // scalarSrc rebuilds a scalar's value with its map to the file. Where the text cannot be
 // matched with the value yaml.v3 decoded, every byte maps to the scalar's start.
 func (w *wfScan) scalarSrc(n *yaml.Node) *src {
+	return w.fc.maskInvalid(w.scalarSrcOf(n))
+}
+
+func (w *wfScan) scalarSrcOf(n *yaml.Node) *src {
 	start := w.offsetOf(n.Line, n.Column)
 	var s *src
 	var ok bool
@@ -227,11 +251,11 @@ func (w *wfScan) scalarSrc(n *yaml.Node) *src {
 	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
 		s, ok = w.blockSrc(n, start)
 	case n.Style&yaml.DoubleQuotedStyle != 0:
-		s, ok = alignFlow(n.Value, w.fc.text, start+1, '"')
+		s, ok = alignFlow(n.Value, w.text, start+1, '"')
 	case n.Style&yaml.SingleQuotedStyle != 0:
-		s, ok = alignFlow(n.Value, w.fc.text, start+1, '\'')
+		s, ok = alignFlow(n.Value, w.text, start+1, '\'')
 	default:
-		s, ok = alignFlow(n.Value, w.fc.text, start, 0)
+		s, ok = alignFlow(n.Value, w.text, start, 0)
 	}
 	if ok {
 		return s
@@ -245,7 +269,7 @@ func (w *wfScan) scalarSrc(n *yaml.Node) *src {
 // line after the indicator, at the indentation of the first non-empty one.
 func (w *wfScan) blockSrc(n *yaml.Node, start int) (*src, bool) {
 	lt := w.fc.lines
-	t := w.fc.text
+	t := w.text
 	first, _ := lt.pos(start)
 	first++
 	indent := -1
@@ -406,4 +430,28 @@ func yamlEscape(t string, j int) (int, string) {
 		}
 	}
 	return 2, ""
+}
+
+// yamlDeepLine is the line where YAML's flow brackets first nest 10,000 deep (yaml.v3's
+// limit, whose error names no line), or 1.
+func yamlDeepLine(t string) int {
+	depth, line := 0, 1
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case '\n':
+			line++
+		case '[', '{':
+			if depth++; depth > 10000 {
+				return line
+			}
+		case ']', '}':
+			depth = max(depth-1, 0)
+		case '"', '\'':
+			if j := strings.IndexByte(t[i+1:], t[i]); j >= 0 {
+				line += strings.Count(t[i:i+1+j], "\n")
+				i += j + 1
+			}
+		}
+	}
+	return 1
 }

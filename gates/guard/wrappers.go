@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -16,6 +17,7 @@ type cmdCtx struct {
 	canFunc    bool     // the program may still be an alias or a function
 	aliasSeen  map[string]bool
 	skipRules  map[string]bool // rules an alias reports where it is defined
+	scriptRef  bool            // the program is a script a shell reads (already recorded)
 }
 
 // resolve unwraps a command (aliases, functions, sudo, env, bash -c, ssh, ...) and
@@ -80,6 +82,9 @@ func (a *analyzer) match(argv []field, cc *cmdCtx) {
 		vals[i] = f.val()
 	}
 	prog := progName(vals[0])
+	if strings.Contains(vals[0], "/") && !cc.scriptRef {
+		a.ref(vals[0], KindNone, cc) // a file run by its path: its own shebang (or sh) reads it
+	}
 	local := append(append([]string(nil), cc.via...), prog)
 	for _, r := range a.fc.rules.commandRules(prog) {
 		if cc.skipRules[r.ID] {
@@ -295,6 +300,11 @@ func (a *analyzer) wrapper(name string, argv []field, cc *cmdCtx) (next []field,
 	switch name {
 	case "env":
 		return a.envCmd(args, cc)
+	case "source", ".":
+		if len(args) > 0 {
+			a.ref(args[0].val(), KindShell, cc)
+		}
+		return nil, true
 	case "eval":
 		if len(args) > 0 {
 			a.nestedShell(joinFields(args), cc, "eval", cc.fr.lang, cc.fr.params, cc.fr.paramsKnown)
@@ -401,6 +411,8 @@ func (a *analyzer) shellCmd(name string, args []field, cc *cmdCtx) ([]field, boo
 		return nil, true
 	case len(rest) > 0 && !sflag:
 		cc.via = append(cc.via, name)
+		a.ref(rest[0].val(), KindShell, cc)
+		cc.scriptRef = true
 		return rest, false // a script file: its name is the program
 	case cc.stdin != nil:
 		a.nestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), lang, rest, true)
@@ -686,6 +698,9 @@ func (a *analyzer) aliasDefHits(al *aliasDef) map[string]bool {
 func (a *analyzer) callFunc(fn *funcDef, argv []field, cc *cmdCtx) {
 	a.calls++
 	if a.calls > maxFuncCalls {
+		if a.calls == maxFuncCalls+1 {
+			a.fc.unjudged(a, a.fc.line(cc.fr.src.fileOff(cc.start)), fmt.Sprintf("more than %d function and alias expansions: the file is too complex to analyse fully, so the guard cannot judge it", maxFuncCalls))
+		}
 		return
 	}
 	skip := a.funcDefHits(fn)
@@ -716,6 +731,7 @@ func (a *analyzer) callFunc(fn *funcDef, argv []field, cc *cmdCtx) {
 	fr.site = &st
 	fr.outer = &st.outer
 	if fr.depth > maxDepth {
+		a.fc.unjudged(a, a.fc.line(cc.fr.src.fileOff(cc.start)), fmt.Sprintf("functions and scripts nest more than %d deep here: the guard cannot judge this file", maxDepth))
 		return
 	}
 	a.stmt(fn.body, fr, cc.stdin)
@@ -758,7 +774,7 @@ func isWrapperName(name string) bool {
 		return true
 	}
 	switch name {
-	case "env", "eval", "trap", "alias", "ssh", "gcloud", "su", "runuser", "flock", "watch", "at", "batch", "chroot":
+	case "env", "eval", "trap", "alias", "ssh", "gcloud", "su", "runuser", "flock", "watch", "at", "batch", "chroot", "source", ".":
 		return true
 	}
 	return false

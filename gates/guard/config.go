@@ -102,6 +102,8 @@ type RuleConfig struct {
 	WriteTo        Words  `yaml:"write_to"`
 	Call           Words  `yaml:"call"`
 	Kwargs         Words  `yaml:"kwargs"`
+	URL            Words  `yaml:"url"`
+	Method         Words  `yaml:"method"`
 	configpos.Item `yaml:"-"`
 }
 
@@ -239,7 +241,7 @@ func (c Config) rules() []Rule {
 			ID: rc.ID, What: cmp.Or(rc.What, "matches rule "+rc.ID+" of "+c.FileName()),
 			Why:     cmp.Or(rc.Why, "refused by "+c.Where(rc.Line)),
 			Command: rc.Command, Args: rc.Args, AnyFlag: rc.AnyFlag, NoFlag: rc.NoFlag, ArgContains: rc.ArgContains,
-			ValueFlags: rc.ValueFlags, Help: rc.Help, WriteTo: rc.WriteTo, Call: rc.Call, Kwargs: rc.Kwargs,
+			ValueFlags: rc.ValueFlags, Help: rc.Help, WriteTo: rc.WriteTo, Call: rc.Call, Kwargs: rc.Kwargs, URL: rc.URL, Method: rc.Method,
 		})
 	}
 	return out

@@ -97,6 +97,9 @@ type scriptRef struct {
 // ruleSet is a config's active rules, sorted by the front-end that uses them and by
 // program name. It is built once per scan and only read afterwards.
 type ruleSet struct {
+	byID       map[string]*Rule   // the first pattern of each rule ID
+	families   map[string][]*Rule // lifecycle family rules by program (see Rule.family)
+	unresolved *Rule              // the vm-verb-unresolved pattern, unless disabled
 	cmdByProg  map[string][]*Rule // rules whose Command is a plain name
 	cmdGlob    []*Rule            // rules with a glob in Command
 	writeRules []*Rule
@@ -105,10 +108,22 @@ type ruleSet struct {
 }
 
 func newRuleSet(cfg Config) *ruleSet {
-	rs := &ruleSet{cmdByProg: map[string][]*Rule{}, knownIDs: cfg.knownIDs()}
+	rs := &ruleSet{cmdByProg: map[string][]*Rule{}, families: map[string][]*Rule{}, byID: map[string]*Rule{}, knownIDs: cfg.knownIDs()}
 	rules := cfg.rules()
 	for i := range rules {
 		r := &rules[i]
+		if rs.byID[r.ID] == nil {
+			rs.byID[r.ID] = r
+		}
+		if r.unresolved {
+			rs.unresolved = r
+			continue
+		}
+		if r.family() {
+			for _, c := range r.Command {
+				rs.families[c] = append(rs.families[c], r)
+			}
+		}
 		if r.isCommandRule() {
 			plain := true
 			for _, c := range r.Command {

@@ -136,12 +136,13 @@ func ScanTree(root string, cfg Config) (findings []Finding, warnings []Warning, 
 			done[j.rel] = results[i].kind
 		}
 	}
+	resolved := map[string]resolvedPath{} // candidate path → where it leads, asked of the file system once
 	for round := 0; round < 16; round++ {
 		var more []treeJob
 		seen := map[string]bool{}
 		for i := range results {
 			for _, r := range results[i].refs {
-				j, ok := refJob(realRoot, root, jobs[i].rel, r, cfg)
+				j, ok := refJob(realRoot, root, jobs[i].rel, r, cfg, resolved)
 				if !ok || seen[j.rel] || done[j.rel] == j.kind || done[j.rel] == KindShell && j.kind == KindNone {
 					continue
 				}
@@ -250,7 +251,13 @@ func underSkipDir(rel string) bool {
 
 // refJob finds the repository file a script reference names: relative to the repository
 // root (where CI steps run), then to the referring file's directory.
-func refJob(realRoot, root, from string, r scriptRef, cfg Config) (treeJob, bool) {
+// resolvedPath is where a repository path leads: a regular file of the repository (ok).
+type resolvedPath struct {
+	real string
+	ok   bool
+}
+
+func refJob(realRoot, root, from string, r scriptRef, cfg Config, cache map[string]resolvedPath) (treeJob, bool) {
 	p := r.path
 	if strings.HasPrefix(p, "~") || path.IsAbs(p) {
 		return treeJob{}, false
@@ -259,22 +266,34 @@ func refJob(realRoot, root, from string, r scriptRef, cfg Config) (treeJob, bool
 		if cand == "." || cand == ".." || strings.HasPrefix(cand, "../") || cfg.excluded(cand) {
 			continue
 		}
-		abs := filepath.Join(root, filepath.FromSlash(cand))
-		real, err := filepath.EvalSymlinks(abs)
-		if err != nil {
-			continue
+		res, done := cache[cand]
+		if !done {
+			res = resolveInRepo(realRoot, root, cand)
+			cache[cand] = res
 		}
-		real, _ = filepath.Abs(real)
-		if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			continue // a link out of the repository: reported where the link is
+		if res.ok {
+			return treeJob{abs: res.real, rel: cand, kind: r.kind, ref: true}, true
 		}
-		st, err := os.Stat(real)
-		if err != nil || !st.Mode().IsRegular() {
-			continue
-		}
-		return treeJob{abs: real, rel: cand, kind: r.kind, ref: true}, true
 	}
 	return treeJob{}, false
+}
+
+// resolveInRepo follows a repository path to a regular file of the repository.
+func resolveInRepo(realRoot, root, cand string) resolvedPath {
+	abs := filepath.Join(root, filepath.FromSlash(cand))
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return resolvedPath{}
+	}
+	real, _ = filepath.Abs(real)
+	if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return resolvedPath{} // a link out of the repository: reported where the link is
+	}
+	st, err := os.Stat(real)
+	if err != nil || !st.Mode().IsRegular() {
+		return resolvedPath{}
+	}
+	return resolvedPath{real: real, ok: true}
 }
 
 // scanPath reads and scans one file, reading only its head when its name and head say

@@ -23,7 +23,11 @@ type wfCtx struct {
 	shell   string
 	windows bool
 	env     []envVar
+	inputs  map[string][]string
+	matrix  map[string][]string
 }
+
+func (c wfCtx) exprCtx() *exprCtx { return &exprCtx{inputs: c.inputs, matrix: c.matrix, env: c.env} }
 
 type envVar struct {
 	name  string
@@ -68,7 +72,7 @@ func scanWorkflow(fc *fileCtx, kind Kind) {
 			return
 		}
 		w := &wfScan{fc: fc, text: text, seen: map[*yaml.Node]bool{}}
-		w.walk(&root, wfCtx{})
+		w.walk(&root, wfCtx{inputs: workflowInputs(&root)})
 		if doc > 100 {
 			return
 		}
@@ -127,11 +131,17 @@ func (w *wfScan) walk(n *yaml.Node, c wfCtx) {
 		if ro := mapGet(n, "runs-on"); ro != nil && strings.Contains(strings.ToLower(nodeText(ro)), "windows") {
 			c.windows = true
 		}
+		if m := jobMatrix(n); m != nil {
+			c.matrix = m
+		}
 		if env := mapGet(n, "env"); env != nil && env.Kind == yaml.MappingNode {
+			outer := c
 			c.env = append([]envVar(nil), c.env...)
 			for i := 0; i+1 < len(env.Content); i += 2 {
 				if v := deref(env.Content[i+1]); v != nil && v.Kind == yaml.ScalarNode {
-					c.env = append(c.env, envVar{env.Content[i].Value, maskExpressions(w.scalarSrc(v))})
+					for _, val := range expandExpressions(w.scalarSrc(v), outer.exprCtx()) {
+						c.env = append(c.env, envVar{env.Content[i].Value, val})
+					}
 				}
 			}
 		}
@@ -142,12 +152,8 @@ func (w *wfScan) walk(n *yaml.Node, c wfCtx) {
 			}
 			w.step(run, sh, c)
 		}
-		if uses, ok := scalar(mapGet(n, "uses")); ok && strings.Contains(strings.ToLower(uses), "ssh-action") {
-			for _, key := range []string{"script", "command"} {
-				if s := mapGet(mapGet(n, "with"), key); s != nil && s.Kind == yaml.ScalarNode {
-					w.step(s, "bash", wfCtx{env: c.env})
-				}
-			}
+		if uses, ok := scalar(mapGet(n, "uses")); ok {
+			w.uses(n, uses, c)
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			w.walk(n.Content[i+1], c) // a job may be called "run"; scalars are no steps
@@ -173,9 +179,21 @@ func nodeText(n *yaml.Node) string {
 	return strings.Join(parts, " ")
 }
 
-// step analyses one run: in its shell.
+// step analyses one run: in its shell, once per value its expressions may take.
 func (w *wfScan) step(run *yaml.Node, shell string, c wfCtx) {
-	s := maskExpressions(w.scalarSrc(run))
+	for _, s := range expandExpressions(w.scalarSrc(run), c.exprCtx()) {
+		w.script(run, s, shell, c, "the run: script")
+	}
+}
+
+// script analyses one script of a step (run:, or an action's script input) in its shell.
+func (w *wfScan) script(run *yaml.Node, s *src, shell string, c wfCtx, what string) {
+	w.scriptIn(run, s, shell, c, what, false)
+}
+
+// scriptIn is script; quiet reads it without parse warnings (an input that may not be a
+// script at all).
+func (w *wfScan) scriptIn(run *yaml.Node, s *src, shell string, c wfCtx, what string, quiet bool) {
 	name := ""
 	if f := strings.Fields(shell); len(f) > 0 {
 		name = path.Base(f[0])
@@ -189,7 +207,7 @@ func (w *wfScan) step(run *yaml.Node, shell string, c wfCtx) {
 	}
 	switch {
 	case name == "" || isShell(name):
-		a.runShell(&frame{src: s, lang: langOf(name), what: "the run: script"})
+		a.runShell(&frame{src: s, lang: langOf(name), what: what, quiet: quiet})
 	case isPython(name):
 		a.runPython(&frame{src: s})
 	default:
@@ -198,31 +216,6 @@ func (w *wfScan) step(run *yaml.Node, shell string, c wfCtx) {
 		}
 		w.fc.unjudged(nil, run.Line, fmt.Sprintf("this step runs in shell %q, which the guard does not analyse, so it cannot judge it: check it by hand", shell))
 	}
-}
-
-// maskExpressions replaces each ${{ ... }} with unknown bytes of the same length.
-func maskExpressions(s *src) *src {
-	if !strings.Contains(s.text, "${{") {
-		return s
-	}
-	b := []byte(s.text)
-	for i := 0; i+2 < len(b); i++ {
-		if b[i] != '$' || b[i+1] != '{' || b[i+2] != '{' {
-			continue
-		}
-		end := strings.Index(s.text[i+3:], "}}")
-		stop := len(b)
-		if end >= 0 {
-			stop = i + 3 + end + 2
-		}
-		for j := i; j < stop; j++ {
-			if b[j] != '\n' {
-				b[j] = unknownByte
-			}
-		}
-		i = stop - 1
-	}
-	return &src{text: string(b), segs: s.segs}
 }
 
 // offsetOf converts a yaml.v3 line and column (1-based, counting characters) to a byte

@@ -257,12 +257,14 @@ func jobMatrix(job *yaml.Node) map[string][]string {
 		return nil
 	}
 	out := map[string][]string{}
+	budget := 10000 // nodes read: aliases can make a small matrix a huge tree
 	var add func(prefix string, n *yaml.Node, depth int)
 	add = func(prefix string, n *yaml.Node, depth int) {
 		n = deref(n)
-		if n == nil || depth > 4 {
+		if n == nil || depth > 4 || budget <= 0 {
 			return
 		}
+		budget--
 		switch n.Kind {
 		case yaml.ScalarNode:
 			out[prefix] = appendUnique(out[prefix], n.Value)

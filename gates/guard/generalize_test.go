@@ -169,6 +169,8 @@ func TestPythonGeneralized(t *testing.T) {
 			rules: []string{"aws-ec2-stop"}},
 		{name: "compute discovery, positional", path: "x.py", src: "from googleapiclient import discovery\ncompute = discovery.build('compute', 'v1')\ncompute.instances().stop(p, z, name).execute()\n",
 			rules: []string{"gcp-instance-stop"}},
+		{name: "google-cloud-compute client object", path: "x.py", src: "from google.cloud import compute_v1\nclient = compute_v1.InstancesClient()\nop = client.stop(project, zone, name)\nclient.delete(project, zone, other)\n",
+			rules: []string{"gcp-instance-stop", "gcp-instance-delete"}},
 		{name: "azure any receiver", path: "x.py", src: "poller = cm.virtual_machines.begin_power_off(rg, vm)\nclient.vmss.begin_deallocate(rg, name)\n",
 			rules: []string{"azure-vm-stop", "azure-vm-stop"}},
 		{name: "hcloud and libcloud", path: "x.py", src: "client.servers.power_off(server)\ndriver.destroy_node(node)\n",

@@ -317,3 +317,22 @@ func TestDiffLinksAndScriptsByName(t *testing.T) {
 		t.Errorf("findings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestAliasBomb: YAML aliases can make a small workflow a huge tree (10^9 nodes here); the
+// guard reads runs-on and a matrix through them within a budget.
+func TestAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("x0: &a0 [w, w, w, w, w, w, w, w, w, w]\n")
+	for i := 1; i < 9; i++ {
+		fmt.Fprintf(&b, "x%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", "))
+	}
+	b.WriteString("jobs:\n  j:\n    runs-on: *a8\n    strategy:\n      matrix:\n        k: *a8\n    steps:\n      - run: echo ${{ matrix.k }} && sudo reboot\n")
+	start := time.Now()
+	fs, _ := ScanFile(".github/workflows/x.yml", []byte(b.String()), Config{})
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if len(fs) != 1 || fs[0].Rule != "host-reboot" {
+		t.Errorf("findings:%s", describeFindings(fs))
+	}
+}

@@ -161,21 +161,29 @@ func (w *wfScan) walk(n *yaml.Node, c wfCtx) {
 	}
 }
 
-// nodeText is a node's scalar values joined (runs-on may be a list or a mapping).
+// nodeText is a node's scalar values joined (runs-on may be a list or a mapping). It reads
+// at most 1,000 nodes: aliases can make a small file a huge tree.
 func nodeText(n *yaml.Node) string {
-	n = deref(n)
-	if n == nil {
-		return ""
-	}
-	if n.Kind == yaml.ScalarNode {
-		return n.Value
-	}
+	budget := 1000
 	var parts []string
-	for _, k := range n.Content {
-		if k != n {
-			parts = append(parts, nodeText(k))
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		n = deref(n)
+		if n == nil || budget <= 0 || depth > 64 {
+			return
+		}
+		budget--
+		if n.Kind == yaml.ScalarNode {
+			parts = append(parts, n.Value)
+			return
+		}
+		for _, k := range n.Content {
+			if k != n {
+				walk(k, depth+1)
+			}
 		}
 	}
+	walk(n, 0)
 	return strings.Join(parts, " ")
 }
 

@@ -25,6 +25,10 @@ import (
 //	      why: it is the only one
 //	      command: [labctl]
 //	      args: [vm, "stop|halt"]
+//	  warn: [gpu-reset]                # rule IDs reported as warnings, not refused
+//	  block: [gpu-clocks]              # rule IDs refused although they warn by default
+//	  unjudged: fail                   # a file the guard cannot judge: fail (default) or warn
+//	  skip: ["vendor/**"]              # path globs whose files may go unjudged (a warning)
 type Config struct {
 	configpos.Section[*ruleSet] `yaml:",inline"`
 	// Disable switches rule IDs off (every pattern of the ID).
@@ -36,6 +40,51 @@ type Config struct {
 	// it matches the whole path, one of its parent directories, or (a glob without '/')
 	// its base name.
 	Exclude []string `yaml:"exclude"`
+	// Warn are rule IDs whose findings are warnings: reported, not refused. The rules in
+	// DefaultWarn (GPU clock and power-limit changes) warn unless Block names them.
+	Warn []string `yaml:"warn"`
+	// Block are rule IDs that are refused even though they warn by default.
+	Block []string `yaml:"block"`
+	// Unjudged is what a file the guard could not judge does (too large, binary, nested
+	// beyond its limits, a link out of the repository, a step in a shell it does not read):
+	// "fail" (the default: it fails the gate, naming the file and why) or "warn".
+	Unjudged string `yaml:"unjudged"`
+	// Skip are path globs (as Exclude) of files that may go unjudged, such as vendored
+	// trees: they are scanned and their findings count, but a file there that the guard
+	// cannot judge is a warning.
+	Skip []string `yaml:"skip"`
+}
+
+// DefaultWarn are the rule IDs whose findings are warnings unless the config's block
+// names them: they change how the GPU runs, not whether the machine is there.
+var DefaultWarn = []string{"gpu-clocks"}
+
+// warns reports whether findings of rule id are warnings rather than refusals.
+func (c Config) warns(id string) bool {
+	if slices.Contains(c.Block, id) {
+		return false
+	}
+	return slices.Contains(c.Warn, id) || slices.Contains(DefaultWarn, id)
+}
+
+// skipped reports whether a path (relative, '/'-separated) may go unjudged.
+func (c Config) skipped(rel string) bool {
+	for _, g := range c.Skip {
+		if matchPathGlob(g, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipWhere is where the config's skip glob that matches rel is, for messages.
+func (c Config) skipWhere(rel string) string {
+	for i, g := range c.Skip {
+		if matchPathGlob(g, rel) {
+			return c.Where(cmp.Or(c.KeyLine("skip["+strconv.Itoa(i)+"]"), c.KeyLine("skip")))
+		}
+	}
+	return c.FileName()
 }
 
 // RuleConfig is a rule written in the config: the Rule fields, in YAML.
@@ -53,6 +102,8 @@ type RuleConfig struct {
 	WriteTo        Words  `yaml:"write_to"`
 	Call           Words  `yaml:"call"`
 	Kwargs         Words  `yaml:"kwargs"`
+	URL            Words  `yaml:"url"`
+	Method         Words  `yaml:"method"`
 	configpos.Item `yaml:"-"`
 }
 
@@ -126,9 +177,36 @@ func (c Config) check() error {
 			return fmt.Errorf("%s: guard.disable: unknown rule ID %q%s", c.Where(cmp.Or(c.KeyLine("disable["+strconv.Itoa(i)+"]"), c.KeyLine("disable"))), id, suggestID(id, known))
 		}
 	}
-	for i, g := range c.Exclude {
-		if strings.TrimSpace(g) == "" {
-			return fmt.Errorf("%s: guard.exclude[%d]: empty path glob", c.Where(cmp.Or(c.KeyLine("exclude["+strconv.Itoa(i)+"]"), c.KeyLine("exclude"))), i)
+	for _, key := range []string{"warn", "block"} {
+		list := c.Warn
+		if key == "block" {
+			list = c.Block
+		}
+		for i, id := range list {
+			if !known[id] {
+				return fmt.Errorf("%s: guard.%s: unknown rule ID %q%s", c.Where(cmp.Or(c.KeyLine(key+"["+strconv.Itoa(i)+"]"), c.KeyLine(key))), key, id, suggestID(id, known))
+			}
+		}
+	}
+	for i, id := range c.Block {
+		if slices.Contains(c.Warn, id) {
+			return fmt.Errorf("%s: guard.block[%d]: %s is also in guard.warn; name it in one of them", c.Where(cmp.Or(c.KeyLine("block["+strconv.Itoa(i)+"]"), c.KeyLine("block"))), i, id)
+		}
+	}
+	switch c.Unjudged {
+	case "", "fail", "warn":
+	default:
+		return fmt.Errorf("%s: guard.unjudged: %q must be fail (the default: a file the guard cannot judge fails the gate) or warn", c.KeyWhere("unjudged"), c.Unjudged)
+	}
+	for _, key := range []string{"exclude", "skip"} {
+		list := c.Exclude
+		if key == "skip" {
+			list = c.Skip
+		}
+		for i, g := range list {
+			if strings.TrimSpace(g) == "" {
+				return fmt.Errorf("%s: guard.%s[%d]: empty path glob", c.Where(cmp.Or(c.KeyLine(key+"["+strconv.Itoa(i)+"]"), c.KeyLine(key))), key, i)
+			}
 		}
 	}
 	return nil
@@ -163,7 +241,7 @@ func (c Config) rules() []Rule {
 			ID: rc.ID, What: cmp.Or(rc.What, "matches rule "+rc.ID+" of "+c.FileName()),
 			Why:     cmp.Or(rc.Why, "refused by "+c.Where(rc.Line)),
 			Command: rc.Command, Args: rc.Args, AnyFlag: rc.AnyFlag, NoFlag: rc.NoFlag, ArgContains: rc.ArgContains,
-			ValueFlags: rc.ValueFlags, Help: rc.Help, WriteTo: rc.WriteTo, Call: rc.Call, Kwargs: rc.Kwargs,
+			ValueFlags: rc.ValueFlags, Help: rc.Help, WriteTo: rc.WriteTo, Call: rc.Call, Kwargs: rc.Kwargs, URL: rc.URL, Method: rc.Method,
 		})
 	}
 	return out
@@ -189,4 +267,14 @@ func (c Config) excluded(rel string) bool {
 		}
 	}
 	return false
+}
+
+// markSkipped marks the unjudged warnings about paths that guard.skip lets go unjudged.
+func (c Config) markSkipped(ws []Warning) {
+	for i := range ws {
+		if ws[i].Unjudged && !ws[i].Skipped && c.skipped(ws[i].Path) {
+			ws[i].Skipped = true
+			ws[i].Message += " (" + c.skipWhere(ws[i].Path) + ": guard.skip lets it go unjudged)"
+		}
+	}
 }

@@ -4,32 +4,35 @@
 //
 // Rule IDs (the rules table in rules.go is the one place they are defined):
 //
-//	gcp-instance-stop        gcloud compute instances stop|suspend
-//	gcp-instance-delete      gcloud compute instances delete
+//	gcp-instance-stop        gcloud compute instances|tpus stop|suspend; the Compute API and REST stop
+//	gcp-instance-delete      gcloud compute instances|tpus delete; the Compute API and REST DELETE
 //	gcp-instance-reset       gcloud compute instances reset
-//	aws-ec2-stop             aws ec2 stop-instances (also --hibernate); boto3 stop_instances
-//	aws-ec2-terminate        aws ec2 terminate-instances; boto3 terminate_instances
-//	azure-vm-stop            az vm stop|deallocate
-//	azure-vm-delete          az vm delete
-//	azure-vm-restart         az vm restart
-//	oci-instance-stop        oci compute instance action --action STOP|SOFTSTOP|RESET|SOFTRESET
-//	oci-instance-terminate   oci compute instance terminate
-//	runpod-pod-stop          runpodctl stop|remove pod; runpod.stop_pod|terminate_pod
-//	vastai-instance-stop     vastai stop|destroy instance
+//	aws-ec2-stop             aws ec2 stop-instances (also --hibernate), reboot-instances; boto3 stop_instances, Instance(id).stop(), instances.filter(...).stop()
+//	aws-ec2-terminate        aws ec2 terminate-instances; boto3 terminate_instances, Instance(id).terminate()
+//	azure-vm-stop            az vm|vmss stop|deallocate; azure-mgmt begin_deallocate|begin_power_off; the REST API
+//	azure-vm-delete          az vm delete, az vmss delete|delete-instances; azure-mgmt begin_delete
+//	azure-vm-restart         az vm restart, az vmss restart|reimage; azure-mgmt begin_restart
+//	oci-instance-stop        oci compute instance action --action STOP|SOFTSTOP|RESET|SOFTRESET; instance_action
+//	oci-instance-terminate   oci compute instance terminate; terminate_instance
+//	runpod-pod-stop          runpodctl stop|remove pod; runpod.stop_pod|terminate_pod; the REST and GraphQL APIs
+//	vastai-instance-stop     vastai stop|destroy instance; the REST API's DELETE
 //	lambda-instance-terminate  Lambda Cloud API .../instance-operations/terminate (curl, wget, requests)
 //	paperspace-machine-stop  paperspace machines stop|destroy|restart; pspace machine stop|delete|restart
 //	k8s-node-delete          kubectl delete node|nodes|no
 //	k8s-node-drain           kubectl drain
-//	terraform-destroy        terraform|tofu destroy; terraform|tofu apply -destroy
-//	host-shutdown            shutdown (not -r), poweroff, halt, systemctl poweroff|halt, init 0, telinit 0
-//	host-reboot              reboot, shutdown -r, systemctl reboot|kexec, init 6, telinit 6
-//	host-suspend             systemctl suspend|hibernate|hybrid-sleep|suspend-then-hibernate
+//	terraform-destroy        terraform|tofu destroy; terraform|tofu apply -destroy; pulumi destroy; destroy actions
+//	host-shutdown            shutdown (not -r), poweroff, halt, systemctl|loginctl poweroff|halt, init 0, telinit 0, D-Bus PowerOff, kill -RTMIN+4 1, ipmitool chassis power off
+//	host-reboot              reboot, shutdown -r, systemctl reboot|kexec, loginctl reboot, init 6, telinit 6, D-Bus Reboot, ipmitool chassis power cycle|reset
+//	host-suspend             systemctl|loginctl suspend|hibernate|hybrid-sleep|suspend-then-hibernate, D-Bus Suspend
 //	host-sysrq               a write to /proc/sysrq-trigger
-//	gpu-reset                nvidia-smi -r|--gpu-reset
-//	gpu-persistence-off      nvidia-smi -pm 0|--persistence-mode=0
-//	gpu-clocks               nvidia-smi clock and power changes: -lgc -rgc -lmc -rmc -ac -rac -pl and their long forms
-//	gpu-driver-unload        rmmod nvidia*, modprobe -r nvidia*
-//	runner-stop              svc.sh stop|uninstall, config.sh remove, systemctl stop|disable actions.runner*
+//	gpu-reset                nvidia-smi -r|--gpu-reset, nvidia-smi drain -m 1, a write to /sys/bus/pci/devices/*/reset|remove
+//	gpu-persistence-off      nvidia-smi -pm 0|--persistence-mode=0 (-pm 1 is no stop)
+//	gpu-clocks               nvidia-smi clock and power changes: -lgc -rgc -lmc -rmc -ac -rac -pl and their long forms (a warning unless guard.block names it)
+//	gpu-driver-unload        rmmod nvidia*, modprobe -r nvidia*, unbinding the nvidia driver
+//	runner-stop              svc.sh stop|uninstall, config.sh remove, systemctl stop|disable actions.runner*, pkill Runner.Listener
+//	cloud-vm-stop            other clouds' VM lifecycle: hcloud, doctl, linode-cli, scw, ibmcloud is, exo, openstack, nova, vultr-cli, civo, lightsail; their HTTP APIs and SDKs
+//	vm-action-stop           a workflow step that stops, terminates or deletes a VM or runner through a third-party action (uses:)
+//	vm-verb-unresolved       a VM lifecycle command whose verb is a variable, parameter or command substitution the guard cannot resolve
 //
 // # What is read
 //
@@ -45,6 +48,52 @@
 // variables, `$(shell ...)`), Dockerfile RUN is read in shell, exec and here-document form,
 // and Python's subprocess, os.system, boto3, runpod and requests calls are read with a
 // small tokenizer, so comments, docstrings and printed strings are never code.
+//
+// # What cannot be judged
+//
+// A file the guard cannot judge fails it, naming the file, the line and why (an unjudged
+// Warning, an error in Evaluate): larger than 2 MiB, binary (a NUL byte) though named like
+// code, nested beyond the parsers' limits (500 levels of shell brackets, quotes, blocks or
+// pipeline stages; 2,000 levels of shell syntax tree; 200 of Python brackets; 32 of make's
+// $(...); 12 scripts inside scripts or function calls; 64 variables in one value), too
+// complex to finish, a symbolic link out of the repository, a step or RUN in a shell it
+// does not read (pwsh, cmd). Every bound is checked before the recursive walk it protects,
+// so no input can exhaust the stack. `guard.unjudged: warn` turns these into warnings, and
+// `guard.skip` path globs let a vendored tree go unjudged (its findings still fail). A byte
+// that is not UTF-8 is read as an unknown byte, not a reason to stop; a shell syntax error
+// stays a warning (the shell stops there too). Symbolic links are followed within the
+// repository; an executable text file without an extension or a shebang is a shell
+// script; and a file the repository runs by its name (`bash ci/teardown`, `./tools/reap`,
+// `source env.sh`, `python3 tools/x`) is judged as what runs it reads it.
+//
+// # Beyond literal commands
+//
+// What is dangerous is often not written out. The guard also follows:
+//
+//   - verbs it cannot resolve: in a lifecycle CLI (gcloud, aws, az, oci, runpodctl, vastai,
+//     hcloud, doctl, ...), a command that a rule would match were its verb, the word right
+//     after the known ones, known is vm-verb-unresolved (gcloud compute instances "$1" vm,
+//     aws ec2 ${ACTION}-instances); a program it cannot resolve whose arguments are word
+//     for word a lifecycle verb path is that CLI ($GCLOUD compute instances delete);
+//   - wrappers: functions (their local variables set from parameters too), bash -c, ssh,
+//     sudo, env, nohup, timeout, screen (-X stuff), tmux (new-session, send-keys),
+//     systemd-run, script -c, sg, unshare, sshpass; containers that reach the host
+//     (docker/podman run|exec with --privileged, --pid=host, SYS_ADMIN/SYS_BOOT or / mounted;
+//     kubectl debug node/...): their command is judged as run on the host;
+//   - workflow expressions: `${{ }}` takes the values of inputs (defaults and choice
+//     options), matrix entries (and include), env values and literal alternatives
+//     ('a' || 'b'); the script is judged once per value (at most 8 variants);
+//   - actions: inputs that hold scripts (script, run, command, inlineScript) are shell (an
+//     ssh action's on the remote machine), a CLI action's args are that CLI's, and the step
+//     itself is the pseudo-command `uses OWNER/REPO[/PATH] KEY=VALUE...` that
+//     vm-action-stop and config rules match;
+//   - decoded text: base64, base32 and hex literals decoded by base64 -d, xxd -r -p,
+//     printf and echo -e escapes or Python's b64decode are read as what they decode to; a
+//     blob that cannot be decoded, fed to a shell, is a warning;
+//   - Python: the file's functions that run a parameter (def sh(cmd): subprocess.run(cmd))
+//     run their arguments; a receiver is resolved through assignments and loops
+//     (instance = ec2.Instance(id); instance.stop()); HTTP requests (curl, wget, httpie,
+//     requests, httpx, urllib) match rules by URL and method.
 //
 // # How a command is matched
 //

@@ -80,7 +80,7 @@ func scanDockerfile(fc *fileCtx) {
 			analysable = !strings.Contains(sh, "powershell") && !strings.Contains(sh, "pwsh") && !strings.Contains(sh, "cmd")
 		case "RUN":
 			if !analysable {
-				fc.warn(nil, l, "this RUN runs in the shell that SHELL names, which the guard does not analyse: check it by hand")
+				fc.unjudged(nil, l, "this RUN runs in the shell that SHELL names, which the guard does not analyse, so it cannot judge it: check it by hand")
 				break
 			}
 			dockerRun(a, fc, lines, argStart, bodyEnd, escape, len(heredocs) > 0)

@@ -27,36 +27,55 @@ func Evaluate(findings []Finding, warnings []Warning, files int, cfg Config) (re
 			cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
 	table := &result.Table{Columns: []string{"path:line", "rule", "command"}, Rows: []result.Row{}}
-	blocked, allowed := 0, 0
-	for _, f := range fs {
+	blocked, allowed, warned, unjudged := 0, 0, 0, 0
+	for i, f := range fs {
 		via := ""
 		if f.Via != "" {
 			via = " (via " + f.Via + ")"
 		}
 		rf := result.Finding{File: f.Path, Line: f.Line, Column: f.Column, Metric: f.Rule}
 		row := result.Row{Cells: []string{f.Path + ":" + strconv.Itoa(f.Line), f.Rule, f.Command}}
-		if f.Allowed {
+		switch {
+		case f.Allowed:
 			allowed++
 			rf.Severity = result.Notice
 			rf.Message = fmt.Sprintf("allowed (%s): `%s` %s%s", f.AllowReason, f.Command, f.What, via)
 			row.Status = result.Pass
-		} else {
+		case cfg.warns(f.Rule):
+			warned++
+			rf.Severity = result.Warning
+			rf.Message = fmt.Sprintf("`%s` %s%s: %s (a warning: %s; to refuse it, add %s to guard.block)",
+				f.Command, f.What, via, f.Why, warnSource(cfg, f.Rule), f.Rule)
+			row.Status = result.Pass
+		default:
 			blocked++
 			rf.Severity = result.Error
 			rf.Message = fmt.Sprintf("`%s` %s%s: %s (if it is intended, add `# kernel-gate: allow %s <reason>` on the line above)",
 				f.Command, f.What, via, f.Why, f.Rule)
 			row.Status = result.Fail
 		}
+		fs[i].Severity = string(rf.Severity)
 		g.Findings = append(g.Findings, rf)
 		table.Rows = append(table.Rows, row)
 	}
 	for _, w := range warnings {
-		g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, File: w.Path, Line: w.Line, Message: w.Message})
+		rf := result.Finding{Severity: result.Warning, File: w.Path, Line: w.Line, Message: w.Message}
+		if w.Unjudged && !w.Skipped {
+			if cfg.Unjudged == "warn" {
+				rf.Message += fmt.Sprintf(" (%s: guard.unjudged: warn lets it pass)", cfg.KeyWhere("unjudged"))
+			} else {
+				unjudged++
+				rf.Severity = result.Error
+				rf.Message = "the guard cannot judge this file: " + rf.Message + " (a file the guard cannot judge fails it: " +
+					"if it is vendored or generated, list it in guard.skip, or set guard.unjudged: warn)"
+			}
+		}
+		g.Findings = append(g.Findings, rf)
 	}
 	if len(table.Rows) > 0 {
 		g.Table = table
 	}
-	data := Data{Findings: slices.Clone(findings), Warnings: slices.Clone(warnings), Files: files}
+	data := Data{Findings: fs, Warnings: slices.Clone(warnings), Files: files}
 	if data.Findings == nil {
 		data.Findings = []Finding{}
 	}
@@ -72,7 +91,10 @@ func Evaluate(findings []Finding, warnings []Warning, files int, cfg Config) (re
 			Message: "no shell scripts, workflows, Makefiles, Dockerfiles or Python files to scan"})
 	}
 	g.Summary = fmt.Sprintf("%d file(s) scanned: %d command(s) that stop, reboot or reset the GPU machine refused, %d allowed, %d warning(s)",
-		files, blocked, allowed, len(warnings))
+		files, blocked, allowed, len(warnings)+warned-unjudged)
+	if unjudged > 0 {
+		g.Summary += fmt.Sprintf("; %d file(s) or parts the guard could not judge", unjudged)
+	}
 	if len(cfg.Disable) > 0 {
 		g.Summary += fmt.Sprintf("; rules disabled in %s: %v", cfg.FileName(), cfg.Disable)
 	}
@@ -84,4 +106,12 @@ func boolRank(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// warnSource says why a rule's findings are warnings.
+func warnSource(cfg Config, id string) string {
+	if i := slices.Index(cfg.Warn, id); i >= 0 {
+		return cfg.Where(cmp.Or(cfg.KeyLine("warn["+strconv.Itoa(i)+"]"), cfg.KeyLine("warn"))) + " guard.warn lists it"
+	}
+	return id + " warns by default"
 }

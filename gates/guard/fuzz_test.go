@@ -56,6 +56,10 @@ func FuzzScanFile(f *testing.F) {
 	f.Add(uint8(3), []byte("X := $(shell sudo reboot)\nall:\n\t@$(X) $$HOME \\\n\t  nvidia-smi -r\n"))
 	f.Add(uint8(4), []byte("RUN <<EOF\nreboot\nEOF\nRUN [\"sh\", \"-c\", \"halt\"]\n"))
 	f.Add(uint8(5), []byte("import subprocess as sp\nsp.run(f'''{x}\nsudo reboot''', shell=True)\n"))
+	f.Add(uint8(1), []byte("on:\n  workflow_dispatch:\n    inputs:\n      cmd:\n        options: [a, 'sudo reboot']\njobs:\n  a:\n    strategy:\n      matrix:\n        x: [${{ inputs.cmd }}]\n    steps:\n      - run: ${{ matrix.x || inputs.cmd && 'halt' }}\n      - uses: o/ec2-runner@v1\n        with:\n          mode: ${{ inputs.cmd }}\n          script: echo aGFsdA== | base64 -d | sh\n"))
+	f.Add(uint8(0), []byte("f() { local c=\"$1\"; shift; docker run --privileged alpine $c \"$@\"; }\nf nsenter -t 1 -- reboot\ngcloud compute instances \"$2\" x\n$G compute instances delete y\n"))
+	f.Add(uint8(0), []byte("screen -S s -X stuff 'reboot\\n'\ntmux send-keys 'halt' Enter\ncurl -X DELETE https://api.vultr.com/v2/instances/$ID\n"))
+	f.Add(uint8(5), []byte("import boto3, base64\nec2 = boto3.resource('ec2')\nfor i in ec2.instances.all():\n    i.stop()\ndef sh(c):\n    os.system(c)\nsh(base64.b64decode('aGFsdA==').decode())\n"))
 	ids := map[string]bool{}
 	for _, r := range DefaultRules() {
 		ids[r.ID] = true

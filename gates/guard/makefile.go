@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -30,6 +31,7 @@ type mkFile struct {
 	defines map[string][]int // define NAME → its body's line indexes
 	used    map[string]bool  // variables referenced in recipes
 	memo    map[string]makeLit
+	nest    int // $(shell ...) being read inside one another
 }
 
 type makeLit struct {
@@ -359,7 +361,11 @@ func (m *mkFile) literal(name string, depth int) (string, bool) {
 
 func (m *mkFile) literalOf(name string, depth int) (string, bool) {
 	v, ok := m.vars[name]
-	if !ok || depth > 8 {
+	if !ok {
+		return "", false
+	}
+	if depth > maxVarChain {
+		m.fc.unjudged(nil, 0, fmt.Sprintf("a make variable's value goes through more than %d other variables: the guard cannot judge this file", maxVarChain))
 		return "", false
 	}
 	if _, isDef := m.defines[name]; isDef {
@@ -398,6 +404,12 @@ func (m *mkFile) literalOf(name string, depth int) (string, bool) {
 // shellCalls analyses the command of every $(shell ...) in text (which starts at file
 // offset base).
 func (m *mkFile) shellCalls(base int, text string) {
+	m.nest++
+	defer func() { m.nest-- }()
+	if m.nest > maxMakeNesting {
+		m.fc.unjudged(nil, m.fc.line(base), fmt.Sprintf("make's $(...) nest more than %d deep here: the guard cannot judge this file", maxMakeNesting))
+		return
+	}
 	for k := 0; k+8 <= len(text); k++ {
 		if !strings.HasPrefix(text[k:], "$(shell") || k+7 >= len(text) || (text[k+7] != ' ' && text[k+7] != '\t') {
 			continue

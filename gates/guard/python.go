@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -14,6 +16,7 @@ import (
 
 type pyTok struct {
 	kind       byte // 'n' name, 's' string, 'o' operator, 'l' end of logical line, 'x' other
+	idx        int  // index in the file's tokens
 	start, end int
 	text       string // name or operator
 	val        *src   // a string's value
@@ -252,7 +255,7 @@ func pyEscape(t string, i int) (int, string) {
 
 // pyValue is what a Python expression evaluates to, as far as the guard can tell.
 type pyValue struct {
-	kind  byte // 's' string, 'l' list, 'b' bool, 'p' a string that is split (cmd.split(), shlex.split), 0 unknown
+	kind  byte // 's' string, 'l' list, 'd' dict (keys and values), 'b' bool, 'p' a string that is split (cmd.split(), shlex.split), 0 unknown
 	str   *src
 	list  []pyValue
 	truth bool
@@ -283,6 +286,20 @@ type pyFile struct {
 	assign map[string][][]pyTok // NAME = value
 	depth  map[string]bool
 	memo   map[string]pyValue // a name's value, once evaluated
+	loops  map[string][]pyTok // for NAME in EXPR: the EXPR
+	recv   map[string]string  // a name's value as a callee prefix ("boto3.resource().Instance()"), once resolved
+	// runners are the file's functions that run one of their parameters as a command
+	// (def sh(cmd): subprocess.run(cmd, shell=True)).
+	runners map[string]pyRunner
+}
+
+// pyRunner is a function that runs its parameter param (counting self) as a command.
+type pyRunner struct {
+	param  int
+	name   string // the parameter's name, for keyword calls
+	shell  bool
+	method bool // its first parameter is self or cls
+	via    string
 }
 
 // runPython reads a Python text (fr.src) for dangerous calls.
@@ -291,9 +308,17 @@ func (a *analyzer) runPython(fr *frame) {
 		return
 	}
 	p := &pyFile{a: a, fr: fr, toks: a.pyTokenize(fr), mods: map[string]string{}, names: map[string]string{},
-		assign: map[string][][]pyTok{}, depth: map[string]bool{}, memo: map[string]pyValue{}}
-	p.matchBrackets()
+		assign: map[string][][]pyTok{}, depth: map[string]bool{}, memo: map[string]pyValue{}, loops: map[string][]pyTok{},
+		recv: map[string]string{}, runners: map[string]pyRunner{}}
+	for i := range p.toks {
+		p.toks[i].idx = i
+	}
+	if k, deep := p.matchBrackets(); deep {
+		a.fc.unjudged(a, a.fc.line(fr.src.fileOff(p.toks[k].start)), fmt.Sprintf("Python brackets nest more than %d deep here (Python itself refuses that): the guard cannot judge this file", maxPyNesting))
+		return
+	}
 	p.statements()
+	p.findRunners()
 	for i, tk := range p.toks {
 		if tk.kind == 'o' && tk.text == "(" && i > 0 {
 			if c, ok := p.call(i); ok {
@@ -303,7 +328,9 @@ func (a *analyzer) runPython(fr *frame) {
 	}
 }
 
-func (p *pyFile) matchBrackets() {
+// matchBrackets pairs the brackets; it reports the first bracket nested deeper than
+// maxPyNesting.
+func (p *pyFile) matchBrackets() (int, bool) {
 	p.match = make([]int, len(p.toks))
 	var stack []int
 	for i, tk := range p.toks {
@@ -314,6 +341,9 @@ func (p *pyFile) matchBrackets() {
 		switch tk.text {
 		case "(", "[", "{":
 			stack = append(stack, i)
+			if len(stack) > maxPyNesting {
+				return i, true
+			}
 		case ")", "]", "}":
 			if n := len(stack); n > 0 {
 				p.match[stack[n-1]], p.match[i] = i, stack[n-1]
@@ -321,6 +351,7 @@ func (p *pyFile) matchBrackets() {
 			}
 		}
 	}
+	return 0, false
 }
 
 // statements reads imports and simple assignments, one logical line at a time.
@@ -340,6 +371,21 @@ func (p *pyFile) statement(st []pyTok) {
 		return
 	}
 	isName := func(k int, s string) bool { return k < len(st) && st[k].kind == 'n' && (s == "" || st[k].text == s) }
+	if isName(0, "for") && isName(1, "") && isName(2, "in") && len(st) > 4 {
+		end := len(st)
+		if st[end-1].kind == 'o' && st[end-1].text == ":" {
+			end--
+		} else {
+			for k := 3; k < len(st); k++ { // for x in y: body on one line
+				if st[k].kind == 'o' && st[k].text == ":" && p.depthAt(st[3:k]) == 0 {
+					end = k
+					break
+				}
+			}
+		}
+		p.loops[st[1].text] = st[3:end]
+		return
+	}
 	switch {
 	case isName(0, "import"):
 		for _, part := range splitTop(st[1:], ",") {
@@ -472,8 +518,11 @@ func (p *pyFile) call(i int) (pyCall, bool) {
 	if len(parts) == 0 {
 		return pyCall{}, false
 	}
-	// Python keywords before a '(' are not calls (if (...), return (...)).
+	// Python keywords before a '(' are not calls (if (...), return (...)), nor is a def.
 	if len(parts) == 1 && pyKeyword(parts[0]) {
+		return pyCall{}, false
+	}
+	if startTok > 0 && p.toks[startTok-1].kind == 'n' && (p.toks[startTok-1].text == "def" || p.toks[startTok-1].text == "class") {
 		return pyCall{}, false
 	}
 	c := pyCall{callee: strings.Join(parts, "."), start: p.toks[startTok].start, end: p.toks[end].end, kwargs: map[string][]pyTok{}}
@@ -482,6 +531,11 @@ func (p *pyFile) call(i int) (pyCall, bool) {
 		c.resolved = strings.Join(append([]string{full}, parts[1:]...), ".")
 	} else if mod, ok := p.mods[parts[0]]; ok {
 		c.resolved = strings.Join(append([]string{mod}, parts[1:]...), ".")
+	} else if len(parts) > 1 {
+		if rec, ok := p.receiver(parts[0]); ok {
+			// instance = ec2.Instance(id); instance.stop() is ec2.Instance().stop()
+			c.resolved = strings.Join(append([]string{rec}, parts[1:]...), ".")
+		}
 	}
 	for _, arg := range splitTop(p.toks[i+1:end], ",") {
 		if len(arg) == 0 {
@@ -530,6 +584,42 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 		v.kind, v.str = 's', b.src()
 		return v
 	}
+	// 'https://host/path/' + iid + '/': a concatenation with a string in it is a string,
+	// its other operands' values or unknown bytes.
+	if parts := splitTop(ts, "+"); len(parts) > 1 && len(parts) <= 64 && slices.ContainsFunc(parts, func(op []pyTok) bool { return len(op) == 1 && op[0].kind == 's' }) {
+		var b builder
+		for _, op := range parts {
+			if len(op) == 0 {
+				return v
+			}
+			ov := p.value(op)
+			if ov.kind == 's' {
+				b.from(ov.str, 0, len(ov.str.text))
+			} else {
+				b.synthAt(p.fr.src, op[0].start, op[len(op)-1].end, string(unknownByte))
+			}
+		}
+		v.kind, v.str = 's', b.src()
+		return v
+	}
+	// {"key": value, ...}: the keys and values, for the strings a call passes.
+	if ts[0].kind == 'o' && ts[0].text == "{" && p.indexOf(ts, 0) == len(ts)-1 {
+		for _, el := range splitTop(ts[1:len(ts)-1], ",") {
+			for _, kv := range splitTop(el, ":") {
+				if len(kv) > 0 {
+					v.list = append(v.list, p.value(kv))
+				}
+			}
+		}
+		for _, el := range v.list {
+			v.size += max(el.size, 1)
+		}
+		if v.size > maxListSize {
+			return pyValue{start: v.start}
+		}
+		v.kind = 'd'
+		return v
+	}
 	// "sep".join([...])
 	if len(ts) >= 4 && ts[0].kind == 's' && ts[1].text == "." && ts[2].text == "join" && ts[3].text == "(" {
 		if end := p.indexOf(ts, 3); end == len(ts)-1 {
@@ -550,6 +640,11 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 				return v
 			}
 		}
+	}
+	// base64.b64decode(S), bytes.fromhex(S), codecs.decode(S, "hex"), each maybe .decode():
+	// text decoded at run time is a string like any other.
+	if dec, ok := p.decodedValue(ts); ok {
+		return dec
 	}
 	// X.split() and shlex.split(X)
 	if n := len(ts); n >= 4 && ts[n-1].text == ")" {
@@ -609,6 +704,10 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 		name := ts[0].text
 		defs := p.assign[name]
 		if len(defs) == 0 || p.depth[name] {
+			return v
+		}
+		if len(p.depth) >= maxVarChain {
+			p.a.fc.unjudged(p.a, p.a.fc.line(p.fr.src.fileOff(ts[0].start)), fmt.Sprintf("a name's value goes through more than %d other names: the guard cannot judge this file", maxVarChain))
 			return v
 		}
 		r, ok := p.memo[name]
@@ -677,7 +776,7 @@ func (v pyValue) strings(out []string) []string {
 	switch v.kind {
 	case 's', 'p':
 		out = append(out, v.str.text)
-	case 'l':
+	case 'l', 'd':
 		for _, el := range v.list {
 			out = el.strings(out)
 		}
@@ -715,6 +814,16 @@ func (p *pyFile) judge(c pyCall) {
 	fn := lastPart(name)
 	mod := strings.TrimSuffix(name, "."+fn)
 	cc := &cmdCtx{fr: fr, start: c.start, end: c.end}
+	if r, ok := p.runners[fn]; ok && (c.callee == fn || r.method && strings.Contains(c.callee, ".")) {
+		// A function of the file that runs its parameter: the argument is the command.
+		k := r.param
+		if r.method && strings.Contains(c.callee, ".") {
+			k-- // called on an object: self is not among the arguments
+		}
+		cc.via = append(cc.via, "function "+fn)
+		p.runValue(p.value(arg(k, r.name)), cc, r.via, r.shell)
+		return
+	}
 	switch {
 	case mod == "subprocess" && isSubprocessFunc(fn):
 		shell := false
@@ -756,8 +865,18 @@ func (p *pyFile) judge(c pyCall) {
 	for _, ts := range c.kwargs {
 		strs = p.value(ts).strings(strs)
 	}
+	hasURL := slices.ContainsFunc(strs, func(s string) bool { return strings.Contains(s, "://") })
 	for _, r := range a.fc.callRules {
+		if len(r.URL) > 0 && !hasURL {
+			continue // no URL among the arguments: no request the rule is about
+		}
 		if !globList(r.Call, c.callee) && !globList(r.Call, c.resolved) {
+			continue
+		}
+		if len(r.URL) > 0 {
+			if req, ok := p.httpCall(c, fn, arg); ok && r.matchRequest(req) && argContains(strs, r.ArgContains) {
+				a.report(fr, r, c.start, c.end, []string{c.callee})
+			}
 			continue
 		}
 		ok := true
@@ -840,6 +959,7 @@ func (a *analyzer) pythonCmd(name string, args []field, cc *cmdCtx) bool {
 			i = len(args)
 		case strings.HasPrefix(w, "-"):
 		default:
+			a.ref(w, KindPython, cc)
 			return true // a script file
 		}
 	}
@@ -850,6 +970,10 @@ func (a *analyzer) pythonCmd(name string, args []field, cc *cmdCtx) bool {
 }
 
 func (a *analyzer) nestedPython(s *src, cc *cmdCtx, via string) {
+	if cc.stdin != nil && cc.stdin.opaque && cc.stdin.s == s {
+		a.opaqueScript(cc, via)
+		return
+	}
 	fr := cc.fr.child()
 	fr.src = s
 	fr.params, fr.paramsKnown = nil, false
@@ -859,4 +983,279 @@ func (a *analyzer) nestedPython(s *src, cc *cmdCtx, via string) {
 		fr.outer = &span{cc.fr.src.fileOff(cc.start), cc.fr.src.fileEnd(cc.end)}
 	}
 	a.runPython(fr)
+}
+
+// httpCall reads the method and URL of a requests, httpx or urllib call.
+func (p *pyFile) httpCall(c pyCall, fn string, arg func(int, ...string) []pyTok) (httpRequest, bool) {
+	var req httpRequest
+	urlArg := arg(0, "url")
+	switch fn {
+	case "get", "post", "put", "delete", "patch", "head":
+		req.method = strings.ToUpper(fn)
+	case "request":
+		if m := p.value(arg(0, "method")); m.kind == 's' {
+			req.method = strings.ToUpper(m.str.text)
+		}
+		urlArg = arg(1, "url")
+	case "urlopen", "Request":
+		req.method = "GET"
+		if _, ok := c.kwargs["data"]; ok || len(c.args) > 1 {
+			req.method = "POST"
+		}
+		if m := p.value(c.kwargs["method"]); m.kind == 's' {
+			req.method = strings.ToUpper(m.str.text)
+		}
+	default:
+		return req, false
+	}
+	u := p.value(urlArg)
+	if u.kind != 's' {
+		return req, false
+	}
+	req.urls = []string{u.str.text}
+	return req, true
+}
+
+// depthAt is the bracket depth at the end of ts.
+func (p *pyFile) depthAt(ts []pyTok) int {
+	d := 0
+	for _, t := range ts {
+		if t.kind == 'o' {
+			switch t.text {
+			case "(", "[", "{":
+				d++
+			case ")", "]", "}":
+				d--
+			}
+		}
+	}
+	return d
+}
+
+// receiver resolves a name to the callee form of what it was set to: a call chain
+// (ec2.Instance(id) → "boto3.resource().Instance()"), a dotted name, or the items of a
+// loop over one (for i in ec2.instances.filter(...) → "....filter().[]").
+func (p *pyFile) receiver(name string) (string, bool) {
+	if r, ok := p.recv[name]; ok {
+		return r, r != ""
+	}
+	if p.depth[name] || len(p.depth) >= maxVarChain {
+		return "", false
+	}
+	p.recv[name] = "" // a name set from itself is not resolved
+	p.depth[name] = true
+	defer delete(p.depth, name)
+	item := ""
+	ts := []pyTok(nil)
+	if defs := p.assign[name]; len(defs) > 0 {
+		ts = defs[len(defs)-1]
+	} else if loop, ok := p.loops[name]; ok {
+		ts, item = loop, ".[]"
+	}
+	r := p.calleeOf(ts)
+	if r != "" {
+		r += item
+	}
+	p.recv[name] = r
+	return r, r != ""
+}
+
+// calleeOf is the callee form of an expression that is a call chain or a dotted name.
+func (p *pyFile) calleeOf(ts []pyTok) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	last := ts[len(ts)-1]
+	if last.kind == 'o' && last.text == ")" {
+		open := p.match[last.idx]
+		if open <= 0 || p.toks[open].start < ts[0].start {
+			return ""
+		}
+		c, ok := p.call(open)
+		if !ok || c.start != ts[0].start {
+			return ""
+		}
+		return c.resolved + "()"
+	}
+	for k, t := range ts {
+		if !(t.kind == 'n' && k%2 == 0 || t.kind == 'o' && t.text == "." && k%2 == 1) {
+			return ""
+		}
+	}
+	d := dotted(ts)
+	parts := strings.Split(d, ".")
+	if full, ok := p.names[parts[0]]; ok {
+		return strings.Join(append([]string{full}, parts[1:]...), ".")
+	}
+	if mod, ok := p.mods[parts[0]]; ok {
+		return strings.Join(append([]string{mod}, parts[1:]...), ".")
+	}
+	if len(parts) > 1 {
+		if rec, ok := p.receiver(parts[0]); ok {
+			return strings.Join(append([]string{rec}, parts[1:]...), ".")
+		}
+	}
+	return d
+}
+
+// findRunners finds the file's functions that run one of their parameters as a command:
+// `def sh(cmd): subprocess.run(cmd, shell=True)`, `def run(self, c): os.system(c)`.
+func (p *pyFile) findRunners() {
+	t := p.fr.src.text
+	type def struct {
+		tok, close int // token indexes of "def" and of its parameters' ")"
+		indent     int
+		end        int // offset where its body ends
+	}
+	var defs []def
+	for i := 0; i+2 < len(p.toks); i++ {
+		if p.toks[i].kind == 'n' && p.toks[i].text == "def" && p.toks[i+1].kind == 'n' && p.toks[i+2].text == "(" && p.match[i+2] > 0 {
+			lineStart := strings.LastIndexByte(t[:p.toks[i].start], '\n') + 1
+			defs = append(defs, def{tok: i, close: p.match[i+2], indent: p.toks[i].start - lineStart, end: len(t)})
+		}
+	}
+	if len(defs) == 0 {
+		return
+	}
+	// One pass over the lines: a def's body ends at the first line after it that is not
+	// indented more than the def.
+	var open []int // indexes into defs, innermost last
+	next := 0
+	for o := 0; o < len(t); {
+		e := strings.IndexByte(t[o:], '\n')
+		line := t[o:]
+		if e >= 0 {
+			line = t[o : o+e]
+		}
+		trimmed := strings.TrimLeft(line, " \t")
+		if trimmed != "" && !strings.HasPrefix(trimmed, "#") {
+			ind := len(line) - len(trimmed)
+			for len(open) > 0 && ind <= defs[open[len(open)-1]].indent && p.toks[defs[open[len(open)-1]].close].end <= o {
+				defs[open[len(open)-1]].end = o
+				open = open[:len(open)-1]
+			}
+		}
+		for next < len(defs) && p.toks[defs[next].tok].start < o+len(line)+1 {
+			open = append(open, next)
+			next++
+		}
+		if e < 0 {
+			break
+		}
+		o += e + 1
+	}
+	for _, d := range defs {
+		name := p.toks[d.tok+1].text
+		var params []string
+		for _, part := range splitTop(p.toks[d.tok+3:d.close], ",") {
+			if len(part) > 0 && part[0].kind == 'n' {
+				params = append(params, part[0].text)
+			} else {
+				params = append(params, "")
+			}
+		}
+		for k := d.close + 1; k < len(p.toks) && p.toks[k].start < d.end; k++ {
+			if p.toks[k].kind != 'o' || p.toks[k].text != "(" {
+				continue
+			}
+			if !p.a.spend() {
+				return
+			}
+			c, ok := p.call(k)
+			if !ok {
+				continue
+			}
+			cmd, shell, via, ok := p.commandArg(c)
+			if !ok {
+				continue
+			}
+			pname := cmdParam(cmd)
+			for n, prm := range params {
+				if pname != "" && prm == pname {
+					p.runners[name] = pyRunner{param: n, name: prm, shell: shell, via: via,
+						method: len(params) > 0 && (params[0] == "self" || params[0] == "cls")}
+				}
+			}
+		}
+	}
+}
+
+// commandArg is the command argument of a call that runs one (subprocess, os.system).
+func (p *pyFile) commandArg(c pyCall) ([]pyTok, bool, string, bool) {
+	fn := lastPart(c.resolved)
+	mod := strings.TrimSuffix(c.resolved, "."+fn)
+	first := func(names ...string) []pyTok {
+		for _, n := range names {
+			if ts, ok := c.kwargs[n]; ok {
+				return ts
+			}
+		}
+		if len(c.args) > 0 {
+			return c.args[0]
+		}
+		return nil
+	}
+	switch {
+	case mod == "subprocess" && isSubprocessFunc(fn):
+		sv := p.value(c.kwargs["shell"])
+		return first("args", "cmd"), sv.kind == 'b' && sv.truth || fn == "getoutput" || fn == "getstatusoutput", c.callee, true
+	case c.resolved == "os.system" || c.resolved == "os.popen" || c.resolved == "asyncio.create_subprocess_shell":
+		return first("cmd", "command"), true, c.callee, true
+	}
+	return nil, false, "", false
+}
+
+// cmdParam is the name a command argument is, when it is just a name (cmd, cmd.split(),
+// shlex.split(cmd)).
+func cmdParam(ts []pyTok) string {
+	switch {
+	case len(ts) == 1 && ts[0].kind == 'n':
+		return ts[0].text
+	case len(ts) == 5 && ts[0].kind == 'n' && ts[1].text == "." && ts[2].text == "split" && ts[3].text == "(" && ts[4].text == ")":
+		return ts[0].text
+	case len(ts) == 6 && ts[0].text == "shlex" && ts[2].text == "split" && ts[4].kind == 'n':
+		return ts[4].text
+	}
+	return ""
+}
+
+// decodedValue evaluates base64.b64decode(S) (standard_, urlsafe_, b32decode),
+// bytes.fromhex(S) and binascii.unhexlify(S), with an optional .decode(...) after them.
+func (p *pyFile) decodedValue(ts []pyTok) (pyValue, bool) {
+	n := len(ts)
+	if n >= 4 && ts[n-1].text == ")" {
+		if open := p.indexBack(ts, n-1); open >= 2 && ts[open-1].text == "decode" && ts[open-2].text == "." {
+			ts = ts[:open-2] // .decode("utf-8")
+			n = len(ts)
+		}
+	}
+	if n < 5 || ts[n-1].text != ")" || ts[1].text != "." || ts[3].text != "(" || p.indexOf(ts, 3) != n-1 {
+		return pyValue{}, false
+	}
+	var decode func(string) (string, bool)
+	switch ts[0].text + "." + ts[2].text {
+	case "base64.b64decode", "base64.standard_b64decode", "base64.urlsafe_b64decode", "base64.decodebytes":
+		decode = decodeBase64
+	case "base64.b32decode":
+		decode = decodeBase32
+	case "bytes.fromhex", "binascii.unhexlify", "binascii.a2b_hex":
+		decode = decodeHex
+	default:
+		return pyValue{}, false
+	}
+	args := splitTop(ts[4:n-1], ",")
+	if len(args) == 0 {
+		return pyValue{}, false
+	}
+	v := p.value(args[0])
+	if v.kind != 's' || !known(v.str.text) {
+		return pyValue{start: ts[0].start}, true
+	}
+	text, ok := decode(v.str.text)
+	if !ok {
+		return pyValue{start: ts[0].start}, true
+	}
+	var b builder
+	b.synthAt(p.fr.src, ts[0].start, ts[n-1].end, text)
+	return pyValue{kind: 's', str: b.src(), start: ts[0].start}, true
 }

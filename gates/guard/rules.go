@@ -45,6 +45,19 @@ type Rule struct {
 	WriteTo     []string `json:"write_to,omitempty"`
 	Call        []string `json:"call,omitempty"`
 	Kwargs      []string `json:"kwargs,omitempty"`
+	// URL and Method match an HTTP request (curl, wget, httpie and xh commands, Python's
+	// requests, httpx and urllib calls, as Command and Call say): one of the URL globs
+	// (an id the guard cannot resolve fills a '*') and, when set, one of the methods.
+	URL    []string `json:"url,omitempty"`
+	Method []string `json:"method,omitempty"`
+
+	// unresolved marks the table's vm-verb-unresolved pattern: it matches a command of a
+	// lifecycle CLI (Command) that another rule would match were one word, the verb, known.
+	unresolved bool
+	// vmAction marks the table's vm-action-stop pattern: it matches the workflow
+	// front-end's pseudo-command `uses ACTION KEY=VALUE...` by what the action's name and
+	// inputs say (see actions.go), never a shell command.
+	vmAction bool
 }
 
 // defaultHelp are the words that make a command a request for help.
@@ -83,7 +96,10 @@ func DefaultRules() []Rule {
 	rules := defaultRules()
 	for i := range rules {
 		r := &rules[i]
-		for _, l := range []*[]string{&r.Command, &r.Args, &r.AnyFlag, &r.NoFlag, &r.ArgContains, &r.ValueFlags, &r.Help, &r.WriteTo, &r.Call, &r.Kwargs} {
+		if r.unresolved {
+			r.Command = slices.Clone(lifecycleCLIs)
+		}
+		for _, l := range []*[]string{&r.Command, &r.Args, &r.AnyFlag, &r.NoFlag, &r.ArgContains, &r.ValueFlags, &r.Help, &r.WriteTo, &r.Call, &r.Kwargs, &r.URL, &r.Method} {
 			*l = slices.Clone(*l)
 		}
 	}
@@ -98,8 +114,18 @@ func defaultRules() []Rule {
 			Call: []string{"*.stop", "*.suspend"}, Kwargs: []string{"instance", "zone"}},
 		{ID: "gcp-instance-stop", What: "builds a request to stop or suspend a Google Cloud VM", Why: whyRunner,
 			Call: []string{"*StopInstanceRequest", "*SuspendInstanceRequest"}},
+		{ID: "gcp-instance-stop", What: "stops a Google Cloud TPU VM", Why: whyRunner,
+			Command: []string{"gcloud"}, Args: []string{"compute", "tpus", "stop"}, ValueFlags: gcloudValueFlags},
+		{ID: "gcp-instance-stop", What: "stops or suspends a Google Cloud VM through the Compute API", Why: whyRunner,
+			Call: []string{"*.instances().stop", "*.instances().suspend", "*InstancesClient().stop", "*InstancesClient().suspend"}},
 		{ID: "gcp-instance-delete", What: "deletes a Google Cloud VM", Why: whyGone,
 			Command: []string{"gcloud"}, Args: []string{"compute", "instances", "delete"}, ValueFlags: gcloudValueFlags},
+		{ID: "gcp-instance-delete", What: "deletes a Google Cloud TPU VM (or its queued resource)", Why: whyGone,
+			Command: []string{"gcloud"}, Args: []string{"compute", "tpus", "delete"}, ValueFlags: gcloudValueFlags},
+		{ID: "gcp-instance-delete", What: "deletes a Google Cloud VM through the Compute API", Why: whyGone,
+			Call: []string{"*.instances().delete", "*InstancesClient().delete"}},
+		{ID: "gcp-instance-reset", What: "hard-resets a Google Cloud VM through the Compute API", Why: whyReboot,
+			Call: []string{"*InstancesClient().reset"}},
 		{ID: "gcp-instance-delete", What: "deletes a Google Cloud VM through the Compute API", Why: whyGone,
 			Call: []string{"*.delete"}, Kwargs: []string{"instance", "zone"}},
 		{ID: "gcp-instance-delete", What: "builds a request to delete a Google Cloud VM", Why: whyGone,
@@ -113,31 +139,48 @@ func defaultRules() []Rule {
 
 		{ID: "aws-ec2-stop", What: "stops (or hibernates) an EC2 instance", Why: whyRunner,
 			Command: []string{"aws"}, Args: []string{"ec2", "stop-instances"}, NoFlag: []string{"--dry-run"}, ValueFlags: awsValueFlags},
+		{ID: "aws-ec2-stop", What: "reboots an EC2 instance", Why: whyReboot,
+			Command: []string{"aws"}, Args: []string{"ec2", "reboot-instances"}, NoFlag: []string{"--dry-run"}, ValueFlags: awsValueFlags},
 		{ID: "aws-ec2-stop", What: "stops an EC2 instance through boto3", Why: whyRunner,
-			Call: []string{"*.stop_instances", "stop_instances"}},
+			Call: []string{"*.stop_instances", "stop_instances", "*.reboot_instances"}},
+		{ID: "aws-ec2-stop", What: "stops an EC2 instance through a boto3 resource (Instance(id).stop(), instances.filter(...).stop())", Why: whyRunner,
+			Call: []string{"*Instance().stop", "*Instance().reboot", "*.instances.stop", "*.instances.*.stop", "*.instances.*.reboot"}},
 		{ID: "aws-ec2-terminate", What: "terminates an EC2 instance", Why: whyGone,
 			Command: []string{"aws"}, Args: []string{"ec2", "terminate-instances"}, NoFlag: []string{"--dry-run"}, ValueFlags: awsValueFlags},
 		{ID: "aws-ec2-terminate", What: "terminates an EC2 instance through boto3", Why: whyGone,
 			Call: []string{"*.terminate_instances", "terminate_instances"}},
+		{ID: "aws-ec2-terminate", What: "terminates an EC2 instance through a boto3 resource", Why: whyGone,
+			Call: []string{"*Instance().terminate", "*.instances.terminate", "*.instances.*.terminate"}},
 
 		{ID: "azure-vm-stop", What: "powers off or deallocates an Azure VM", Why: whyRunner,
 			Command: []string{"az"}, Args: []string{"vm", "stop|deallocate"}, ValueFlags: azValueFlags},
+		{ID: "azure-vm-stop", What: "powers off or deallocates an Azure scale set", Why: whyRunner,
+			Command: []string{"az"}, Args: []string{"vmss", "stop|deallocate"}, ValueFlags: azValueFlags},
 		{ID: "azure-vm-stop", What: "powers off or deallocates an Azure VM through the Azure SDK", Why: whyRunner,
-			Call: []string{"*virtual_machines.begin_deallocate", "*virtual_machines.begin_power_off"}},
+			Call: []string{"*.begin_deallocate", "*.begin_power_off", "*virtual_machines.deallocate", "*virtual_machines.power_off",
+				"*virtual_machine_scale_sets.deallocate", "*virtual_machine_scale_sets.power_off"}},
 		{ID: "azure-vm-delete", What: "deletes an Azure VM", Why: whyGone,
 			Command: []string{"az"}, Args: []string{"vm", "delete"}, ValueFlags: azValueFlags},
+		{ID: "azure-vm-delete", What: "deletes an Azure scale set or its instances", Why: whyGone,
+			Command: []string{"az"}, Args: []string{"vmss", "delete|delete-instances"}, ValueFlags: azValueFlags},
 		{ID: "azure-vm-delete", What: "deletes an Azure VM through the Azure SDK", Why: whyGone,
-			Call: []string{"*virtual_machines.begin_delete"}},
+			Call: []string{"*virtual_machines.begin_delete", "*virtual_machines.delete", "*virtual_machine_scale_sets.begin_delete*"}},
 		{ID: "azure-vm-restart", What: "restarts an Azure VM", Why: whyReboot,
 			Command: []string{"az"}, Args: []string{"vm", "restart"}, ValueFlags: azValueFlags},
+		{ID: "azure-vm-restart", What: "restarts an Azure scale set", Why: whyReboot,
+			Command: []string{"az"}, Args: []string{"vmss", "restart|reimage"}, ValueFlags: azValueFlags},
 		{ID: "azure-vm-restart", What: "restarts an Azure VM through the Azure SDK", Why: whyReboot,
-			Call: []string{"*virtual_machines.begin_restart"}},
+			Call: []string{"*virtual_machines.begin_restart", "*virtual_machines.restart", "*virtual_machine_scale_sets.begin_restart"}},
 
 		{ID: "oci-instance-stop", What: "stops or resets an Oracle Cloud instance", Why: whyRunner,
 			Command: []string{"oci"}, Args: []string{"compute", "instance", "action"},
 			AnyFlag: []string{"--action=STOP", "--action=SOFTSTOP", "--action=RESET", "--action=SOFTRESET"}, ValueFlags: ociValueFlags},
 		{ID: "oci-instance-terminate", What: "terminates an Oracle Cloud instance", Why: whyGone,
 			Command: []string{"oci"}, Args: []string{"compute", "instance", "terminate"}, ValueFlags: ociValueFlags},
+		{ID: "oci-instance-stop", What: "stops or resets an Oracle Cloud instance through the OCI SDK", Why: whyRunner,
+			Call: []string{"*.instance_action"}, ArgContains: []string{"STOP", "SOFTSTOP", "RESET", "SOFTRESET"}},
+		{ID: "oci-instance-terminate", What: "terminates an Oracle Cloud instance through the OCI SDK", Why: whyGone,
+			Call: []string{"*.terminate_instance"}},
 
 		{ID: "runpod-pod-stop", What: "stops or removes a RunPod pod", Why: whyRunner,
 			Command: []string{"runpodctl"}, Args: []string{"stop|remove", "pod|pods"}},
@@ -155,12 +198,84 @@ func defaultRules() []Rule {
 		{ID: "paperspace-machine-stop", What: "stops, restarts or deletes a Paperspace machine", Why: whyRunner,
 			Command: []string{"pspace"}, Args: []string{"machine|machines", "stop|delete|restart"}},
 
+		{ID: "cloud-vm-stop", What: "stops, deletes or reboots a Hetzner Cloud server", Why: whyRunner,
+			Command: []string{"hcloud"}, Args: []string{"server", "shutdown|poweroff|delete|reset|reboot"}},
+		{ID: "cloud-vm-stop", What: "deletes a DigitalOcean droplet", Why: whyGone,
+			Command: []string{"doctl"}, Args: []string{"compute", "droplet", "delete|rm|d"}},
+		{ID: "cloud-vm-stop", What: "powers off, shuts down or power-cycles a DigitalOcean droplet", Why: whyRunner,
+			Command: []string{"doctl"}, Args: []string{"compute", "droplet-action", "power-off|shutdown|power-cycle|reboot"}},
+		{ID: "cloud-vm-stop", What: "deletes, shuts down or reboots a Linode", Why: whyRunner,
+			Command: []string{"linode-cli"}, Args: []string{"linodes", "delete|rm|shutdown|reboot"}},
+		{ID: "cloud-vm-stop", What: "stops, terminates or reboots a Scaleway instance", Why: whyRunner,
+			Command: []string{"scw"}, Args: []string{"instance", "server", "stop|terminate|delete|reboot"}},
+		{ID: "cloud-vm-stop", What: "stops, deletes or reboots an IBM Cloud VPC instance", Why: whyRunner,
+			Command: []string{"ibmcloud"}, Args: []string{"is", "instance-stop|instance-delete|instance-reboot|instance-reset"}},
+		{ID: "cloud-vm-stop", What: "stops, deletes or reboots an Exoscale instance", Why: whyRunner,
+			Command: []string{"exo"}, Args: []string{"compute", "instance", "stop|delete|reboot|reset"}},
+		{ID: "cloud-vm-stop", What: "stops, deletes, shelves or reboots an OpenStack server", Why: whyRunner,
+			Command: []string{"openstack"}, Args: []string{"server", "stop|delete|shelve|suspend|reboot|pause"},
+			ValueFlags: []string{"--os-cloud", "--os-project-name", "--os-region-name", "-f", "--format", "-c", "--column"}},
+		{ID: "cloud-vm-stop", What: "stops, deletes, shelves or reboots an OpenStack server (nova)", Why: whyRunner,
+			Command: []string{"nova"}, Args: []string{"delete|force-delete|stop|shelve|suspend|reboot"}},
+		{ID: "cloud-vm-stop", What: "stops, deletes or restarts a Vultr instance", Why: whyRunner,
+			Command: []string{"vultr-cli"}, Args: []string{"instance", "delete|stop|restart|halt"}},
+		{ID: "cloud-vm-stop", What: "stops, removes or reboots a Civo instance", Why: whyRunner,
+			Command: []string{"civo"}, Args: []string{"instance", "stop|remove|delete|reboot"}},
+		{ID: "cloud-vm-stop", What: "stops, deletes or reboots an AWS Lightsail instance", Why: whyRunner,
+			Command: []string{"aws"}, Args: []string{"lightsail", "stop-instance|delete-instance|reboot-instance"}, ValueFlags: awsValueFlags},
+		{ID: "cloud-vm-stop", What: "stops, deletes or reboots a cloud VM through another provider's SDK", Why: whyRunner,
+			Call: []string{"*.servers.shutdown", "*.servers.power_off", "*.servers.delete", "*.servers.reset",
+				"*Droplet().shutdown", "*Droplet().power_off", "*Droplet().destroy", "*.destroy_node", "*.stop_node", "*.ex_stop_node",
+				"*.destroy_instance", "*.stop_instance", "*.delete_node", "*.stop_node"}},
+
+		{ID: "cloud-vm-stop", What: "deletes a cloud VM through its provider's HTTP API (DELETE on the instance)", Why: whyGone,
+			Command: httpClients, Call: pyHTTPCalls, Method: []string{"DELETE"},
+			URL: []string{"https://api.linode.com/v4/linode/instances/*", "https://api.vultr.com/v2/instances/*", "https://api.digitalocean.com/v2/droplets/*",
+				"https://api.hetzner.cloud/v1/servers/*", "https://api.scaleway.com/instance/v1/zones/*/servers/*", "https://api.civo.com/v2/instances/*",
+				"https://api-*.exoscale.com/v2/instance/*", "https://api.paperspace.io/machines/*", "https://api.paperspace.com/v1/machines/*"}},
+		{ID: "cloud-vm-stop", What: "shuts down, powers off or reboots a cloud VM through its provider's HTTP API", Why: whyRunner,
+			Command: httpClients, Call: pyHTTPCalls, Method: []string{"POST", "PUT"},
+			URL: []string{"https://api.linode.com/v4/linode/instances/*/shutdown", "https://api.linode.com/v4/linode/instances/*/reboot",
+				"https://api.vultr.com/v2/instances/*/halt", "https://api.vultr.com/v2/instances/*/reboot", "https://api.vultr.com/v2/instances/halt",
+				"https://api.hetzner.cloud/v1/servers/*/actions/poweroff", "https://api.hetzner.cloud/v1/servers/*/actions/shutdown",
+				"https://api.hetzner.cloud/v1/servers/*/actions/reset", "https://api.hetzner.cloud/v1/servers/*/actions/reboot",
+				"https://api.civo.com/v2/instances/*/stop", "https://api.civo.com/v2/instances/*/reboots", "https://api.paperspace.com/v1/machines/*/stop"}},
+		{ID: "cloud-vm-stop", What: "powers off or shuts down a cloud VM through an action request of its provider's HTTP API", Why: whyRunner,
+			Command: httpClients, Call: pyHTTPCalls, Method: []string{"POST"},
+			URL:         []string{"https://api.digitalocean.com/v2/droplets/*/actions", "https://api.scaleway.com/instance/v1/zones/*/servers/*/action"},
+			ArgContains: []string{"power_off", "shutdown", "power_cycle", "poweroff", "terminate", "stop_in_place", "reboot"}},
+		{ID: "runpod-pod-stop", What: "stops or terminates a RunPod pod through its HTTP API", Why: whyRunner,
+			Command: httpClients, Call: pyHTTPCalls, Method: []string{"POST"},
+			URL: []string{"https://rest.runpod.io/v1/pods/*/stop", "https://api.runpod.io/v1/*pods/*/stop"}},
+		{ID: "runpod-pod-stop", What: "terminates a RunPod pod through its HTTP API", Why: whyRunner,
+			Command: httpClients, Call: pyHTTPCalls, Method: []string{"DELETE"}, URL: []string{"https://rest.runpod.io/v1/pods/*"}},
+		{ID: "runpod-pod-stop", What: "stops or terminates a RunPod pod through its GraphQL API", Why: whyRunner,
+			Command: httpClients, Call: pyHTTPCalls, URL: []string{"https://api.runpod.io/graphql*"},
+			ArgContains: []string{"podStop", "podTerminate", "stopPod", "terminatePod"}},
+		{ID: "vastai-instance-stop", What: "destroys a Vast.ai instance through its HTTP API", Why: whyRunner,
+			Command: httpClients, Call: pyHTTPCalls, Method: []string{"DELETE"}, URL: []string{"https://console.vast.ai/api/v0/instances/*"}},
+		{ID: "gcp-instance-stop", What: "stops or suspends a Google Cloud VM through the Compute REST API", Why: whyRunner,
+			Command: httpClients, Call: pyHTTPCalls, Method: []string{"POST"},
+			URL: []string{"https://compute.googleapis.com/compute/*/instances/*/stop*", "https://compute.googleapis.com/compute/*/instances/*/suspend*"}},
+		{ID: "gcp-instance-delete", What: "deletes a Google Cloud VM through the Compute REST API", Why: whyGone,
+			Command: httpClients, Call: pyHTTPCalls, Method: []string{"DELETE"}, URL: []string{"https://compute.googleapis.com/compute/*/instances/*"}},
+		{ID: "azure-vm-stop", What: "powers off or deallocates an Azure VM through the management REST API", Why: whyRunner,
+			Command: httpClients, Call: pyHTTPCalls, Method: []string{"POST"},
+			URL: []string{"https://management.azure.com/*/virtualMachines/*/deallocate*", "https://management.azure.com/*/virtualMachines/*/powerOff*"}},
+
+		{ID: "vm-action-stop", What: "stops, terminates or deletes a VM or runner machine through a third-party action", Why: whyRunner,
+			Command: []string{"uses"}, vmAction: true},
+		{ID: "vm-verb-unresolved", What: "runs a VM lifecycle command whose verb is a variable, parameter or command substitution the guard cannot resolve: it may stop, delete or reboot the machine",
+			Why: whyRunner + "; make the verb literal (one command per action), or allow it with a reason", Command: lifecycleCLIs, unresolved: true},
+
 		{ID: "k8s-node-delete", What: "deletes a Kubernetes node", Why: whyGone,
 			Command: []string{"kubectl", "oc"}, Args: []string{"delete", "node|nodes|no|node/*|nodes/*|no/*"}, ValueFlags: kubectlValueFlags},
 		{ID: "k8s-node-drain", What: "drains a Kubernetes node (evicts the runner's pods)", Why: whyRunner,
 			Command: []string{"kubectl", "oc"}, Args: []string{"drain"}, ValueFlags: kubectlValueFlags},
 		{ID: "terraform-destroy", What: "destroys the infrastructure of a Terraform/OpenTofu configuration", Why: whyGone,
 			Command: []string{"terraform", "tofu", "terragrunt"}, Args: []string{"destroy"}, ValueFlags: terraformValueFlags, Help: terraformHelp},
+		{ID: "terraform-destroy", What: "destroys the infrastructure of a Pulumi stack", Why: whyGone,
+			Command: []string{"pulumi"}, Args: []string{"destroy|down"}, ValueFlags: []string{"-s", "--stack", "-C", "--cwd"}, Help: terraformHelp},
 		{ID: "terraform-destroy", What: "destroys the infrastructure of a Terraform/OpenTofu configuration (apply -destroy)", Why: whyGone,
 			Command: []string{"terraform", "tofu", "terragrunt"}, Args: []string{"apply"}, AnyFlag: []string{"-destroy", "--destroy"},
 			ValueFlags: terraformValueFlags, Help: terraformHelp},
@@ -175,6 +290,17 @@ func defaultRules() []Rule {
 			Command: []string{"systemctl"}, Args: []string{"start|isolate", "poweroff.target|halt.target"}, ValueFlags: systemctlValueFlags},
 		{ID: "host-shutdown", What: "switches to runlevel 0 (power off)", Why: whyRunner,
 			Command: []string{"init", "telinit"}, Args: []string{"0"}, Help: hostHelp},
+		{ID: "host-shutdown", What: "powers off the machine through logind", Why: whyRunner,
+			Command: []string{"loginctl"}, Args: []string{"poweroff|halt"}},
+		{ID: "host-shutdown", What: "powers off the machine over D-Bus (logind or systemd PowerOff/Halt)", Why: whyRunner,
+			Command: []string{"dbus-send", "gdbus", "qdbus"}, ArgContains: []string{".Manager.PowerOff", ".Manager.Halt", "Manager.PowerOff", "Manager.Halt"}},
+		{ID: "host-shutdown", What: "powers off the machine over D-Bus (busctl call ... PowerOff)", Why: whyRunner,
+			Command: []string{"busctl"}, Args: []string{"call", "PowerOff|Halt"}},
+		{ID: "host-shutdown", What: "signals init to power off or halt (SIGRTMIN+4, SIGRTMIN+3)", Why: whyRunner,
+			Command: []string{"kill"}, Args: []string{"1"}, AnyFlag: []string{"-SIGRTMIN+4", "-RTMIN+4", "-SIGRTMIN+3", "-RTMIN+3", "-s=SIGRTMIN+4", "-s=RTMIN+4", "-s=SIGRTMIN+3", "-s=RTMIN+3"}},
+		{ID: "host-shutdown", What: "powers the machine off through its BMC (IPMI)", Why: whyRunner,
+			Command: []string{"ipmitool"}, Args: []string{"chassis", "power", "off|soft"},
+			ValueFlags: []string{"-H", "-U", "-P", "-I", "-p", "-L", "-f", "-E", "-y", "-k", "-K"}},
 		{ID: "host-reboot", What: "reboots the machine", Why: whyReboot,
 			Command: []string{"reboot"}, Help: hostHelp},
 		{ID: "host-reboot", What: "reboots the machine", Why: whyReboot,
@@ -187,15 +313,34 @@ func defaultRules() []Rule {
 			Command: []string{"init", "telinit"}, Args: []string{"6"}, Help: hostHelp},
 		{ID: "host-reboot", What: "boots into a loaded kernel (kexec -e)", Why: whyReboot,
 			Command: []string{"kexec"}, AnyFlag: []string{"-e", "--exec"}, Help: hostHelp},
+		{ID: "host-reboot", What: "reboots the machine through logind", Why: whyReboot,
+			Command: []string{"loginctl"}, Args: []string{"reboot|kexec"}},
+		{ID: "host-reboot", What: "reboots the machine over D-Bus (logind or systemd Reboot)", Why: whyReboot,
+			Command: []string{"dbus-send", "gdbus", "qdbus"}, ArgContains: []string{".Manager.Reboot", "Manager.Reboot", ".Manager.KExec"}},
+		{ID: "host-reboot", What: "reboots the machine over D-Bus (busctl call ... Reboot)", Why: whyReboot,
+			Command: []string{"busctl"}, Args: []string{"call", "Reboot|KExec"}},
+		{ID: "host-reboot", What: "signals init to reboot (SIGRTMIN+5, SIGRTMIN+6)", Why: whyReboot,
+			Command: []string{"kill"}, Args: []string{"1"}, AnyFlag: []string{"-SIGRTMIN+5", "-RTMIN+5", "-SIGRTMIN+6", "-RTMIN+6", "-s=SIGRTMIN+5", "-s=RTMIN+5"}},
+		{ID: "host-reboot", What: "power-cycles or resets the machine through its BMC (IPMI)", Why: whyReboot,
+			Command: []string{"ipmitool"}, Args: []string{"chassis", "power", "cycle|reset"},
+			ValueFlags: []string{"-H", "-U", "-P", "-I", "-p", "-L", "-f", "-E", "-y", "-k", "-K"}},
 		{ID: "host-suspend", What: "suspends or hibernates the machine", Why: whyRunner,
 			Command: []string{"systemctl"}, Args: []string{"suspend|hibernate|hybrid-sleep|suspend-then-hibernate"}, ValueFlags: systemctlValueFlags},
 		{ID: "host-suspend", What: "suspends or hibernates the machine", Why: whyRunner,
 			Command: []string{"pm-suspend", "pm-hibernate", "pm-suspend-hybrid"}, Help: hostHelp},
+		{ID: "host-suspend", What: "suspends or hibernates the machine through logind", Why: whyRunner,
+			Command: []string{"loginctl"}, Args: []string{"suspend|hibernate|hybrid-sleep|suspend-then-hibernate"}},
+		{ID: "host-suspend", What: "suspends or hibernates the machine over D-Bus", Why: whyRunner,
+			Command: []string{"dbus-send", "gdbus", "qdbus"}, ArgContains: []string{".Manager.Suspend", ".Manager.Hibernate", ".Manager.HybridSleep"}},
 		{ID: "host-sysrq", What: "writes to /proc/sysrq-trigger (instant reboot, power off or crash of the kernel)", Why: whyReboot,
 			WriteTo: []string{"/proc/sysrq-trigger"}},
 
 		{ID: "gpu-reset", What: "resets the GPU (nvidia-smi -r)", Why: whyGPU,
 			Command: []string{"nvidia-smi"}, AnyFlag: []string{"-r", "--gpu-reset"}},
+		{ID: "gpu-reset", What: "drains the GPU (nvidia-smi drain -m 1): no job can use it", Why: whyGPU,
+			Command: []string{"nvidia-smi"}, Args: []string{"drain"}, AnyFlag: []string{"-m=1", "--modify=1"}},
+		{ID: "gpu-reset", What: "resets or removes a PCI device through sysfs (the GPU falls off the bus)", Why: whyGPU,
+			WriteTo: []string{"/sys/bus/pci/devices/*/reset", "/sys/bus/pci/devices/*/remove", "/sys/devices/pci*/reset", "/sys/devices/pci*/remove"}},
 		{ID: "gpu-persistence-off", What: "turns GPU persistence mode off (the driver unloads between jobs)", Why: whyGPU,
 			Command: []string{"nvidia-smi"}, AnyFlag: []string{"-pm=0", "--persistence-mode=0", "-pm=DISABLED", "--persistence-mode=DISABLED"}},
 		{ID: "gpu-clocks", What: "locks, resets or limits GPU clocks or power", Why: whyGPU,
@@ -204,6 +349,8 @@ func defaultRules() []Rule {
 				"-rac", "--reset-applications-clocks", "-pl", "--power-limit"}},
 		{ID: "gpu-driver-unload", What: "unloads the NVIDIA kernel driver", Why: whyGPU,
 			Command: []string{"rmmod"}, Args: []string{"nvidia*"}},
+		{ID: "gpu-driver-unload", What: "unbinds a device from the NVIDIA driver", Why: whyGPU,
+			WriteTo: []string{"/sys/bus/pci/drivers/nvidia*/unbind"}},
 		{ID: "gpu-driver-unload", What: "unloads the NVIDIA kernel driver", Why: whyGPU,
 			Command: []string{"modprobe"}, Args: []string{"nvidia*"}, AnyFlag: []string{"-r", "--remove"},
 			ValueFlags: []string{"-C", "--config", "-d", "--dirname", "-S", "--set-version"}},
@@ -214,7 +361,160 @@ func defaultRules() []Rule {
 			Command: []string{"config.sh"}, Args: []string{"remove"}},
 		{ID: "runner-stop", What: "stops or disables the GitHub Actions runner service", Why: whyRunner,
 			Command: []string{"systemctl"}, Args: []string{"stop|disable|kill|mask", "actions.runner*"}, ValueFlags: systemctlValueFlags},
+		{ID: "runner-stop", What: "kills the GitHub Actions runner's processes", Why: whyRunner,
+			Command: []string{"pkill", "killall"}, ArgContains: []string{"Runner.Listener", "Runner.Worker", "actions-runner", "actions.runner"}},
 	}
+}
+
+// httpClients are the commands that make HTTP requests; pyHTTPCalls the Python calls.
+var (
+	httpClients = []string{"curl", "wget", "http", "https", "xh", "xhs"}
+	pyHTTPCalls = []string{"*.get", "*.post", "*.put", "*.delete", "*.patch", "*.request", "post", "put", "delete", "request",
+		"*.urlopen", "urlopen", "Request", "*.Request"}
+)
+
+// lifecycleCLIs are the programs whose commands start, stop, delete or reboot machines:
+// with them, a verb the guard cannot resolve may be a destructive one.
+var lifecycleCLIs = []string{"gcloud", "aws", "az", "oci", "runpodctl", "vastai", "paperspace", "pspace", "hcloud", "doctl",
+	"linode-cli", "scw", "ibmcloud", "exo", "openstack", "nova", "vultr-cli", "civo", "init", "telinit", "loginctl"}
+
+// wholeCLILifecycle are lifecycle CLIs whose every verb is about a machine's lifecycle, so
+// that a one-word pattern (init 0, nova delete) is a family on its own.
+func wholeCLILifecycle(prog string) bool {
+	switch prog {
+	case "runpodctl", "vastai", "nova", "init", "telinit", "loginctl":
+		return true
+	}
+	return false
+}
+
+// family reports whether the rule is a lifecycle family's destructive verb: a command rule
+// of a lifecycle CLI with a verb path.
+func (r *Rule) family() bool {
+	if !r.isCommandRule() || r.unresolved || len(r.Args) == 0 || len(r.ArgContains) > 0 {
+		return false
+	}
+	for _, c := range r.Command {
+		if slices.Contains(lifecycleCLIs, c) && (len(r.Args) >= 2 || wholeCLILifecycle(c)) {
+			return true
+		}
+	}
+	return false
+}
+
+// matchPossibly reports whether argv would match the family rule if one unknown word, the
+// next positional word after the known ones before it, were the rule's verb.
+func (r *Rule) matchPossibly(argv []string) bool {
+	if len(argv) == 0 || !known(argv[0]) || !globList(r.Command, progName(argv[0])) {
+		return false
+	}
+	args := argv[1:]
+	help := r.Help
+	if help == nil {
+		help = defaultHelp
+	}
+	for _, w := range args {
+		if slices.Contains(help, w) {
+			return false
+		}
+	}
+	flags, pos := splitArgs(args, r.ValueFlags)
+	for _, f := range r.NoFlag {
+		if hasFlag(flags, f) {
+			return false
+		}
+	}
+	flagUnknown := false // the flag that makes it dangerous has a value the guard cannot resolve
+	if len(r.AnyFlag) > 0 {
+		ok := false
+		for _, f := range r.AnyFlag {
+			switch {
+			case hasFlag(flags, f):
+				ok = true
+			case possibleFlag(flags, f):
+				ok, flagUnknown = true, true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	// (element, used the unknown word) states; the unknown word must come right after the
+	// word that matched the element before it (or be the first positional word).
+	type state struct {
+		i       int
+		used    bool
+		lastPos int // index in pos of the last matched word
+	}
+	states := []state{{0, false, -1}}
+	for k, w := range pos {
+		var next []state
+		for _, st := range states {
+			next = append(next, st)
+			if st.i == len(r.Args) {
+				continue
+			}
+			switch {
+			case known(w) && globAny(r.Args[st.i], w):
+				next = append(next, state{st.i + 1, st.used, k})
+			case !known(w) && !st.used && st.lastPos == k-1 && possibleGlob(r.Args[st.i], w):
+				next = append(next, state{st.i + 1, true, k})
+			}
+		}
+		if len(next) > 64 {
+			next = next[:64]
+		}
+		states = next
+	}
+	for _, st := range states {
+		if st.i == len(r.Args) && (st.used || flagUnknown) {
+			return true
+		}
+	}
+	return false
+}
+
+// possibleFlag reports whether spec ("--action=STOP") is present with a value the guard
+// cannot resolve.
+func possibleFlag(flags []flagWord, spec string) bool {
+	name, _, withValue := strings.Cut(spec, "=")
+	if !withValue {
+		return false
+	}
+	for _, f := range flags {
+		if v, ok := strings.CutPrefix(f.word, name+"="); ok && !known(v) {
+			return true
+		}
+		if f.word == name && !known(f.next) {
+			return true
+		}
+	}
+	return false
+}
+
+// possibleGlob reports whether a word with unknown bytes could be one of the alternatives:
+// its known parts, in order, fit one.
+func possibleGlob(alts, w string) bool {
+	var b strings.Builder
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c == unknownByte:
+			if !strings.HasSuffix(b.String(), "*") {
+				b.WriteByte('*')
+			}
+		case c == '*' || c == '?':
+			b.WriteByte('?')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	g := kernelname.Glob(b.String())
+	for a := range strings.SplitSeq(alts, "|") {
+		if g.Match(strings.NewReplacer("*", "", "?", "").Replace(a)) {
+			return true
+		}
+	}
+	return false
 }
 
 // isCommandRule, isWriteRule and isCallRule say which front-end a pattern is for.
@@ -255,7 +555,7 @@ func known(w string) bool { return strings.IndexByte(w, unknownByte) < 0 }
 
 // matchCommand reports whether the argv (program first) matches the rule.
 func (r *Rule) matchCommand(argv []string) bool {
-	if len(argv) == 0 || !known(argv[0]) || !globList(r.Command, progName(argv[0])) {
+	if r.vmAction || r.unresolved || len(argv) == 0 || !known(argv[0]) || !globList(r.Command, progName(argv[0])) {
 		return false
 	}
 	args := argv[1:]
@@ -269,6 +569,10 @@ func (r *Rule) matchCommand(argv []string) bool {
 				return false
 			}
 		}
+	}
+	if len(r.URL) > 0 {
+		req, ok := httpCommand(progName(argv[0]), args)
+		return ok && r.matchRequest(req) && argContains(args, r.ArgContains)
 	}
 	flags, pos := splitArgs(args, r.ValueFlags)
 	if len(r.AnyFlag) > 0 {
@@ -360,8 +664,8 @@ func subsequence(pattern, words []string) bool {
 		if i == len(pattern) {
 			break
 		}
-		if known(w) && globAny(pattern[i], w) {
-			i++
+		if (known(w) || strings.ContainsAny(pattern[i], "*?")) && globAny(pattern[i], w) {
+			i++ // a word with unknown bytes can still fill a glob's '*'
 		}
 	}
 	return i == len(pattern)
@@ -369,5 +673,132 @@ func subsequence(pattern, words []string) bool {
 
 // matchWrite reports whether writing to the file p is the rule's danger.
 func (r *Rule) matchWrite(p string) bool {
-	return known(p) && globList(r.WriteTo, p)
+	for _, g := range r.WriteTo {
+		if (known(p) || strings.ContainsAny(g, "*?")) && globAny(g, p) {
+			return true // unknown bytes (/sys/bus/pci/devices/$GPU/reset) only ever fill a '*'
+		}
+	}
+	return false
+}
+
+// argContains reports whether some word contains one of subs (true when subs is empty).
+func argContains(words, subs []string) bool {
+	if len(subs) == 0 {
+		return true
+	}
+	for _, w := range words {
+		for _, c := range subs {
+			if c != "" && strings.Contains(w, c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// httpRequest is what an HTTP request command or call asks: its method and URLs.
+type httpRequest struct {
+	method string // upper case; "" when unknown
+	urls   []string
+}
+
+// matchRequest reports whether the request is one the rule's URL and Method describe.
+func (r *Rule) matchRequest(req httpRequest) bool {
+	if len(r.Method) > 0 && !slices.ContainsFunc(r.Method, func(m string) bool { return strings.EqualFold(m, req.method) }) {
+		return false
+	}
+	for _, u := range req.urls {
+		for _, g := range r.URL {
+			if kernelname.Glob(g).Match(u) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// httpCommand reads the method and URLs of a curl, wget, httpie or xh command.
+func httpCommand(prog string, args []string) (httpRequest, bool) {
+	var req httpRequest
+	data := false
+	isURL := func(w string) bool {
+		return strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://") || strings.Contains(w, "://") && !strings.HasPrefix(w, "file:")
+	}
+	switch prog {
+	case "curl":
+		for i := 0; i < len(args); i++ {
+			w := args[i]
+			next := ""
+			if i+1 < len(args) {
+				next = args[i+1]
+			}
+			switch {
+			case w == "-X" || w == "--request":
+				req.method = strings.ToUpper(next)
+				i++
+			case strings.HasPrefix(w, "--request="):
+				req.method = strings.ToUpper(strings.TrimPrefix(w, "--request="))
+			case strings.HasPrefix(w, "-X") && len(w) > 2:
+				req.method = strings.ToUpper(w[2:])
+			case w == "--url":
+				req.urls = append(req.urls, next)
+				i++
+			case strings.HasPrefix(w, "--url="):
+				req.urls = append(req.urls, strings.TrimPrefix(w, "--url="))
+			case w == "-d" || strings.HasPrefix(w, "--data") || w == "-F" || w == "--form" || w == "--json" || w == "-T" || w == "--upload-file":
+				data = true
+				i++
+			case w == "-I" || w == "--head":
+				req.method = "HEAD"
+			case isURL(w):
+				req.urls = append(req.urls, w)
+			}
+		}
+		if req.method == "" {
+			req.method = "GET"
+			if data {
+				req.method = "POST"
+			}
+		}
+	case "wget":
+		req.method = "GET"
+		for _, w := range args {
+			switch {
+			case strings.HasPrefix(w, "--method="):
+				req.method = strings.ToUpper(strings.TrimPrefix(w, "--method="))
+			case strings.HasPrefix(w, "--post-data") || strings.HasPrefix(w, "--post-file"):
+				if req.method == "GET" {
+					req.method = "POST"
+				}
+			case isURL(w):
+				req.urls = append(req.urls, w)
+			}
+		}
+	default: // httpie, xh: [METHOD] URL [items]
+		for _, w := range args {
+			if strings.HasPrefix(w, "-") {
+				continue
+			}
+			switch strings.ToUpper(w) {
+			case "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD":
+				if req.method == "" && len(req.urls) == 0 {
+					req.method = strings.ToUpper(w)
+					continue
+				}
+			}
+			if isURL(w) || len(req.urls) == 0 && strings.Contains(w, ".") && strings.Contains(w, "/") {
+				u := w
+				if !strings.Contains(u, "://") {
+					u = "https://" + u
+				}
+				req.urls = append(req.urls, u)
+			} else if strings.ContainsAny(w, "=:") && req.method == "" {
+				req.method = "POST" // a data item
+			}
+		}
+		if req.method == "" {
+			req.method = "GET"
+		}
+	}
+	return req, len(req.urls) > 0
 }

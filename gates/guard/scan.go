@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
+	"sort"
 	"strings"
-	"sync"
+	"unicode/utf8"
 )
 
 // Finding is one dangerous command.
@@ -36,15 +33,26 @@ type Finding struct {
 	Why         string `json:"why"`
 	Allowed     bool   `json:"allowed"`
 	AllowReason string `json:"allow_reason,omitempty"`
+	// Severity is what Evaluate made of it: "error" (refused), "warning" (a rule that
+	// warns, see Config.Warn) or "notice" (allowed).
+	Severity string `json:"severity,omitempty"`
 }
 
-// Warning is something the guard could not check: an unparsable file or script, a file
-// too large or binary, a step in a shell it does not read, an allow comment without a
-// reason. Line is 0 when it is about the whole file.
+// Warning is something the guard could not check: a script that does not parse, an allow
+// comment without a reason, or (Unjudged) a file or part of one the guard could not judge
+// at all: too large, binary, nested too deep, a link out of the repository, a step in a
+// shell it does not read. Line is 0 when it is about the whole file.
+//
+// An unjudged warning fails the gate (Evaluate makes it an error) unless the config says
+// `guard.unjudged: warn` or the path matches `guard.skip`: a file the guard could not judge
+// must not pass as if it had been judged safe.
 type Warning struct {
-	Path    string `json:"path"`
-	Line    int    `json:"line"`
-	Message string `json:"message"`
+	Path     string `json:"path"`
+	Line     int    `json:"line"`
+	Message  string `json:"message"`
+	Unjudged bool   `json:"unjudged,omitempty"`
+	// Skipped is an unjudged file that the config's guard.skip lets pass with a warning.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // maxFileSize is the largest file the guard reads.
@@ -72,11 +80,26 @@ type fileCtx struct {
 	hits       []hit
 	warnings   []Warning
 	warned     map[string]bool
+	invalid    []int // offsets of the bytes that are not UTF-8 (unknownByte in text)
+	refs       []scriptRef
+	refSeen    map[scriptRef]bool
+}
+
+// scriptRef is a file of the repository that the file runs by its name (`bash ci/teardown`,
+// `./tools/reap`, `source env.sh`, `python3 tools/stop.py`): ScanTree and ScanDiff judge it
+// as what runs it reads it, whatever its name says.
+type scriptRef struct {
+	path string
+	kind Kind // KindShell, KindPython, or KindNone: by its shebang (none: sh reads it)
+	line int
 }
 
 // ruleSet is a config's active rules, sorted by the front-end that uses them and by
 // program name. It is built once per scan and only read afterwards.
 type ruleSet struct {
+	byID       map[string]*Rule   // the first pattern of each rule ID
+	families   map[string][]*Rule // lifecycle family rules by program (see Rule.family)
+	unresolved *Rule              // the vm-verb-unresolved pattern, unless disabled
 	cmdByProg  map[string][]*Rule // rules whose Command is a plain name
 	cmdGlob    []*Rule            // rules with a glob in Command
 	writeRules []*Rule
@@ -85,10 +108,22 @@ type ruleSet struct {
 }
 
 func newRuleSet(cfg Config) *ruleSet {
-	rs := &ruleSet{cmdByProg: map[string][]*Rule{}, knownIDs: cfg.knownIDs()}
+	rs := &ruleSet{cmdByProg: map[string][]*Rule{}, families: map[string][]*Rule{}, byID: map[string]*Rule{}, knownIDs: cfg.knownIDs()}
 	rules := cfg.rules()
 	for i := range rules {
 		r := &rules[i]
+		if rs.byID[r.ID] == nil {
+			rs.byID[r.ID] = r
+		}
+		if r.unresolved {
+			rs.unresolved = r
+			continue
+		}
+		if r.family() {
+			for _, c := range r.Command {
+				rs.families[c] = append(rs.families[c], r)
+			}
+		}
 		if r.isCommandRule() {
 			plain := true
 			for _, c := range r.Command {
@@ -136,6 +171,21 @@ func newFileCtx(p string, content []byte, rs *ruleSet) *fileCtx {
 	if bytes.HasPrefix(t, []byte("\xef\xbb\xbf")) {
 		t[0], t[1], t[2] = ' ', ' ', ' '
 	}
+	// A byte that is not UTF-8 is a byte the guard cannot read: it stands for itself in
+	// the shell (which runs on through it), but no parser takes it. It becomes an unknown
+	// byte, so the words around it are judged and the word it is in matches no rule.
+	if !utf8.Valid(t) {
+		for i := 0; i < len(t); {
+			r, n := utf8.DecodeRune(t[i:])
+			if r == utf8.RuneError && n <= 1 {
+				t[i] = unknownByte
+				fc.invalid = append(fc.invalid, i)
+				i++
+				continue
+			}
+			i += n
+		}
+	}
 	fc.text = string(t)
 	fc.lines = newLineTable(fc.text)
 	return fc
@@ -149,7 +199,12 @@ func (fc *fileCtx) line(off int) int {
 func (fc *fileCtx) add(h hit) { fc.hits = append(fc.hits, h) }
 
 // warn records a warning once; during a dry run (a) it records nothing.
-func (fc *fileCtx) warn(a *analyzer, line int, msg string) {
+func (fc *fileCtx) warn(a *analyzer, line int, msg string) { fc.warning(a, line, msg, false) }
+
+// unjudged records that the file, from line on, could not be judged (see Warning).
+func (fc *fileCtx) unjudged(a *analyzer, line int, msg string) { fc.warning(a, line, msg, true) }
+
+func (fc *fileCtx) warning(a *analyzer, line int, msg string, unjudged bool) {
 	if a != nil && a.collect != nil {
 		return
 	}
@@ -159,7 +214,7 @@ func (fc *fileCtx) warn(a *analyzer, line int, msg string) {
 		return
 	}
 	fc.warned[key] = true
-	fc.warnings = append(fc.warnings, Warning{Path: fc.path, Line: line, Message: msg})
+	fc.warnings = append(fc.warnings, Warning{Path: fc.path, Line: line, Message: msg, Unjudged: unjudged})
 }
 
 // allowRE reads `# kernel-gate: allow <rule-id>[,<rule-id>] <reason>`.
@@ -278,25 +333,35 @@ func ScanFile(path string, content []byte, cfg Config) ([]Finding, []Warning) {
 	if cfg.excluded(rel) {
 		return nil, nil
 	}
-	return scanKind(rel, Classify(rel, headOf(content)), content, cfg.ruleSet())
+	f, w := scanKind(rel, Classify(rel, headOf(content)), content, cfg.ruleSet())
+	cfg.markSkipped(w)
+	return f, w
 }
 
 func headOf(content []byte) []byte { return content[:min(len(content), 512)] }
 
 func scanKind(p string, kind Kind, content []byte, rs *ruleSet) (findings []Finding, warnings []Warning) {
+	findings, warnings, _ = scanKindRefs(p, kind, content, rs)
+	return findings, warnings
+}
+
+// scanKindRefs is scanKind that also returns the files the file runs by their names.
+func scanKindRefs(p string, kind Kind, content []byte, rs *ruleSet) (findings []Finding, warnings []Warning, refs []scriptRef) {
 	switch {
 	case kind == KindNone || kind == KindDoc:
-		return nil, nil
+		return nil, nil, nil
 	case len(content) > maxFileSize:
-		return nil, []Warning{{Path: p, Message: fmt.Sprintf("not scanned: %d bytes is more than the %d the guard reads", len(content), maxFileSize)}}
+		return nil, []Warning{{Path: p, Unjudged: true, Message: fmt.Sprintf("not scanned: %d bytes is more than the %d the guard reads, so it cannot judge this %s", len(content), maxFileSize, kindName(kind))}}, nil
 	case bytes.IndexByte(content, 0) >= 0:
-		return nil, []Warning{{Path: p, Message: "not scanned: binary file (contains a NUL byte)"}}
+		return nil, []Warning{{Path: p, Unjudged: true, Message: fmt.Sprintf("not scanned: binary file (contains a NUL byte, first on line %d), named like a %s: the guard cannot judge it",
+			fileLine(content, bytes.IndexByte(content, 0)), kindName(kind))}}, nil
 	}
 	fc := newFileCtx(p, content, rs)
 	defer func() {
+		refs = fc.refs
 		if r := recover(); r != nil {
 			findings, warnings = fc.finish()
-			warnings = append(warnings, Warning{Path: p, Message: fmt.Sprintf("internal error while scanning (%v): the rest of the file was not analysed; please report it", r)})
+			warnings = append(warnings, Warning{Path: p, Unjudged: true, Message: fmt.Sprintf("internal error while scanning (%v): the rest of the file was not analysed, so the guard cannot judge it; please report it", r)})
 		}
 	}()
 	switch kind {
@@ -311,7 +376,8 @@ func scanKind(p string, kind Kind, content []byte, rs *ruleSet) (findings []Find
 	case KindPython:
 		scanPythonFile(fc)
 	}
-	return fc.finish()
+	findings, warnings = fc.finish()
+	return findings, warnings, fc.refs
 }
 
 func scanShellFile(fc *fileCtx) {
@@ -328,133 +394,75 @@ func scanPythonFile(fc *fileCtx) {
 	a.runPython(&frame{src: fileSrc(fc.text)})
 }
 
-// skipDir are directories ScanDir never enters.
-func skipDir(name string) bool {
-	switch name {
-	case ".git", ".hg", ".svn", "node_modules", "vendor":
-		return true
+// kindName names a kind of file in messages.
+func kindName(k Kind) string {
+	switch k {
+	case KindShell:
+		return "shell script"
+	case KindWorkflow:
+		return "workflow"
+	case KindAction:
+		return "composite action"
+	case KindMakefile:
+		return "Makefile"
+	case KindDockerfile:
+		return "Dockerfile"
+	case KindPython:
+		return "Python file"
 	}
-	return false
+	return "file"
 }
 
-// ScanDir scans every file under root (except .git, node_modules, vendor and the
-// config's excludes) and reports paths relative to root.
-func ScanDir(root string, cfg Config) ([]Finding, []Warning, error) {
-	f, w, _, err := ScanTree(root, cfg)
-	return f, w, err
+// fileLine is the 1-based line of byte offset o.
+func fileLine(content []byte, o int) int {
+	return bytes.Count(content[:min(max(o, 0), len(content))], []byte("\n")) + 1
 }
 
-// ScanTree is ScanDir that also says how many files it analysed (for Evaluate).
-func ScanTree(root string, cfg Config) (findings []Finding, warnings []Warning, files int, err error) {
-	info, err := os.Stat(root)
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("guard: %w", err)
+// ref records a file the command runs by its name.
+func (a *analyzer) ref(p string, kind Kind, cc *cmdCtx) {
+	if p == "" || !known(p) || strings.HasPrefix(p, "-") || strings.ContainsAny(p, "\n*?[") {
+		return
 	}
-	if !info.IsDir() {
-		return nil, nil, 0, fmt.Errorf("guard: %s is not a directory", root)
+	line := a.fc.line(cc.fr.src.fileOff(cc.start))
+	if cc.fr.site != nil {
+		line = a.fc.line(cc.fr.site.at.start)
 	}
-	type job struct{ abs, rel string }
-	var jobs []job
-	err = filepath.WalkDir(root, func(abs string, d fs.DirEntry, werr error) error {
-		rel, rerr := filepath.Rel(root, abs)
-		if rerr != nil {
-			rel = abs
-		}
-		rel = filepath.ToSlash(rel)
-		if werr != nil {
-			if abs == root {
-				return werr
-			}
-			warnings = append(warnings, Warning{Path: rel, Message: "not scanned: " + werr.Error()})
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if abs != root && (skipDir(d.Name()) || cfg.excluded(rel)) {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || cfg.excluded(rel) {
-			return nil
-		}
-		jobs = append(jobs, job{abs, rel})
-		return nil
-	})
-	if err != nil {
-		return nil, nil, 0, fmt.Errorf("guard: walking %s: %w", root, err)
+	r := scriptRef{path: p, kind: kind, line: line}
+	if a.fc.refSeen == nil {
+		a.fc.refSeen = map[scriptRef]bool{}
 	}
-	type out struct {
-		f       []Finding
-		w       []Warning
-		scanned bool
+	if !a.fc.refSeen[r] {
+		a.fc.refSeen[r] = true
+		a.fc.refs = append(a.fc.refs, r)
 	}
-	results := make([]out, len(jobs))
-	rs := cfg.ruleSet()
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range max(1, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for i := range next {
-				f, w, scanned := scanPath(jobs[i].abs, jobs[i].rel, rs)
-				results[i] = out{f, w, scanned}
-			}
-		})
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, r := range results {
-		findings = append(findings, r.f...)
-		warnings = append(warnings, r.w...)
-		if r.scanned {
-			files++
-		}
-	}
-	slices.SortStableFunc(findings, func(a, b Finding) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortStableFunc(warnings, func(a, b Warning) int {
-		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
-	})
-	return findings, warnings, files, nil
 }
 
-// scanPath reads and scans one file, reading only its head when its name and head say
-// it is not code.
-func scanPath(abs, rel string, rs *ruleSet) ([]Finding, []Warning, bool) {
-	kind := Classify(rel, nil)
-	f, err := os.Open(abs)
-	if err != nil {
-		if kind == KindNone || kind == KindDoc {
-			return nil, nil, false
+// maskInvalid turns the bytes of s that stand for bytes of the file that are not UTF-8 back
+// into unknown bytes.
+func (fc *fileCtx) maskInvalid(s *src) *src {
+	if len(fc.invalid) == 0 {
+		return s
+	}
+	var b []byte
+	for k, sg := range s.segs {
+		if !sg.contiguous {
+			continue
 		}
-		return nil, []Warning{{Path: rel, Message: "not scanned: " + err.Error()}}, false
-	}
-	defer f.Close()
-	if kind == KindNone {
-		head := make([]byte, 256)
-		n, _ := io.ReadFull(f, head)
-		kind = Classify(rel, head[:n])
-		if kind == KindNone || kind == KindDoc {
-			return nil, nil, false
+		end := len(s.text)
+		if k+1 < len(s.segs) {
+			end = s.segs[k+1].off
 		}
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return nil, []Warning{{Path: rel, Message: "not scanned: " + err.Error()}}, false
+		lo, hi := sg.fileOff, sg.fileOff+end-sg.off
+		i := sort.SearchInts(fc.invalid, lo)
+		for ; i < len(fc.invalid) && fc.invalid[i] < hi; i++ {
+			if b == nil {
+				b = []byte(s.text)
+			}
+			b[sg.off+fc.invalid[i]-sg.fileOff] = unknownByte
 		}
 	}
-	if kind == KindDoc {
-		return nil, nil, false
+	if b == nil {
+		return s
 	}
-	content, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, []Warning{{Path: rel, Message: "not scanned: " + err.Error()}}, false
-	}
-	if len(content) > maxFileSize {
-		return nil, []Warning{{Path: rel, Message: fmt.Sprintf("not scanned: larger than the %d bytes the guard reads", maxFileSize)}}, false
-	}
-	fs, ws := scanKind(rel, kind, content, rs)
-	return fs, ws, bytes.IndexByte(content, 0) < 0 // a binary file is skipped with a warning
+	return &src{text: string(b), segs: s.segs}
 }

@@ -54,6 +54,7 @@ type textExp struct {
 // env is what a script defines that later commands use: variables with literal values,
 // functions and aliases. It is flow-insensitive: every definition in the file counts.
 type env struct {
+	called    map[string]bool // names the file runs as commands (functions it calls)
 	vars      map[string][]varDef
 	funcs     map[string]*funcDef
 	aliases   map[string]*aliasDef
@@ -62,6 +63,7 @@ type env struct {
 }
 
 type varDef struct {
+	fn    string // the function the assignment is in ("" at the top level)
 	value *syntax.Word
 	array *syntax.ArrayExpr
 	src   *src // the text the word belongs to
@@ -82,7 +84,7 @@ type aliasDef struct {
 }
 
 func newEnv() *env {
-	return &env{vars: map[string][]varDef{}, funcs: map[string]*funcDef{}, aliases: map[string]*aliasDef{},
+	return &env{called: map[string]bool{}, vars: map[string][]varDef{}, funcs: map[string]*funcDef{}, aliases: map[string]*aliasDef{},
 		funcHits: map[string]map[hitKey]bool{}, aliasHits: map[string]map[string]bool{}}
 }
 
@@ -119,6 +121,7 @@ type frame struct {
 	depth       int
 	fnStack     []string
 	what        string // what the text is, for parse warnings ("the script passed to bash -c")
+	quiet       bool   // no parse warnings: the text may not be a script (an action's input)
 	stdin       *input // the script's own standard input (ssh host bash -s <<EOF)
 }
 
@@ -132,6 +135,9 @@ func (fr *frame) child() *frame {
 type input struct {
 	s    *src
 	what string
+	// opaque is text decoded at run time that the guard could not decode (base64 -d of a
+	// variable): a shell reading it runs something the guard cannot judge.
+	opaque bool
 }
 
 // field is one word of a command after expansion, with its file mapping. Parts whose
@@ -140,6 +146,7 @@ type field struct {
 	s      *src
 	quoted bool
 	from   string // the expansion the field starts with ("$CMD"), for Via
+	opaque bool   // holds text decoded at run time that the guard could not decode
 }
 
 func (f field) val() string { return f.s.text }
@@ -147,7 +154,7 @@ func (f field) val() string { return f.s.text }
 func (a *analyzer) spend() bool {
 	a.work++
 	if a.work == maxWork {
-		a.fc.warn(nil, 1, fmt.Sprintf("stopped after %d commands and words: the file is too complex to analyse fully", maxWork))
+		a.fc.unjudged(nil, 1, fmt.Sprintf("stopped after %d commands and words: the file is too complex to analyse fully, so the guard cannot judge it", maxWork))
 	}
 	return a.work < maxWork
 }
@@ -179,7 +186,18 @@ func (a *analyzer) parse(s *src, lang syntax.LangVariant) (*syntax.File, error) 
 	if r, ok := a.parsed[key]; ok {
 		return r.f, r.err
 	}
-	f, err := p.Parse(strings.NewReader(s.text), "")
+	var f *syntax.File
+	var err error
+	if o, deep := shellNesting(s.text, maxShellNesting); deep {
+		err = errTooDeep{off: o, limit: maxShellNesting, what: "its brackets, quotes, blocks or pipelines"}
+	} else {
+		f, err = p.Parse(strings.NewReader(s.text), "")
+		if f != nil {
+			if n, deep := syntaxTooDeep(f, maxSyntaxDepth); deep {
+				f, err = nil, errTooDeep{off: off(n.Pos()), limit: maxSyntaxDepth, what: "its commands (pipelines, && chains, blocks)"}
+			}
+		}
+	}
 	a.parsed[key] = parseResult{f, err}
 	return f, err
 }
@@ -187,7 +205,7 @@ func (a *analyzer) parse(s *src, lang syntax.LangVariant) (*syntax.File, error) 
 // runShell parses s as shell and analyses it in frame fr (fr.src is s).
 func (a *analyzer) runShell(fr *frame) {
 	if fr.depth > maxDepth {
-		a.fc.warn(a, a.fc.line(fr.src.fileOff(0)), "nesting too deep: scripts inside scripts beyond this point were not analysed")
+		a.fc.unjudged(a, a.fc.line(fr.src.fileOff(0)), fmt.Sprintf("scripts nest inside scripts more than %d deep here: the guard cannot judge this file", maxDepth))
 		return
 	}
 	f, err := a.parse(fr.src, fr.lang)
@@ -202,6 +220,9 @@ func (a *analyzer) runShell(fr *frame) {
 }
 
 func (a *analyzer) parseWarning(fr *frame, err error) {
+	if fr.quiet && !errors.As(err, new(errTooDeep)) {
+		return
+	}
 	what := fr.what
 	if what == "" {
 		what = "shell"
@@ -209,19 +230,39 @@ func (a *analyzer) parseWarning(fr *frame, err error) {
 	o, text := 0, err.Error()
 	var pe syntax.ParseError
 	var le syntax.LangError
+	var td errTooDeep
 	switch {
-	case errors.As(err, &pe):
-		o, text = off(pe.Pos), pe.Text
+	case errors.As(err, &td):
+		a.fc.unjudged(a, a.fc.line(fr.src.fileOff(td.off)), fmt.Sprintf("%s: %s here; the guard does not read deeper, so it cannot judge this file", what, td.Error()))
+		return
 	case errors.As(err, &le):
 		o = off(le.Pos)
 		text = strings.TrimPrefix(le.Error(), le.Pos.String()+": ")
+		a.fc.unjudged(a, a.fc.line(fr.src.fileOff(o)), fmt.Sprintf("could not parse %s (%s), which the shell runs: the guard cannot judge what follows", what, text))
+		return
+	case errors.As(err, &pe):
+		o, text = off(pe.Pos), pe.Text
 	}
 	a.fc.warn(a, a.fc.line(fr.src.fileOff(o)), fmt.Sprintf("could not parse %s (%s): commands after this point were not analysed", what, text))
 }
 
 // collectDefs records the functions, aliases and literal variables a script defines.
 func (a *analyzer) collectDefs(f *syntax.File, fr *frame) {
+	var stack []syntax.Node // the nodes being walked, to know the function a variable is set in
+	fn := func() string {
+		for i := len(stack) - 1; i >= 0; i-- {
+			if d, ok := stack[i].(*syntax.FuncDecl); ok && d.Name != nil {
+				return d.Name.Value
+			}
+		}
+		return ""
+	}
 	syntax.Walk(f, func(n syntax.Node) bool {
+		if n == nil {
+			stack = stack[:max(len(stack)-1, 0)]
+			return true
+		}
+		stack = append(stack, n)
 		switch n := n.(type) {
 		case *syntax.FuncDecl:
 			if n.Body == nil {
@@ -241,7 +282,12 @@ func (a *analyzer) collectDefs(f *syntax.File, fr *frame) {
 			}
 		case *syntax.CallExpr:
 			for _, as := range n.Assigns {
-				a.addVar(as, fr)
+				a.addVarIn(as, fr, fn())
+			}
+			if len(n.Args) > 0 {
+				if lit := n.Args[0].Lit(); lit != "" {
+					a.env.called[lit] = true
+				}
 			}
 			if len(n.Args) > 0 && n.Args[0].Lit() == "alias" {
 				for _, w := range n.Args[1:] {
@@ -250,14 +296,17 @@ func (a *analyzer) collectDefs(f *syntax.File, fr *frame) {
 			}
 		case *syntax.DeclClause:
 			for _, as := range n.Args {
-				a.addVar(as, fr)
+				a.addVarIn(as, fr, fn())
 			}
 		}
 		return true
 	})
 }
 
-func (a *analyzer) addVar(as *syntax.Assign, fr *frame) {
+func (a *analyzer) addVar(as *syntax.Assign, fr *frame) { a.addVarIn(as, fr, "") }
+
+// addVarIn records an assignment made in function fn ("" at the top level).
+func (a *analyzer) addVarIn(as *syntax.Assign, fr *frame, fn string) {
 	if as == nil || as.Name == nil || as.Naked || as.Append || as.Index != nil {
 		return
 	}
@@ -265,8 +314,33 @@ func (a *analyzer) addVar(as *syntax.Assign, fr *frame) {
 	if len(a.env.vars[name]) >= maxDefs {
 		return
 	}
-	a.env.vars[name] = append(a.env.vars[name], varDef{value: as.Value, array: as.Array, src: fr.src, fr: fr})
+	a.env.vars[name] = append(a.env.vars[name], varDef{value: as.Value, array: as.Array, src: fr.src, fr: fr, fn: fn})
 	clear(a.varMemo)
+}
+
+// localTexts are the values a variable set in the function being called takes from the
+// call's arguments (run() { local cmd="$1"; $cmd; }; run "sudo reboot"): definitions in
+// that function are read with the call's positional parameters.
+func (a *analyzer) localTexts(name string, fr *frame) []textExp {
+	if !fr.paramsKnown || len(fr.fnStack) == 0 || a.evalVar[name] {
+		return nil
+	}
+	fn := fr.fnStack[len(fr.fnStack)-1]
+	var out []textExp
+	for _, d := range a.env.vars[name] {
+		if d.fn != fn || d.value == nil || d.fr == nil {
+			continue
+		}
+		a.evalVar[name] = true
+		df := d.fr.child()
+		df.src, df.params, df.paramsKnown, df.fnStack = d.src, fr.params, true, fr.fnStack
+		alts := a.evalWord(d.value, df)
+		delete(a.evalVar, name)
+		if len(alts) > 0 && len(out) < maxAlts {
+			out = append(out, textExp{elems: []string{joinFields(alts[0]).text}})
+		}
+	}
+	return out
 }
 
 // addAlias records `alias name=value`.
@@ -573,10 +647,11 @@ type wordState struct {
 	curOn  bool
 	quoted bool
 	from   string
+	opaque bool
 }
 
 func (w *wordState) clone() wordState {
-	c := wordState{curOn: w.curOn, quoted: w.quoted, from: w.from}
+	c := wordState{curOn: w.curOn, quoted: w.quoted, from: w.from, opaque: w.opaque}
 	c.done = append([]field(nil), w.done...)
 	c.cur.buf = append([]byte(nil), w.cur.buf...)
 	c.cur.segs = append([]seg(nil), w.cur.segs...)
@@ -585,10 +660,10 @@ func (w *wordState) clone() wordState {
 
 func (w *wordState) finish() {
 	if w.curOn {
-		w.done = append(w.done, field{s: w.cur.src(), quoted: w.quoted, from: w.from})
+		w.done = append(w.done, field{s: w.cur.src(), quoted: w.quoted, from: w.from, opaque: w.opaque})
 	}
 	w.cur = builder{}
-	w.curOn, w.quoted, w.from = false, false, ""
+	w.curOn, w.quoted, w.from, w.opaque = false, false, "", false
 }
 
 // appendSplit adds an unquoted expansion's value, split into fields at blanks; a field
@@ -674,7 +749,26 @@ func (a *analyzer) evalPart(p syntax.WordPart, fr *frame, states []wordState, dq
 		return states
 	case *syntax.ParamExp:
 		return a.evalParam(p, fr, states, dq)
-	case *syntax.CmdSubst, *syntax.ArithmExp, *syntax.ProcSubst:
+	case *syntax.CmdSubst:
+		st, en := off(p.Pos()), off(p.End())
+		// $(echo c2h1dGRvd24= | base64 -d), $(cat <<EOF ...): output the guard can tell.
+		if out := a.substOutput(p, fr); out != nil && !out.opaque {
+			text := strings.TrimRight(out.s.text, "\n")
+			return each(func(w *wordState) {
+				if dq {
+					w.cur.synthAt(fr.src, st, en, text)
+				} else {
+					var b builder
+					b.synthAt(fr.src, st, en, text)
+					w.appendSplit(b.src(), "")
+				}
+				w.curOn = true
+			})
+		} else if out != nil {
+			return each(func(w *wordState) { w.cur.fromMasked(fr.src, st, en); w.curOn, w.opaque = true, true })
+		}
+		return each(func(w *wordState) { w.cur.fromMasked(fr.src, st, en); w.curOn = true })
+	case *syntax.ArithmExp, *syntax.ProcSubst:
 		st, en := off(p.Pos()), off(p.End())
 		return each(func(w *wordState) { w.cur.fromMasked(fr.src, st, en); w.curOn = true })
 	default:
@@ -863,7 +957,13 @@ func (a *analyzer) paramValues(p *syntax.ParamExp, fr *frame, st, en int) []expa
 			}
 			idx = w.Lit()
 		}
-		for _, te := range a.varTexts(name, idx) {
+		texts := a.varTexts(name, idx)
+		if idx == "" {
+			if local := a.localTexts(name, fr); len(local) > 0 {
+				texts = local // set from the call's arguments
+			}
+		}
+		for _, te := range texts {
 			e := expansion{multi: te.multi}
 			for _, el := range te.elems {
 				e.elems = append(e.elems, at(el))
@@ -901,6 +1001,10 @@ func (a *analyzer) varTexts(name, idx string) []textExp {
 		return r
 	}
 	if a.evalVar[name] || !a.spend() {
+		return nil
+	}
+	if len(a.evalVar) >= maxVarChain {
+		a.fc.unjudged(a, 1, fmt.Sprintf("a variable's value goes through more than %d other variables: the guard cannot judge this file", maxVarChain))
 		return nil
 	}
 	a.evalVar[name] = true
@@ -1032,15 +1136,23 @@ func (a *analyzer) output(s *syntax.Stmt, fr *frame, stdin *input) *input {
 		switch progName(argv[0].val()) {
 		case "echo":
 			args := argv[1:]
+			escapes := false
 			for len(args) > 0 && isEchoFlag(args[0].val()) {
+				escapes = escapes || strings.Contains(args[0].val(), "e")
 				args = args[1:]
 			}
-			return &input{s: joinFields(args), what: "| echo"}
+			text := joinFields(args)
+			if escapes {
+				text = decodeEscapes(text)
+			}
+			return &input{s: text, what: "| echo"}
 		case "printf":
 			if len(argv) < 2 {
 				return nil
 			}
 			return &input{s: printfText(argv[1], argv[2:]), what: "| printf"}
+		case "base64", "base32", "basenc", "openssl", "xxd":
+			return decoderOutput(argv, own)
 		case "cat", "tee":
 			for _, f := range argv[1:] {
 				if v := f.val(); v != "-" && !strings.HasPrefix(v, "-") && progName(argv[0].val()) == "cat" {
@@ -1073,15 +1185,12 @@ func printfText(format field, args []field) *src {
 	for i := 0; i < len(t); i++ {
 		switch {
 		case t[i] == '\\' && i+1 < len(t):
-			out := string(t[i+1])
-			switch t[i+1] {
-			case 'n':
-				out = "\n"
-			case 't':
-				out = "\t"
+			out, n := escapeAt(t, i)
+			if n == 2 && out == t[i:i+2] {
+				out = string(t[i+1])
 			}
-			b.synthAt(format.s, i, i+2, out)
-			i++
+			b.synthAt(format.s, i, i+n, out)
+			i += n - 1
 		case t[i] == '%' && i+1 < len(t):
 			j := i + 1
 			for j < len(t) && strings.IndexByte("-+ #0123456789.", t[j]) >= 0 {
@@ -1139,4 +1248,132 @@ func stmtEnd(s *syntax.Stmt) (end int) {
 		}
 	}
 	return end
+}
+
+// substOutput is what a command substitution outputs, when the guard can tell (a pipeline
+// of echo, printf, cat of a here-document and decoders).
+func (a *analyzer) substOutput(cs *syntax.CmdSubst, fr *frame) *input {
+	if len(cs.Stmts) != 1 || cs.Stmts[0] == nil || !a.spend() {
+		return nil
+	}
+	switch c := cs.Stmts[0].Cmd.(type) {
+	case *syntax.CallExpr:
+	case *syntax.BinaryCmd:
+		if c.Op != syntax.Pipe {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return a.output(cs.Stmts[0], fr, nil)
+}
+
+// decoderOutput is the output of base64 -d, base32 -d, basenc -d, openssl base64 -d and
+// xxd -r -p reading in: the decoded text, or opaque when it cannot be decoded.
+func decoderOutput(argv []field, in *input) *input {
+	vals := make([]string, len(argv))
+	for i, f := range argv {
+		vals[i] = f.val()
+	}
+	prog := progName(vals[0])
+	has := func(fl ...string) bool {
+		for _, v := range vals[1:] {
+			for _, f := range fl {
+				if v == f {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	var decode func(string) (string, bool)
+	switch {
+	case prog == "base64" && has("-d", "--decode", "-D"):
+		decode = decodeBase64
+	case prog == "base32" && has("-d", "--decode"):
+		decode = decodeBase32
+	case prog == "basenc" && has("-d", "--decode") && has("--base64", "--base64url"):
+		decode = decodeBase64
+	case prog == "basenc" && has("-d", "--decode") && has("--base32"):
+		decode = decodeBase32
+	case prog == "basenc" && has("-d", "--decode") && has("--base16"):
+		decode = decodeHex
+	case prog == "openssl" && has("-d") && (has("base64") || has("-a", "-base64")):
+		decode = decodeBase64
+	case prog == "xxd" && (has("-r") && has("-p", "-ps", "-plain") || has("-rp", "-r -p", "-pr")):
+		decode = decodeHex
+	default:
+		return nil
+	}
+	what := "| " + prog + " -d"
+	switch prog {
+	case "xxd":
+		what = "| xxd -r"
+	case "openssl":
+		what = "| openssl base64 -d"
+	}
+	if in == nil || in.opaque || !known(in.s.text) {
+		return &input{s: &src{text: string(unknownByte), segs: []seg{{contiguous: true}}}, what: what, opaque: true}
+	}
+	text, ok := decode(in.s.text)
+	if !ok {
+		return &input{s: &src{text: string(unknownByte), segs: []seg{{contiguous: true}}}, what: what, opaque: true}
+	}
+	var b builder
+	b.synth(in.s.fileOff(0), in.s.fileEnd(len(in.s.text)), text)
+	return &input{s: b.src(), what: what}
+}
+
+// decodeEscapes decodes echo -e's and printf's backslash escapes in s.
+func decodeEscapes(s *src) *src {
+	t := s.text
+	if !strings.Contains(t, "\\") {
+		return s
+	}
+	var b builder
+	for i := 0; i < len(t); i++ {
+		if t[i] != '\\' || i+1 >= len(t) {
+			b.from(s, i, i+1)
+			continue
+		}
+		out, n := escapeAt(t, i)
+		b.synthAt(s, i, i+n, out)
+		i += n - 1
+	}
+	return b.src()
+}
+
+// escapeAt decodes the backslash escape at t[i]: its text and length.
+func escapeAt(t string, i int) (string, int) {
+	switch c := t[i+1]; c {
+	case 'n':
+		return "\n", 2
+	case 't':
+		return "\t", 2
+	case 'r':
+		return "\r", 2
+	case '\\':
+		return "\\", 2
+	case 'x':
+		j := i + 2
+		for j < len(t) && j < i+4 && isHex(t[j]) {
+			j++
+		}
+		if v, err := strconv.ParseUint(t[i+2:j], 16, 8); err == nil {
+			return string(rune(v)), j - i
+		}
+	case '0', '1', '2', '3', '4', '5', '6', '7':
+		j := i + 1
+		if c == '0' {
+			j++ // \0NNN
+		}
+		k := j
+		for k < len(t) && k < j+3 && t[k] >= '0' && t[k] <= '7' {
+			k++
+		}
+		if v, err := strconv.ParseUint(t[j:k], 8, 8); err == nil && k > j {
+			return string(rune(v)), k - i
+		}
+	}
+	return t[i : i+2], 2
 }

@@ -23,7 +23,11 @@ type wfCtx struct {
 	shell   string
 	windows bool
 	env     []envVar
+	inputs  map[string][]string
+	matrix  map[string][]string
 }
+
+func (c wfCtx) exprCtx() *exprCtx { return &exprCtx{inputs: c.inputs, matrix: c.matrix, env: c.env} }
 
 type envVar struct {
 	name  string
@@ -33,7 +37,18 @@ type envVar struct {
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 
 func scanWorkflow(fc *fileCtx, kind Kind) {
-	dec := yaml.NewDecoder(strings.NewReader(fc.text))
+	text := fc.text
+	if len(fc.invalid) > 0 {
+		// YAML refuses bytes that are not UTF-8 (and the control byte that stands for them
+		// in fc.text): it reads a letter in their place, and the scripts get them back as
+		// unknown bytes.
+		b := []byte(text)
+		for _, o := range fc.invalid {
+			b[o] = 'x'
+		}
+		text = string(b)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(text))
 	for doc := 0; ; doc++ {
 		var root yaml.Node
 		err := dec.Decode(&root)
@@ -45,11 +60,19 @@ func scanWorkflow(fc *fileCtx, kind Kind) {
 			if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
 				line, _ = strconv.Atoi(m[1])
 			}
-			fc.warn(nil, line, fmt.Sprintf("could not parse YAML (%s): the %s was not analysed", strings.TrimPrefix(err.Error(), "yaml: "), kind))
+			msg := strings.TrimPrefix(err.Error(), "yaml: ")
+			if strings.Contains(msg, "exceeded max depth") {
+				if line == 0 {
+					line = yamlDeepLine(text)
+				}
+				fc.unjudged(nil, line, fmt.Sprintf("the YAML nests too deep for its parser (%s): the guard cannot judge this %s", msg, kind))
+				return
+			}
+			fc.warn(nil, line, fmt.Sprintf("could not parse YAML (%s): the %s was not analysed", msg, kind))
 			return
 		}
-		w := &wfScan{fc: fc, seen: map[*yaml.Node]bool{}}
-		w.walk(&root, wfCtx{})
+		w := &wfScan{fc: fc, text: text, seen: map[*yaml.Node]bool{}}
+		w.walk(&root, wfCtx{inputs: workflowInputs(&root)})
 		if doc > 100 {
 			return
 		}
@@ -58,6 +81,7 @@ func scanWorkflow(fc *fileCtx, kind Kind) {
 
 type wfScan struct {
 	fc   *fileCtx
+	text string              // what YAML reads: fc.text with a letter for each byte that is not UTF-8
 	seen map[*yaml.Node]bool // guards against alias loops
 }
 
@@ -107,11 +131,17 @@ func (w *wfScan) walk(n *yaml.Node, c wfCtx) {
 		if ro := mapGet(n, "runs-on"); ro != nil && strings.Contains(strings.ToLower(nodeText(ro)), "windows") {
 			c.windows = true
 		}
+		if m := jobMatrix(n); m != nil {
+			c.matrix = m
+		}
 		if env := mapGet(n, "env"); env != nil && env.Kind == yaml.MappingNode {
+			outer := c
 			c.env = append([]envVar(nil), c.env...)
 			for i := 0; i+1 < len(env.Content); i += 2 {
 				if v := deref(env.Content[i+1]); v != nil && v.Kind == yaml.ScalarNode {
-					c.env = append(c.env, envVar{env.Content[i].Value, maskExpressions(w.scalarSrc(v))})
+					for _, val := range expandExpressions(w.scalarSrc(v), outer.exprCtx()) {
+						c.env = append(c.env, envVar{env.Content[i].Value, val})
+					}
 				}
 			}
 		}
@@ -122,12 +152,8 @@ func (w *wfScan) walk(n *yaml.Node, c wfCtx) {
 			}
 			w.step(run, sh, c)
 		}
-		if uses, ok := scalar(mapGet(n, "uses")); ok && strings.Contains(strings.ToLower(uses), "ssh-action") {
-			for _, key := range []string{"script", "command"} {
-				if s := mapGet(mapGet(n, "with"), key); s != nil && s.Kind == yaml.ScalarNode {
-					w.step(s, "bash", wfCtx{env: c.env})
-				}
-			}
+		if uses, ok := scalar(mapGet(n, "uses")); ok {
+			w.uses(n, uses, c)
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			w.walk(n.Content[i+1], c) // a job may be called "run"; scalars are no steps
@@ -135,27 +161,47 @@ func (w *wfScan) walk(n *yaml.Node, c wfCtx) {
 	}
 }
 
-// nodeText is a node's scalar values joined (runs-on may be a list or a mapping).
+// nodeText is a node's scalar values joined (runs-on may be a list or a mapping). It reads
+// at most 1,000 nodes: aliases can make a small file a huge tree.
 func nodeText(n *yaml.Node) string {
-	n = deref(n)
-	if n == nil {
-		return ""
-	}
-	if n.Kind == yaml.ScalarNode {
-		return n.Value
-	}
+	budget := 1000
 	var parts []string
-	for _, k := range n.Content {
-		if k != n {
-			parts = append(parts, nodeText(k))
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		n = deref(n)
+		if n == nil || budget <= 0 || depth > 64 {
+			return
+		}
+		budget--
+		if n.Kind == yaml.ScalarNode {
+			parts = append(parts, n.Value)
+			return
+		}
+		for _, k := range n.Content {
+			if k != n {
+				walk(k, depth+1)
+			}
 		}
 	}
+	walk(n, 0)
 	return strings.Join(parts, " ")
 }
 
-// step analyses one run: in its shell.
+// step analyses one run: in its shell, once per value its expressions may take.
 func (w *wfScan) step(run *yaml.Node, shell string, c wfCtx) {
-	s := maskExpressions(w.scalarSrc(run))
+	for _, s := range expandExpressions(w.scalarSrc(run), c.exprCtx()) {
+		w.script(run, s, shell, c, "the run: script")
+	}
+}
+
+// script analyses one script of a step (run:, or an action's script input) in its shell.
+func (w *wfScan) script(run *yaml.Node, s *src, shell string, c wfCtx, what string) {
+	w.scriptIn(run, s, shell, c, what, false)
+}
+
+// scriptIn is script; quiet reads it without parse warnings (an input that may not be a
+// script at all).
+func (w *wfScan) scriptIn(run *yaml.Node, s *src, shell string, c wfCtx, what string, quiet bool) {
 	name := ""
 	if f := strings.Fields(shell); len(f) > 0 {
 		name = path.Base(f[0])
@@ -169,46 +215,21 @@ func (w *wfScan) step(run *yaml.Node, shell string, c wfCtx) {
 	}
 	switch {
 	case name == "" || isShell(name):
-		a.runShell(&frame{src: s, lang: langOf(name), what: "the run: script"})
+		a.runShell(&frame{src: s, lang: langOf(name), what: what, quiet: quiet})
 	case isPython(name):
 		a.runPython(&frame{src: s})
 	default:
 		if shell == "" {
 			shell = name + " (the default on Windows runners)"
 		}
-		w.fc.warn(nil, run.Line, fmt.Sprintf("this step runs in shell %q, which the guard does not analyse: check it by hand", shell))
+		w.fc.unjudged(nil, run.Line, fmt.Sprintf("this step runs in shell %q, which the guard does not analyse, so it cannot judge it: check it by hand", shell))
 	}
-}
-
-// maskExpressions replaces each ${{ ... }} with unknown bytes of the same length.
-func maskExpressions(s *src) *src {
-	if !strings.Contains(s.text, "${{") {
-		return s
-	}
-	b := []byte(s.text)
-	for i := 0; i+2 < len(b); i++ {
-		if b[i] != '$' || b[i+1] != '{' || b[i+2] != '{' {
-			continue
-		}
-		end := strings.Index(s.text[i+3:], "}}")
-		stop := len(b)
-		if end >= 0 {
-			stop = i + 3 + end + 2
-		}
-		for j := i; j < stop; j++ {
-			if b[j] != '\n' {
-				b[j] = unknownByte
-			}
-		}
-		i = stop - 1
-	}
-	return &src{text: string(b), segs: s.segs}
 }
 
 // offsetOf converts a yaml.v3 line and column (1-based, counting characters) to a byte
 // offset of the text.
 func (w *wfScan) offsetOf(line, col int) int {
-	t := w.fc.text
+	t := w.text
 	o := w.fc.lines.lineStart(line)
 	for c := 1; c < col && o < len(t) && t[o] != '\n'; c++ {
 		_, n := utf8.DecodeRuneInString(t[o:])
@@ -220,6 +241,10 @@ func (w *wfScan) offsetOf(line, col int) int {
 // scalarSrc rebuilds a scalar's value with its map to the file. Where the text cannot be
 // matched with the value yaml.v3 decoded, every byte maps to the scalar's start.
 func (w *wfScan) scalarSrc(n *yaml.Node) *src {
+	return w.fc.maskInvalid(w.scalarSrcOf(n))
+}
+
+func (w *wfScan) scalarSrcOf(n *yaml.Node) *src {
 	start := w.offsetOf(n.Line, n.Column)
 	var s *src
 	var ok bool
@@ -227,11 +252,11 @@ func (w *wfScan) scalarSrc(n *yaml.Node) *src {
 	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
 		s, ok = w.blockSrc(n, start)
 	case n.Style&yaml.DoubleQuotedStyle != 0:
-		s, ok = alignFlow(n.Value, w.fc.text, start+1, '"')
+		s, ok = alignFlow(n.Value, w.text, start+1, '"')
 	case n.Style&yaml.SingleQuotedStyle != 0:
-		s, ok = alignFlow(n.Value, w.fc.text, start+1, '\'')
+		s, ok = alignFlow(n.Value, w.text, start+1, '\'')
 	default:
-		s, ok = alignFlow(n.Value, w.fc.text, start, 0)
+		s, ok = alignFlow(n.Value, w.text, start, 0)
 	}
 	if ok {
 		return s
@@ -245,7 +270,7 @@ func (w *wfScan) scalarSrc(n *yaml.Node) *src {
 // line after the indicator, at the indentation of the first non-empty one.
 func (w *wfScan) blockSrc(n *yaml.Node, start int) (*src, bool) {
 	lt := w.fc.lines
-	t := w.fc.text
+	t := w.text
 	first, _ := lt.pos(start)
 	first++
 	indent := -1
@@ -406,4 +431,28 @@ func yamlEscape(t string, j int) (int, string) {
 		}
 	}
 	return 2, ""
+}
+
+// yamlDeepLine is the line where YAML's flow brackets first nest 10,000 deep (yaml.v3's
+// limit, whose error names no line), or 1.
+func yamlDeepLine(t string) int {
+	depth, line := 0, 1
+	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case '\n':
+			line++
+		case '[', '{':
+			if depth++; depth > 10000 {
+				return line
+			}
+		case ']', '}':
+			depth = max(depth-1, 0)
+		case '"', '\'':
+			if j := strings.IndexByte(t[i+1:], t[i]); j >= 0 {
+				line += strings.Count(t[i:i+1+j], "\n")
+				i += j + 1
+			}
+		}
+	}
+	return 1
 }

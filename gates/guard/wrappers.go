@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -16,6 +17,7 @@ type cmdCtx struct {
 	canFunc    bool     // the program may still be an alias or a function
 	aliasSeen  map[string]bool
 	skipRules  map[string]bool // rules an alias reports where it is defined
+	scriptRef  bool            // the program is a script a shell reads (already recorded)
 }
 
 // resolve unwraps a command (aliases, functions, sudo, env, bash -c, ssh, ...) and
@@ -27,7 +29,8 @@ func (a *analyzer) resolve(argv []field, cc *cmdCtx) {
 		}
 		prog := argv[0].val()
 		if prog == "" || !known(prog) {
-			return // an unknown program is never a finding
+			a.unknownProgram(argv, cc)
+			return // an unknown program is never a finding, unless its arguments say which it is
 		}
 		if argv[0].from != "" {
 			cc.via = append(cc.via, argv[0].from)
@@ -80,13 +83,26 @@ func (a *analyzer) match(argv []field, cc *cmdCtx) {
 		vals[i] = f.val()
 	}
 	prog := progName(vals[0])
+	if strings.Contains(vals[0], "/") && !cc.scriptRef {
+		a.ref(vals[0], KindNone, cc) // a file run by its path: its own shebang (or sh) reads it
+	}
 	local := append(append([]string(nil), cc.via...), prog)
+	matched := false
 	for _, r := range a.fc.rules.commandRules(prog) {
 		if cc.skipRules[r.ID] {
 			continue
 		}
 		if r.matchCommand(vals) {
 			a.report(cc.fr, r, cc.start, cc.end, local)
+			matched = true
+		}
+	}
+	if u := a.fc.rules.unresolved; !matched && u != nil && !cc.skipRules[u.ID] && !a.definitionOnly(cc.fr) {
+		for _, r := range a.fc.rules.families[prog] {
+			if r.matchPossibly(vals) {
+				a.report(cc.fr, u, cc.start, cc.end, local)
+				break
+			}
 		}
 	}
 	switch prog {
@@ -177,6 +193,17 @@ func wrapperSpec(name string) (optSpec, bool) {
 		return optSpec{short: "TPD", stop: "p", stopLong: []string{"--pid"}, skip: 1}, true
 	case "nsenter":
 		return optSpec{short: "tSG", long: []string{"--target", "--setuid", "--setgid"}}, true
+	case "systemd-run":
+		return optSpec{short: "upEMH", long: []string{"--unit", "--property", "--description", "--slice", "--setenv", "--uid",
+			"--gid", "--nice", "--machine", "--host", "--on-active", "--on-boot", "--on-startup", "--on-unit-active",
+			"--on-unit-inactive", "--on-calendar", "--timer-property", "--path-property", "--socket-property",
+			"--working-directory", "--service-type", "--expand-environment"}, assigns: false}, true
+	case "unshare":
+		return optSpec{short: "SGRw", long: []string{"--setuid", "--setgid", "--root", "--wd", "--map-user", "--map-group"}}, true
+	case "sshpass":
+		return optSpec{short: "pfdP"}, true
+	case "setpriv", "caffeinate", "firejail":
+		return optSpec{}, true
 	case "xargs":
 		return optSpec{short: "adEILnPs", long: []string{"--arg-file", "--delimiter", "--max-args", "--max-procs",
 			"--max-chars", "--process-slot-var"}}, true
@@ -295,7 +322,16 @@ func (a *analyzer) wrapper(name string, argv []field, cc *cmdCtx) (next []field,
 	switch name {
 	case "env":
 		return a.envCmd(args, cc)
+	case "source", ".":
+		if len(args) > 0 {
+			a.ref(args[0].val(), KindShell, cc)
+		}
+		return nil, true
 	case "eval":
+		if slices.ContainsFunc(args, func(f field) bool { return f.opaque }) {
+			a.opaqueScript(cc, "eval")
+			return nil, true
+		}
 		if len(args) > 0 {
 			a.nestedShell(joinFields(args), cc, "eval", cc.fr.lang, cc.fr.params, cc.fr.paramsKnown)
 		}
@@ -330,6 +366,33 @@ func (a *analyzer) wrapper(name string, argv []field, cc *cmdCtx) (next []field,
 		_, stopped, _ := skipOpts(args, optSpec{short: "qt", stop: "fldrc"})
 		if !stopped && cc.stdin != nil {
 			a.nestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), syntax.LangBash, nil, false)
+		}
+		return nil, true
+	case "docker", "podman", "nerdctl":
+		return a.containerCmd(name, args, cc)
+	case "kubectl", "oc":
+		return a.kubectlDebug(args, cc)
+	case "screen":
+		return a.screenCmd(args, cc)
+	case "tmux":
+		return a.tmuxCmd(args, cc)
+	case "script":
+		for i, f := range args {
+			if v := f.val(); (v == "-c" || v == "--command") && i+1 < len(args) {
+				a.nestedShell(args[i+1].s, cc, "script -c", syntax.LangBash, nil, false)
+			} else if strings.HasPrefix(v, "--command=") {
+				a.nestedShell(f.s.sub(len("--command="), len(v)), cc, "script -c", syntax.LangBash, nil, false)
+			}
+		}
+		return nil, true
+	case "sg":
+		if len(args) < 2 {
+			return nil, true
+		}
+		if args[1].val() == "-c" && len(args) > 2 {
+			a.nestedShell(args[2].s, cc, "sg -c", syntax.LangBash, nil, false)
+		} else {
+			a.nestedShell(joinFields(args[1:]), cc, "sg", syntax.LangBash, nil, false)
 		}
 		return nil, true
 	case "chroot":
@@ -391,6 +454,10 @@ func (a *analyzer) shellCmd(name string, args []field, cc *cmdCtx) ([]field, boo
 	}
 	switch {
 	case cflag:
+		if len(rest) > 0 && rest[0].opaque {
+			a.opaqueScript(cc, name+" -c")
+			return nil, true
+		}
 		if len(rest) > 0 {
 			var params []field
 			if len(rest) > 2 {
@@ -401,6 +468,8 @@ func (a *analyzer) shellCmd(name string, args []field, cc *cmdCtx) ([]field, boo
 		return nil, true
 	case len(rest) > 0 && !sflag:
 		cc.via = append(cc.via, name)
+		a.ref(rest[0].val(), KindShell, cc)
+		cc.scriptRef = true
 		return rest, false // a script file: its name is the program
 	case cc.stdin != nil:
 		a.nestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), lang, rest, true)
@@ -410,6 +479,10 @@ func (a *analyzer) shellCmd(name string, args []field, cc *cmdCtx) ([]field, boo
 
 // nestedShell analyses s, a script that the current command runs.
 func (a *analyzer) nestedShell(s *src, cc *cmdCtx, via string, lang syntax.LangVariant, params []field, paramsKnown bool) {
+	if cc.stdin != nil && cc.stdin.opaque && cc.stdin.s == s {
+		a.opaqueScript(cc, via)
+		return
+	}
 	fr := cc.fr.child()
 	fr.src, fr.lang = s, lang
 	fr.params, fr.paramsKnown = params, paramsKnown
@@ -686,6 +759,9 @@ func (a *analyzer) aliasDefHits(al *aliasDef) map[string]bool {
 func (a *analyzer) callFunc(fn *funcDef, argv []field, cc *cmdCtx) {
 	a.calls++
 	if a.calls > maxFuncCalls {
+		if a.calls == maxFuncCalls+1 {
+			a.fc.unjudged(a, a.fc.line(cc.fr.src.fileOff(cc.start)), fmt.Sprintf("more than %d function and alias expansions: the file is too complex to analyse fully, so the guard cannot judge it", maxFuncCalls))
+		}
 		return
 	}
 	skip := a.funcDefHits(fn)
@@ -716,6 +792,7 @@ func (a *analyzer) callFunc(fn *funcDef, argv []field, cc *cmdCtx) {
 	fr.site = &st
 	fr.outer = &st.outer
 	if fr.depth > maxDepth {
+		a.fc.unjudged(a, a.fc.line(cc.fr.src.fileOff(cc.start)), fmt.Sprintf("functions and scripts nest more than %d deep here: the guard cannot judge this file", maxDepth))
 		return
 	}
 	a.stmt(fn.body, fr, cc.stdin)
@@ -758,8 +835,279 @@ func isWrapperName(name string) bool {
 		return true
 	}
 	switch name {
-	case "env", "eval", "trap", "alias", "ssh", "gcloud", "su", "runuser", "flock", "watch", "at", "batch", "chroot":
+	case "env", "eval", "trap", "alias", "ssh", "gcloud", "su", "runuser", "flock", "watch", "at", "batch", "chroot", "source", ".",
+		"docker", "podman", "nerdctl", "kubectl", "oc", "screen", "tmux", "script", "sg":
 		return true
 	}
 	return false
+}
+
+// definitionOnly reports whether the frame is a function body read on its own (at its
+// definition) while the file also calls the function: its calls are judged with their
+// arguments, so what only unknown arguments make possible is not reported here.
+func (a *analyzer) definitionOnly(fr *frame) bool {
+	return fr.site == nil && !fr.paramsKnown && len(fr.fnStack) > 0 && a.env.called[fr.fnStack[len(fr.fnStack)-1]]
+}
+
+// unknownProgram judges a command whose program the guard cannot resolve ($GCLOUD, a
+// variable set outside the file) by its arguments: when they are, word for word, the
+// verb path of a lifecycle CLI's destructive command (compute instances delete, ec2
+// terminate-instances), they are that command.
+func (a *analyzer) unknownProgram(argv []field, cc *cmdCtx) {
+	prog := argv[0].val()
+	if prog == "" || strings.Trim(prog, string(unknownByte)) != "" || len(argv) < 3 {
+		return
+	}
+	vals := make([]string, len(argv)-1)
+	for i, f := range argv[1:] {
+		vals[i] = f.val()
+	}
+	name := argv[0].from
+	if name == "" {
+		name = "an unknown program"
+	}
+	for _, c := range lifecycleCLIs {
+		for _, r := range a.fc.rules.families[c] {
+			if len(r.Args) < 2 || len(r.AnyFlag) > 0 || cc.skipRules[r.ID] {
+				continue
+			}
+			_, pos := splitArgs(vals, r.ValueFlags)
+			if len(pos) < len(r.Args) {
+				continue
+			}
+			ok := true
+			for i, p := range r.Args {
+				if !known(pos[i]) || !globAny(p, pos[i]) {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				a.report(cc.fr, r, cc.start, cc.end, append(append([]string(nil), cc.via...), name+" (as "+c+")"))
+				return
+			}
+		}
+	}
+}
+
+// containerValueFlags are the options of docker/podman run and exec that take a value.
+var containerValueFlags = []string{"-a", "--attach", "--add-host", "--annotation", "--blkio-weight", "--cap-add", "--cap-drop",
+	"--cgroup-parent", "--cgroupns", "--cidfile", "--cpu-period", "--cpu-quota", "--cpu-shares", "-c", "--cpus", "--cpuset-cpus",
+	"--cpuset-mems", "--device", "--device-cgroup-rule", "--dns", "--dns-option", "--dns-search", "--domainname", "-e", "--env",
+	"--env-file", "--entrypoint", "--expose", "--gpus", "--group-add", "--health-cmd", "--health-interval", "--health-retries",
+	"--health-start-period", "--health-timeout", "-h", "--hostname", "--ip", "--ip6", "--ipc", "--isolation", "-l", "--label",
+	"--label-file", "--link", "--log-driver", "--log-opt", "--mac-address", "-m", "--memory", "--memory-reservation",
+	"--memory-swap", "--mount", "--name", "--network", "--net", "--network-alias", "--oom-score-adj", "--pid", "--pids-limit",
+	"--platform", "-p", "--publish", "--pull", "--restart", "--runtime", "--security-opt", "--shm-size", "--stop-signal",
+	"--stop-timeout", "--storage-opt", "--sysctl", "--tmpfs", "--ulimit", "-u", "--user", "--userns", "--uts", "-v",
+	"--volume", "--volumes-from", "-w", "--workdir", "--detach-keys"}
+
+// containerCmd handles `docker run|exec ...` (and podman, nerdctl): a container that can
+// reach the host (--privileged, the host's PID namespace, SYS_ADMIN or SYS_BOOT, the host's
+// root mounted) runs its command against the host, so the command is judged as one run
+// there (nsenter -t 1 ..., chroot /host ...); any other container's command stays inside.
+func (a *analyzer) containerCmd(name string, args []field, cc *cmdCtx) ([]field, bool) {
+	if len(args) > 0 && args[0].val() == "container" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return nil, true
+	}
+	sub := args[0].val()
+	if sub != "run" && sub != "exec" && sub != "create" {
+		return nil, true
+	}
+	args = args[1:]
+	privileged := false
+	var entrypoint []field
+	i := 0
+	for i < len(args) {
+		w := args[i].val()
+		if !known(w) || !strings.HasPrefix(w, "-") || w == "-" {
+			break
+		}
+		if w == "--" {
+			i++
+			break
+		}
+		flag, value, hasEq := strings.Cut(w, "=")
+		if !hasEq && slices.Contains(containerValueFlags, flag) && i+1 < len(args) {
+			value = args[i+1].val()
+			if flag == "--entrypoint" {
+				entrypoint = args[i+1 : i+2]
+			}
+			i += 2
+		} else {
+			if hasEq && flag == "--entrypoint" {
+				entrypoint = []field{{s: args[i].s.sub(len("--entrypoint="), len(w)), quoted: true}}
+			}
+			i++
+		}
+		switch {
+		case flag == "--privileged" && (!hasEq || value == "true"):
+			privileged = true
+		case flag == "--pid" && value == "host":
+			privileged = true
+		case flag == "--cap-add" && strings.Contains(strings.ToUpper(value), "SYS_ADMIN") || flag == "--cap-add" && strings.Contains(strings.ToUpper(value), "SYS_BOOT") ||
+			flag == "--cap-add" && strings.EqualFold(value, "ALL"):
+			privileged = true
+		case (flag == "-v" || flag == "--volume") && strings.HasPrefix(value, "/:"):
+			privileged = true
+		case flag == "--mount" && strings.Contains(value, "source=/,") || flag == "--mount" && strings.Contains(value, "src=/,"):
+			privileged = true
+		}
+	}
+	if !privileged || i >= len(args) {
+		return nil, true // the container's own business
+	}
+	rest := args[i+1:] // after the image (run) or the container (exec)
+	if sub == "exec" {
+		entrypoint = nil
+	}
+	rest = append(slices.Clone(entrypoint), rest...)
+	if len(rest) == 0 {
+		return nil, true
+	}
+	cc.via = append(cc.via, name+" "+sub+" (host access)")
+	return rest, false
+}
+
+// kubectlDebug handles `kubectl debug node/NAME ... -- CMD`: the command runs in a pod with
+// the node's root at /host, so on the node (chroot /host ...).
+func (a *analyzer) kubectlDebug(args []field, cc *cmdCtx) ([]field, bool) {
+	debug, node := false, false
+	for i, f := range args {
+		v := f.val()
+		switch {
+		case v == "debug" || v == "node-shell":
+			debug = true
+			if v == "node-shell" {
+				node = true
+			}
+		case strings.HasPrefix(v, "node/") || strings.HasPrefix(v, "nodes/"):
+			node = true
+		case v == "--" && debug && node:
+			if i+1 < len(args) {
+				cc.via = append(cc.via, "kubectl debug node")
+				return args[i+1:], false
+			}
+			return nil, true
+		}
+	}
+	return nil, false // any other kubectl command: the rules judge it
+}
+
+// screenCmd handles `screen [-dmS name] CMD...` and `screen -S name -X stuff 'TEXT'` (the
+// text is typed into the session's shell).
+func (a *analyzer) screenCmd(args []field, cc *cmdCtx) ([]field, bool) {
+	i := 0
+	for i < len(args) {
+		w := args[i].val()
+		if !known(w) || !strings.HasPrefix(w, "-") {
+			break
+		}
+		i++
+		if w == "-X" {
+			if i < len(args) && args[i].val() == "stuff" && i+1 < len(args) {
+				a.nestedShell(typedText(args[i+1].s), cc, "screen -X stuff", syntax.LangBash, nil, false)
+			}
+			return nil, true
+		}
+		if w == "-Logfile" {
+			i++
+			continue
+		}
+		// Short options, combined (-dmS name): those that take a value end the word.
+		if last := w[len(w)-1]; len(w) > 1 && strings.IndexByte("ScteThp", last) >= 0 {
+			i++
+		}
+	}
+	if i >= len(args) {
+		return nil, true
+	}
+	cc.via = append(cc.via, "screen")
+	return args[i:], false
+}
+
+// tmuxCmd handles tmux's commands that run a shell command (new-session, new-window,
+// split-window, respawn-pane, run-shell) and send-keys (the keys are typed into a shell).
+func (a *analyzer) tmuxCmd(args []field, cc *cmdCtx) ([]field, bool) {
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i].val(), "-") { // tmux's own options
+		if v := args[i].val(); v == "-L" || v == "-S" || v == "-f" || v == "-c" || v == "-T" {
+			i++
+		}
+		i++
+	}
+	if i >= len(args) {
+		return nil, true
+	}
+	sub := args[i].val()
+	args = args[i+1:]
+	valueFlags := "cdeFfHlnNpsStTxy"
+	var rest []field
+	j := 0
+	for j < len(args) {
+		w := args[j].val()
+		if !known(w) || !strings.HasPrefix(w, "-") || len(w) < 2 {
+			break
+		}
+		j++
+		if w == "--" {
+			break
+		}
+		if strings.IndexByte(valueFlags, w[len(w)-1]) >= 0 && !(sub == "send-keys" || sub == "send") {
+			j++
+		} else if (sub == "send-keys" || sub == "send") && (w == "-t" || w == "-N") {
+			j++
+		}
+	}
+	rest = args[min(j, len(args)):]
+	if len(rest) == 0 {
+		return nil, true
+	}
+	switch sub {
+	case "new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp",
+		"respawn-window", "respawnw", "run-shell", "run":
+		a.nestedShell(joinFields(rest), cc, "tmux "+sub, syntax.LangBash, nil, false)
+	case "send-keys", "send":
+		var b builder
+		for k, f := range rest {
+			switch f.val() {
+			case "Enter", "C-m", "KPEnter", "C-j":
+				b.synth(f.s.fileOff(0), f.s.fileEnd(len(f.val())), "\n")
+				continue
+			}
+			if k > 0 {
+				b.synth(f.s.fileOff(0), f.s.fileOff(0), " ")
+			}
+			b.from(typedText(f.s), 0, len(typedText(f.s).text))
+		}
+		a.nestedShell(b.src(), cc, "tmux send-keys", syntax.LangBash, nil, false)
+	}
+	return nil, true
+}
+
+// typedText turns the escapes a terminal multiplexer types (\n, \r, ^M) into line breaks.
+func typedText(s *src) *src {
+	t := s.text
+	if !strings.Contains(t, "\\n") && !strings.Contains(t, "\\r") && !strings.Contains(t, "^M") {
+		return s
+	}
+	var b builder
+	for i := 0; i < len(t); i++ {
+		if i+1 < len(t) && (t[i] == '\\' && (t[i+1] == 'n' || t[i+1] == 'r') || t[i] == '^' && t[i+1] == 'M') {
+			b.synthAt(s, i, i+2, "\n")
+			i++
+			continue
+		}
+		b.from(s, i, i+1)
+	}
+	return b.src()
+}
+
+// opaqueScript warns about a script decoded at run time that the guard could not decode.
+func (a *analyzer) opaqueScript(cc *cmdCtx, via string) {
+	a.fc.warn(a, a.fc.line(cc.fr.src.fileOff(cc.start)), "a script decoded at run time (base64, base32 or hex) is run by "+via+
+		", and the guard cannot decode it: check what it runs by hand")
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 )
 
 // A run's artifact directory is written only through these two, so that nothing outside it
@@ -83,26 +84,10 @@ func clearName(root *os.Root, dir, name string) error {
 	case err != nil:
 		return exitcode.CouldNotRunf("artifact %s: %w", filepath.Join(dir, name), err)
 	case !st.Mode().IsRegular():
-		return exitcode.BadInput(fmt.Errorf("artifact %s is %s, %w: clear the directory or choose another", filepath.Join(dir, name), kindOf(st.Mode()), ErrUnsafeArtifact))
+		return exitcode.BadInput(fmt.Errorf("artifact %s is %s, %w: clear the directory or choose another", filepath.Join(dir, name), input.KindOf(st.Mode()), ErrUnsafeArtifact))
 	}
 	if err := root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return exitcode.CouldNotRunf("removing the stale %s: %w", filepath.Join(dir, name), err)
 	}
 	return nil
-}
-
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "something else"
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
 
 // An executor is how the pipeline runs its steps. The live one runs them, keeping each
@@ -433,6 +434,9 @@ func newReplayer(dir string) (*replayer, error) {
 		return nil, bad("%v (a recording is the --artifacts directory of a kernel-gate run)", err)
 	}
 	var j journal
+	if err := strictjson.Check(raw, strictjson.Options{}); err != nil {
+		return nil, bad("%s: %v", journalFile, err) // a step given twice must not pick its own status
+	}
 	if err := json.Unmarshal(raw, &j); err != nil {
 		return nil, bad("%s: %v", journalFile, err)
 	}

@@ -174,3 +174,16 @@ func TestGatesSubsetStagesAndDevice(t *testing.T) {
 		t.Errorf("device %+v", res.Device)
 	}
 }
+
+// A journal that says a key twice (a step's "exit" given as 1, then as 0) is refused, not
+// read as its last value.
+func TestReplayRefusesDuplicateKeys(t *testing.T) {
+	dir := t.TempDir()
+	raw := `{"schema": "kernel-gate/run-journal/v1", "arch": ["sm_90"], "targets": [], "steps": [` +
+		`{"id": "gpu", "log": "gpu.csv", "exit": 1, "why": "exited with status 1", "exit": 0}]}`
+	os.WriteFile(filepath.Join(dir, journalFile), []byte(raw), 0o644)
+	_, err := Run(context.Background(), loadConfig(t), Options{Replay: dir})
+	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "exit") {
+		t.Errorf("err %v (exit %d)", err, exitcode.Of(err))
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
 
 // harnessEnv is the target's KG_ variables for one mode.
@@ -231,6 +232,9 @@ func withRunnerRecord(g result.Gate, path string) (result.Gate, error) {
 		return g, exitcode.BadInputf("the recording lacks the runner's record: %w", err)
 	}
 	var rec runnerRecord
+	if err := strictjson.Check(raw, strictjson.Options{}); err != nil {
+		return g, exitcode.BadInputf("%s: %w", path, err)
+	}
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return g, exitcode.BadInputf("%s: %w", path, err)
 	}

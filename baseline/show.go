@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -63,17 +64,10 @@ func (l Listing) WriteText(w io.Writer) error {
 				why = fmt.Sprintf(" (%q)", e.Trigger.Reason)
 			}
 			fmt.Fprintf(&b, "  %s  %s  %-4s  driver %s, CUDA %s, %d kernel record(s), %d timing(s)%s\n",
-				e.Time.UTC().Format("2006-01-02 15:04"), c, e.Verdict, or(e.Fingerprint.Driver, "?"), or(e.Fingerprint.CUDA, "?"),
+				e.Time.UTC().Format("2006-01-02 15:04"), c, e.Verdict, cmp.Or(e.Fingerprint.Driver, "?"), cmp.Or(e.Fingerprint.CUDA, "?"),
 				len(e.Kernels), len(e.Timings), why)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 )
 
@@ -158,7 +159,7 @@ func Decide(in Inputs, ev Event, headRev string) (Plan, error) {
 		}
 	}
 	if ev.Name == "pull_request_target" && ev.PullRequest != nil && headRev != "" && strings.EqualFold(headRev, ev.PullRequest.HeadSHA) {
-		return p, exitcode.BadInputf("refusing to run: under pull_request_target the workflow has a write token and secrets, and the checked-out commit %s is the pull request's head; gate pull requests on pull_request (and report with workflow_run)", shortSHA(headRev))
+		return p, exitcode.BadInputf("refusing to run: under pull_request_target the workflow has a write token and secrets, and the checked-out commit %s is the pull request's head; gate pull requests on pull_request (and report with workflow_run)", abrun.ShortRev(headRev))
 	}
 	if p.Mode == ModeAuto {
 		switch ev.Name {
@@ -206,16 +207,9 @@ func Decide(in Inputs, ev Event, headRev string) (Plan, error) {
 	return p, nil
 }
 
-func shortSHA(s string) string {
-	if len(s) > 12 {
-		return s[:12]
-	}
-	return s
-}
-
 // String says the plan in one line for the log.
 func (p Plan) String() string {
-	s := fmt.Sprintf("mode %s, head %s", p.Mode, shortSHA(p.HeadSHA))
+	s := fmt.Sprintf("mode %s, head %s", p.Mode, abrun.ShortRev(p.HeadSHA))
 	if p.BaseRef != "" {
 		s += ", base " + p.BaseRef
 	}

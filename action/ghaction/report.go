@@ -3,6 +3,7 @@ package ghaction
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -69,11 +70,8 @@ func repoPath(file, root string) string {
 	if file == "" {
 		return ""
 	}
-	if strings.HasPrefix(file, "/") {
-		if root == "" {
-			return ""
-		}
-		rel, ok := strings.CutPrefix(file, strings.TrimRight(root, "/")+"/")
+	if filepath.IsAbs(file) {
+		rel, ok := result.Under(root, file)
 		if !ok {
 			return ""
 		}

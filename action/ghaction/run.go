@@ -317,7 +317,7 @@ func (r *run) summary(res result.Result, limit int) string {
 	var b bytes.Buffer
 	if r.plan.Mode == ModeReport && r.ev.WorkflowRun != nil {
 		fmt.Fprintf(&b, "> Reported from workflow run %d (%s on %s): the verdict is that run's.\n\n", r.ev.WorkflowRun.ID,
-			workflowcmd.Neutralize(r.ev.WorkflowRun.Event), shortSHA(r.plan.HeadSHA))
+			workflowcmd.Neutralize(r.ev.WorkflowRun.Event), abrun.ShortRev(r.plan.HeadSHA))
 	}
 	head := b.Len()
 	if err := report.Render(&b, res, report.Markdown, report.Options{ArtifactsURL: r.ev.RunURL, Limit: limit - head}); err != nil {

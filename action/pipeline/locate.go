@@ -33,7 +33,7 @@ func (p *pipeline) locate(gates []result.Gate) {
 			f := &gates[gi].Findings[fi]
 			if filepath.IsAbs(f.File) {
 				for _, dir := range []string{p.builtIn, p.headDir, p.baseDir} {
-					if rel, ok := under(dir, f.File); ok {
+					if rel, ok := result.Under(dir, f.File); ok {
 						f.File = rel
 						break
 					}
@@ -102,18 +102,6 @@ func (p *pipeline) kernelIndex(root string) kernelsrc.Index {
 		f.Close()
 	}
 	return idx
-}
-
-// under returns path relative to dir (slash-separated) when it lies inside dir.
-func under(dir, path string) (string, bool) {
-	if dir == "" {
-		return "", false
-	}
-	rel, err := filepath.Rel(dir, path)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
 }
 
 // isFile reports whether rel names a regular file of the repository at root.

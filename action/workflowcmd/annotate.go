@@ -197,10 +197,9 @@ func title(f *GateFinding) string {
 // annotationPath is file relative to root when it is an absolute path under root, with
 // forward slashes; otherwise file itself (cleaned, with forward slashes).
 func annotationPath(file, root string) string {
-	if root != "" && filepath.IsAbs(file) {
-		if rel, err := filepath.Rel(root, file); err == nil && rel != ".." &&
-			!strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return filepath.ToSlash(rel)
+	if filepath.IsAbs(file) {
+		if rel, ok := result.Under(root, file); ok {
+			return rel
 		}
 	}
 	return filepath.ToSlash(filepath.Clean(file))

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
@@ -281,6 +283,21 @@ func Read(r io.Reader) (Result, error) {
 }
 
 func validVerdict(v Verdict) bool { return v == Pass || v == Fail || v == Skip }
+
+// Under returns file relative to root, slash-separated, when file lies inside root: a
+// finding's path as the repository names it, however the tool that printed it spelled the
+// checkout (an absolute path, a base worktree). ok is false for a file outside root, for
+// root itself, and when root is empty.
+func Under(root, file string) (rel string, ok bool) {
+	if root == "" {
+		return "", false
+	}
+	r, err := filepath.Rel(root, file)
+	if err != nil || r == "." || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(r), true
+}
 
 // Num returns a pointer to v as float64, for the optional numeric fields of a Finding.
 func Num[T ~int | ~int64 | ~float64](v T) *float64 {

@@ -234,19 +234,16 @@ func (r *run) device(ctx context.Context) *result.Device {
 // judges the whole tree, which is stricter.
 func (r *run) guard(ctx context.Context, cfg config.Config) (result.Gate, error) {
 	base := r.plan.BaseRef
-	if base == "" {
-		if set, err := cfg.Bench.Settings(); err == nil {
-			base = set.BaseRef
-		}
+	if set, err := cfg.Bench.Settings(); err == nil {
+		base = cmp.Or(base, set.BaseRef)
 	}
-	if base != "" {
-		if spec, err := gitdiff.ParseSpec(base + "...HEAD"); err == nil {
-			if g, err := guard.ScanDiff(ctx, r.root, spec, cfg.Guard); err == nil {
-				return g, nil
-			} else {
-				r.logf("kernel-gate action: the guard cannot diff %s...HEAD (%s): it reads the whole repository", workflowcmd.Neutralize(base), workflowcmd.Neutralize(oneLine(err.Error())))
-			}
+	spec, err := gitdiff.ParseSpec(base + "...HEAD")
+	if err == nil {
+		g, err := guard.ScanDiff(ctx, r.root, spec, cfg.Guard)
+		if err == nil {
+			return g, nil
 		}
+		r.logf("kernel-gate action: the guard cannot diff %s...HEAD (%s): it reads the whole repository", workflowcmd.Neutralize(base), workflowcmd.Neutralize(oneLine(err.Error())))
 	}
 	return guard.ScanPaths([]string{r.root}, cfg.Guard)
 }

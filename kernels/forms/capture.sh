@@ -116,7 +116,7 @@ dumps() {
 
 echo "capture.sh: versions" >&2
 step versions-gpu 30 "nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv"
-step versions-nvcc 30 "command -v nvcc; nvcc --version"
+step versions-nvcc 30 "command -v nvcc; nvcc --version; echo '## nvcc --help on its environment variables'; nvcc --help | grep -n -i -B2 -A8 'APPEND_FLAGS\\|PREPEND_FLAGS'"
 step versions-cuobjdump 30 "cuobjdump --version"
 step versions-compute-sanitizer 30 "compute-sanitizer --version"
 step versions-python 120 "python3 --version; python3 -c 'import torch; print(\"torch\", torch.__version__, \"cuda\", torch.version.cuda, \"cudnn\", torch.backends.cudnn.version(), \"arch_list\", torch.cuda.get_arch_list(), \"device\", torch.cuda.get_device_name(0), torch.cuda.get_device_capability(0))'; python3 -c 'import triton; print(\"triton\", triton.__version__)'; python3 -c 'import setuptools; print(\"setuptools\", setuptools.__version__)'; python3 -m pip --version"

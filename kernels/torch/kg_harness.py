@@ -34,6 +34,7 @@ every result (exit 1) with the build output on stderr; a CUDA error is that resu
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from dataclasses import dataclass
@@ -42,8 +43,22 @@ from typing import Any, Mapping, Optional
 sys.dont_write_bytecode = True  # leave no __pycache__ in kernels/
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNELS_DIR = os.path.dirname(HERE)
-sys.path.insert(0, KERNELS_DIR)
-import kg_bench  # noqa: E402
+
+
+def _import_kg_bench() -> Any:
+    """kernels/kg_bench.py, imported by its path. Putting kernels/ on sys.path instead would
+    let kernels/torch/ and kernels/triton/ (plain directories) answer `import torch` and
+    `import triton` wherever those are not installed."""
+    if "kg_bench" in sys.modules:
+        return sys.modules["kg_bench"]
+    spec = importlib.util.spec_from_file_location("kg_bench", os.path.join(KERNELS_DIR, "kg_bench.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["kg_bench"] = module  # before running it: dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+kg_bench = _import_kg_bench()
 
 PROG = "kernels/torch/kg_harness.py"
 HEAD_DIM = 64
@@ -108,19 +123,6 @@ def short(e: BaseException, limit: int = 300) -> str:
     lines = [ln.strip() for ln in str(e).splitlines() if ln.strip()]
     text = f"{type(e).__name__}: {lines[0] if lines else ''}"
     return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def load_torch() -> Any:
-    try:
-        import torch  # noqa: PLC0415
-    except ImportError as e:
-        raise RuntimeError(f"needs PyTorch with CUDA: import torch failed ({e})") from e
-    if not torch.cuda.is_available():
-        raise RuntimeError(
-            "needs a CUDA device: torch.cuda.is_available() is False "
-            f"(PyTorch {getattr(torch, '__version__', '?')}, built for CUDA {getattr(torch.version, 'cuda', None)})"
-        )
-    return torch
 
 
 def load_extension(form: str, verbose: bool = False) -> Any:
@@ -272,7 +274,7 @@ def main(environ: Optional[Mapping[str, str]] = None) -> int:
         print(f"{PROG}: no kernels or no shapes to run (KG_KERNELS, KG_SHAPES)", file=sys.stderr)
         return 2
     try:
-        torch = load_torch()
+        torch = kg_bench.require_cuda_torch()
     except RuntimeError as e:
         print(f"{PROG}: {e}; nothing written", file=sys.stderr)
         return 2

@@ -63,6 +63,20 @@ func openStore(ctx context.Context, e env, set config.BaselineSettings, f storeF
 	return s, spec, nil
 }
 
+// readOnlyStore is the store `kernel-gate run --baseline-store` reads when there is no
+// base build: the flag's, else the config's baseline.store; nil when neither names one.
+func readOnlyStore(ctx context.Context, e env, cfg config.Config, spec string) (baseline.Reader, error) {
+	set, err := cfg.Baseline.Settings()
+	if err != nil {
+		return nil, exitcode.BadInput(err)
+	}
+	s, _, err := openStore(ctx, e, set, storeFlags{store: spec}, false)
+	if s == nil || err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // runBaseline is `kernel-gate baseline show|update|prune|diff`: the baseline store by hand.
 func runBaseline(ctx context.Context, args []string, e env) (int, error) {
 	subs := []string{"show", "update", "prune", "diff"}
@@ -331,7 +345,9 @@ func (s staticHistory) History(ctx context.Context, k baseline.Key, n int) ([]ba
 	return s.es, nil
 }
 
-func (s staticHistory) Keys(ctx context.Context) ([]baseline.Key, error) { return []baseline.Key{s.k}, nil }
+func (s staticHistory) Keys(ctx context.Context) ([]baseline.Key, error) {
+	return []baseline.Key{s.k}, nil
+}
 
 // diffKey is the key --key names, or the store's only key.
 func diffKey(ctx context.Context, store baseline.Reader, flag string) (baseline.Key, error) {

@@ -572,7 +572,8 @@ func (e Entry) PtxasBaseline() *ptxas.Baseline {
 	if len(ks) == 0 {
 		return nil
 	}
-	return ptxas.NewBaseline(e.Describe(), ks)
+	// Named without Describe's leading "baseline": the gate writes "not in baseline NAME".
+	return ptxas.NewBaseline(strings.TrimPrefix(e.Describe(), "baseline "), ks)
 }
 
 // Describe names the entry in messages: "baseline NVIDIA H200 (sm_90) at 1a2b3c4d5e6f,

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,5 +50,28 @@ func TestBaselineSection(t *testing.T) {
 	_, err = Parse([]byte("baseline:\n  keep: 0\n  compatible_cuda: cuda13\n  compatible_driver: y\n"), "k.yml")
 	if err == nil || !strings.Contains(err.Error(), "k.yml:2:") || !strings.Contains(err.Error(), "k.yml:3:") || !strings.Contains(err.Error(), "k.yml:4:") {
 		t.Errorf("all errors: %v", err)
+	}
+}
+
+// The README's configuration reference is a config this package accepts, its baseline
+// section included.
+func TestReadmeConfigReference(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "\n## Configuration\n")
+	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
+	block, _, ok3 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README has no configuration reference")
+	}
+	c, err := Parse([]byte(block), "README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := c.Baseline.Settings()
+	if err != nil || set.Store != "git" || set.Keep != baseline.DefaultKeep || set.Branch != baseline.DefaultBranch || set.Constraints.CUDA != "~13.0" {
+		t.Errorf("baseline: %+v %v", set, err)
 	}
 }

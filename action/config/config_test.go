@@ -133,6 +133,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add(raw)
 	f.Add([]byte("ptxas:\n  kernels:\n    - match: a\n      arch: {sm_90: {max_registers: 1}}\n"))
+	f.Add([]byte("baseline:\n  store: git\n  branch: perf/base\n  keep: 3\n  compatible_cuda: \"~13.0\"\n  compatible_driver: \">=570\"\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := Parse(in, "fuzz.yml")
 		if err == nil && c.Path != "fuzz.yml" {

@@ -33,20 +33,19 @@ func (s *storeFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&s.branch, "branch", "", "the git store's `BRANCH` (default: the config's baseline.branch, else "+baseline.DefaultBranch+")")
 }
 
-// openStore opens the store the flags, else the config's baseline section, name; "" when
-// neither names one and kernel-gate does not run under Actions (where git is the default
-// only where defaultGit says so).
-func openStore(ctx context.Context, e env, set config.BaselineSettings, f storeFlags, defaultGit bool) (baseline.Store, string, error) {
+// openStore opens the store the flags, else the config's baseline section, name; nil when
+// neither names one (inside Actions, git is the default where defaultGit says so).
+func openStore(ctx context.Context, e env, set config.BaselineSettings, f storeFlags, defaultGit bool) (baseline.Store, error) {
 	spec := cmp.Or(strings.TrimSpace(f.store), set.Store)
 	if spec == "" && defaultGit && underActions(e) {
 		spec = baseline.GitSpec
 	}
 	if spec == "" {
-		return nil, "", nil
+		return nil, nil
 	}
 	branch := cmp.Or(strings.TrimSpace(f.branch), set.Branch)
 	if err := baseline.CheckBranch(branch); err != nil {
-		return nil, "", usagef("--branch: %v", err)
+		return nil, usagef("--branch: %v", err)
 	}
 	keep := set.Keep
 	if f.keep > 0 {
@@ -55,12 +54,9 @@ func openStore(ctx context.Context, e env, set config.BaselineSettings, f storeF
 	s, err := baseline.Open(ctx, spec, baseline.GitOptions{Options: githubapi.Options{APIURL: e.getenv("GITHUB_API_URL"),
 		Token: e.getenv("GITHUB_TOKEN"), Repository: e.getenv("GITHUB_REPOSITORY"), Log: e.stderr}, Branch: branch, Keep: keep})
 	if err != nil {
-		return nil, "", exitcode.BadInput(err)
+		return nil, exitcode.BadInput(err)
 	}
-	if spec == baseline.GitSpec {
-		spec = "the " + branch + " branch"
-	}
-	return s, spec, nil
+	return s, nil
 }
 
 // readOnlyStore is the store `kernel-gate run --baseline-store` reads when there is no
@@ -70,7 +66,7 @@ func readOnlyStore(ctx context.Context, e env, cfg config.Config, spec string) (
 	if err != nil {
 		return nil, exitcode.BadInput(err)
 	}
-	s, _, err := openStore(ctx, e, set, storeFlags{store: spec}, false)
+	s, err := openStore(ctx, e, set, storeFlags{store: spec}, false)
 	if s == nil || err != nil {
 		return nil, err
 	}
@@ -139,7 +135,7 @@ config's baseline.compatible_cuda and compatible_driver allow.
 	if err != nil {
 		return failed(exitcode.BadInput(err))
 	}
-	store, _, err := openStore(ctx, e, set, sf, true)
+	store, err := openStore(ctx, e, set, sf, true)
 	if err != nil {
 		return failed(err)
 	}

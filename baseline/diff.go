@@ -358,8 +358,7 @@ func (d *Diff) diffTimings(from, to Entry) {
 			if *p.from.MedianUs != *p.to.MedianUs {
 				td.Change = ChangeChanged
 			}
-			if *p.from.MedianUs > 0 {
-				r := *p.to.MedianUs / *p.from.MedianUs
+			if r := *p.to.MedianUs / *p.from.MedianUs; *p.from.MedianUs > 0 && !math.IsInf(r, 0) && !math.IsNaN(r) {
 				td.Ratio = &r
 			}
 			td.Timing = intervals(td.From, td.To)

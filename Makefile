@@ -29,6 +29,7 @@ FUZZ_TARGETS = \
 	./internal/kernelname:FuzzGlob \
 	./internal/kernelname:FuzzParse \
 	./action/config:FuzzParse \
+	./baseline:FuzzKeyFile \
 	./internal/gpuinfo:FuzzParse \
 	./internal/kernelsrc:FuzzScan \
 	./action/report:FuzzRender \

@@ -82,13 +82,14 @@ func runBaseline(ctx context.Context, args []string, e env) (int, error) {
 	sub := args[0]
 	var c common
 	var sf storeFlags
-	var commit, key, from, to string
+	var commit, key, from, to, artifacts string
 	var n int
 	fs := newFlagSet("baseline "+sub, e, &c)
 	sf.add(fs)
 	switch sub {
 	case "update":
 		fs.StringVar(&commit, "commit", "", "the commit the result is of, `SHA` (default: the result's trigger, else GITHUB_SHA)")
+		fs.StringVar(&artifacts, "artifacts", "", "the run's artifacts `DIR` (kernel-gate run --artifacts): head's timings are read from DIR/<target>/bench/head.json")
 		fs.IntVar(&sf.keep, "keep", 0, "entries kept per GPU (default: the config's baseline.keep, else "+fmt.Sprint(baseline.DefaultKeep)+")")
 	case "prune":
 		fs.IntVar(&sf.keep, "keep", 0, "keep the newest `N` entries per GPU (default: the config's baseline.keep, when it sets one)")
@@ -161,6 +162,11 @@ config's baseline.compatible_cuda and compatible_driver allow.
 		entry, err := baseline.EntryFromResult(res, commit, time.Now())
 		if err != nil {
 			return failed(exitcode.BadInput(err))
+		}
+		if artifacts != "" {
+			if err := entry.AddArtifacts(ctx, artifacts); err != nil {
+				return failed(exitcode.BadInput(err))
+			}
 		}
 		if err := store.Update(ctx, entry); err != nil {
 			return failed(exitcode.CouldNotRun(err))

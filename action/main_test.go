@@ -420,7 +420,8 @@ func TestParseInterspersed(t *testing.T) {
 func TestBaselineCommands(t *testing.T) {
 	store := t.TempDir()
 	for _, c := range []string{"clean", "slow5"} {
-		code, out, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", c+"0123456789abcdef", filepath.Join("testdata", "replay", c, "result.json"))
+		code, out, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", c+"0123456789abcdef",
+			"--artifacts", filepath.Join("testdata", "replay", c), filepath.Join("testdata", "replay", c, "result.json"))
 		if code != exitPass || !strings.Contains(out, "stored baseline") {
 			t.Fatalf("update %s: exit %d, %s %s", c, code, out, stderr)
 		}
@@ -428,11 +429,21 @@ func TestBaselineCommands(t *testing.T) {
 	code, out, stderr := kg(t, "", "baseline", "show", "--store", store, "--format", "json")
 	var l struct {
 		Keys []struct {
-			Entries []struct{ Commit string } `json:"entries"`
+			Entries []struct {
+				Commit  string
+				Timings []struct {
+					MedianUs *float64 `json:"median_us"`
+				}
+			} `json:"entries"`
 		} `json:"keys"`
 	}
 	if code != exitPass || json.Unmarshal([]byte(out), &l) != nil || len(l.Keys) != 1 || len(l.Keys[0].Entries) != 2 || l.Keys[0].Entries[0].Commit != "slow50123456789abcdef" {
 		t.Fatalf("show: exit %d, %s %s", code, out, stderr)
+	}
+	for _, en := range l.Keys[0].Entries {
+		if len(en.Timings) == 0 || en.Timings[0].MedianUs == nil {
+			t.Errorf("%s: --artifacts added no timings: %+v", en.Commit, en.Timings)
+		}
 	}
 	if code, _, stderr := kg(t, "", "baseline", "prune", "--store", store, "--keep", "1"); code != exitPass {
 		t.Fatalf("prune: exit %d %s", code, stderr)

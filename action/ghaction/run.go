@@ -107,6 +107,11 @@ func (r *run) storeBaseline(ctx context.Context, res result.Result) {
 		r.logf("kernel-gate action: no baseline entry: %s", workflowcmd.Neutralize(oneLine(err.Error())))
 		return
 	}
+	// The head's own timings (medians, intervals, the distribution a trend redraws) are in
+	// the A/B runner's files, not in the result.
+	if err := entry.AddArtifacts(ctx, cmp.Or(r.in.Replay, pipeline.DefaultArtifacts)); err != nil {
+		r.logf("kernel-gate action: the baseline entry has no timings: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+	}
 	store, where, err := r.openStore(ctx)
 	if err == nil {
 		err = store.Update(ctx, entry)

@@ -285,6 +285,16 @@ func TestDispatchAndPushRecordTheirTrigger(t *testing.T) {
 		if err != nil || !ok || e.Fingerprint.GPU != "NVIDIA H200" || e.Commit == "" || (e.Trigger != nil && e.Trigger.Reason != tc.reason) {
 			t.Errorf("%s: stored %+v %v %v", tc.event, e.Fingerprint, ok, err)
 		}
+		// The head's timings come from the run's artifacts (here the recording's bench files).
+		timed := 0
+		for _, tm := range e.Timings {
+			if tm.MedianUs != nil && len(tm.RoundMediansUs) > 0 {
+				timed++
+			}
+		}
+		if timed == 0 {
+			t.Errorf("%s: the stored entry has no timings: %+v", tc.event, e.Timings)
+		}
 	}
 }
 

@@ -167,8 +167,11 @@ func writeCommits(b *strings.Builder, h History) {
 		if p.Reason != "" {
 			by += ": " + p.Reason
 		}
-		if p.Tool != "" {
-			by = strings.TrimPrefix(by+" ("+p.Tool+")", " ")
+		switch {
+		case p.Tool != "" && by != "":
+			by += " (" + p.Tool + ")"
+		case p.Tool != "":
+			by = p.Tool
 		}
 		fmt.Fprintf(b, "<tr><td class=\"n\">%d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
 			i+1, esc(p.Commit), esc(p.Date()), esc(string(p.Verdict)), esc(p.Driver), esc(p.CUDA), esc(by), esc(p.Replay))

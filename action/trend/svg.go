@@ -58,12 +58,12 @@ func newScale(m Metric) (scale, bool) {
 	if m.Unit == UnitError && lo > 0 && hi/lo >= 100 {
 		return logScale(lo, hi), true
 	}
-	return linearScale(lo, hi), true
+	return linearScale(lo, hi, m.Unit == UnitCount || m.Unit == UnitBytes), true
 }
 
-// linearScale spans [lo, hi] with round ticks. Values near the float64 limits, where a
-// difference overflows, get the two ends as ticks.
-func linearScale(lo, hi float64) scale {
+// linearScale spans [lo, hi] with round ticks, whole ones for counts (whole). Values near
+// the float64 limits, where a difference overflows, get the two ends as ticks.
+func linearScale(lo, hi float64, whole bool) scale {
 	if lo == hi {
 		pad := math.Abs(lo) * 0.05
 		if pad == 0 || !finite(lo-pad) || !finite(hi+pad) {
@@ -73,6 +73,9 @@ func linearScale(lo, hi float64) scale {
 	}
 	span := hi/2 - lo/2 // halves: hi - lo may overflow
 	step := niceStep(span * 2 / 4)
+	if whole && step < 1 && step > 0 {
+		step = 1
+	}
 	if !finite(step) || step <= 0 || !finite(hi-lo) {
 		return scale{lo: lo, hi: hi, ticks: []float64{lo, hi}}
 	}
@@ -154,7 +157,7 @@ func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 func writeChart(b *strings.Builder, label string, m Metric, pts []Point) {
 	sc, ok := newScale(m)
 	if !ok {
-		sc = linearScale(0, 1) // only non-finite values: their markers on an empty scale
+		sc = linearScale(0, 1, false) // only non-finite values: their markers on an empty scale
 	}
 	n := len(pts)
 	fmt.Fprintf(b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s">`+"\n", chartW, chartH, esc(label))

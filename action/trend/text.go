@@ -20,8 +20,11 @@ func WriteText(w io.Writer, hs []History, maxLines int) error {
 			continue
 		}
 		first, last := h.Points[0], h.Points[n-1]
-		fmt.Fprintf(&b, "%s: %s, %s (%s) … %s (%s)\n", plain(h.Key.String()), plural(n, "commit", "commits"),
-			plain(first.Label()), first.Date(), plain(last.Label()), last.Date())
+		fmt.Fprintf(&b, "%s: %s, %s (%s)", plain(h.Key.String()), plural(n, "commit", "commits"), plain(first.Label()), first.Date())
+		if n > 1 {
+			fmt.Fprintf(&b, " … %s (%s)", plain(last.Label()), last.Date())
+		}
+		b.WriteString("\n")
 		lines := textLines(h)
 		shown := lines
 		if maxLines > 0 && len(lines) > maxLines {

@@ -32,6 +32,7 @@ FUZZ_TARGETS = \
 	./internal/gpuinfo:FuzzParse \
 	./internal/kernelsrc:FuzzScan \
 	./action/report:FuzzRender \
+	./action/trend:FuzzWriteHTML \
 	./action/workflowcmd:FuzzEscape \
 	./action/workflowcmd:FuzzNeutralize
 

@@ -32,6 +32,9 @@ type scale struct {
 	lo, hi float64 // in the scale's space (log10 of the value when log)
 	log    bool
 	ticks  []float64 // values, in the value's space
+	// decimals is how many the ticks of a linear scale need (their step's), -1 when the
+	// ticks are the scale's ends and are written in full.
+	decimals int
 }
 
 // newScale fits the values and bands of m. ok is false when m has no finite value.
@@ -77,13 +80,13 @@ func linearScale(lo, hi float64, whole bool) scale {
 		step = 1
 	}
 	if !finite(step) || step <= 0 || !finite(hi-lo) {
-		return scale{lo: lo, hi: hi, ticks: []float64{lo, hi}}
+		return scale{lo: lo, hi: hi, ticks: []float64{lo, hi}, decimals: -1}
 	}
 	a, z := math.Floor(lo/step)*step, math.Ceil(hi/step)*step
 	if !finite(a) || !finite(z) || (z-a)/step > 12 {
-		return scale{lo: lo, hi: hi, ticks: []float64{lo, hi}}
+		return scale{lo: lo, hi: hi, ticks: []float64{lo, hi}, decimals: -1}
 	}
-	s := scale{lo: a, hi: z}
+	s := scale{lo: a, hi: z, decimals: max(0, int(-math.Floor(math.Log10(step))))}
 	for i := 0; i <= 12; i++ {
 		t := a + float64(i)*step
 		if t > z+step/2 {
@@ -166,7 +169,7 @@ func writeChart(b *strings.Builder, label string, m Metric, pts []Point) {
 	for _, t := range sc.ticks {
 		y := num(sc.y(t))
 		fmt.Fprintf(b, `<line class="grid" x1="%d" x2="%d" y1="%s" y2="%s"/>`, padL, chartW-padR, y, y)
-		fmt.Fprintf(b, `<text class="ytick" x="%d" y="%s">%s</text>`+"\n", padL-6, y, esc(tickLabel(m.Unit, t)))
+		fmt.Fprintf(b, `<text class="ytick" x="%d" y="%s">%s</text>`+"\n", padL-6, y, esc(sc.tickLabel(m.Unit, t)))
 	}
 	fmt.Fprintf(b, `<line class="axis" x1="%d" x2="%d" y1="%d" y2="%d"/>`+"\n", padL, chartW-padR, padT+plotH, padT+plotH)
 	// The commits where the driver or the toolkit changed.
@@ -338,17 +341,18 @@ func writeBands(b *strings.Builder, si int, s Series, sc scale, n int) {
 	}
 }
 
-// tickLabel writes a y axis value: whole numbers whole, decades as 1e-6.
-func tickLabel(unit string, v float64) string {
+// tickLabel writes a y axis value: with the decimals of the scale's step, decades as
+// 0.001, very large or small values as 1e+09.
+func (s scale) tickLabel(unit string, v float64) string {
 	switch {
 	case v == 0:
 		return "0"
-	case unit == UnitError:
+	case s.log || unit == UnitError && s.decimals > 6:
 		return strconv.FormatFloat(v, 'g', 2, 64)
-	case math.Abs(v) >= 1e6 || math.Abs(v) < 1e-3:
+	case s.decimals < 0 || math.Abs(v) >= 1e7 || s.decimals > 6:
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
-	return strconv.FormatFloat(v, 'f', -1, 64)
+	return strconv.FormatFloat(v, 'f', s.decimals, 64)
 }
 
 // softwareChange says what changed between two points' driver and toolkit, "" when

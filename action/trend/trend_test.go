@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -264,9 +265,10 @@ func TestScale(t *testing.T) {
 		{"registers", []float64{127, 153, 32}, UnitCount, false, "0 50 100 150 200", 0, 200},
 		{"flat", []float64{18, 18}, UnitCount, false, "17 18 19", 17, 19},
 		{"zero", []float64{0}, UnitCount, false, "-1 0 1", -1, 1},
-		{"flat times", []float64{18, 18}, UnitMicros, false, "17 17.5 18 18.5 19", 17, 19},
+		{"flat times", []float64{18, 18}, UnitMicros, false, "17.0 17.5 18.0 18.5 19.0", 17, 19},
 		{"errors over decades", []float64{0.0004, 4.28}, UnitError, true, "0.0001 0.001 0.01 0.1 1 10", -4, 1},
-		{"errors close together", []float64{0.0004, 0.0005}, UnitError, false, "0.0004 0.00045 0.0005", 0.0004, 0.0005},
+		{"errors close together", []float64{0.0004, 0.0005}, UnitError, false, "0.00040 0.00045 0.00050", 0.0004, 0.0005},
+		{"times in tenths", []float64{37.8, 38.58}, UnitMicros, false, "37.6 37.8 38.0 38.2 38.4 38.6", 37.6, 38.6},
 		{"a zero error is not drawn on a log scale", []float64{0, 4.28}, UnitError, false, "0 2 4 6", 0, 6},
 		{"float64's ends", []float64{-math.MaxFloat64, math.MaxFloat64}, UnitCount, false, "", -math.MaxFloat64, math.MaxFloat64},
 		{"tiny", []float64{5e-324, 1e-323}, UnitCount, false, "", 5e-324, 1e-323},
@@ -282,7 +284,7 @@ func TestScale(t *testing.T) {
 			}
 			var ticks []string
 			for _, x := range sc.ticks {
-				ticks = append(ticks, tickLabel(UnitCount, x))
+				ticks = append(ticks, sc.tickLabel(tt.unit, x))
 			}
 			if tt.ticks != "" && strings.Join(ticks, " ") != tt.ticks {
 				t.Errorf("ticks %q, want %q", strings.Join(ticks, " "), tt.ticks)
@@ -302,34 +304,90 @@ func TestScale(t *testing.T) {
 	}
 }
 
-var (
-	tagRE = regexp.MustCompile(`<(/?)([a-zA-Z][a-zA-Z0-9]*)`)
-	// fullTagRE is a whole start or end tag whose attribute values are all double-quoted,
-	// as the page writes them; attrRE its attributes.
-	fullTagRE = regexp.MustCompile(`</?[a-zA-Z][a-zA-Z0-9]*((?:\s+[a-zA-Z_:][-a-zA-Z0-9_:.]*(?:="[^"<]*")?)*)\s*/?>`)
-	attrRE    = regexp.MustCompile(`\s([-a-zA-Z0-9_:.]+)(?:="([^"]*)")?`)
-)
+var tagRE = regexp.MustCompile(`<(/?)([a-zA-Z][a-zA-Z0-9]*)`)
+
+// tag is one start or end tag of a page.
+type tag struct {
+	name  string
+	attrs [][2]string
+}
+
+// scanTags reads page's tags as a browser would start to: a '<' before a letter or '/'
+// opens one, which runs to the first '>' outside double quotes. bad describes the first
+// tag that is not as the page writes its own: attribute values double-quoted, no '<'
+// inside a tag.
+func scanTags(page string) (tags []tag, bad string) {
+	isName := func(c byte) bool {
+		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == ':' || c == '.'
+	}
+	for i := 0; i+1 < len(page); i++ {
+		if page[i] != '<' || !(page[i+1] == '/' || page[i+1] >= 'a' && page[i+1] <= 'z' || page[i+1] >= 'A' && page[i+1] <= 'Z') {
+			continue
+		}
+		j := i + 1
+		if page[j] == '/' {
+			j++
+		}
+		k := j
+		for k < len(page) && isName(page[k]) {
+			k++
+		}
+		tg := tag{name: strings.ToLower(page[j:k])}
+		for {
+			for k < len(page) && (page[k] == ' ' || page[k] == '\n' || page[k] == '\t') {
+				k++
+			}
+			if k >= len(page) {
+				return tags, "an unclosed tag at the end"
+			}
+			if page[k] == '>' || strings.HasPrefix(page[k:], "/>") {
+				break
+			}
+			a := k
+			for k < len(page) && isName(page[k]) {
+				k++
+			}
+			if a == k {
+				return tags, fmt.Sprintf("%.80q", page[i:])
+			}
+			attr := [2]string{strings.ToLower(page[a:k]), ""}
+			if k < len(page) && page[k] == '=' {
+				if k+1 >= len(page) || page[k+1] != '"' {
+					return tags, fmt.Sprintf("an unquoted value in %.80q", page[i:])
+				}
+				end := strings.IndexByte(page[k+2:], '"')
+				if end < 0 || strings.ContainsRune(page[k+2:k+2+end], '<') {
+					return tags, fmt.Sprintf("a value with '<' in %.80q", page[i:])
+				}
+				attr[1] = page[k+2 : k+2+end]
+				k += 3 + end
+			}
+			tg.attrs = append(tg.attrs, attr)
+		}
+		tags = append(tags, tg)
+		i = k
+	}
+	return tags, ""
+}
 
 // checkMarkup checks that every tag of page is whole, with quoted attribute values, that
 // no attribute runs code or fetches anything, and that no element an entry could have
-// asked for (script, img, iframe, b) is there.
+// asked for (script, img, iframe, b, ...) is there.
 func checkMarkup(t *testing.T, page string) {
 	t.Helper()
-	if starts, whole := len(tagRE.FindAllString(page, -1)), len(fullTagRE.FindAllString(page, -1)); starts != whole {
-		t.Errorf("%d tags start, %d are whole: markup from an entry broke one", starts, whole)
+	tags, bad := scanTags(page)
+	if bad != "" {
+		t.Fatalf("a tag that is not whole: %s", bad)
 	}
-	for _, m := range fullTagRE.FindAllStringSubmatch(page, -1) {
-		for _, a := range attrRE.FindAllStringSubmatch(m[1], -1) {
-			name := strings.ToLower(a[1])
-			if strings.HasPrefix(name, "on") || name == "src" || name == "style" || name == "href" && !strings.HasPrefix(a[2], "#") {
-				t.Errorf("attribute %s=%q in %.80s", a[1], a[2], m[0])
-			}
+	for _, tg := range tags {
+		switch tg.name {
+		case "script", "img", "iframe", "b", "object", "embed", "link", "audio", "video", "base", "form":
+			t.Errorf("a <%s> element", tg.name)
 		}
-	}
-	for _, tag := range tagRE.FindAllStringSubmatch(page, -1) {
-		switch strings.ToLower(tag[2]) {
-		case "script", "img", "iframe", "b", "object", "embed", "link", "audio":
-			t.Errorf("a <%s> element", tag[2])
+		for _, a := range tg.attrs {
+			if strings.HasPrefix(a[0], "on") || a[0] == "src" || a[0] == "style" || a[0] == "href" && !strings.HasPrefix(a[1], "#") {
+				t.Errorf("attribute %s=%q in <%s>", a[0], a[1], tg.name)
+			}
 		}
 	}
 }

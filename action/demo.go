@@ -160,7 +160,7 @@ func demoTrend(ctx context.Context, dir string, cases []string, c common, e env)
 	store := baseline.NewDir(storeDir, 0)
 	order := slices.Clone(cases)
 	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(boolRank(a != replayDefault), boolRank(b != replayDefault)) })
-	day := recordedDay(filepath.Join(dir, order[0]))
+	day := recordedDay(ctx, filepath.Join(dir, order[0]))
 	for i, name := range order {
 		entry, err := replayEntry(ctx, dir, name, day.Add(time.Duration(i)*time.Hour))
 		if err != nil {
@@ -207,18 +207,22 @@ func boolRank(b bool) int {
 
 // recordedDay is the day the RECORDED line of a case names ("recorded 2026-11-21 on
 // ..."), else the Unix epoch: the demo's commits are an hour apart from it.
-func recordedDay(caseDir string) time.Time {
-	raw, err := os.ReadFile(filepath.Join(caseDir, "RECORDED"))
-	if err == nil {
-		f := strings.Fields(string(raw))
-		if len(f) > 1 && f[0] == "recorded" {
-			if d, err := time.Parse(time.DateOnly, f[1]); err == nil {
-				return d
+func recordedDay(ctx context.Context, caseDir string) time.Time {
+	if root, err := os.OpenRoot(caseDir); err == nil {
+		defer root.Close()
+		if raw, err := input.ReadFileIn(ctx, root, "RECORDED", input.Limit{Bytes: recordedBytes, What: "a RECORDED line"}); err == nil {
+			if f := strings.Fields(string(raw)); len(f) > 1 && f[0] == "recorded" {
+				if d, err := time.Parse(time.DateOnly, f[1]); err == nil {
+					return d
+				}
 			}
 		}
 	}
 	return time.Unix(0, 0).UTC()
 }
+
+// recordedBytes bounds a RECORDED file: one line.
+const recordedBytes = 4096
 
 // replayEntry is the baseline entry of recorded case name, committed as name at
 // when: its result.json, with each target's head timings (TARGET/bench/head.json, which the
@@ -243,7 +247,7 @@ func replayEntry(ctx context.Context, dir, name string, when time.Time) (baselin
 		return baseline.Entry{}, exitcode.BadInput(fmt.Errorf("recorded case %s: %w", name, err))
 	}
 	label := "recorded case " + name
-	if rec, err := input.ReadFileIn(ctx, root, "RECORDED", input.Limit{Bytes: 4096, What: "a RECORDED line"}); err == nil {
+	if rec, err := input.ReadFileIn(ctx, root, "RECORDED", input.Limit{Bytes: recordedBytes, What: "a RECORDED line"}); err == nil {
 		label += ": " + strings.TrimSpace(string(rec))
 	}
 	entry.Replay = label

@@ -31,6 +31,9 @@ type Inputs struct {
 	Ref            string
 	UpdateBaseline bool
 	Reason         string
+	// TrendURL links the baseline's trend page (kernel-gate trend) from the job summary,
+	// which then shows the baseline's last points; empty leaves both out.
+	TrendURL string
 }
 
 // The input values.
@@ -56,7 +59,10 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 		Token: get("github-token"), FailOn: or(get("fail-on"), "error"),
 		Annotations: or(get("annotations"), AnnotateCheckRun), ResultsFile: or(get("results-file"), DefaultResultsFile),
 		CheckName: get("check-name"), Comment: or(get("comment"), "off"), Replay: get("replay"),
-		Ref: get("ref"), Reason: strings.TrimSpace(get("reason")),
+		Ref: get("ref"), Reason: strings.TrimSpace(get("reason")), TrendURL: strings.TrimSpace(get("trend-url")),
+	}
+	if err := checkTrendURL(in.TrendURL); err != nil {
+		return in, err
 	}
 	for _, g := range strings.Split(get("gates"), ",") {
 		if g = strings.TrimSpace(g); g != "" {

@@ -173,6 +173,9 @@ type run struct {
 	client   *githubapi.Client
 	checkID  int64
 	fallback string
+	// trend is the summary's trend section, when the inputs ask for one and the baseline
+	// has a history for the run's GPU.
+	trend *report.Trend
 }
 
 func (r *run) logf(format string, a ...any) { fmt.Fprintf(r.o.Log, format+"\n", a...) }
@@ -304,6 +307,7 @@ func (r *run) abandon(ctx context.Context, cause error) {
 // report publishes the result on every channel the inputs ask for, falling back to
 // workflow commands when the check run cannot be had.
 func (r *run) report(ctx context.Context, res result.Result) {
+	r.trend = r.loadTrend(ctx, res)
 	md := r.summary(res, workflowcmd.DefaultSummaryLimit)
 	posted := false
 	if r.client != nil {
@@ -358,7 +362,7 @@ func (r *run) summary(res result.Result, limit int) string {
 			workflowcmd.Neutralize(r.ev.WorkflowRun.Event), abrun.ShortRev(r.plan.HeadSHA))
 	}
 	head := b.Len()
-	if err := report.Render(&b, res, report.Markdown, report.Options{ArtifactsURL: r.ev.RunURL, Limit: limit - head}); err != nil {
+	if err := report.Render(&b, res, report.Markdown, report.Options{ArtifactsURL: r.ev.RunURL, Limit: limit - head, Trend: r.trend}); err != nil {
 		fmt.Fprintf(&b, "\n(the report could not be rendered: %v)\n", err)
 	}
 	return b.String()

@@ -53,9 +53,9 @@ type part struct {
 // or given twice for a GPU, each fails the merged "shards" gate with a message that names
 // it. The other gates are each gate's parts merged: failed when a part failed, passed
 // when one passed, skipped when all skipped; findings, table rows and data lists joined,
-// each identical one kept once (every shard runs the static gates — toolkit, guard — on
-// its own runner, and targets that share a build report its ptxas and sass records in
-// each shard). Results from several GPUs give one gate per GPU, "ptxas (L4, sm_89)",
+// what several shards share kept once (every shard runs the static gates — toolkit,
+// guard — on its own runner, and targets that share a build report its ptxas and sass
+// records in each shard). Results from several GPUs give one gate per GPU, "ptxas (L4, sm_89)",
 // except where a gate is the same on every GPU (the guard), which is shown once. The error
 // is only for data that cannot be encoded.
 func Merge(inputs []MergeInput, o MergeOptions) (Result, error) {
@@ -379,16 +379,16 @@ func joinGPUs(groups []*gpuGroup, perGPU [][]Gate) []Gate {
 // mergeGates makes one gate of parts of the same gate (one per shard or per GPU; labels
 // name each, and key is where data that differs between them is kept per part). It fails
 // when a part failed, passes when one passed, and skips when all skipped. Findings and
-// table rows are joined, each identical one kept once; the summaries joined, each once.
-// Data: a list at the top level of every part's data is joined (each identical item
-// once), a value the same in every part is kept, and the values that differ are kept per
+// table rows are joined, what several parts share kept once (onceAcross); the summaries
+// joined, each once. Data: a list at the top level of every part's data is joined the
+// same way, a value the same in every part is kept, and the values that differ are kept per
 // part under key. One part is returned as it is.
 func mergeGates(name string, parts []Gate, labels []string, key string) (Gate, error) {
 	if len(parts) == 1 {
 		return parts[0], nil
 	}
 	g := Gate{Name: name, Verdict: Skip, Findings: []Finding{}}
-	seenFinding, seenRow := map[string]bool{}, map[string]bool{}
+	findings, rows := onceAcross[Finding]{}, onceAcross[Row]{}
 	var summaries []string
 	for _, p := range parts {
 		switch {
@@ -397,12 +397,7 @@ func mergeGates(name string, parts []Gate, labels []string, key string) (Gate, e
 		case p.Verdict == Pass && g.Verdict == Skip:
 			g.Verdict = Pass
 		}
-		for _, f := range p.Findings {
-			if k := jsonKey(f); !seenFinding[k] {
-				seenFinding[k] = true
-				g.Findings = append(g.Findings, f)
-			}
-		}
+		g.Findings = findings.add(g.Findings, p.Findings, jsonKey)
 		if p.Summary != "" && !slices.Contains(summaries, p.Summary) {
 			summaries = append(summaries, p.Summary)
 		}
@@ -417,12 +412,7 @@ func mergeGates(name string, parts []Gate, labels []string, key string) (Gate, e
 				Message: fmt.Sprintf("a part's table has other columns (%s): its %d row(s) are in its own result", strings.Join(p.Table.Columns, ", "), len(p.Table.Rows))})
 			continue
 		}
-		for _, r := range p.Table.Rows {
-			if k := jsonKey(r); !seenRow[k] {
-				seenRow[k] = true
-				g.Table.Rows = append(g.Table.Rows, r)
-			}
-		}
+		g.Table.Rows = rows.add(g.Table.Rows, p.Table.Rows, jsonKey)
 	}
 	g.Summary = strings.Join(summaries, "; ")
 	var raws []json.RawMessage
@@ -501,22 +491,35 @@ func mergeData(parts []json.RawMessage, labels []string, key string) (json.RawMe
 	return encodeJSON(out)
 }
 
-// joinLists joins JSON arrays, each identical item once; ok is false when a value is not
-// an array.
+// onceAcross joins the lists of parts keeping what several parts share once: an item is
+// added as often as the part that has it most often has it. Repeats within one part are
+// that part's own (two targets of one shard with the same kernel × shape) and stay.
+type onceAcross[T any] map[string]int
+
+// add appends part's items to out beyond those out already has from earlier parts.
+func (o onceAcross[T]) add(out, part []T, key func(any) string) []T {
+	inPart := map[string]int{}
+	for _, it := range part {
+		k := key(it)
+		inPart[k]++
+		if inPart[k] > o[k] {
+			o[k] = inPart[k]
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// joinLists joins JSON arrays as onceAcross does; ok is false when a value is not an array.
 func joinLists(vals []json.RawMessage) (json.RawMessage, bool) {
 	items := []json.RawMessage{}
-	seen := map[string]bool{}
+	seen := onceAcross[json.RawMessage]{}
 	for _, v := range vals {
 		var list []json.RawMessage
 		if json.Unmarshal(v, &list) != nil || list == nil && compact(v) != "[]" {
 			return nil, false
 		}
-		for _, it := range list {
-			if c := compact(it); !seen[c] {
-				seen[c] = true
-				items = append(items, it)
-			}
-		}
+		items = seen.add(items, list, func(it any) string { return compact(it.(json.RawMessage)) })
 	}
 	raw, err := encodeJSON(items)
 	return raw, err == nil

@@ -23,6 +23,8 @@ FUZZ_TARGETS = \
 	./internal/benchfile:FuzzRead \
 	./internal/strictjson:FuzzCheck \
 	./internal/result:FuzzRead \
+	./internal/result:FuzzMerge \
+	./internal/shard:FuzzParse \
 	./gates/sanitizer:FuzzParseText \
 	./gates/sanitizer:FuzzParseXML \
 	./gates/ncu:FuzzParse \

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/shard"
 )
 
 // Inputs are the action's inputs (action.yml). A composite action's steps get no INPUT_*
@@ -26,6 +27,9 @@ type Inputs struct {
 	// Replay judges a recording (a kernel-gate run --artifacts directory) instead of
 	// running the pipeline: for trying a workflow without a GPU.
 	Replay string
+	// Shard gates one shard of the targets (input shard, "i/n"): a matrix job's part,
+	// which kernel-gate merge joins with the others.
+	Shard shard.Spec
 	// Dispatch inputs (workflow_dispatch); the event's own inputs fill them when the
 	// workflow does not pass them.
 	Ref            string
@@ -72,6 +76,11 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 	var err error
 	if in.UpdateBaseline, err = parseBool("update-baseline", get("update-baseline")); err != nil {
 		return in, err
+	}
+	if s := strings.TrimSpace(get("shard")); s != "" {
+		if in.Shard, err = shard.Parse(s); err != nil {
+			return in, exitcode.BadInputf("input shard: %w", err)
+		}
 	}
 	for _, c := range []struct {
 		name, value string

@@ -87,16 +87,24 @@ func repoPath(file, root string) string {
 }
 
 // checkName is the check run's name: what ran and where, so that a matrix of GPUs gives
-// one check per GPU and branch protection can require each.
-func checkName(d *result.Device) string {
-	if d == nil || d.Name == "" {
+// one check per GPU and branch protection can require each. One shard of several says
+// so ("kernel-gate (L4, sm_89, shard 2/4)"): its pass covers only its targets, and must
+// never stand in for the check of the whole run.
+func checkName(d *result.Device, s *result.Shard) string {
+	var parts []string
+	if d != nil && d.Name != "" {
+		parts = append(parts, strings.TrimPrefix(d.Name, "NVIDIA "))
+		if d.Arch != "" {
+			parts = append(parts, d.Arch)
+		}
+	}
+	if s != nil && s.Count > 1 {
+		parts = append(parts, fmt.Sprintf("shard %d/%d", s.Index, s.Count))
+	}
+	if len(parts) == 0 {
 		return "kernel-gate"
 	}
-	name := strings.TrimPrefix(d.Name, "NVIDIA ")
-	if d.Arch != "" {
-		return fmt.Sprintf("kernel-gate (%s, %s)", name, d.Arch)
-	}
-	return fmt.Sprintf("kernel-gate (%s)", name)
+	return fmt.Sprintf("kernel-gate (%s)", strings.Join(parts, ", "))
 }
 
 // conclusion is the check run's conclusion for a verdict.

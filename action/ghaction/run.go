@@ -82,7 +82,7 @@ func Run(ctx context.Context, o Options) (int, error) {
 		for _, n := range notes {
 			r.logf("kernel-gate action: the result file: %s", n)
 		}
-		r.connect(ctx, checkName(res.Device))
+		r.connect(ctx, checkName(res.Device, res.Shard))
 	default:
 		res, err = r.gate(ctx)
 		if err != nil {
@@ -102,6 +102,10 @@ func Run(ctx context.Context, o Options) (int, error) {
 // reason gets here (Decide); a failure is said in the log and changes no exit code: the
 // gates' verdict stands without it.
 func (r *run) storeBaseline(ctx context.Context, res result.Result) {
+	if s := res.Shard; s != nil && s.Count > 1 {
+		r.logf("kernel-gate action: the baseline was not stored: this is shard %d/%d of the run, not all of it (store the merged result: kernel-gate merge, then kernel-gate baseline update)", s.Index, s.Count)
+		return
+	}
 	entry, err := baseline.EntryFromResult(res, r.plan.HeadSHA, time.Now())
 	if err != nil {
 		r.logf("kernel-gate action: no baseline entry: %s", workflowcmd.Neutralize(oneLine(err.Error())))
@@ -226,7 +230,11 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 		return result.Result{}, exitcode.BadInput(err)
 	}
 	r.cfg = cfg
-	r.connect(ctx, checkName(r.device(ctx)))
+	var sh *result.Shard
+	if r.in.Shard.Sharded() {
+		sh = &result.Shard{Index: r.in.Shard.Index, Count: r.in.Shard.Count}
+	}
+	r.connect(ctx, checkName(r.device(ctx), sh))
 	var gates []result.Gate
 	var res result.Result
 	pipelineGates := slices.DeleteFunc(slices.Clone(r.plan.Gates), func(g string) bool { return g == "guard" })
@@ -235,7 +243,7 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 			Replay: r.in.Replay, BaseRef: r.plan.BaseRef, Gates: pipelineGates, Dir: r.root,
 			Tools: r.o.Tools, Environ: r.o.Environ, Progress: r.o.Log, Getenv: r.o.Getenv, Tool: r.o.Tool,
 			OnStage:       func(stage string) { r.progress(ctx, stage) },
-			BaselineStore: r.storedBaseline(ctx),
+			BaselineStore: r.storedBaseline(ctx), Shard: r.in.Shard,
 		})
 		if err != nil {
 			return result.Result{}, err
@@ -250,7 +258,7 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 		gates = append(gates, g)
 	}
 	out := result.New(r.o.Tool, gates...)
-	out.Replay, out.Device = res.Replay, res.Device
+	out.Replay, out.Device, out.Shard = res.Replay, res.Device, res.Shard
 	out.Trigger = &result.Trigger{Event: r.ev.Name, Ref: r.ev.Ref, SHA: r.plan.HeadSHA, Reason: r.plan.Reason}
 	if err := writeResult(r.in.ResultsFile, out); err != nil {
 		return result.Result{}, err

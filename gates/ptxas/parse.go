@@ -38,6 +38,8 @@ const (
 	SourcePtxas     = "ptxas"
 	SourceNvlink    = "nvlink"
 	SourceCuobjdump = "cuobjdump"
+	// SpillsFromSASS marks spill figures counted in the SASS (Kernel.SpillsFrom).
+	SpillsFromSASS = "sass"
 )
 
 // Kernel is one function's resource usage for one arch. A field the input does not give
@@ -58,6 +60,11 @@ type Kernel struct {
 	Lmem            *int64           `json:"lmem,omitempty"`
 	Gmem            *int64           `json:"gmem,omitempty"`
 	Source          string           `json:"source"`
+	// SpillsFrom says where SpillStores and SpillLoads came from when Source prints no
+	// spill figure: SpillsFromSASS when they are the bytes of the function's STL and LDL
+	// instructions in its SASS (kernel-gate run does this for cuobjdump records). Empty
+	// when they are the record's own or absent.
+	SpillsFrom string `json:"spills_from,omitempty"`
 	// File is the translation unit, when the log says which one was compiled.
 	File string `json:"file,omitempty"`
 	// Input and Line locate the record's first line in the input, for messages.

@@ -58,23 +58,23 @@ func TestRunCommandTargetErrors(t *testing.T) {
 	}
 	ok := "      harness: ./h\n      binaries: [build/h]\n"
 	for _, tc := range []struct{ name, yaml, want string }{
-		{"both forms", target("      sources: [a.cu]\n"+ok), `k.yml:3: run.targets[t]: sources and harness: give one`},
+		{"both forms", target("      sources: [a.cu]\n" + ok), `k.yml:3: run.targets[t]: sources and harness: give one`},
 		{"neither", target("      kernels: [a]\n"), `k.yml:3: run.targets[t]: sources: name the .cu files nvcc builds the harness from, or give harness`},
 		{"no binaries", target("      harness: ./h\n"), `k.yml:3: run.targets[t]: binaries: name what build`},
 		{"blank harness", target("      harness: \"  \"\n      binaries: [x]\n"), `harness: an empty command`},
 		{"build without harness", target("      sources: [a.cu]\n      build: make\n"), `run.targets[t]: build: only a target with harness`},
 		{"binaries without harness", target("      sources: [a.cu]\n      binaries: [x]\n"), `binaries: only a target with harness`},
-		{"nvcc flags", target(ok+"      flags: [-O3]\n"), `flags: nvcc flags of a sources target`},
+		{"nvcc flags", target(ok + "      flags: [-O3]\n"), `flags: nvcc flags of a sources target`},
 		{"absolute glob", target("      harness: ./h\n      binaries: [/usr/lib/x.so]\n"), `binaries: "/usr/lib/x.so" is absolute`},
 		{"glob out of the tree", target("      harness: ./h\n      binaries: [\"../x/*.so\"]\n"), `binaries: "../x/*.so" has an empty, "." or ".." segment`},
 		{"other variable", target("      harness: ./h\n      binaries: [\"$HOME/x.so\"]\n"), `only $KG_CACHE_DIR/ at the start expands`},
 		{"bad glob", target("      harness: ./h\n      binaries: [\"a/[x\"]\n"), `syntax error`},
-		{"bad env name", target(ok+"      env: {\"A-B\": x}\n"), `env: "A-B" is not a variable name`},
-		{"reserved cache", target(ok+"      env: {TORCH_EXTENSIONS_DIR: /tmp/shared}\n"), `env: TORCH_EXTENSIONS_DIR is set by kernel-gate run for each side`},
-		{"reserved protocol", target(ok+"      env: {KG_MODE: bench}\n"), `env: KG_MODE is set by kernel-gate run`},
-		{"reserved cache dir", target(ok+"      env: {KG_CACHE_DIR: /x}\n"), `env: KG_CACHE_DIR is set by kernel-gate run`},
+		{"bad env name", target(ok + "      env: {\"A-B\": x}\n"), `env: "A-B" is not a variable name`},
+		{"reserved cache", target(ok + "      env: {TORCH_EXTENSIONS_DIR: /tmp/shared}\n"), `env: TORCH_EXTENSIONS_DIR is set by kernel-gate run for each side`},
+		{"reserved protocol", target(ok + "      env: {KG_MODE: bench}\n"), `env: KG_MODE is set by kernel-gate run`},
+		{"reserved cache dir", target(ok + "      env: {KG_CACHE_DIR: /x}\n"), `env: KG_CACHE_DIR is set by kernel-gate run`},
 		{"env on a sources target", target("      sources: [a.cu]\n      env: {A: b}\n"), `env: only a target with harness`},
-		{"unknown key", target(ok+"      binary: [x]\n"), `unknown key "binary" in run.targets[0] (did you mean "binaries"?)`},
+		{"unknown key", target(ok + "      binary: [x]\n"), `unknown key "binary" in run.targets[0] (did you mean "binaries"?)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.yaml), "k.yml")

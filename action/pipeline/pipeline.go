@@ -16,6 +16,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -110,6 +111,11 @@ type pipeline struct {
 	gpuChecks int
 	// cleanupBase removes the base worktree (nil when none was checked out).
 	cleanupBase func()
+	// replaying is set when the executor reads a recording.
+	replaying bool
+	// work holds the harness targets' cache directories of a live run, one per side and
+	// target; removed when the run ends ("" when none).
+	work string
 }
 
 // Run runs the pipeline on the config's run.targets, live or replaying a recording, and
@@ -212,6 +218,12 @@ func (p *pipeline) group(title string, fn func() error) error {
 
 // run is the stages in order; replaying, the base and the arch are the recording's.
 func (p *pipeline) run(ctx context.Context, replaying bool) (result.Result, error) {
+	p.replaying = replaying
+	defer func() {
+		if p.work != "" {
+			_ = os.RemoveAll(p.work) // kernel-gate's own temporary directory
+		}
+	}()
 	if err := p.group("GPU", func() error { return p.detectGPU(ctx, replaying) }); err != nil {
 		return result.Result{}, err
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -124,6 +125,14 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 			out.parts[gate] = &targetPart{skipped: why}
 		}
 	}
+	if t.b.cmd != nil && t.b.cmd.checked != nil {
+		// A harness target's check ran before the static gates (its first harness run):
+		// what it found stands, whatever stops the target's other steps.
+		out.parts[gateCorrectness] = &targetPart{gate: t.b.cmd.checked}
+		if why := gpuErrorIn(*t.b.cmd.checked); why != "" {
+			out.stopped = "a GPU error: " + why
+		}
+	}
 	switch {
 	case !t.b.ok[sideHead]:
 		out.stopped = "head did not build (see the ptxas gate)"
@@ -144,8 +153,8 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 		p.progress("%s: skipped: %s", t.Name, out.stopped)
 		return nil
 	}
-	if !p.o.KeepGoing {
-		out.stopped = staticFailure(static, t.Functions)
+	if !p.o.KeepGoing && out.stopped == "" {
+		out.stopped = cmp.Or(staticFailure(static, t.Functions), commandFailure(static, t))
 	}
 	changed, why := p.sassChanged(t.b, t.Functions)
 	out.unchanged = !changed
@@ -199,7 +208,7 @@ func staticFailure(static []result.Gate, globs []string) string {
 			continue
 		}
 		for _, f := range g.Findings {
-			if f.Severity != result.Error {
+			if f.Severity != result.Error || f.Metric == metricBinaries { // a harness target's own (commandFailure)
 				continue
 			}
 			if f.Kernel == "" || len(globs) == 0 || matchesAny(kernelname.Parse(f.Kernel), globs) {

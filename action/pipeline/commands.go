@@ -44,9 +44,13 @@ var appendFlagsSince = semver.MustParse("11.5.0")
 // what the build targets is the build's business, and the sass gate checks it runs here.
 const appendedFlags = "-lineinfo -Xptxas=-v"
 
-// Metric of the sass gate's findings about a harness target's binaries. They fail that
-// target's GPU steps only (staticFailure leaves them to commandFailure).
-const metricBinaries = "binaries"
+// Metrics of the static gates' findings about one harness target's binaries: the sass
+// gate's about what they hold, the ptxas gate's when they describe no kernel. They stop
+// that target's GPU steps only (staticFailure leaves them to commandFailure).
+const (
+	metricBinaries  = "binaries"
+	metricNoRecords = "no-records"
+)
 
 // commandBuild is a harness target's build on both sides.
 type commandBuild struct {
@@ -441,6 +445,7 @@ func (p *pipeline) addCommandRecords(l *ptxas.Log, side int) error {
 				l.Diagnostics = append(l.Diagnostics, ptxas.Diagnostic{Severity: "error", Kind: "build-failed", Input: b.log[side], InputLn: lineCount(p.x.path(b.log[side])), Text: s.failed, Count: 1})
 			}
 		}
+		read := 0 // kernels its binaries' resource usage describes
 		for _, rb := range b.cmd.sides[side].binaries {
 			if rb.res == "" {
 				continue
@@ -452,6 +457,7 @@ func (p *pipeline) addCommandRecords(l *ptxas.Log, side int) error {
 			if err != nil {
 				return err
 			}
+			read += len(res.Kernels)
 			for _, k := range res.Kernels {
 				key := k.Name + "\x00" + k.Arch
 				if described[key] {
@@ -467,6 +473,12 @@ func (p *pipeline) addCommandRecords(l *ptxas.Log, side int) error {
 			}
 			l.Diagnostics = append(l.Diagnostics, res.Diagnostics...)
 			l.Inputs = append(l.Inputs, res.Inputs...)
+		}
+		if side == sideHead && b.ok[side] && read == 0 {
+			// Whatever its logs said, the binaries that run hold no kernel to judge: fail
+			// closed (the sass gate says what the binaries hold).
+			l.Diagnostics = append(l.Diagnostics, ptxas.Diagnostic{Severity: "error", Kind: metricNoRecords, Input: binariesFile, InputLn: 1, Count: 1,
+				Text: fmt.Sprintf("%s: cuobjdump --dump-resource-usage of its binaries describes no kernel (see the sass gate's findings on them): the kernels that run were not judged", b.name)})
 		}
 	}
 	return nil
@@ -566,10 +578,12 @@ func commandFailure(static []result.Gate, t target) string {
 	if t.b == nil || t.b.cmd == nil {
 		return ""
 	}
-	for _, g := range static {
-		for _, f := range g.Findings {
-			if f.Metric == metricBinaries && f.Severity == result.Error && strings.HasPrefix(f.Message, t.Name+": ") {
-				return "the sass gate failed for its binaries"
+	for _, metric := range []string{metricBinaries, metricNoRecords} {
+		for _, g := range static {
+			for _, f := range g.Findings {
+				if f.Metric == metric && f.Severity == result.Error && strings.HasPrefix(f.Message, t.Name+": ") {
+					return fmt.Sprintf("the %s gate failed for its binaries", g.Name)
+				}
 			}
 		}
 	}

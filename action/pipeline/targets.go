@@ -208,7 +208,7 @@ func staticFailure(static []result.Gate, globs []string) string {
 			continue
 		}
 		for _, f := range g.Findings {
-			if f.Severity != result.Error || f.Metric == metricBinaries { // a harness target's own (commandFailure)
+			if f.Severity != result.Error || f.Metric == metricBinaries || f.Metric == metricNoRecords { // a harness target's own (commandFailure)
 				continue
 			}
 			if f.Kernel == "" || len(globs) == 0 || matchesAny(kernelname.Parse(f.Kernel), globs) {

@@ -20,8 +20,9 @@ import (
 // harness command, read from its binaries with cuobjdump.
 
 // commandRepo makes a git repository whose main branch holds the config and kernels/, and a
-// head commit on a branch that changes a kernel (and adds headFiles).
-func commandRepo(t *testing.T, cfg string, headFiles ...string) string {
+// head commit on a branch that changes a kernel. broken ("base" or "head") names the side
+// whose tree holds kernels/BROKEN, which fails the fake build.
+func commandRepo(t *testing.T, cfg string, broken ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	must := func(args ...string) {
@@ -36,14 +37,19 @@ func commandRepo(t *testing.T, cfg string, headFiles ...string) string {
 	os.MkdirAll(filepath.Join(dir, "kernels"), 0o755)
 	os.WriteFile(filepath.Join(dir, "kernel-gate.yml"), []byte(cfg), 0o644)
 	os.WriteFile(filepath.Join(dir, "kernels", "flash_fwd.cu"), []byte("// base\n"), 0o644)
+	brokenFile := filepath.Join(dir, "kernels", "BROKEN")
+	if slices.Contains(broken, "base") {
+		os.WriteFile(brokenFile, []byte("x\n"), 0o644)
+	}
 	must("init", "-q")
 	must("add", "-A")
 	must("commit", "-qm", "base")
 	must("branch", "-M", "main")
 	must("checkout", "-qb", "pr")
 	os.WriteFile(filepath.Join(dir, "kernels", "flash_fwd.cu"), []byte("// head\n"), 0o644)
-	for _, f := range headFiles {
-		os.WriteFile(filepath.Join(dir, filepath.FromSlash(f)), []byte("x\n"), 0o644)
+	os.Remove(brokenFile)
+	if slices.Contains(broken, "head") {
+		os.WriteFile(brokenFile, []byte("x\n"), 0o644)
 	}
 	must("add", "-A")
 	must("commit", "-qm", "head")
@@ -276,7 +282,7 @@ func TestRunBuildCommandTarget(t *testing.T) {
 		replayAgrees(t, repo, art, live, exitPass)
 	})
 	t.Run("head fails", func(t *testing.T) {
-		repo, art := commandRepo(t, cfg, "kernels/BROKEN"), filepath.Join(t.TempDir(), "art")
+		repo, art := commandRepo(t, cfg, "head"), filepath.Join(t.TempDir(), "art")
 		code, out, stderr := kg(t, "", runArgs(t, repo, art, "--base", "main")...)
 		if code != exitFail {
 			t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
@@ -290,6 +296,25 @@ func TestRunBuildCommandTarget(t *testing.T) {
 		}
 		if n := messages(gateOf(t, live, "correctness"), result.Notice); !strings.Contains(n, "head did not build") {
 			t.Errorf("correctness: %s", n)
+		}
+		replayAgrees(t, repo, art, live, exitFail)
+	})
+	t.Run("base fails", func(t *testing.T) {
+		repo, art := commandRepo(t, cfg, "base"), filepath.Join(t.TempDir(), "art")
+		code, out, stderr := kg(t, "", runArgs(t, repo, art, "--base", "main", "--all")...)
+		if code != exitFail {
+			t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+		}
+		live := decode(t, out)
+		if g := gateOf(t, live, "ptxas"); g.Verdict != result.Pass {
+			t.Errorf("head built: ptxas %s\n%s", g.Verdict, messages(g, result.Error))
+		}
+		sp := messages(gateOf(t, live, "speedup"), result.Error)
+		if !strings.Contains(sp, "attention-setup: head cannot be compared with base: the base build of attention-setup failed") || !strings.Contains(sp, "(log: base/attention-setup/build.log)") {
+			t.Errorf("speedup: %s", sp)
+		}
+		if g := gateOf(t, live, "correctness"); g.Verdict != result.Pass {
+			t.Errorf("correctness %s", g.Verdict)
 		}
 		replayAgrees(t, repo, art, live, exitFail)
 	})

@@ -76,6 +76,9 @@ func (p *pipeline) gpuSteps() []gpuStep {
 			switch {
 			case !p.hasBase():
 				return "no base to compare with: " + p.decided.NoBase, nil
+			case !t.b.ok[sideBase] && t.b.cmd != nil && t.b.cmd.sides[sideBase].failed != "":
+				g := failedGate(gateSpeedup, "build", "did not run", fmt.Sprintf("%s: head cannot be compared with base: %s", t.Name, t.b.cmd.sides[sideBase].failed))
+				return "", &g
 			case !t.b.ok[sideBase]:
 				g := failedGate(gateSpeedup, "build", "did not run", fmt.Sprintf("%s: base did not build, so head cannot be compared with it (log: %s)", t.Name, t.b.log[sideBase]))
 				return "", &g

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -356,20 +357,42 @@ func (p *pipeline) readBinary(ctx context.Context, bin listedBinary, id, prefix 
 		rb.listing = &l
 		return nil
 	})
-	if err != nil || rb.listing == nil || len(rb.listing.Files) == 0 {
+	if err != nil || rb.listing == nil || rb.listing.NoDeviceCode {
 		return rb, err
 	}
+	// Dumped whatever the listing says: a .cubin read by itself, say, is one cubin that
+	// --list-elf need not list, and the SASS names its arch.
 	if rb.res, err = run("res", "--dump-resource-usage", ".res.txt"); err != nil || rb.res == "" {
 		return rb, err
 	}
 	if rb.sass, err = run("sass", "--dump-sass", ".sass.txt"); err != nil || rb.sass == "" {
 		return rb, err
 	}
-	if rb.dump, err = readSASS(p.x.path(rb.sass)); err != nil {
+	switch rb.dump, err = readSASS(p.x.path(rb.sass)); {
+	case errors.Is(err, sass.ErrNoFunctions) && !errors.Is(err, sass.ErrToolFailed):
+		rb.dump, rb.sass = nil, "" // no SASS in it (PTX only): binaryFindings says so
+	case err != nil:
 		rb.problem = fmt.Sprintf("cuobjdump --dump-sass: %v", err)
 		rb.dump, rb.sass = nil, ""
 	}
 	return rb, nil
+}
+
+// sassArchs are the archs a binary holds SASS for: its listing's cubins and its dump's
+// functions.
+func (rb readBinary) sassArchs() []string {
+	var archs []string
+	if rb.listing != nil {
+		archs = rb.listing.Archs("ELF")
+	}
+	if rb.dump != nil {
+		for _, f := range rb.dump.Functions {
+			if f.Arch != "" && !slices.Contains(archs, f.Arch) {
+				archs = append(archs, f.Arch)
+			}
+		}
+	}
+	return archs
 }
 
 // expandBinaries expands a side's binaries globs: relative ones in its tree, those under
@@ -458,7 +481,11 @@ func (p *pipeline) addCommandRecords(l *ptxas.Log, side int) error {
 				return err
 			}
 			read += len(res.Kernels)
+			archs := rb.sassArchs()
 			for _, k := range res.Kernels {
+				if k.Arch == "" && len(archs) == 1 {
+					k.Arch = archs[0] // a lone cubin's listing names no arch; its SASS does
+				}
 				key := k.Name + "\x00" + k.Arch
 				if described[key] {
 					continue
@@ -546,17 +573,19 @@ func (p *pipeline) binaryFindings() (fs []result.Finding) {
 				bad("%s: %s", rb.Path, rb.problem)
 			case rb.listing.NoDeviceCode:
 				fs = append(fs, result.Finding{Severity: result.Notice, Metric: metricBinaries, Message: fmt.Sprintf("%s: %s holds no device code: nothing to read in it", b.name, rb.Path)})
-			case len(rb.listing.Files) == 0:
+			case rb.dump == nil && len(rb.listing.Files) > 0:
+				bad("%s: cuobjdump --list-elf lists %d cubin(s) but --dump-sass shows no function", rb.Path, len(rb.listing.Files))
+			case rb.dump == nil:
 				bad("%s holds no SASS at all: every kernel in it would be JIT-compiled from PTX when it loads, so what runs would not be what was gated", rb.Path)
 			default:
 				withSASS++ // its SASS is judged, whatever GPU it is for
-				archs := rb.listing.Archs("ELF")
+				archs := rb.sassArchs()
 				warn := func(format string, a ...any) {
 					fs = append(fs, result.Finding{Severity: result.Warning, Metric: metricBinaries, Message: b.name + ": " + fmt.Sprintf(format, a...)})
 				}
 				switch {
 				case len(archs) == 0:
-					warn("%s: its cubins' names (%s, ...) give no arch, so whether its SASS runs on this GPU was not checked", rb.Path, rb.listing.Files[0].Name)
+					warn("%s: neither its cubins' names nor its SASS give an arch, so whether its SASS runs on this GPU was not checked", rb.Path)
 				case p.gpu == nil:
 					warn("%s: there is no GPU to ask for its arch, so whether its SASS (%s) runs here was not checked", rb.Path, strings.Join(archs, ", "))
 				case !gpuinfo.RunnableOn(archs, p.gpu.Arch()):

@@ -96,9 +96,20 @@ func TestBinaryFindings(t *testing.T) {
 		}
 		return l
 	}
+	// bin is a binary whose SASS dump has a function per cubin the listing names.
 	bin := func(l *sass.Listing) readBinary {
-		return readBinary{listedBinary: listedBinary{Path: "build/k.so"}, listing: l}
+		rb := readBinary{listedBinary: listedBinary{Path: "build/k.so"}, listing: l}
+		for _, f := range l.Files {
+			if rb.dump == nil {
+				rb.dump = &sass.Dump{}
+			}
+			rb.dump.Functions = append(rb.dump.Functions, sass.Function{Arch: f.Arch})
+		}
+		return rb
 	}
+	cubin := readBinary{listedBinary: listedBinary{Path: "k.cubin"}, listing: &sass.Listing{}, dump: &sass.Dump{Functions: []sass.Function{{Arch: "sm_90a"}}}}
+	listedNoDump := bin(listing("sm_90"))
+	listedNoDump.dump = nil
 	for _, tc := range []struct {
 		name     string
 		gpu      *gpuinfo.Info
@@ -116,7 +127,10 @@ func TestBinaryFindings(t *testing.T) {
 		{"host code", h200, commandSide{list: binaryList{Binaries: []listedBinary{{}}}, binaries: []readBinary{bin(&sass.Listing{NoDeviceCode: true})}},
 			[]string{"t: build/k.so holds no device code", "none of its binaries (1) holds SASS"}, result.Error},
 		{"no arch in the names", h200, commandSide{list: binaryList{Binaries: []listedBinary{{}}}, binaries: []readBinary{bin(&sass.Listing{Files: []sass.Embedded{{Kind: "ELF", Index: 1, Name: "k.cubin"}}})}},
-			[]string{"its cubins' names (k.cubin, ...) give no arch"}, result.Warning},
+			[]string{"neither its cubins' names nor its SASS give an arch"}, result.Warning},
+		{"a cubin --list-elf does not list", h200, commandSide{list: binaryList{Binaries: []listedBinary{{}}}, binaries: []readBinary{cubin}}, nil, ""},
+		{"listed but no SASS dumped", h200, commandSide{list: binaryList{Binaries: []listedBinary{{}}}, binaries: []readBinary{listedNoDump}},
+			[]string{"t: build/k.so: cuobjdump --list-elf lists 1 cubin(s) but --dump-sass shows no function"}, result.Error},
 		{"no GPU", nil, commandSide{list: binaryList{Binaries: []listedBinary{{}}}, binaries: []readBinary{bin(listing("sm_90"))}},
 			[]string{"there is no GPU to ask for its arch"}, result.Warning},
 		{"cuobjdump failed", h200, commandSide{list: binaryList{Binaries: []listedBinary{{}}}, binaries: []readBinary{{listedBinary: listedBinary{Path: "build/k.so"}, problem: "cuobjdump --list-elf: exited with status 1"}}},

@@ -289,13 +289,44 @@ func TestRunBuildCommandTarget(t *testing.T) {
 		}
 		live := decode(t, out)
 		pt := messages(gateOf(t, live, "ptxas"), result.Error)
-		for _, want := range []string{"the head build of attention-setup failed", "exited with status 1", "(log: head/attention-setup/build.log)", `identifier "oops" is undefined`} {
+		for _, want := range []string{"attention-setup: the head build failed", "exited with status 1", "(log: head/attention-setup/build.log)", `identifier "oops" is undefined`} {
 			if !strings.Contains(pt, want) {
 				t.Errorf("ptxas errors lack %q:\n%s", want, pt)
 			}
 		}
 		if n := messages(gateOf(t, live, "correctness"), result.Notice); !strings.Contains(n, "head did not build") {
 			t.Errorf("correctness: %s", n)
+		}
+		replayAgrees(t, repo, art, live, exitFail)
+	})
+	t.Run("head fails beside a sources target", func(t *testing.T) {
+		mixed := cfg + `    - name: attention
+      sources: [kernels/flash_fwd.cu]
+      kernels: [flash_fwd, flash_fwd_causal]
+      functions: ["flash_fwd<*>"]
+      shapes: {check: [small], sanitize: [small], bench: [mission]}
+`
+		repo, art := commandRepo(t, mixed, "head"), filepath.Join(t.TempDir(), "art")
+		code, out, stderr := kg(t, "", runArgs(t, repo, art, "--no-base")...)
+		if code != exitFail {
+			t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+		}
+		live := decode(t, out)
+		var d struct {
+			Targets []struct {
+				Target, Verdict, Skipped string
+			} `json:"targets"`
+		}
+		if err := json.Unmarshal(gateOf(t, live, "correctness").Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, td := range d.Targets {
+			got[td.Target] = td.Verdict + " " + td.Skipped
+		}
+		// The harness target's failed build stops it alone.
+		if got["attention"] != "pass " || !strings.HasPrefix(got["attention-setup"], "skip head did not build") {
+			t.Errorf("correctness per target: %q", got)
 		}
 		replayAgrees(t, repo, art, live, exitFail)
 	})
@@ -310,7 +341,7 @@ func TestRunBuildCommandTarget(t *testing.T) {
 			t.Errorf("head built: ptxas %s\n%s", g.Verdict, messages(g, result.Error))
 		}
 		sp := messages(gateOf(t, live, "speedup"), result.Error)
-		if !strings.Contains(sp, "attention-setup: head cannot be compared with base: the base build of attention-setup failed") || !strings.Contains(sp, "(log: base/attention-setup/build.log)") {
+		if !strings.Contains(sp, "attention-setup: head cannot be compared with base: the base build failed") || !strings.Contains(sp, "(log: base/attention-setup/build.log)") {
 			t.Errorf("speedup: %s", sp)
 		}
 		if g := gateOf(t, live, "correctness"); g.Verdict != result.Pass {
@@ -343,7 +374,7 @@ func TestRunBinaryWithoutSASSForTheGPU(t *testing.T) {
 			if c := gateOf(t, live, "correctness"); c.Verdict != result.Pass {
 				t.Errorf("the first run's check is reported as it ran: %s", c.Verdict)
 			}
-			if n := messages(gateOf(t, live, "sanitizer"), result.Notice); !strings.Contains(n, "attention-jit: the sass gate failed for its binaries") {
+			if n := messages(gateOf(t, live, "sanitizer"), result.Notice); !strings.Contains(n, "attention-jit: the ") || !strings.Contains(n, " gate failed for its build or binaries") {
 				t.Errorf("sanitizer: %s", n)
 			}
 			replayAgrees(t, repo, art, live, exitFail)

@@ -237,6 +237,7 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 	if err := input.Files(files, nil, in.Read); err != nil {
 		return nil, err
 	}
+	p.scopeToTarget(&in.Log, sideHead)
 	if err := p.addCommandRecords(&in.Log, sideHead); err != nil {
 		return nil, err
 	}

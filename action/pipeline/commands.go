@@ -46,8 +46,7 @@ var appendFlagsSince = semver.MustParse("11.5.0")
 const appendedFlags = "-lineinfo -Xptxas=-v"
 
 // Metrics of the static gates' findings about one harness target's binaries: the sass
-// gate's about what they hold, the ptxas gate's when they describe no kernel. They stop
-// that target's GPU steps only (staticFailure leaves them to commandFailure).
+// gate's about what they hold, the ptxas gate's when they describe no kernel.
 const (
 	metricBinaries  = "binaries"
 	metricNoRecords = "no-records"
@@ -69,7 +68,8 @@ type commandSide struct {
 	cache string   // KG_CACHE_DIR ("" replaying)
 	env   []string // what its commands add to the environment
 	// failed says why the side has nothing to read: its build, or base's first run,
-	// failed ("" when neither did).
+	// failed ("" when neither did). It starts with the target's name, as every finding
+	// about one harness target does (commandFailure).
 	failed string
 	// firstLog is its first harness run's output, relative to the artifacts ("" when none ran).
 	firstLog string
@@ -207,7 +207,7 @@ func (p *pipeline) buildCommand(ctx context.Context, b *build, side int) error {
 	}
 	if st.Why != "" {
 		b.ok[side] = false
-		s.failed = fmt.Sprintf("the %s build of %s failed: %s", sideName(side), b.name, st.failureText())
+		s.failed = fmt.Sprintf("%s: the %s build failed: %s", b.name, sideName(side), st.failureText())
 		p.progress("%s build of %s failed: %s", sideName(side), b.name, st.Why)
 		return nil
 	}
@@ -271,7 +271,7 @@ func (p *pipeline) firstRun(ctx context.Context, b *build, side int) error {
 	}
 	if s.Why != "" {
 		b.ok[side] = false
-		c.sides[side].failed = fmt.Sprintf("base's first harness run of %s failed: %s", t.Name, s.failureText())
+		c.sides[side].failed = fmt.Sprintf("%s: base's first harness run failed: %s", t.Name, s.failureText())
 		p.progress("%s", oneLine(c.sides[side].failed))
 	}
 	return nil
@@ -601,22 +601,53 @@ func (p *pipeline) binaryFindings() (fs []result.Finding) {
 	return fs
 }
 
-// commandFailure says why a harness target's binaries stop its GPU steps ("" when they do
-// not): the kernels that would run are not the ones the static gates read.
+// commandFailure says why a harness target's own static findings stop its GPU steps ("" when
+// none does): an error about no kernel in particular whose message starts with the
+// target's name (its build failed or was refused, its logs report a failed step, its
+// binaries hold no SASS for this GPU or none at all). staticFailure leaves these to it, so
+// that one target's build does not stop the others.
 func commandFailure(static []result.Gate, t target) string {
 	if t.b == nil || t.b.cmd == nil {
 		return ""
 	}
-	for _, metric := range []string{metricBinaries, metricNoRecords} {
-		for _, g := range static {
-			for _, f := range g.Findings {
-				if f.Metric == metric && f.Severity == result.Error && strings.HasPrefix(f.Message, t.Name+": ") {
-					return fmt.Sprintf("the %s gate failed for its binaries", g.Name)
-				}
+	for _, g := range static {
+		for _, f := range g.Findings {
+			if f.Severity == result.Error && f.Kernel == "" && strings.HasPrefix(f.Message, t.Name+": ") {
+				return fmt.Sprintf("the %s gate failed for its build or binaries", g.Name)
 			}
 		}
 	}
 	return ""
+}
+
+// scopeToTarget marks the diagnostics read from a harness target's logs as that target's
+// (their text starts with its name), so that a failed step there stops only its GPU steps.
+func (p *pipeline) scopeToTarget(l *ptxas.Log, side int) {
+	owner := map[string]string{}
+	for _, b := range p.builds {
+		if b.cmd != nil {
+			for _, rel := range b.commandLogs(side) {
+				owner[input.ExistingOrGz(p.x.path(rel))] = b.name
+			}
+		}
+	}
+	for i := range l.Diagnostics {
+		d := &l.Diagnostics[i]
+		if name, ok := owner[d.Input]; ok && !strings.HasPrefix(d.Text, name+": ") {
+			d.Text = name + ": " + d.Text
+		}
+	}
+}
+
+// harnessTargetNames are the names of the run's harness targets.
+func (p *pipeline) harnessTargetNames() []string {
+	var out []string
+	for _, b := range p.builds {
+		if b.cmd != nil {
+			out = append(out, b.name)
+		}
+	}
+	return out
 }
 
 // harnessArgv is how a step starts a target's harness on one side: the built binary, or

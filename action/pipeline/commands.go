@@ -36,8 +36,9 @@ import (
 // feeds the sass gate and the unchanged-SASS digest. So the static gates of these targets
 // are judged after their first harness run; a sources target is built and judged as before.
 
-// appendFlagsSince is the first CUDA release whose nvcc reads NVCC_APPEND_FLAGS: with an
-// older nvcc the build would silently compile without -lineinfo -Xptxas=-v.
+// appendFlagsSince is the CUDA release from which kernel-gate relies on nvcc reading
+// NVCC_APPEND_FLAGS (and NVCC_PREPEND_FLAGS), which came with the 11.x releases; 11.5 is
+// the cautious bound. An older nvcc would silently build without -lineinfo -Xptxas=-v.
 var appendFlagsSince = semver.MustParse("11.5.0")
 
 // appendedFlags are what kernel-gate adds to NVCC_APPEND_FLAGS for every nvcc a build

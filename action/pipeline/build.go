@@ -169,8 +169,8 @@ func (p *pipeline) buildOne(ctx context.Context, b *build, side int) error {
 		return err
 	}
 	b.bin[side], b.log[side], b.ok[side] = bin, rel+"/build.log", s.Why == ""
-	if side == sideHead && s.Dir != "" {
-		p.builtIn = s.Dir
+	if side == sideHead {
+		p.noteBuiltIn(s.Dir)
 	}
 	if s.Why != "" {
 		p.progress("%s build of %s failed: %s", sideName(side), b.name, s.Why)
@@ -178,6 +178,15 @@ func (p *pipeline) buildOne(ctx context.Context, b *build, side int) error {
 		p.progress("%s build of %s: %.1fs", sideName(side), b.name, s.Seconds)
 	}
 	return nil
+}
+
+// noteBuiltIn keeps the directory a head build ran in (builds run side by side).
+func (p *pipeline) noteBuiltIn(dir string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if dir != "" {
+		p.builtIn = dir
+	}
 }
 
 func (p *pipeline) dumpSASS(ctx context.Context, b *build, side int) error {

@@ -203,8 +203,8 @@ func (p *pipeline) buildCommand(ctx context.Context, b *build, side int) error {
 		return err
 	}
 	b.log[side] = rel + "/build.log"
-	if side == sideHead && st.Dir != "" {
-		p.builtIn = st.Dir
+	if side == sideHead {
+		p.noteBuiltIn(st.Dir)
 	}
 	if st.Why != "" {
 		b.ok[side] = false

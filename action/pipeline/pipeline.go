@@ -19,6 +19,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sethvargo/go-githubactions"
@@ -113,6 +114,8 @@ type pipeline struct {
 	cleanupBase func()
 	// replaying is set when the executor reads a recording.
 	replaying bool
+	// mu guards what builds running side by side share: the progress output and builtIn.
+	mu sync.Mutex
 	// work holds the harness targets' cache directories of a live run, one per side and
 	// target; removed when the run ends ("" when none).
 	work string
@@ -199,6 +202,8 @@ func (p *pipeline) progress(format string, a ...any) {
 	if p.gh != nil {
 		msg = workflowcmd.Neutralize(msg) // target names and tool output come from the repository
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	fmt.Fprintf(p.o.Progress, "kernel-gate run [%6.1fs] %s\n", time.Since(p.start).Seconds(), msg)
 }
 

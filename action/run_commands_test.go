@@ -150,7 +150,15 @@ func replayAgrees(t *testing.T, repo, art string, live result.Result, wantCode i
 // command in the tree with PyTorch's caching allocator off; the replay agrees; the caches
 // are gone afterwards.
 func TestRunJITHarnessTarget(t *testing.T) {
-	repo, art := commandRepo(t, jitConfig(t, "")), filepath.Join(t.TempDir(), "art")
+	ncu := `ncu:
+  shape: mission
+  kernels:
+    - match: "flash_fwd<*>"
+      any:
+        - {metric: sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active, min: 50}
+        - {metric: dram__throughput.avg.pct_of_peak_sustained_elapsed, max: 50}
+`
+	repo, art := commandRepo(t, jitConfig(t, ncu)), filepath.Join(t.TempDir(), "art")
 	envLog := filepath.Join(t.TempDir(), "env.log")
 	tmp := t.TempDir()
 	t.Setenv("FAKE_ENV_LOG", envLog)
@@ -165,7 +173,7 @@ func TestRunJITHarnessTarget(t *testing.T) {
 	for _, g := range live.Gates {
 		names = append(names, g.Name+"="+string(g.Verdict))
 	}
-	if want := []string{"ptxas=pass", "sass=pass", "sanitizer=pass", "correctness=pass", "speedup=pass"}; !slices.Equal(names, want) {
+	if want := []string{"ptxas=pass", "sass=pass", "sanitizer=pass", "correctness=pass", "speedup=pass", "ncu=pass"}; !slices.Equal(names, want) {
 		t.Fatalf("gates %q, want %q\n%s", names, want, stderr)
 	}
 
@@ -219,6 +227,16 @@ func TestRunJITHarnessTarget(t *testing.T) {
 	if sanitized == 0 {
 		t.Error("the sanitizer did not run the harness command")
 	}
+	// Head's harness ran in check mode for its first run and under ncu, base's once.
+	checks := map[string]int{}
+	for _, l := range envLines(t, envLog) {
+		if strings.HasPrefix(l, "check ") {
+			checks[filepath.Base(filepath.Dir(field(l, "cache")))]++
+		}
+	}
+	if checks["head"] != 2 || checks["base"] != 1 {
+		t.Errorf("check-mode runs per side: %v", checks)
+	}
 	if _, err := os.Stat(headCache); err == nil {
 		t.Errorf("the cache %s outlived the run", headCache)
 	}
@@ -232,7 +250,7 @@ func TestRunJITHarnessTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"check/attention-jit", "check/base/attention-jit", "elf/head/attention-jit/0", "res/head/attention-jit/0",
-		"sass/head/attention-jit/0", "elf/base/attention-jit/0", "sanitize/attention-jit", "bench/attention-jit"} {
+		"sass/head/attention-jit/0", "elf/base/attention-jit/0", "sanitize/attention-jit", "bench/attention-jit", "ncu/attention-jit"} {
 		if !strings.Contains(string(raw), `"id": "`+id+`"`) {
 			t.Errorf("the journal has no step %s", id)
 		}

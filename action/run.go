@@ -10,7 +10,7 @@ import (
 func runRun(ctx context.Context, args []string, e env) (int, error) {
 	var c common
 	var o pipeline.Options
-	var targets string
+	var targets, baselineStore string
 	fs := newFlagSet("run", e, &c)
 	fs.StringVar(&o.Artifacts, "artifacts", pipeline.DefaultArtifacts, "keep every log, dump, XML and harness file, and the journal of what ran, in `DIR` (replayable with --replay)")
 	fs.StringVar(&o.Replay, "replay", "", "run nothing: feed the recording in `DIR` (an --artifacts directory of an earlier run) through the gates")
@@ -24,6 +24,7 @@ func runRun(ctx context.Context, args []string, e env) (int, error) {
 	fs.StringVar(&o.Tools.Cuobjdump, "cuobjdump", "cuobjdump", "cuobjdump `PATH`")
 	fs.StringVar(&o.Tools.Sanitizer, "sanitizer", "compute-sanitizer", "compute-sanitizer `PATH`")
 	fs.StringVar(&o.Tools.NCU, "ncu", "ncu", "Nsight Compute's ncu `PATH` (for the config's ncu rules)")
+	fs.StringVar(&baselineStore, "baseline-store", "", "with no base build (--no-base, --base none, a push): judge ptxas growth against the newest comparable entry of this GPU in the baseline store, a `DIR` or git (default: the config's baseline.store)")
 	fs.StringVar(&o.Tools.NvidiaSMI, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH` (asked, read only, for the GPU and its clocks)")
 	fs.Usage = usage(e, fs, `Usage: kernel-gate run [flags]
 
@@ -47,6 +48,9 @@ timed again. Progress goes to standard error; everything the run read is kept in
 		return failed(err)
 	}
 	o.Targets = splitList(targets)
+	if o.BaselineStore, err = readOnlyStore(ctx, e, cfg, baselineStore); err != nil {
+		return failed(err)
+	}
 	o.Environ, o.Progress, o.Getenv, o.Tool = os.Environ(), e.stderr, e.getenv, toolName()
 	res, err := pipeline.Run(ctx, cfg, o)
 	if err != nil {

@@ -31,6 +31,9 @@ type Inputs struct {
 	Ref            string
 	UpdateBaseline bool
 	Reason         string
+	// TrendURL links the baseline's trend page (kernel-gate trend) from the job summary,
+	// which then shows the baseline's last points; empty leaves both out.
+	TrendURL string
 }
 
 // The input values.
@@ -56,7 +59,10 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 		Token: get("github-token"), FailOn: or(get("fail-on"), "error"),
 		Annotations: or(get("annotations"), AnnotateCheckRun), ResultsFile: or(get("results-file"), DefaultResultsFile),
 		CheckName: get("check-name"), Comment: or(get("comment"), "off"), Replay: get("replay"),
-		Ref: get("ref"), Reason: strings.TrimSpace(get("reason")),
+		Ref: get("ref"), Reason: strings.TrimSpace(get("reason")), TrendURL: strings.TrimSpace(get("trend-url")),
+	}
+	if err := checkTrendURL(in.TrendURL); err != nil {
+		return in, err
 	}
 	for _, g := range strings.Split(get("gates"), ",") {
 		if g = strings.TrimSpace(g); g != "" {
@@ -171,6 +177,12 @@ func Decide(in Inputs, ev Event, headRev string) (Plan, error) {
 		case "push":
 			p.Mode = ModeGate
 			p.UpdateBaseline = ev.DefaultBranch != "" && ev.Ref == "refs/heads/"+ev.DefaultBranch
+			// The pushed commits against the tip they replaced: the merged change gets its
+			// live A/B, and the stored entry gets head's own timings. A new branch has no
+			// "before" and falls back to bench.base_ref.
+			if p.BaseRef == "" && isCommitSHA(ev.Before) && strings.Trim(ev.Before, "0") != "" {
+				p.BaseRef = ev.Before
+			}
 		case "workflow_dispatch":
 			p.Mode = ModeGate
 		case "workflow_run":
@@ -226,4 +238,17 @@ func (p Plan) String() string {
 		}
 	}
 	return s
+}
+
+// isCommitSHA reports whether s is a full commit hash (40 hex digits, or 64 under SHA-256).
+func isCommitSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

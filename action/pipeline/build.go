@@ -274,10 +274,15 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 			base = ptxas.NewBaseline("base "+abrun.ShortRev(p.decided.BaseRev), bl.Log.Kernels)
 		}
 	}
+	var stored *result.Finding
+	if base == nil {
+		base, stored = p.storedPtxasBaseline(ctx)
+	}
 	gates, err := PtxasGates(ctx, &in, p.cfg, base, "", "")
 	if err != nil {
 		return nil, err
 	}
+	addStoredBaselineFinding(gates, stored)
 	var sg result.Gate
 	if len(sassFiles) == 0 {
 		sg = failedGate("sass", "build", "no build to dump",

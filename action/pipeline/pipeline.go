@@ -26,6 +26,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
+	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -68,6 +69,10 @@ type Options struct {
 	// OnStage, when set, is told each stage's title as it starts ("build", "target
 	// attention"): a check run shows it.
 	OnStage func(title string)
+	// BaselineStore, when set, is read (never written) when the run has no base build:
+	// the ptxas gate is then judged against its newest entry for this GPU that the
+	// config's baseline constraints allow (storedbase.go), and says which.
+	BaselineStore baseline.Reader
 }
 
 // Tools are the paths of the programs a run starts.

@@ -63,8 +63,8 @@ func (p *pipeline) sanitize(ctx context.Context, t target) (result.Gate, error) 
 			var lines []string
 			for _, tool := range tools {
 				env := append(slices.Clone(o.ExtraEnv), "KG_MODE=sanitize", "KG_OUT="+sanitizer.HarnessOut(dir, tool)+".plain")
-				argv := append(append([]string{o.Sanitizer}, sanitizer.Args(tool, filepath.Join(dir, tool+".xml.plain"), o)...), cmd...)
-				lines = append(lines, "env "+procgroup.ShellJoin(env)+" "+procgroup.ShellJoin(argv)+" >"+procgroup.ShellQuote(filepath.Join(dir, tool+".log.plain"))+" 2>&1")
+				argv := append(append([]string{o.Sanitizer}, sanitizer.Args(tool, filepath.Join(dir, tool+".xml.plain"), filepath.Join(dir, tool+".log.plain"), o)...), cmd...)
+				lines = append(lines, "env "+procgroup.ShellJoin(env)+" "+procgroup.ShellJoin(argv)+" >"+procgroup.ShellQuote(filepath.Join(dir, sanitizer.ProgramOut(tool)+".plain"))+" 2>&1")
 			}
 			return lines
 		},

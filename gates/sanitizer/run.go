@@ -39,7 +39,8 @@ type RunOptions struct {
 	// Timeout bounds each tool's run; zero means DefaultTimeout. A run past it is killed
 	// with its whole process group and the remaining tools are not run.
 	Timeout time.Duration
-	// ArtifactDir keeps <tool>.log (everything printed) and <tool>.xml (the record file);
+	// ArtifactDir keeps <tool>.log (compute-sanitizer's report), <tool>.out (what the
+	// program printed) and <tool>.xml (the record file);
 	// empty means a temporary directory that is removed afterwards.
 	ArtifactDir string
 	// PrintLimit is --print-limit; zero means DefaultPrintLimit. Errors past it are counted
@@ -57,6 +58,10 @@ type RunOptions struct {
 //
 //   - --xml --save FILE: the records as XML, read first (full source paths, the launched
 //     kernel's mangled name from the host stack);
+//   - --log-file LOG: compute-sanitizer's own report in a file of its own, apart from the
+//     program's output. A program that prints a line without a newline (a PyTorch
+//     extension's progress output does) would otherwise glue the "========= ERROR SUMMARY"
+//     line behind its text;
 //   - --error-exitcode 86: an exit status that says "errors found", apart from the
 //     target's own exit status, which compute-sanitizer passes through otherwise;
 //   - --print-limit N: the default of 100 leaves most errors of a bad kernel without a site;
@@ -68,9 +73,11 @@ type RunOptions struct {
 //     count ("[264 hazards]"), and its XML records carry the error/warning level; hazard
 //     mode prints every hazard (358 for one racy line, cut by the print limit) and its XML
 //     records have no level, so a warp-level warning would count as an error.
-func Args(tool, xmlPath string, o RunOptions) []string {
+func Args(tool, xmlPath, logPath string, o RunOptions) []string {
 	o = o.withDefaults()
+	// Both names are patterns to compute-sanitizer (%p, %q{VAR}): a literal % is doubled.
 	a := []string{"--tool", tool, "--xml", "--save", strings.ReplaceAll(xmlPath, "%", "%%"),
+		"--log-file", strings.ReplaceAll(logPath, "%", "%%"),
 		"--error-exitcode", strconv.Itoa(ErrorExitCode), "--print-limit", strconv.Itoa(o.PrintLimit), "--demangle", "no"}
 	switch tool {
 	case ToolMemcheck:
@@ -103,6 +110,10 @@ func (o RunOptions) withDefaults() RunOptions {
 	return o
 }
 
+// ProgramOut names the file that keeps what the program under a tool printed, apart from
+// compute-sanitizer's report (<tool>.log).
+func ProgramOut(tool string) string { return tool + ".out" }
+
 // waitDelay bounds the wait for a killed run's process to be reaped.
 const waitDelay = 5 * time.Second
 
@@ -111,7 +122,8 @@ const waitDelay = 5 * time.Second
 // (Combine), the exit code, and Problems for anything that makes the run prove less than
 // it seems (no summary, a crashed or hung target, counts that disagree).
 //
-// Output goes straight to <ArtifactDir>/<tool>.log, never into memory. Each run is its own
+// compute-sanitizer's report goes to <ArtifactDir>/<tool>.log (--log-file) and the
+// program's own output to <tool>.out, both straight to disk, never into memory. Each run is its own
 // process group; at its timeout, or when ctx is done, the whole group is killed
 // (compute-sanitizer starts the target under a helper process, and killing only the
 // sanitizer leaves a hung target running on the GPU). A run that hung marks TimedOut with
@@ -168,19 +180,25 @@ func runOne(ctx context.Context, bin, tool string, cmd []string, dir string, o R
 	failed := func(err error) (Run, error) {
 		return Run{Tool: tool, Source: SourceText, Records: []Record{}, Problems: []string{err.Error()}}, err
 	}
-	// A record file left by an earlier run must not be read as this run's; neither file is
-	// written through a link of its name (procgroup.CreateArtifact).
+	// A record file or report left by an earlier run must not be read as this run's; no
+	// file is written through a link of its name (procgroup.CreateArtifact): the report is
+	// made here, empty, for compute-sanitizer to write into.
 	if err := procgroup.ClearArtifact(dir, tool+".xml"); err != nil {
 		return failed(fmt.Errorf("sanitizer: %w", err))
 	}
-	f, err := procgroup.CreateArtifact(dir, tool+".log", 0o644)
+	report, err := procgroup.CreateArtifact(dir, tool+".log", 0o644)
 	if err != nil {
-		return failed(fmt.Errorf("sanitizer: creating the %s log: %w", tool, err))
+		return failed(fmt.Errorf("sanitizer: creating the %s report: %w", tool, err))
+	}
+	report.Close()
+	out, err := procgroup.CreateArtifact(dir, ProgramOut(tool), 0o644)
+	if err != nil {
+		return failed(fmt.Errorf("sanitizer: creating the %s program output: %w", tool, err))
 	}
 	tctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	c := exec.CommandContext(tctx, bin, append(Args(tool, xmlPath, o), cmd...)...)
-	c.Stdout, c.Stderr = f, f
+	c := exec.CommandContext(tctx, bin, append(Args(tool, xmlPath, logPath, o), cmd...)...)
+	c.Stdout, c.Stderr = out, out
 	if len(o.ExtraEnv) > 0 {
 		c.Env = append(os.Environ(), o.ExtraEnv...)
 	}
@@ -188,13 +206,21 @@ func runOne(ctx context.Context, bin, tool string, cmd []string, dir string, o R
 	c.WaitDelay = waitDelay
 	runErr := c.Run()
 	procgroup.KillRest(c) // whatever the run left behind
-	if c.ProcessState != nil && c.ProcessState.ExitCode() >= 0 && ctx.Err() == nil && tctx.Err() == nil {
-		// The exit status goes into the log as the "exit=N" line ParseTextWith reads, so that
-		// the kept log alone (kernel-gate run --replay, sanitize --log) says how the run ended.
-		fmt.Fprintf(f, "exit=%d\n", c.ProcessState.ExitCode())
-	}
-	if cerr := f.Close(); cerr != nil && runErr == nil {
+	if cerr := out.Close(); cerr != nil && runErr == nil {
 		runErr = cerr
+	}
+	if c.ProcessState != nil && c.ProcessState.ExitCode() >= 0 && ctx.Err() == nil && tctx.Err() == nil {
+		// The exit status goes into the report as the "exit=N" line ParseTextWith reads, so
+		// that the kept report alone (kernel-gate run --replay, sanitize --log) says how the
+		// run ended.
+		f, err := procgroup.AppendArtifact(dir, tool+".log")
+		if err != nil {
+			return failed(fmt.Errorf("sanitizer: the %s report: %w", tool, err))
+		}
+		fmt.Fprintf(f, "exit=%d\n", c.ProcessState.ExitCode())
+		if cerr := f.Close(); cerr != nil && runErr == nil {
+			runErr = cerr
+		}
 	}
 	if c.ProcessState == nil {
 		// It never started: not executable, not a program.

@@ -47,6 +47,33 @@ func CreateArtifact(dir, rel string, perm fs.FileMode) (*os.File, error) {
 	return f, nil
 }
 
+// AppendArtifact opens rel (inside dir) for appending, as CreateArtifact would make it when
+// it is not there: for a file another program wrote (compute-sanitizer's --log-file) that
+// kernel-gate adds a line to. A link of its name is refused, never followed.
+func AppendArtifact(dir, rel string) (*os.File, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, exitcode.CouldNotRunf("artifact directory: %w", err)
+	}
+	defer root.Close()
+	name := filepath.FromSlash(path.Clean(rel))
+	st, err := root.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		root.Close()
+		return CreateArtifact(dir, rel, 0o644)
+	case err != nil:
+		return nil, exitcode.CouldNotRunf("artifact %s: %w", filepath.Join(dir, name), err)
+	case !st.Mode().IsRegular():
+		return nil, exitcode.BadInput(fmt.Errorf("artifact %s is %s, %w", filepath.Join(dir, name), input.KindOf(st.Mode()), ErrUnsafeArtifact))
+	}
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_APPEND|noFollow, 0)
+	if err != nil {
+		return nil, exitcode.CouldNotRunf("appending to %s: %w", filepath.Join(dir, name), err)
+	}
+	return f, nil
+}
+
 // WriteArtifact writes data to rel inside dir as CreateArtifact makes it.
 func WriteArtifact(dir, rel string, data []byte, perm fs.FileMode) error {
 	f, err := CreateArtifact(dir, rel, perm)

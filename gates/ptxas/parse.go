@@ -594,12 +594,7 @@ func (p *parser) cuobjdump(line []byte) bool {
 	case bytes.Equal(t, []byte("Common:")):
 		return true
 	case bytes.HasPrefix(t, []byte("GLOBAL:")):
-		p.gmem = nil
-		if v, err := parseCount(bytes.TrimSpace(t[len("GLOBAL:"):])); err == nil {
-			p.gmem = &v
-		} else {
-			p.badNumber("", "GLOBAL", err)
-		}
+		p.commonLine(t)
 		return true
 	case bytes.HasPrefix(t, []byte("Function ")) && bytes.HasSuffix(t, []byte(":")):
 		p.flush()
@@ -618,6 +613,28 @@ func (p *parser) cuobjdump(line []byte) bool {
 		p.cuobjRes = false // anything else ends the listing
 	}
 	return false
+}
+
+// commonLine parses the module's own line under "Common:": "GLOBAL:0", or with the
+// module's constant banks, "GLOBAL:28 CONSTANT[4]:224" (a PyTorch extension's). GLOBAL is
+// the gmem of every kernel after it; a constant bank of the module is no kernel's.
+func (p *parser) commonLine(t []byte) {
+	p.gmem = nil
+	for _, kv := range bytes.Fields(t) {
+		key, val, ok := bytes.Cut(kv, []byte(":"))
+		v, err := parseCount(val)
+		switch {
+		case !ok:
+			p.diag("error", "incomplete-record", "", "", 0, fmt.Sprintf("field %q of the module's GLOBAL line is not KEY:COUNT: the line is cut or garbled", truncate(string(kv), 80)))
+		case err != nil:
+			p.badNumber("", string(key), err)
+		case string(key) == "GLOBAL":
+			p.gmem = &v
+		case bytes.HasPrefix(key, []byte("CONSTANT[")) && bytes.HasSuffix(key, []byte("]")):
+		default:
+			p.diag("notice", "unknown-item", "", "", 0, fmt.Sprintf("unrecognised module resource field %q", truncate(string(kv), 80)))
+		}
+	}
 }
 
 // regFields are the fields every cuobjdump REG line has, in its order; CONSTANT[N] banks

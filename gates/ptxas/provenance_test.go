@@ -58,3 +58,34 @@ func TestFindingsSayWhereTheirFigureCameFrom(t *testing.T) {
 		}
 	}
 }
+
+// The module line of cuobjdump's listing may hold the module's constant banks beside GLOBAL
+// (a PyTorch extension's "GLOBAL:28 CONSTANT[4]:224"): GLOBAL is every kernel's gmem, a
+// count that does not parse is an error, an unknown field a notice.
+func TestCuobjdumpModuleLine(t *testing.T) {
+	listing := func(common string) string {
+		return "Fatbin elf code:\n================\narch = sm_90a\n\nResource usage:\n Common:\n  " + common +
+			"\n Function k:\n  REG:8 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:352 TEXTURE:0 SURFACE:0 SAMPLER:0\n"
+	}
+	for _, tc := range []struct {
+		common, gmem, diag string
+	}{
+		{"GLOBAL:28 CONSTANT[4]:224", "28", ""},
+		{"GLOBAL:0", "0", ""},
+		{"GLOBAL:28 CONSTANT[4]:2x4", "28", "error bad-number"},
+		{"GLOBAL:28 CONSTANT[4]", "28", "error incomplete-record"},
+		{"GLOBAL:28 TEXTURES:3", "28", "notice unknown-item"},
+	} {
+		l := parseBytes(t, []byte(listing(tc.common)))
+		if len(l.Kernels) != 1 || l.Kernels[0].Gmem == nil || fmt.Sprint(*l.Kernels[0].Gmem) != tc.gmem {
+			t.Errorf("%q: records %+v", tc.common, l.Kernels)
+		}
+		var diags []string
+		for _, d := range l.Diagnostics {
+			diags = append(diags, d.Severity+" "+d.Kind)
+		}
+		if got := strings.Join(diags, ", "); got != tc.diag {
+			t.Errorf("%q: diagnostics %q, want %q", tc.common, got, tc.diag)
+		}
+	}
+}

@@ -177,13 +177,15 @@ func TestRunJITHarnessTarget(t *testing.T) {
 		t.Fatalf("gates %q, want %q\n%s", names, want, stderr)
 	}
 
-	// The ptxas records are cuobjdump's, for every arch of the binary, spills from the SASS.
+	// The ptxas records are cuobjdump's of the extension load() built on the H200 (its two
+	// kernels on sm_90a, testdata/forms-h200/torch-load-*), spills counted in its SASS.
 	recs := ptxasRecords(t, gateOf(t, live, "ptxas"))
-	if len(recs) != 6 {
-		t.Fatalf("%d ptxas records, want the 2 kernels × 3 archs of the binary: %+v", len(recs), recs)
+	if len(recs) != 2 {
+		t.Fatalf("%d ptxas records, want the extension's 2 kernels: %+v", len(recs), recs)
 	}
 	for _, k := range recs {
-		if k.Source != ptxas.SourceCuobjdump || k.SpillsFrom != ptxas.SpillsFromSASS || k.SpillStores == nil || *k.SpillStores != 0 ||
+		if k.Source != ptxas.SourceCuobjdump || k.Arch != "sm_90a" || k.Registers == nil || *k.Registers < 153 ||
+			k.SpillsFrom != ptxas.SpillsFromSASS || k.SpillStores == nil || *k.SpillStores != 0 ||
 			k.Input != "$KG_CACHE_DIR/torch_extensions/py312_cu130/kg_ext/kg_ext.so" {
 			t.Errorf("record %s %s: source %q, spills %v from %q, input %q", k.Demangled, k.Arch, k.Source, k.SpillStores, k.SpillsFrom, k.Input)
 		}
@@ -275,7 +277,15 @@ func TestRunBuildCommandTarget(t *testing.T) {
       kernels: [flash_fwd, flash_fwd_causal]
       shapes: {check: [small], sanitize: [small], bench: [mission]}
 `
+	// The binary holds the kernels for sm_80, sm_89 and sm_90a (the recorded flash_multi.o);
+	// the build's log describes them on sm_89 and sm_90a.
+	multi := func(t *testing.T) {
+		t.Setenv("FAKE_ELF", "sm_80 sm_89 sm_90a")
+		t.Setenv("FAKE_RES", absPath(t, "testdata/cuda13-h200/cuobjdump_res_flash_multi.txt"))
+		t.Setenv("FAKE_BIN_SASS", absPath(t, "testdata/cuda13-h200/cuobjdump_sass_flash_multi.txt"))
+	}
 	t.Run("builds", func(t *testing.T) {
+		multi(t)
 		repo, art := commandRepo(t, cfg), filepath.Join(t.TempDir(), "art")
 		code, out, stderr := kg(t, "", runArgs(t, repo, art, "--no-base")...)
 		if code != exitPass {
@@ -379,7 +389,10 @@ func TestRunBinaryWithoutSASSForTheGPU(t *testing.T) {
 	} {
 		t.Run(cmpName(tc.elf), func(t *testing.T) {
 			repo, art := commandRepo(t, jitConfig(t, "")), filepath.Join(t.TempDir(), "art")
+			// cuobjdump's output of the recorded flash_multi.o, its sm_80 and sm_89 cubins only.
 			t.Setenv("FAKE_ELF", tc.elf)
+			t.Setenv("FAKE_RES", absPath(t, "testdata/cuda13-h200/cuobjdump_res_flash_multi.txt"))
+			t.Setenv("FAKE_BIN_SASS", absPath(t, "testdata/cuda13-h200/cuobjdump_sass_flash_multi.txt"))
 			code, out, stderr := kg(t, "", runArgs(t, repo, art, "--no-base")...)
 			if code != exitFail {
 				t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
@@ -400,6 +413,15 @@ func TestRunBinaryWithoutSASSForTheGPU(t *testing.T) {
 	}
 }
 
+func absPath(t *testing.T, rel string) string {
+	t.Helper()
+	abs, err := filepath.Abs(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
 func cmpName(s string) string {
 	if s == "" {
 		return "none"
@@ -412,8 +434,7 @@ func cmpName(s string) string {
 // counted.
 func TestRunSpillsCountedInTheSASS(t *testing.T) {
 	repo, art := commandRepo(t, jitConfig(t, "")), filepath.Join(t.TempDir(), "art")
-	abs, _ := filepath.Abs("testdata/replay/spill/head/attention/sass.txt.gz")
-	t.Setenv("FAKE_BIN_SASS", abs)
+	t.Setenv("FAKE_BIN_SASS", absPath(t, "testdata/replay/spill/head/attention/sass.txt.gz"))
 	code, out, stderr := kg(t, "", runArgs(t, repo, art, "--no-base")...)
 	if code != exitFail {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)

@@ -11,15 +11,30 @@ import (
 	"testing/iotest"
 )
 
-// listELFCases are cuobjdump --list-elf (and --list-ptx) outputs and what they list. The
-// documented format is "ELF file    1: NAME.sm_XX.cubin" (the CUDA Binary Utilities guide,
-// "Listing and Extracting Embedded Binaries"); a real capture goes in with file set to its
-// path under testdata/ and input left empty.
+// listELFCases are cuobjdump --list-elf (and --list-ptx) outputs and what they list: real
+// captures (file, under testdata/) and made-up ones of the documented form "ELF file    1:
+// NAME.sm_XX.cubin" (the CUDA Binary Utilities guide, "Listing and Extracting Embedded
+// Binaries"). A new capture goes in as a line with file set.
 var listELFCases = []struct {
 	name, file, input string
 	want              Listing
 	err               string // a part of the error, "" for none
 }{
+	// Real captures (kernels/forms/capture.sh on the H200, CUDA 13.0): each file lists one or
+	// more binaries, "## PATH" before each.
+	{name: "cmake executable", file: "forms-h200/cmake-list-elf.txt",
+		want: Listing{Files: []Embedded{{Kind: "ELF", Index: 1, Name: "harness.sm_90.cubin", Arch: "sm_90"}}}},
+	{name: "setup.py extension", file: "forms-h200/setup-list-elf.txt",
+		want: Listing{Files: []Embedded{{Kind: "ELF", Index: 1, Name: "flash_fwd_ext.sm_90a.cubin", Arch: "sm_90a"}}}},
+	{name: "load() extension", file: "forms-h200/torch-load-list-elf.txt",
+		want: Listing{Files: []Embedded{{Kind: "ELF", Index: 1, Name: "flash_fwd_ext.sm_90a.cubin", Arch: "sm_90a"}}}},
+	{name: "Triton cubin", file: "forms-h200/triton-list-elf.txt",
+		want: Listing{Files: []Embedded{{Kind: "ELF", Index: 1, Name: "row_softmax_triton.sm_90a.cubin", Arch: "sm_90a"}}}},
+	{name: "sm_80 SASS and PTX, then PTX only", file: "forms-h200/sm80-list-elf.txt",
+		want: Listing{Files: []Embedded{{Kind: "ELF", Index: 1, Name: "flash_fwd.sm_80.cubin", Arch: "sm_80"}, {Kind: "ELF", Index: 2, Name: "flash_fwd.sm_80.cubin", Arch: "sm_80"}}}},
+	{name: "PTX only", input: "cuobjdump info    : No ELF file found to extract from '/tmp/kg-capture.QQwtes/sm80-ptx-only.so'. You may try with -all option.\n",
+		want: Listing{}},
+	// The documented form, with the index in the name as older releases print it.
 	{name: "one arch", input: "ELF file    1: kg_ext.1.sm_90.cubin\n",
 		want: Listing{Files: []Embedded{{Kind: "ELF", Index: 1, Name: "kg_ext.1.sm_90.cubin", Arch: "sm_90"}}}},
 	{name: "several archs, PTX too, a shell echo", input: "+ cuobjdump --list-elf --list-ptx build/libattn.so\n" +
@@ -135,7 +150,9 @@ func TestLocalWidth(t *testing.T) {
 
 func FuzzParseListELF(f *testing.F) {
 	for _, tc := range listELFCases {
-		if tc.file == "" {
+		if tc.file != "" {
+			f.Add(readFile(f, testdata(tc.file)))
+		} else {
 			f.Add([]byte(tc.input))
 		}
 	}

@@ -313,7 +313,9 @@ func (p *pipeline) readBinaries(ctx context.Context, b *build, side int) error {
 	p.progress("%s %s: binaries: %s", sideName(side), b.name, cmp.Or(strings.Join(names, ", "), "none"))
 	var all sass.Dump
 	for i, bin := range s.list.Binaries {
-		rb, err := p.readBinary(ctx, bin, fmt.Sprintf("%s/%s/%d", sideName(side), b.name, i), fmt.Sprintf("%s/bin%d", rel, i))
+		// Each binary's dumps in a folder of its own, named as a build's are (record.sh
+		// compresses every sass.txt).
+		rb, err := p.readBinary(ctx, bin, fmt.Sprintf("%s/%s/%d", sideName(side), b.name, i), fmt.Sprintf("%s/bin%d/", rel, i))
 		if err != nil {
 			return err
 		}
@@ -345,7 +347,7 @@ func (p *pipeline) readBinary(ctx context.Context, bin listedBinary, id, prefix 
 		}
 		return log, nil
 	}
-	elf, err := run("elf", "--list-elf", ".elf.txt")
+	elf, err := run("elf", "--list-elf", "list-elf.txt")
 	if err != nil || elf == "" {
 		return rb, err
 	}
@@ -363,10 +365,10 @@ func (p *pipeline) readBinary(ctx context.Context, bin listedBinary, id, prefix 
 	}
 	// Dumped whatever the listing says: a .cubin read by itself, say, is one cubin that
 	// --list-elf need not list, and the SASS names its arch.
-	if rb.res, err = run("res", "--dump-resource-usage", ".res.txt"); err != nil || rb.res == "" {
+	if rb.res, err = run("res", "--dump-resource-usage", "resource-usage.txt"); err != nil || rb.res == "" {
 		return rb, err
 	}
-	if rb.sass, err = run("sass", "--dump-sass", ".sass.txt"); err != nil || rb.sass == "" {
+	if rb.sass, err = run("sass", "--dump-sass", "sass.txt"); err != nil || rb.sass == "" {
 		return rb, err
 	}
 	switch rb.dump, err = readSASS(p.x.path(rb.sass)); {

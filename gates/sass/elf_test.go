@@ -83,7 +83,13 @@ func TestParseListELF(t *testing.T) {
 }
 
 func TestListingArchs(t *testing.T) {
-	l, err := ParseListELF(strings.NewReader(listELFCases[1].input))
+	var input string
+	for _, tc := range listELFCases {
+		if tc.name == "several archs, PTX too, a shell echo" {
+			input = tc.input
+		}
+	}
+	l, err := ParseListELF(strings.NewReader(input))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ ACT_VERSION = v0.2.89
 FUZZ_TARGETS = \
 	./gates/ptxas:FuzzParse \
 	./gates/sass:FuzzParse \
+	./gates/sass:FuzzParseListELF \
 	./gates/toolkit:FuzzScanner \
 	./gates/correctness:FuzzEvaluate \
 	./gates/speedup:FuzzJudge \
@@ -31,6 +32,7 @@ FUZZ_TARGETS = \
 	./gates/toolkit:FuzzCheck \
 	./internal/kernelname:FuzzGlob \
 	./internal/kernelname:FuzzParse \
+	./internal/pathglob:FuzzMatch \
 	./action/config:FuzzParse \
 	./baseline:FuzzKeyFile \
 	./internal/gpuinfo:FuzzParse \

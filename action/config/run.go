@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/pathglob"
 )
 
 // Defaults of the run section.
@@ -36,6 +38,12 @@ const (
 //	      functions: ["flash_fwd<*>"]              # whose SASS decides "unchanged"
 //	      shapes: {check: [small, mission, long], sanitize: [small], bench: [mission, long]}
 //	      reference: "python3 kernels/sdpa_reference.py"
+//	    - name: attention-torch    # a target built by the repository's own build (issue 14)
+//	      build: "python3 setup.py build_ext --inplace"   # sh -c in each tree; "" = JIT
+//	      env: {MAX_JOBS: "4"}
+//	      harness: "python3 kernels/torch/kg_harness.py"
+//	      binaries: ["$KG_CACHE_DIR/torch_extensions/**/*.so", "build/**/*.so"]
+//	      kernels: [flash_fwd]
 type Run struct {
 	configpos.Section[RunSettings] `yaml:",inline"`
 	// Arch lists the SASS architectures every target is built for ("sm_90a"); "native" is
@@ -55,7 +63,10 @@ type Run struct {
 	Targets configpos.List[Target] `yaml:"targets"`
 }
 
-// Target is one harness binary (built from Sources) and the kernels it gates.
+// Target is one harness and the kernels it gates. It comes in two forms: Sources, a harness
+// kernel-gate builds with nvcc (the short-hand), or Harness, a command of the repository's
+// own that runs what its Build command (or the harness itself, on first use) built, read
+// from Binaries with cuobjdump.
 type Target struct {
 	// Name names the target in reports and its artifacts folder: letters, digits, '.',
 	// '_' and '-'.
@@ -64,8 +75,28 @@ type Target struct {
 	// harness, which speaks kernel-gate/bench/v1. Targets with the same sources and flags
 	// share one build.
 	Sources []string `yaml:"sources"`
-	// Flags are more nvcc flags for this target.
+	// Flags are more nvcc flags for this target (a Sources target only).
 	Flags []string `yaml:"flags"`
+	// Build is a shell command (sh -c) run from the root of each tree, base's worktree and
+	// head, with Env and the variables kernel-gate sets (BuildEnv); empty for a harness
+	// that builds its kernels on first use (torch.utils.cpp_extension.load, Triton).
+	Build string `yaml:"build"`
+	// Env is more environment for Build, Harness and Sanitize. NVCC_APPEND_FLAGS here
+	// replaces the inherited value and is then extended like it; the variables kernel-gate
+	// sets itself cannot be set (ReservedEnv).
+	Env map[string]string `yaml:"env"`
+	// Harness is a shell command (sh -c, from the tree's root) that speaks
+	// kernel-gate/bench/v1 (KG_MODE, KG_SHAPES, KG_OUT, ...) as a built harness does:
+	// "python3 bench/kg_harness.py".
+	Harness string `yaml:"harness"`
+	// Sanitize is a smaller command for compute-sanitizer's runs (default: Harness).
+	Sanitize string `yaml:"sanitize"`
+	// Binaries are path globs ("**" any directories) of what Build, or the harness's first
+	// run, made: .so files, executables, .cubin. Relative to the tree's root, or under
+	// "$KG_CACHE_DIR/". kernel-gate reads them with cuobjdump (--list-elf,
+	// --dump-resource-usage, --dump-sass). Required with Harness: without them the ptxas
+	// and sass gates would have nothing to read.
+	Binaries []string `yaml:"binaries"`
 	// Kernels is KG_KERNELS: the harness's names of the kernels this target runs; empty
 	// leaves the harness's default (all of them).
 	Kernels []string `yaml:"kernels"`
@@ -90,6 +121,37 @@ type TargetShapes struct {
 	Check    []string `yaml:"check"`
 	Sanitize []string `yaml:"sanitize"`
 	Bench    []string `yaml:"bench"`
+}
+
+// HasCommands reports whether the target is built and run by commands of the repository's
+// own (Harness) rather than built by kernel-gate from Sources.
+func (t Target) HasCommands() bool { return t.Harness != "" }
+
+// SanitizeCommand is the command compute-sanitizer runs: Sanitize, else Harness.
+func (t Target) SanitizeCommand() string { return cmp.Or(strings.TrimSpace(t.Sanitize), t.Harness) }
+
+// CacheDirVar is the variable that names a side's own cache directory: kernel-gate sets it
+// for every command of a harness target, and a binaries glob may start with it.
+const CacheDirVar = "KG_CACHE_DIR"
+
+// ReservedEnv are the variables kernel-gate sets for a harness target's commands, which
+// its env cannot set: the harness protocol's, the side's cache directories (base and head
+// must never share a build) and Triton's ptxas log switch. NVCC_APPEND_FLAGS is not among
+// them: kernel-gate extends it.
+func ReservedEnv() []string {
+	return []string{"KG_MODE", "KG_ROUNDS", "KG_SAMPLES", "KG_SHAPES", "KG_OUT", "KG_KERNELS", CacheDirVar,
+		"TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "CUDA_CACHE_PATH", "TRITON_DUMP_PTXAS_LOG"}
+}
+
+// CacheGlob splits a binaries glob into whether it is under KG_CACHE_DIR and the glob
+// relative to the directory it is expanded in.
+func CacheGlob(glob string) (underCache bool, rel string) {
+	for _, prefix := range []string{"$" + CacheDirVar + "/", "${" + CacheDirVar + "}/"} {
+		if rest, ok := strings.CutPrefix(glob, prefix); ok {
+			return true, rest
+		}
+	}
+	return false, glob
 }
 
 var (
@@ -185,8 +247,20 @@ func (r Run) resolve() (RunSettings, error) {
 			bad(w, "the name %q is used twice", t.Name)
 		}
 		names[t.Name] = true
-		if len(t.Sources) == 0 {
-			bad(w, "sources: name the .cu files nvcc builds the harness from")
+		if t.HasCommands() {
+			checkCommandTarget(t, func(format string, a ...any) { bad(w, format, a...) })
+		} else {
+			if len(t.Sources) == 0 {
+				bad(w, "sources: name the .cu files nvcc builds the harness from, or give harness (with build and binaries) for a target your own build makes")
+			}
+			for _, f := range []struct {
+				key string
+				set bool
+			}{{"build", t.Build != ""}, {"env", len(t.Env) > 0}, {"sanitize", t.Sanitize != ""}, {"binaries", len(t.Binaries) > 0}} {
+				if f.set {
+					bad(w, "%s: only a target with harness has one (kernel-gate builds a sources target itself)", f.key)
+				}
+			}
 		}
 		for _, src := range t.Sources {
 			if strings.TrimSpace(src) == "" || strings.HasPrefix(src, "-") {
@@ -218,4 +292,47 @@ func (r Run) resolve() (RunSettings, error) {
 		}
 	}
 	return s, errors.Join(errs...)
+}
+
+// checkCommandTarget checks the fields of a target made by the repository's own commands.
+func checkCommandTarget(t Target, bad func(format string, a ...any)) {
+	if strings.TrimSpace(t.Harness) == "" {
+		bad("harness: an empty command")
+	}
+	if len(t.Sources) > 0 {
+		bad("sources and harness: give one: sources for a harness kernel-gate builds with nvcc, harness (with build and binaries) for one your own build makes")
+	}
+	if len(t.Flags) > 0 {
+		bad("flags: nvcc flags of a sources target; a harness target's build sets its own (env's NVCC_APPEND_FLAGS is extended, not replaced)")
+	}
+	for i, cmd := range []string{t.Harness, t.Build, t.Sanitize} {
+		if strings.ContainsRune(cmd, 0) {
+			bad("%s: a command holds no NUL byte", []string{"harness", "build", "sanitize"}[i])
+		}
+	}
+	if len(t.Binaries) == 0 {
+		bad("binaries: name what build (or the harness's first run, in $%s) makes, e.g. [\"$%s/torch_extensions/**/*.so\"]: the ptxas and sass gates read them with cuobjdump, and cannot pass without them", CacheDirVar, CacheDirVar)
+	}
+	for _, g := range t.Binaries {
+		_, rel := CacheGlob(g)
+		if strings.Contains(rel, "$") {
+			bad("binaries: %q: only $%s/ at the start expands; a glob is relative to the tree's root or under $%s/", g, CacheDirVar, CacheDirVar)
+			continue
+		}
+		if err := pathglob.Check(rel); err != nil {
+			bad("binaries: %v", err)
+		}
+	}
+	names := slices.Sorted(maps.Keys(t.Env))
+	for _, k := range names {
+		v := t.Env[k]
+		switch {
+		case !abrun.ValidEnvName(k):
+			bad("env: %q is not a variable name (letters, digits and _)", k)
+		case slices.Contains(ReservedEnv(), k):
+			bad("env: %s is set by kernel-gate run for each side (base and head get their own caches; the KG_ variables are the harness protocol's)", k)
+		case strings.ContainsRune(v, 0):
+			bad("env: %s: a value holds no NUL byte", k)
+		}
+	}
 }

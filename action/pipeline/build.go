@@ -4,22 +4,28 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// build is one nvcc build (targets with the same sources and flags share it) on both sides.
+// build is one nvcc build (targets with the same sources and flags share it) on both sides,
+// or a harness target's own build (cmd, see commands.go).
 type build struct {
 	name    string // the first target's name
 	sources []string
 	flags   []string
 	targets []string
+	// cmd is set for a target built by the repository's own commands; nil for nvcc's build
+	// of sources.
+	cmd *commandBuild
 	// per side: sideBase, sideHead
 	ok   [2]bool
 	bin  [2]string // the harness binary (absolute)
@@ -40,12 +46,16 @@ func sideName(i int) string {
 	return "base"
 }
 
-// planBuilds groups the targets by sources and flags.
+// planBuilds groups the targets by sources and flags; a harness target is a build of its own.
 func (p *pipeline) planBuilds() {
 	for _, t := range p.targets {
+		if t.HasCommands() {
+			p.builds = append(p.builds, &build{name: t.Name, targets: []string{t.Name}, cmd: &commandBuild{target: t}})
+			continue
+		}
 		flags := append(slices.Clone(p.set.Flags), t.Flags...)
 		i := slices.IndexFunc(p.builds, func(b *build) bool {
-			return slices.Equal(b.sources, t.Sources) && slices.Equal(b.flags, flags)
+			return b.cmd == nil && slices.Equal(b.sources, t.Sources) && slices.Equal(b.flags, flags)
 		})
 		if i < 0 {
 			p.builds = append(p.builds, &build{name: t.Name, sources: t.Sources, flags: flags})
@@ -87,10 +97,23 @@ func (p *pipeline) nvccArgs(b *build, out string) []string {
 const nvccVersionFile = "nvcc-version.txt"
 
 // buildAll asks nvcc its version, then builds base and head side by side (nvcc is
-// single-threaded), then dumps each build's SASS.
+// single-threaded), then dumps each build's SASS; a harness target's harness runs once on
+// each side and its binaries are read.
 func (p *pipeline) buildAll(ctx context.Context) error {
 	if _, err := p.x.run(ctx, proc{id: "nvcc-version", argv: []string{p.nvcc(), "--version"}, timeout: versionTimeout, log: nvccVersionFile}); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(p.builds, func(b *build) bool { return b.cmd != nil }) {
+		p.refuseOldNVCC()
+		if !p.replaying {
+			// Each side's caches live here, outside the artifacts (which are uploaded), and go
+			// when the run ends.
+			work, err := os.MkdirTemp("", "kernel-gate-cache-")
+			if err != nil {
+				return exitcode.CouldNotRunf("a directory for the harness targets' caches: %v", err)
+			}
+			p.work = work
+		}
 	}
 	sides := []int{sideHead}
 	if p.hasBase() {
@@ -113,7 +136,17 @@ func (p *pipeline) buildAll(ctx context.Context) error {
 	}
 	for _, side := range sides {
 		for _, b := range p.builds {
+			if b.cmd != nil {
+				continue
+			}
 			if err := p.dumpSASS(ctx, b, side); err != nil {
+				return err
+			}
+		}
+	}
+	for _, b := range p.builds {
+		if b.cmd != nil {
+			if err := p.firstRunsAndBinaries(ctx, b); err != nil {
 				return err
 			}
 		}
@@ -122,6 +155,9 @@ func (p *pipeline) buildAll(ctx context.Context) error {
 }
 
 func (p *pipeline) buildOne(ctx context.Context, b *build, side int) error {
+	if b.cmd != nil {
+		return p.buildCommand(ctx, b, side)
+	}
 	dir := p.headDir
 	if side == sideBase {
 		dir = p.baseDir
@@ -133,8 +169,8 @@ func (p *pipeline) buildOne(ctx context.Context, b *build, side int) error {
 		return err
 	}
 	b.bin[side], b.log[side], b.ok[side] = bin, rel+"/build.log", s.Why == ""
-	if side == sideHead && s.Dir != "" {
-		p.builtIn = s.Dir
+	if side == sideHead {
+		p.noteBuiltIn(s.Dir)
 	}
 	if s.Why != "" {
 		p.progress("%s build of %s failed: %s", sideName(side), b.name, s.Why)
@@ -142,6 +178,15 @@ func (p *pipeline) buildOne(ctx context.Context, b *build, side int) error {
 		p.progress("%s build of %s: %.1fs", sideName(side), b.name, s.Seconds)
 	}
 	return nil
+}
+
+// noteBuiltIn keeps the directory a head build ran in (builds run side by side).
+func (p *pipeline) noteBuiltIn(dir string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if dir != "" {
+		p.builtIn = dir
+	}
 }
 
 func (p *pipeline) dumpSASS(ctx context.Context, b *build, side int) error {
@@ -184,6 +229,15 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 	files := []string{p.x.path(nvccVersionFile)}
 	var sassFiles []string
 	for _, b := range p.builds {
+		if b.cmd != nil {
+			for _, rel := range b.commandLogs(sideHead) {
+				files = append(files, input.ExistingOrGz(p.x.path(rel)))
+			}
+			for _, rel := range b.commandSASS(sideHead) {
+				sassFiles = append(sassFiles, input.ExistingOrGz(p.x.path(rel)))
+			}
+			continue
+		}
 		files = append(files, input.ExistingOrGz(p.x.path(b.log[sideHead])))
 		if b.sass[sideHead] != "" {
 			sassFiles = append(sassFiles, input.ExistingOrGz(p.x.path(b.sass[sideHead])))
@@ -192,15 +246,29 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 	if err := input.Files(files, nil, in.Read); err != nil {
 		return nil, err
 	}
+	p.scopeToTarget(&in.Log, sideHead)
+	if err := p.addCommandRecords(&in.Log, sideHead); err != nil {
+		return nil, err
+	}
 	var base *ptxas.Baseline
 	if p.hasBase() {
 		var bl PtxasInputs
 		for _, b := range p.builds {
-			if b.ok[sideBase] {
-				if err := input.Files([]string{input.ExistingOrGz(p.x.path(b.log[sideBase]))}, nil, bl.Read); err != nil {
+			if !b.ok[sideBase] {
+				continue
+			}
+			logs := []string{b.log[sideBase]}
+			if b.cmd != nil {
+				logs = b.commandLogs(sideBase)
+			}
+			for _, rel := range logs {
+				if err := input.Files([]string{input.ExistingOrGz(p.x.path(rel))}, nil, bl.Read); err != nil {
 					return nil, err
 				}
 			}
+		}
+		if err := p.addCommandRecords(&bl.Log, sideBase); err != nil {
+			return nil, err
 		}
 		if len(bl.Log.Kernels) > 0 {
 			base = ptxas.NewBaseline("base "+abrun.ShortRev(p.decided.BaseRev), bl.Log.Kernels)
@@ -215,14 +283,23 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 		return nil, err
 	}
 	addStoredBaselineFinding(gates, stored)
+	var sg result.Gate
 	if len(sassFiles) == 0 {
-		return append(gates, failedGate("sass", "build", "no build to dump",
-			"no head build succeeded, so there is no SASS to read: see the ptxas gate for nvcc's errors")), nil
+		sg = failedGate("sass", "build", "no build to dump",
+			"no head build succeeded, so there is no SASS to read: see the ptxas gate for nvcc's errors")
+	} else if sg, err = SASSGate(sassFiles, nil, p.cfg, ""); err != nil {
+		sg = failedGate("sass", "dump", "the SASS dump could not be read",
+			fmt.Sprintf("cuobjdump's SASS could not be read: %v", err))
 	}
-	sg, err := SASSGate(sassFiles, nil, p.cfg, "")
-	if err != nil {
-		return append(gates, failedGate("sass", "dump", "the SASS dump could not be read",
-			fmt.Sprintf("cuobjdump's SASS could not be read: %v", err))), nil
+	extra := p.binaryFindings()
+	failed := slices.ContainsFunc(extra, func(f result.Finding) bool { return f.Severity == result.Error })
+	if len(sassFiles) == 0 && failed {
+		// The binaries' findings say why there is no SASS; "no head build" would not.
+		sg = result.Gate{Name: "sass", Summary: "no SASS to read"}
+	}
+	sg.Findings = append(sg.Findings, extra...)
+	if failed {
+		sg.Decide(true)
 	}
 	return append(gates, sg), nil
 }

@@ -42,7 +42,7 @@ func (p *pipeline) detectGPU(ctx context.Context, replaying bool) error {
 		}
 	}
 	p.set.Arch = p.decided.Arch
-	if p.gpu != nil && !gpuinfo.RunnableOn(p.set.Arch, p.gpu.Arch()) {
+	if p.gpu != nil && p.buildsSources() && !gpuinfo.RunnableOn(p.set.Arch, p.gpu.Arch()) {
 		p.gpuWhy = fmt.Sprintf("the GPU is %s (%s) but run.arch builds only %s: the harness cannot run on it; add %s or native to run.arch",
 			p.gpu.Name, p.gpu.Arch(), strings.Join(p.set.Arch, ", "), p.gpu.Arch())
 	}
@@ -59,6 +59,9 @@ func (p *pipeline) resolveArch() ([]string, error) {
 		if a != config.DefaultRunArch {
 			out = append(out, a)
 			continue
+		}
+		if p.gpu == nil && !p.buildsSources() {
+			continue // run.arch is nvcc's for sources targets; a harness target's build picks its own
 		}
 		if p.gpu == nil {
 			return nil, exitcode.BadInputf("%s: run.arch has \"native\" but %s; name the architectures in run.arch to build without a GPU", p.cfg.Path, p.gpuWhy)
@@ -120,4 +123,10 @@ func (p *pipeline) checkGPUAlive(ctx context.Context) {
 		p.gpuLost = "after a GPU error nvidia-smi no longer answers (" + oneLine(why) + "): no GPU step runs after it, and the machine needs a look (kernel-gate never resets a GPU)"
 		p.progress("%s", p.gpuLost)
 	}
+}
+
+// buildsSources reports whether a target of the run is built by kernel-gate from sources
+// (run.arch applies to those only).
+func (p *pipeline) buildsSources() bool {
+	return slices.ContainsFunc(p.targets, func(t config.Target) bool { return !t.HasCommands() })
 }

@@ -3,10 +3,13 @@ package pipeline
 import (
 	"cmp"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/action/config"
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/kernelsrc"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -74,22 +77,27 @@ func (p *pipeline) definition(idx kernelsrc.Index, kernel string) (kernelsrc.Def
 	return kernelsrc.Def{}, false
 }
 
-// kernelIndex scans the targets' sources and the CUDA sources beside them.
+// kernelIndex scans the targets' sources and the CUDA sources beside them; for a harness
+// target, the directories of the files its commands name (kernels/torch/kg_harness.py) and
+// the directories above those, where the kernels it binds usually are.
 func (p *pipeline) kernelIndex(root string) kernelsrc.Index {
 	idx := kernelsrc.Index{}
-	var files []string
+	var dirs, files []string
 	for _, t := range p.targets {
 		for _, src := range t.Sources {
-			dir := filepath.Dir(filepath.FromSlash(src))
-			entries, err := os.ReadDir(filepath.Join(root, dir))
-			if err != nil {
-				continue
-			}
-			for _, e := range entries {
-				name := filepath.ToSlash(filepath.Join(dir, e.Name()))
-				if e.Type().IsRegular() && slices.Contains(sourceExts(), filepath.Ext(e.Name())) && !slices.Contains(files, name) {
-					files = append(files, name)
-				}
+			dirs = append(dirs, filepath.Dir(filepath.FromSlash(src)))
+		}
+		dirs = append(dirs, commandDirs(root, t)...)
+	}
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(filepath.Join(root, dir))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name := filepath.ToSlash(filepath.Join(dir, e.Name()))
+			if e.Type().IsRegular() && slices.Contains(sourceExts(), filepath.Ext(e.Name())) && !slices.Contains(files, name) {
+				files = append(files, name)
 			}
 		}
 	}
@@ -111,4 +119,44 @@ func isFile(root, rel string) bool {
 	}
 	st, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel)))
 	return err == nil && st.Mode().IsRegular()
+}
+
+// commandDirs are the directories of the repository's files that a harness target's
+// commands name, and the directory above each.
+func commandDirs(root string, t config.Target) []string {
+	var out []string
+	for _, cmd := range []string{t.Harness, t.Build, t.Sanitize} {
+		words, err := abrun.SplitCommand(cmd, nil)
+		if err != nil {
+			continue // not plain words: nothing to learn from it
+		}
+		for _, w := range words {
+			rel := filepath.ToSlash(filepath.Clean(w))
+			if !filepath.IsLocal(rel) || !isFile(root, rel) {
+				continue
+			}
+			dir := path.Dir(rel)
+			for _, d := range []string{dir, path.Dir(dir)} { // its directory and the one above
+				if d = filepath.FromSlash(d); !slices.Contains(out, d) && insideRoot(root, d) {
+					out = append(out, d)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// insideRoot reports whether a directory of the repository resolves inside it (a link
+// could lead out, and nothing outside is read).
+func insideRoot(root, dir string) bool {
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(root, filepath.FromSlash(dir)))
+	if err != nil {
+		return false
+	}
+	_, under := result.Under(realRoot, real)
+	return under || real == realRoot
 }

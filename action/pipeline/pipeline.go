@@ -16,8 +16,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sethvargo/go-githubactions"
@@ -121,6 +123,13 @@ type pipeline struct {
 	cleanupBase func()
 	// runTargets are every target of the run: all shards' when it is sharded, else targets.
 	runTargets []config.Target
+	// replaying is set when the executor reads a recording.
+	replaying bool
+	// mu guards what builds running side by side share: the progress output and builtIn.
+	mu sync.Mutex
+	// work holds the harness targets' cache directories of a live run, one per side and
+	// target; removed when the run ends ("" when none).
+	work string
 }
 
 // Run runs the pipeline on the config's run.targets, live or replaying a recording, and
@@ -221,6 +230,8 @@ func (p *pipeline) progress(format string, a ...any) {
 	if p.gh != nil {
 		msg = workflowcmd.Neutralize(msg) // target names and tool output come from the repository
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	fmt.Fprintf(p.o.Progress, "kernel-gate run [%6.1fs] %s\n", time.Since(p.start).Seconds(), msg)
 }
 
@@ -240,6 +251,12 @@ func (p *pipeline) group(title string, fn func() error) error {
 
 // run is the stages in order; replaying, the base and the arch are the recording's.
 func (p *pipeline) run(ctx context.Context, replaying bool) (result.Result, error) {
+	p.replaying = replaying
+	defer func() {
+		if p.work != "" {
+			_ = os.RemoveAll(p.work) // kernel-gate's own temporary directory
+		}
+	}()
 	if err := p.group("GPU", func() error { return p.detectGPU(ctx, replaying) }); err != nil {
 		return result.Result{}, err
 	}

@@ -46,18 +46,24 @@ func (p *pipeline) sanitize(ctx context.Context, t target) (result.Gate, error) 
 		return result.Gate{}, exitcode.BadInput(err)
 	}
 	o.Sanitizer = p.o.Tools.Sanitizer
-	o.ExtraEnv = append(o.ExtraEnv, harnessEnv(t.Target, "", t.Shapes.Sanitize)[1:]...)
+	cmd, env := p.inTree(t, sideHead, t.SanitizeCommand())
+	if t.b.cmd != nil {
+		// PyTorch's caching allocator pools allocations, so memcheck would see a pool's
+		// bounds instead of each tensor's; without it every tensor is its own allocation.
+		env = append(env, "PYTORCH_NO_CUDA_MEMORY_CACHING=1")
+	}
+	o.ExtraEnv = append(append(o.ExtraEnv, env...), harnessEnv(t.Target, "", t.Shapes.Sanitize)[1:]...)
 	return p.x.stage(stage{
 		id: "sanitize/" + t.Name,
 		live: func() (result.Gate, error) {
-			return sanitizer.RunGate(ctx, []string{t.b.bin[sideHead]}, o, dir, p.cfg.Sanitizer, p.o.Progress)
+			return sanitizer.RunGate(ctx, cmd, o, dir, p.cfg.Sanitizer, p.o.Progress)
 		},
 		script: func(result.Gate) []string {
 			// The same compute-sanitizer runs, as sanitizer.RunGate starts them.
 			var lines []string
 			for _, tool := range tools {
 				env := append(slices.Clone(o.ExtraEnv), "KG_MODE=sanitize", "KG_OUT="+sanitizer.HarnessOut(dir, tool)+".plain")
-				argv := append(append([]string{o.Sanitizer}, sanitizer.Args(tool, filepath.Join(dir, tool+".xml.plain"), filepath.Join(dir, tool+".log.plain"), o)...), t.b.bin[sideHead])
+				argv := append(append([]string{o.Sanitizer}, sanitizer.Args(tool, filepath.Join(dir, tool+".xml.plain"), filepath.Join(dir, tool+".log.plain"), o)...), cmd...)
 				lines = append(lines, "env "+procgroup.ShellJoin(env)+" "+procgroup.ShellJoin(argv)+" >"+procgroup.ShellQuote(filepath.Join(dir, sanitizer.ProgramOut(tool)+".plain"))+" 2>&1")
 			}
 			return lines
@@ -75,16 +81,25 @@ func (p *pipeline) sanitize(ctx context.Context, t target) (result.Gate, error) 
 	})
 }
 
-// check runs head's harness in check mode and judges the file it writes.
+// check runs head's harness in check mode and judges the file it writes. A harness
+// target's check is its first harness run, made before the static gates (firstRun): that
+// run's gate is returned.
 func (p *pipeline) check(ctx context.Context, t target) (result.Gate, error) {
+	if t.b.cmd != nil && t.b.cmd.checked != nil {
+		return *t.b.cmd.checked, nil
+	}
 	rel := t.Name + "/check.json"
 	out := p.x.path(rel)
 	env := harnessEnv(t.Target, "check", t.Shapes.Check, fmt.Sprintf("KG_ROUNDS=%d", p.set.CheckRounds), "KG_OUT="+out)
 	p.progress("%s: correctness check (%s)", t.Name, strings.Join(env[1:len(env)-1], " "))
-	s, err := p.x.run(ctx, proc{id: "check/" + t.Name, argv: []string{t.b.bin[sideHead]}, dir: p.headDir, env: env,
+	argv, sideEnv := p.harnessArgv(t, sideHead, t.Harness)
+	s, err := p.x.run(ctx, proc{id: "check/" + t.Name, argv: argv, dir: p.headDir, env: append(sideEnv, env...),
 		timeout: p.set.Timeout, log: t.Name + "/check.log", fresh: []string{rel}})
 	if err != nil {
 		return result.Gate{}, err
+	}
+	if p.builtIn == "" {
+		p.builtIn = s.Dir // a JIT harness target's tree, when nothing was built before it
 	}
 	var g result.Gate
 	wrote := input.Exists(out)
@@ -134,9 +149,11 @@ func (p *pipeline) bench(ctx context.Context, t target) (result.Gate, error) {
 		set.Env = append(slices.DeleteFunc(slices.Clone(set.Env), func(v string) bool { return strings.HasPrefix(v, "KG_KERNELS=") }),
 			"KG_KERNELS="+strings.Join(t.Kernels, ","))
 	}
+	baseArgv, baseEnv := p.harnessArgv(t, sideBase, t.Harness)
+	headArgv, headEnv := p.harnessArgv(t, sideHead, t.Harness)
 	o := abrun.Options{
-		Base:  abrun.Command{Argv: []string{t.b.bin[sideBase]}, Dir: p.baseDir},
-		Head:  abrun.Command{Argv: []string{t.b.bin[sideHead]}, Dir: p.headDir},
+		Base:  abrun.Command{Argv: baseArgv, Dir: p.baseDir, Env: baseEnv},
+		Head:  abrun.Command{Argv: headArgv, Dir: p.headDir, Env: headEnv},
 		Bench: set, Speedup: cfg.Speedup, ArtifactDir: dir, NvidiaSMI: p.o.Tools.NvidiaSMI,
 		Progress: p.o.Progress, ReferenceName: t.ReferenceName,
 	}
@@ -180,7 +197,7 @@ func benchScript(g result.Gate, o abrun.Options, dir string) []string {
 		env = append(env, "KG_SHAPES="+strings.Join(o.Bench.Shapes, ","))
 	}
 	run := func(c abrun.Command, side string) string {
-		e := append(slices.Clone(env), "KG_OUT="+filepath.Join(dir, side+".plain.json"))
+		e := append(append(slices.Clone(c.Env), env...), "KG_OUT="+filepath.Join(dir, side+".plain.json"))
 		return "  (cd " + procgroup.ShellQuote(c.Dir) + " && env " + procgroup.ShellJoin(e) + " " + procgroup.ShellJoin(c.Argv) + ") >>" + procgroup.ShellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
 	}
 	lines := []string{fmt.Sprintf("for round in $(seq 0 %d); do", d.Runner.RoundsRun),
@@ -256,11 +273,13 @@ func (p *pipeline) profile(ctx context.Context, t target) (result.Gate, error) {
 	cfg := p.targetNCU(t)
 	dir := p.x.path(t.Name + "/ncu")
 	p.progress("%s: Nsight Compute (%d rule(s), --clock-control none)", t.Name, len(cfg.Kernels))
-	o, err := cfg.Options([]string{t.b.bin[sideHead]})
+	cmd, env := p.inTree(t, sideHead, t.Harness)
+	o, err := cfg.Options(cmd)
 	if err != nil {
 		return result.Gate{}, exitcode.BadInput(err)
 	}
 	o.NCU, o.ArtifactDir = p.o.Tools.NCU, dir
+	o.ExtraEnv = append(o.ExtraEnv, env...)
 	if len(t.Kernels) > 0 {
 		o.ExtraEnv = append(o.ExtraEnv, "KG_KERNELS="+strings.Join(t.Kernels, ","))
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -75,6 +76,9 @@ func (p *pipeline) gpuSteps() []gpuStep {
 			switch {
 			case !p.hasBase():
 				return "no base to compare with: " + p.decided.NoBase, nil
+			case !t.b.ok[sideBase] && t.b.cmd != nil && t.b.cmd.sides[sideBase].failed != "":
+				g := failedGate(gateSpeedup, "build", "did not run", fmt.Sprintf("%s: head cannot be compared with base: %s", t.Name, strings.TrimPrefix(t.b.cmd.sides[sideBase].failed, t.Name+": ")))
+				return "", &g
 			case !t.b.ok[sideBase]:
 				g := failedGate(gateSpeedup, "build", "did not run", fmt.Sprintf("%s: base did not build, so head cannot be compared with it (log: %s)", t.Name, t.b.log[sideBase]))
 				return "", &g
@@ -124,6 +128,14 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 			out.parts[gate] = &targetPart{skipped: why}
 		}
 	}
+	if t.b.cmd != nil && t.b.cmd.checked != nil {
+		// A harness target's check ran before the static gates (its first harness run):
+		// what it found stands, whatever stops the target's other steps.
+		out.parts[gateCorrectness] = &targetPart{gate: t.b.cmd.checked}
+		if why := gpuErrorIn(*t.b.cmd.checked); why != "" {
+			out.stopped = "a GPU error: " + why
+		}
+	}
 	switch {
 	case !t.b.ok[sideHead]:
 		out.stopped = "head did not build (see the ptxas gate)"
@@ -144,8 +156,8 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 		p.progress("%s: skipped: %s", t.Name, out.stopped)
 		return nil
 	}
-	if !p.o.KeepGoing {
-		out.stopped = staticFailure(static, t.Functions)
+	if !p.o.KeepGoing && out.stopped == "" {
+		out.stopped = cmp.Or(staticFailure(static, t.Functions, p.harnessTargetNames()), commandFailure(static, t))
 	}
 	changed, why := p.sassChanged(t.b, t.Functions)
 	out.unchanged = !changed
@@ -193,13 +205,15 @@ func (p *pipeline) stopOnFailure(out *targetOutcome, g result.Gate, what string)
 }
 
 // staticFailure says which static gate failed for a kernel of the target ("" when none).
-func staticFailure(static []result.Gate, globs []string) string {
+// A finding about no kernel that names a harness target (harness) is that target's alone
+// (commandFailure).
+func staticFailure(static []result.Gate, globs, harness []string) string {
 	for _, g := range static {
 		if g.Name != "ptxas" && g.Name != "sass" {
 			continue
 		}
 		for _, f := range g.Findings {
-			if f.Severity != result.Error {
+			if f.Severity != result.Error || f.Kernel == "" && slices.ContainsFunc(harness, func(name string) bool { return strings.HasPrefix(f.Message, name+": ") }) {
 				continue
 			}
 			if f.Kernel == "" || len(globs) == 0 || matchesAny(kernelname.Parse(f.Kernel), globs) {

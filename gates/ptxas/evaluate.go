@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
@@ -108,7 +109,7 @@ func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
 				f.Baseline, f.Delta = result.Num(*was), result.Num(*v-*was)
 				delta = fmt.Sprintf(", %+d vs baseline %d", *v-*was, *was)
 			}
-			f.Message = fmt.Sprintf("%s %s %d > %d (limit from %s%s)", kind(k), metricText(metric), *v, l.value, l.from, delta)
+			f.Message = fmt.Sprintf("%s %s %d > %d (limit from %s%s)%s", kind(k), metricText(metric), *v, l.value, l.from, delta, provenance(k, metric))
 			g.Findings = append(g.Findings, f)
 		}
 		oldv := func(f func(Kernel) *int64) *int64 {
@@ -231,6 +232,23 @@ func kind(k Kernel) string {
 		return "device function " + kernelname.Parse(k.Name).Short + " (" + k.Arch + ")"
 	}
 	return kernelname.Parse(k.Name).Short + " (" + k.Arch + ")"
+}
+
+// provenance says where a record's figure came from when it is not ptxas's own words: a
+// cuobjdump record (read from a binary, not from the build's log), and spills counted in
+// the SASS.
+func provenance(k Kernel, metric string) string {
+	var parts []string
+	if k.Source == SourceCuobjdump {
+		parts = append(parts, "from cuobjdump --dump-resource-usage of "+k.Input)
+	}
+	if k.SpillsFrom == SpillsFromSASS && (metric == MetricSpillStores || metric == MetricSpillLoads) {
+		parts = append(parts, "counted as the bytes of its STL/LDL instructions in the SASS, since cuobjdump prints no spill figure: a local array's loads and stores count too")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
 }
 
 // whyMissing says which input reports a metric that a record lacks.

@@ -38,6 +38,8 @@ const (
 	SourcePtxas     = "ptxas"
 	SourceNvlink    = "nvlink"
 	SourceCuobjdump = "cuobjdump"
+	// SpillsFromSASS marks spill figures counted in the SASS (Kernel.SpillsFrom).
+	SpillsFromSASS = "sass"
 )
 
 // Kernel is one function's resource usage for one arch. A field the input does not give
@@ -58,6 +60,11 @@ type Kernel struct {
 	Lmem            *int64           `json:"lmem,omitempty"`
 	Gmem            *int64           `json:"gmem,omitempty"`
 	Source          string           `json:"source"`
+	// SpillsFrom says where SpillStores and SpillLoads came from when Source prints no
+	// spill figure: SpillsFromSASS when they are the bytes of the function's STL and LDL
+	// instructions in its SASS (kernel-gate run does this for cuobjdump records). Empty
+	// when they are the record's own or absent.
+	SpillsFrom string `json:"spills_from,omitempty"`
 	// File is the translation unit, when the log says which one was compiled.
 	File string `json:"file,omitempty"`
 	// Input and Line locate the record's first line in the input, for messages.
@@ -587,12 +594,7 @@ func (p *parser) cuobjdump(line []byte) bool {
 	case bytes.Equal(t, []byte("Common:")):
 		return true
 	case bytes.HasPrefix(t, []byte("GLOBAL:")):
-		p.gmem = nil
-		if v, err := parseCount(bytes.TrimSpace(t[len("GLOBAL:"):])); err == nil {
-			p.gmem = &v
-		} else {
-			p.badNumber("", "GLOBAL", err)
-		}
+		p.commonLine(t)
 		return true
 	case bytes.HasPrefix(t, []byte("Function ")) && bytes.HasSuffix(t, []byte(":")):
 		p.flush()
@@ -611,6 +613,28 @@ func (p *parser) cuobjdump(line []byte) bool {
 		p.cuobjRes = false // anything else ends the listing
 	}
 	return false
+}
+
+// commonLine parses the module's own line under "Common:": "GLOBAL:0", or with the
+// module's constant banks, "GLOBAL:28 CONSTANT[4]:224" (a PyTorch extension's). GLOBAL is
+// the gmem of every kernel after it; a constant bank of the module is no kernel's.
+func (p *parser) commonLine(t []byte) {
+	p.gmem = nil
+	for _, kv := range bytes.Fields(t) {
+		key, val, ok := bytes.Cut(kv, []byte(":"))
+		v, err := parseCount(val)
+		switch {
+		case !ok:
+			p.diag("error", "incomplete-record", "", "", 0, fmt.Sprintf("field %q of the module's GLOBAL line is not KEY:COUNT: the line is cut or garbled", truncate(string(kv), 80)))
+		case err != nil:
+			p.badNumber("", string(key), err)
+		case string(key) == "GLOBAL":
+			p.gmem = &v
+		case bytes.HasPrefix(key, []byte("CONSTANT[")) && bytes.HasSuffix(key, []byte("]")):
+		default:
+			p.diag("notice", "unknown-item", "", "", 0, fmt.Sprintf("unrecognised module resource field %q", truncate(string(kv), 80)))
+		}
+	}
 }
 
 // regFields are the fields every cuobjdump REG line has, in its order; CONSTANT[N] banks

@@ -32,6 +32,15 @@ var realLogs = []struct {
 	{"cuda13-h200/cuobjdump_res_cubin.txt", []string{
 		"_ZN2kg11row_softmaxILi256EEEvPKfPfi  - 32 - 0 - - - 1056 0=548 0 0 cuobjdump -",
 	}, []string{}},
+	// A PyTorch extension's module line carries its constant bank: "GLOBAL:28 CONSTANT[4]:224".
+	{"forms-h200/torch-load-resource-usage.txt", []string{
+		"_ZN2kg9flash_fwdILi64ELi64ELb0EEEvPK6__halfS3_S3_PS1_if sm_90a - 153 - 0 - - - 46080 0=568 0 28 cuobjdump /tmp/kg-capture.QQwtes/clean/kernels/torch/flash_fwd_ext.cu",
+		"_ZN2kg9flash_fwdILi64ELi64ELb1EEEvPK6__halfS3_S3_PS1_if sm_90a - 154 - 0 - - - 46080 0=568 0 28 cuobjdump /tmp/kg-capture.QQwtes/clean/kernels/torch/flash_fwd_ext.cu",
+	}, []string{}},
+	{"forms-h200/sm80-resource-usage.txt", []string{
+		"_ZN2kg9flash_fwdILi64ELi64ELb0EEEvPK6__halfS3_S3_PS1_if sm_80 - 127 - 0 - - - 45056 0=392 0 0 cuobjdump kernels/flash_fwd.cu",
+		"_ZN2kg9flash_fwdILi64ELi64ELb1EEEvPK6__halfS3_S3_PS1_if sm_80 - 129 - 0 - - - 45056 0=392 0 0 cuobjdump kernels/flash_fwd.cu",
+	}, []string{}},
 	{"cuda13-h200/nvcc_syntax_error.txt", []string{}, []string{
 		"error compile-error - syntax_error.cu:2 @2",
 		"error compile-error - -:0 @6",

@@ -81,4 +81,13 @@
 //
 // A rule whose glob matches no function (of its archs) in the dump fails the gate: a
 // renamed kernel must not pass silently.
+//
+// # Binaries
+//
+// ParseListELF reads `cuobjdump --list-elf` ("ELF file    1: ext.1.sm_90.cubin"): which
+// archs a binary holds SASS for, so that kernel-gate run can refuse one whose kernels would
+// be JIT-compiled from PTX on the runner's GPU. Function.LocalAccess counts a function's
+// LDL and STL instructions and their bytes: where a record has no spill figure
+// (cuobjdump --dump-resource-usage), that is the figure ptxas would have printed, local
+// arrays included.
 package sass

@@ -133,8 +133,9 @@ func runnerVars() []string {
 	return []string{"KG_MODE", "KG_ROUNDS", "KG_SAMPLES", "KG_SHAPES", "KG_OUT"}
 }
 
-// validEnvName reports whether s is a portable environment variable name.
-func validEnvName(s string) bool {
+// ValidEnvName reports whether s is a portable environment variable name (letters, digits
+// and "_", not starting with a digit).
+func ValidEnvName(s string) bool {
 	if s == "" || (s[0] >= '0' && s[0] <= '9') {
 		return false
 	}
@@ -231,7 +232,7 @@ func (c Config) resolve() (Settings, error) {
 	slices.Sort(names)
 	for _, k := range names {
 		switch {
-		case !validEnvName(k):
+		case !ValidEnvName(k):
 			bad("env", "%q is not a variable name", k)
 		case slices.Contains(runnerVars(), k):
 			bad("env", "%s is set by the runner (use shapes and samples)", k)

@@ -61,11 +61,13 @@ func sideOf(i int) Side {
 	return Base
 }
 
-// Command is one side's harness: the program with its arguments, and the directory it runs
-// in ("" is the current one).
+// Command is one side's harness: the program with its arguments, the directory it runs in
+// ("" is the current one), and variables ("NAME=value") added to its environment before
+// the runner's own (a side's own cache directories, say: base and head must not share one).
 type Command struct {
 	Argv []string
 	Dir  string
+	Env  []string
 }
 
 // SplitCommand splits a command line into shell words (quotes and backslashes as a POSIX

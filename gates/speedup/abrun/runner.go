@@ -325,7 +325,7 @@ func (r *runner) runHarness(ctx context.Context, side Side, round int) (*benchfi
 		label = fmt.Sprintf("round %d", round)
 	}
 	spec := runSpec{Argv: c.Argv, Dir: c.Dir, Timeout: r.set.Timeout, LogCap: runLogBytes,
-		Env: harnessEnv(r.o.Environ, r.set.Env, r.set.Shapes, r.set.Samples, out)}
+		Env: harnessEnv(append(slices.Clone(r.o.Environ), c.Env...), r.set.Env, r.set.Shapes, r.set.Samples, out)}
 	if f := r.logs[i]; f != nil {
 		fmt.Fprintf(f, "==> kernel-gate bench run: %s, %s: %s <==\n", side, label, describeCommand(c))
 		spec.Log = f

@@ -628,3 +628,33 @@ func TestReferenceTimedBesideHead(t *testing.T) {
 		t.Errorf("a crashing reference: %s", dump(g2))
 	}
 }
+
+// Each side's Command.Env reaches its own harness runs only (base and head each have their
+// own cache directories in kernel-gate run), and the runner's KG_ variables still win.
+func TestCommandEnvPerSide(t *testing.T) {
+	f := newFakes(t, nil, nil)
+	seen := filepath.Join(f.dir, "seen")
+	wrap := func(c Command, cache string) Command {
+		script := `echo "$0 $SIDE_CACHE $KG_MODE" >>` + seen + `; exec sh "$@"`
+		return Command{Argv: append([]string{"sh", "-c", script, cache}, c.Argv[1:]...),
+			Env: []string{"SIDE_CACHE=" + cache, "KG_MODE=check"}}
+	}
+	o := options(f, t.TempDir())
+	o.Base, o.Head = wrap(f.base, "base-cache"), wrap(f.head, "head-cache")
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) < 4 {
+		t.Fatalf("runs seen: %q", lines)
+	}
+	for _, l := range lines {
+		if l != "base-cache base-cache bench" && l != "head-cache head-cache bench" {
+			t.Errorf("a run saw %q (want its own side's cache, and KG_MODE=bench)", l)
+		}
+	}
+}

@@ -110,6 +110,9 @@ type pipeline struct {
 	gpuChecks int
 	// cleanupBase removes the base worktree (nil when none was checked out).
 	cleanupBase func()
+	// benchSpent is the wall time the targets' A/B runs have spent timing so far, against
+	// bench.run_wall_budget.
+	benchSpent time.Duration
 }
 
 // Run runs the pipeline on the config's run.targets, live or replaying a recording, and

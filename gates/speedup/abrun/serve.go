@@ -318,28 +318,35 @@ func (s *server) ask(ctx context.Context, req ServeRequest, timeout time.Duratio
 		o := s.kill()
 		return nil, gwhy, o.Output, nil
 	}
-	bad := func(format string, a ...any) (*benchfile.File, string, string, error) {
+	f, why = parseAnswer(line, req.Round)
+	if why != "" {
 		o := s.kill()
-		return nil, "answered badly: " + fmt.Sprintf(format, a...) + ": its answers cannot be trusted", o.Output, nil
-	}
-	var a serveAnswer
-	if err := decodeStrict(line, &a); err != nil {
-		return bad("%s is not an answer (%v)", quoteLine(line), err)
-	}
-	switch {
-	case a.Round == nil:
-		return bad("%s has no \"round\"", quoteLine(line))
-	case *a.Round != req.Round:
-		return bad("it answered round %d when asked for round %d", *a.Round, req.Round)
-	case len(a.File) == 0 || string(a.File) == "null":
-		return bad("its answer to round %d has no \"file\"", req.Round)
-	}
-	f, err = benchfile.Read(bytes.NewReader(a.File))
-	if err != nil {
-		return bad("its answer to round %d holds an invalid harness file: %v", req.Round, err)
+		return nil, "answered badly: " + why + ": its answers cannot be trusted", o.Output, nil
 	}
 	s.answered++
 	return f, "", "", nil
+}
+
+// parseAnswer reads one answer line to round: the round's harness file, or why the line
+// is not one.
+func parseAnswer(line []byte, round int) (*benchfile.File, string) {
+	var a serveAnswer
+	if err := decodeStrict(line, &a); err != nil {
+		return nil, fmt.Sprintf("%s is not an answer (%v)", quoteLine(line), err)
+	}
+	switch {
+	case a.Round == nil:
+		return nil, fmt.Sprintf("%s has no \"round\"", quoteLine(line))
+	case *a.Round != round:
+		return nil, fmt.Sprintf("it answered round %d when asked for round %d", *a.Round, round)
+	case len(a.File) == 0 || string(a.File) == "null":
+		return nil, fmt.Sprintf("its answer to round %d has no \"file\"", round)
+	}
+	f, err := benchfile.Read(bytes.NewReader(a.File))
+	if err != nil {
+		return nil, fmt.Sprintf("its answer to round %d holds an invalid harness file: %v", round, err)
+	}
+	return f, ""
 }
 
 // decodeStrict decodes one JSON object: a key given twice, an unknown key or anything after

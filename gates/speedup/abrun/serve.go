@@ -111,7 +111,7 @@ func (r *runner) startServer(ctx context.Context, side Side, lifetime, firstRoun
 	}
 	s = &server{side: side, proc: p, lines: make(chan []byte, 1), quit: make(chan struct{}), lifetime: lifetime}
 	go s.read()
-	line, gone, why, err := s.next(ctx, r.set.Timeout)
+	line, gone, why, err := s.next(ctx, start.Add(r.set.Timeout), r.set.Timeout)
 	r.sides[i].SetupSeconds += time.Since(start).Seconds()
 	if err != nil {
 		s.kill()
@@ -198,12 +198,12 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-// next waits up to timeout for the server's next non-empty line. gone is set when it
+// next waits until deadline for the server's next non-empty line. gone is set when it
 // exited or closed its answer descriptor first (why says how); why alone, when it did not
-// answer in time (it is then killed) or its answers cannot be read. The error is only
-// for ctx.
-func (s *server) next(ctx context.Context, timeout time.Duration) (line []byte, gone bool, why string, err error) {
-	t := time.NewTimer(timeout)
+// answer in time (it is then killed; timeout is the bound the message names) or its
+// answers cannot be read. The error is only for ctx.
+func (s *server) next(ctx context.Context, deadline time.Time, timeout time.Duration) (line []byte, gone bool, why string, err error) {
+	t := time.NewTimer(max(time.Until(deadline), 0))
 	defer t.Stop()
 	for {
 		select {
@@ -297,16 +297,36 @@ func (s *server) ask(ctx context.Context, req ServeRequest, timeout time.Duratio
 	if err != nil {
 		return nil, "", "", err
 	}
-	if _, werr := s.proc.Stdin().Write(append(raw, '\n')); werr != nil {
-		// Its input is closed: it has exited, or is about to.
-		_, _, gwhy, err := s.ended()
-		if err != nil {
-			return nil, "", "", err
+	// The write has the round's deadline too: a harness that answers without reading its
+	// requests would fill the pipe and block it.
+	start := time.Now()
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := s.proc.Stdin().Write(append(raw, '\n'))
+		wrote <- err
+	}()
+	t := time.NewTimer(timeout)
+	select {
+	case werr := <-wrote:
+		t.Stop()
+		if werr != nil {
+			// Its input is closed: it has exited, or is about to.
+			_, _, gwhy, err := s.ended()
+			if err != nil {
+				return nil, "", "", err
+			}
+			o := s.kill()
+			return nil, "stopped reading its requests (" + gwhy + ")", o.Output, nil
 		}
+	case <-t.C:
 		o := s.kill()
-		return nil, "stopped reading its requests (" + gwhy + ")", o.Output, nil
+		return nil, fmt.Sprintf("did not read its request within %s: killed with its process group", timeout), o.Output, nil
+	case <-ctx.Done():
+		t.Stop()
+		s.kill()
+		return nil, "", "", ctx.Err()
 	}
-	line, gone, gwhy, err := s.next(ctx, timeout)
+	line, gone, gwhy, err := s.next(ctx, start.Add(timeout), timeout)
 	switch {
 	case err != nil:
 		s.kill()

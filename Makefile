@@ -1,5 +1,6 @@
 # The two commands a newcomer needs (see README.md):
-#   make demo   replay the recorded real GPU run through every gate (no GPU needed)
+#   make demo   replay the recorded real GPU run through every gate (no GPU needed), then
+#               draw the trend page of a baseline store made of every recording
 #   make test   everything CI runs: format, vet, actionlint on the workflows, tests (the
 #               action end to end under act among them), short fuzz runs, a benchmark smoke run
 
@@ -23,6 +24,8 @@ FUZZ_TARGETS = \
 	./internal/benchfile:FuzzRead \
 	./internal/strictjson:FuzzCheck \
 	./internal/result:FuzzRead \
+	./internal/result:FuzzMerge \
+	./internal/shard:FuzzParse \
 	./gates/sanitizer:FuzzParseText \
 	./gates/sanitizer:FuzzParseXML \
 	./gates/ncu:FuzzParse \
@@ -30,9 +33,11 @@ FUZZ_TARGETS = \
 	./internal/kernelname:FuzzGlob \
 	./internal/kernelname:FuzzParse \
 	./action/config:FuzzParse \
+	./baseline:FuzzKeyFile \
 	./internal/gpuinfo:FuzzParse \
 	./internal/kernelsrc:FuzzScan \
 	./action/report:FuzzRender \
+	./action/trend:FuzzWriteHTML \
 	./action/workflowcmd:FuzzEscape \
 	./action/workflowcmd:FuzzNeutralize
 
@@ -40,6 +45,7 @@ FUZZ_TARGETS = \
 
 demo:
 	$(GO) run ./action demo
+	$(GO) run ./action demo --trend
 
 test: fmt vet lint-workflows
 	$(GO) test ./...

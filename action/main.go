@@ -74,8 +74,10 @@ Usage:
   kernel-gate bench compare BASE HEAD    judge head vs base timings (kernel-gate/bench/v1) side by side
   kernel-gate run [flags]                build and run every gate on the config's run.targets (head vs base)
   kernel-gate run --replay DIR           feed a recorded run through the same gates (no GPU needed)
+  kernel-gate merge RESULT.json...       join the results of a run's shards (run --shard i/n) into one
   kernel-gate action                     the GitHub Actions entry: gate or report per event, post a check run
-  kernel-gate baseline show|update|prune  the baseline store (--store DIR, or git: the kernel-gate-baseline branch)
+  kernel-gate baseline show|update|prune|diff  the baseline store (--store DIR, or git: the kernel-gate-baseline branch)
+  kernel-gate trend --store DIR|git      the baseline store's history as one HTML page (--out trend.html)
   kernel-gate guard [PATHS...]           block commands that would stop, reboot or reset the GPU machine
   kernel-gate guard --diff BASE..HEAD    the same, judging only what the change adds
   kernel-gate report [flags] FILE        render a saved JSON result again
@@ -123,6 +125,10 @@ func run(ctx context.Context, args []string, e env) int {
 		code, err = runAction(ctx, rest, e)
 	case "baseline":
 		code, err = runBaseline(ctx, rest, e)
+	case "trend":
+		code, err = runTrend(ctx, rest, e)
+	case "merge":
+		code, err = runMerge(ctx, rest, e)
 	case "report":
 		code, err = runReport(ctx, rest, e)
 	case "demo":

@@ -420,7 +420,8 @@ func TestParseInterspersed(t *testing.T) {
 func TestBaselineCommands(t *testing.T) {
 	store := t.TempDir()
 	for _, c := range []string{"clean", "slow5"} {
-		code, out, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", c+"0123456789abcdef", filepath.Join("testdata", "replay", c, "result.json"))
+		code, out, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", c+"0123456789abcdef",
+			"--artifacts", filepath.Join("testdata", "replay", c), filepath.Join("testdata", "replay", c, "result.json"))
 		if code != exitPass || !strings.Contains(out, "stored baseline") {
 			t.Fatalf("update %s: exit %d, %s %s", c, code, out, stderr)
 		}
@@ -428,11 +429,21 @@ func TestBaselineCommands(t *testing.T) {
 	code, out, stderr := kg(t, "", "baseline", "show", "--store", store, "--format", "json")
 	var l struct {
 		Keys []struct {
-			Entries []struct{ Commit string } `json:"entries"`
+			Entries []struct {
+				Commit  string
+				Timings []struct {
+					MedianUs *float64 `json:"median_us"`
+				}
+			} `json:"entries"`
 		} `json:"keys"`
 	}
 	if code != exitPass || json.Unmarshal([]byte(out), &l) != nil || len(l.Keys) != 1 || len(l.Keys[0].Entries) != 2 || l.Keys[0].Entries[0].Commit != "slow50123456789abcdef" {
 		t.Fatalf("show: exit %d, %s %s", code, out, stderr)
+	}
+	for _, en := range l.Keys[0].Entries {
+		if len(en.Timings) == 0 || en.Timings[0].MedianUs == nil {
+			t.Errorf("%s: --artifacts added no timings: %+v", en.Commit, en.Timings)
+		}
 	}
 	if code, _, stderr := kg(t, "", "baseline", "prune", "--store", store, "--keep", "1"); code != exitPass {
 		t.Fatalf("prune: exit %d %s", code, stderr)
@@ -445,5 +456,133 @@ func TestBaselineCommands(t *testing.T) {
 		if code, _, _ := kg(t, "", args...); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
 		}
+	}
+}
+
+// baseline diff through the command: entries stored from replays of the recorded runs
+// (whose sass data now carries digests), compared newest-two, by commit, and a result file
+// against the newest comparable entry; the config's constraints decide which that is.
+func TestBaselineDiffCommand(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	for _, c := range []string{"clean", "slow5", "spill"} {
+		res := filepath.Join(dir, c+".json")
+		if code, _, stderr := kg(t, "", "run", "--replay", filepath.Join("testdata", "replay", c), "--format", "json", "--out", res); code == exitUsage || code == exitInternal {
+			t.Fatalf("replay %s: exit %d %s", c, code, stderr)
+		}
+		if code, _, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", c+"0123456789abcdef", res); code != exitPass {
+			t.Fatalf("update %s: exit %d %s", c, code, stderr)
+		}
+	}
+	// The newest two: slow5 → spill.
+	code, out, stderr := kg(t, "", "baseline", "diff", "--store", store)
+	if code != exitPass || !strings.Contains(out, "from slow50123456") || !strings.Contains(out, "to   spill0123456") ||
+		!strings.Contains(out, "registers 148 → 32 (-116), spill_stores 0 → 1676 (+1676)") || strings.Contains(out, "no digest") {
+		t.Errorf("newest two: exit %d %s\n%s", code, stderr, out)
+	}
+	// clean → slow5 by commit prefixes, as JSON: the planted slowdown's kernels changed SASS
+	// by digest; gemm's did not.
+	code, out, stderr = kg(t, "", "baseline", "diff", "--store", store, "--from", "clean", "--to", "slow5", "--format", "json", "--key", "nvidia-h200.sm_90")
+	var d struct {
+		Schema  string `json:"schema"`
+		Kernels []struct {
+			Kernel, Arch, Change, SASS string
+		} `json:"kernels"`
+	}
+	if code != exitPass || json.Unmarshal([]byte(out), &d) != nil || d.Schema != "kernel-gate/baseline-diff/v1" {
+		t.Fatalf("clean → slow5: exit %d %s\n%.500s", code, stderr, out)
+	}
+	sass := map[string]string{}
+	for _, k := range d.Kernels {
+		sass[k.Kernel+" "+k.Arch] = k.SASS
+	}
+	if sass["kg::flash_fwd<64, 64, false> sm_90a"] != "changed" || sass["kg::gemm_wmma<64, 64, 32> sm_90a"] != "unchanged" {
+		t.Errorf("SASS by digest: %v", sass)
+	}
+	// A result against the newest comparable entry; under a constraint none meets, an error
+	// that says why.
+	race := filepath.Join(dir, "race.json")
+	kg(t, "", "run", "--replay", filepath.Join("testdata", "replay", "race"), "--format", "json", "--out", race)
+	code, out, stderr = kg(t, "", "baseline", "diff", "--store", store, race)
+	if code != exitPass || !strings.Contains(out, "from spill0123456") || !strings.Contains(out, "to   race.json") || !strings.Contains(out, "attention racecheck: not recorded → errors (2 errors)") {
+		t.Errorf("result: exit %d %s\n%s", code, stderr, out)
+	}
+	cfg := filepath.Join(dir, "kernel-gate.yml")
+	os.WriteFile(cfg, []byte("baseline:\n  store: "+store+"\n  compatible_cuda: \"~12.8\"\n"), 0o644)
+	code, _, stderr = kg(t, "", "baseline", "diff", "--config", cfg, race)
+	if code != exitUsage || !strings.Contains(stderr, "none of the 3 entries of NVIDIA H200 (sm_90) is comparable with the result") || !strings.Contains(stderr, `outside baseline.compatible_cuda "~12.8"`) {
+		t.Errorf("none comparable: exit %d %s", code, stderr)
+	}
+	// By hand, an incomparable entry is compared, and the diff says so.
+	code, out, _ = kg(t, "", "baseline", "diff", "--config", cfg, "--from", "clean")
+	if code != exitPass || !strings.Contains(out, "the older entry is not comparable under the config") {
+		t.Errorf("by hand: exit %d\n%s", code, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from", "nope"}, `no entry of commit "nope"`},
+		{[]string{"--from", "s"}, `"s" names two entries`},
+		{[]string{"--key", "NVIDIA L4 (sm_89)"}, "the store holds no entry of NVIDIA L4 (sm_89)"},
+		{[]string{"--key", "L4"}, `--key "L4"`},
+		{[]string{"--to", "clean"}, "has no entry before"},
+		{[]string{"--format", "markdown"}, "text or json"},
+		{[]string{"--to", "spill", race}, "give one"},
+		{[]string{race, race}, "at most one"},
+	} {
+		code, _, stderr := kg(t, "", append([]string{"baseline", "diff", "--store", store}, c.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d %s, want %q", c.args, code, stderr, c.want)
+		}
+	}
+	// The config names the store; prune takes its keep from it.
+	os.WriteFile(cfg, []byte("baseline:\n  store: "+store+"\n  keep: 2\n"), 0o644)
+	if code, _, stderr := kg(t, "", "baseline", "prune", "--config", cfg); code != exitPass {
+		t.Fatalf("prune with the config's keep: exit %d %s", code, stderr)
+	}
+	if code, out, _ := kg(t, "", "baseline", "show", "--config", cfg); code != exitPass || !strings.Contains(out, "2 entries shown") {
+		t.Errorf("after prune: %s", out)
+	}
+}
+
+// kernel-gate run --baseline-store: a run with no base build judges ptxas growth against
+// the store's newest comparable entry, and says which.
+func TestRunWithBaselineStore(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "clean")
+	if err := os.CopyFS(rec, os.DirFS(filepath.Join("testdata", "replay", "clean"))); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(rec, "journal.json"))
+	var j map[string]any
+	if err := json.Unmarshal(raw, &j); err != nil {
+		t.Fatal(err)
+	}
+	delete(j, "base_rev")
+	j["no_base"] = "--base none"
+	raw, _ = json.Marshal(j)
+	os.WriteFile(filepath.Join(rec, "journal.json"), raw, 0o644)
+	store := filepath.Join(dir, "store")
+	if code, _, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", "5b111", filepath.Join("testdata", "replay", "spill", "result.json")); code != exitPass {
+		t.Fatalf("update: exit %d %s", code, stderr)
+	}
+	code, out, stderr := kg(t, "", "run", "--replay", rec, "--baseline-store", store, "--format", "json")
+	if code != exitFail {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+	res := decode(t, out)
+	var msgs []string
+	for _, f := range res.Gates[0].Findings {
+		msgs = append(msgs, f.Metric+": "+f.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	if !strings.Contains(all, "stored_baseline: no base build (--base none): deltas and max_register_increase are against the stored baseline NVIDIA H200 (sm_90) at 5b111") ||
+		!strings.Contains(all, "register_increase: kg::flash_fwd<64, 64, false> (sm_90a) registers grew by 121") {
+		t.Errorf("ptxas findings:\n%s", all)
+	}
+	// Without the store, the same run has nothing to judge growth against, and passes ptxas.
+	if code, out, _ := kg(t, "", "run", "--replay", rec, "--format", "json"); code != exitPass || strings.Contains(out, "stored_baseline") {
+		t.Errorf("without a store: exit %d", code)
 	}
 }

@@ -3,6 +3,7 @@ package baseline
 // Compatibility: whether an entry measured with other software may be compared.
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -87,4 +88,45 @@ func Comparable(e Entry, c Constraints) (ok bool, why string) {
 		return true, fmt.Sprintf("no %s or %s: every entry of %s is comparable", nameCUDA, nameDriver, e.Key())
 	}
 	return true, strings.Join(good, "; ")
+}
+
+// Choice is what NewestComparable found for a key.
+type Choice struct {
+	Key Key
+	// Entry is the newest comparable entry; nil when there is none.
+	Entry *Entry
+	// Why says why Entry is comparable (Comparable's reason).
+	Why string
+	// Passed are the entries newer than Entry (all of them when Entry is nil) that are not
+	// comparable, newest first, each with why.
+	Passed []Passed
+	// Entries is how many entries the key has.
+	Entries int
+}
+
+// Passed is an entry NewestComparable did not choose, and why.
+type Passed struct {
+	Entry Entry
+	Why   string
+}
+
+// NewestComparable reads key k's history and chooses its newest entry that c allows
+// comparing with. Newer entries it passes over are kept in the choice with their reasons,
+// so that a caller reports them instead of falling back silently.
+func NewestComparable(ctx context.Context, r Reader, k Key, c Constraints) (Choice, error) {
+	ch := Choice{Key: k}
+	es, err := r.History(ctx, k, 0)
+	if err != nil {
+		return ch, err
+	}
+	ch.Entries = len(es)
+	for _, e := range es {
+		ok, why := Comparable(e, c)
+		if ok {
+			ch.Entry, ch.Why = &e, why
+			return ch, nil
+		}
+		ch.Passed = append(ch.Passed, Passed{Entry: e, Why: why})
+	}
+	return ch, nil
 }

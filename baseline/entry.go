@@ -126,10 +126,10 @@ func (k *Kernel) UnmarshalJSON(raw []byte) error {
 	return nil
 }
 
-// SASS summarizes a function's machine code. The sass gate's data gives per function its
-// instruction count and pattern matches, not the digest its parser computes (the
-// pipeline's "unchanged SASS" check uses the digest in memory): Digest is recorded when
-// the data carries one and is empty until then.
+// SASS summarizes a function's machine code: its instruction count, pattern matches and
+// digest, as the sass gate's data gives them. Digest is the one the pipeline's "unchanged
+// SASS" check compares (sass.Function.Digest): equal digests are byte-identical code. It
+// is empty for results written before the gate's data carried it.
 type SASS struct {
 	Instructions int            `json:"instructions"`
 	Matches      map[string]int `json:"matches,omitempty"`
@@ -432,13 +432,7 @@ func (e *Entry) addPtxas(g result.Gate) error {
 }
 
 func (e *Entry) addSASS(g result.Gate) error {
-	var d struct {
-		Functions []struct {
-			sass.FunctionData
-			// Digest is read should the gate's data start carrying it.
-			Digest string `json:"digest"`
-		} `json:"functions"`
-	}
+	var d sass.Data
 	if err := json.Unmarshal(g.Data, &d); err != nil {
 		return fmt.Errorf("sass data: %w", err)
 	}
@@ -578,7 +572,8 @@ func (e Entry) PtxasBaseline() *ptxas.Baseline {
 	if len(ks) == 0 {
 		return nil
 	}
-	return ptxas.NewBaseline(e.Describe(), ks)
+	// Named without Describe's leading "baseline": the gate writes "not in baseline NAME".
+	return ptxas.NewBaseline(strings.TrimPrefix(e.Describe(), "baseline "), ks)
 }
 
 // Describe names the entry in messages: "baseline NVIDIA H200 (sm_90) at 1a2b3c4d5e6f,

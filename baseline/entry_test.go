@@ -2,10 +2,12 @@ package baseline
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -250,5 +252,45 @@ func TestKeys(t *testing.T) {
 		if k, err := NewKey(c[0], c[1]); err == nil {
 			t.Errorf("NewKey(%q, %q) = %v, want an error", c[0], c[1], k)
 		}
+	}
+}
+
+// AddArtifacts finds the head's timings in a run's artifacts directory: the recorded clean
+// run timed attention, gemm and softmax; the SASS build directories add nothing.
+func TestAddArtifacts(t *testing.T) {
+	res := replayResult(t, "clean")
+	e, err := EntryFromResult(res, "c1ea0000", time.Date(2026, 11, 21, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.AddArtifacts(context.Background(), filepath.Join("..", "testdata", "replay", "clean")); err != nil {
+		t.Fatal(err)
+	}
+	timed := map[string]bool{}
+	for _, tm := range e.Timings {
+		if tm.MedianUs != nil {
+			timed[tm.Target+"/"+tm.Kernel+"/"+tm.Shape] = true
+		}
+	}
+	for _, want := range []string{"attention/flash_fwd/mission", "attention/flash_fwd_causal/long", "gemm/gemm_wmma/mission", "softmax/row_softmax/mission"} {
+		if !timed[want] {
+			t.Errorf("no median for %s; have %v", want, timed)
+		}
+	}
+	if slices.Contains(e.Missing, "timings") {
+		t.Errorf("missing still says timings: %v", e.Missing)
+	}
+
+	// A link out of the directory is refused, never followed.
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "attention", "bench"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	outside, _ := filepath.Abs(filepath.Join("..", "testdata", "replay", "clean", "attention", "bench", "head.json"))
+	if err := os.Symlink(outside, filepath.Join(dir, "attention", "bench", "head.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.AddArtifacts(context.Background(), dir); err == nil {
+		t.Error("a head.json linked from outside the artifacts was read")
 	}
 }

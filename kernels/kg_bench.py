@@ -66,6 +66,7 @@ __all__ = [
     "SERVE_SCHEMA",
     "ServeRequest",
     "device_info",
+    "require_cuda_torch",
     "dumps",
     "parse_serve_request",
     "serve",
@@ -176,22 +177,29 @@ class Device:
     cuda: str = ""
 
 
-def _torch():
+def require_cuda_torch(who: str = "") -> Any:
+    """PyTorch with a CUDA device, or a RuntimeError that says what is missing, beginning
+    "<who> needs ...". A directory named torch on sys.path without PyTorch installed (such as
+    kernels/torch/ when kernels/ is on it) imports as an empty namespace package: that is
+    said too, not left to fail later as a missing attribute."""
+    needs = f"{who} needs" if who else "needs"
     try:
         import torch  # noqa: PLC0415 (imported lazily: writing a file needs no torch)
     except ImportError as e:
-        raise RuntimeError(f"kg_bench.time_launches needs PyTorch with CUDA: import torch failed ({e})") from e
+        raise RuntimeError(f"{needs} PyTorch with CUDA: import torch failed ({e})") from e
+    if getattr(torch, "cuda", None) is None:
+        where = list(getattr(torch, "__path__", None) or [getattr(torch, "__file__", None)])
+        raise RuntimeError(f"{needs} PyTorch with CUDA: import torch found {where}, which is not PyTorch (is PyTorch installed?)")
+    if not torch.cuda.is_available():
+        raise RuntimeError(
+            f"{needs} a CUDA device: torch.cuda.is_available() is False "
+            f"(PyTorch {getattr(torch, '__version__', '?')}, built for CUDA {getattr(torch.version, 'cuda', None)})"
+        )
     return torch
 
 
 def _cuda_torch():
-    torch = _torch()
-    if not torch.cuda.is_available():
-        raise RuntimeError(
-            "kg_bench.time_launches needs a CUDA device: torch.cuda.is_available() is False "
-            f"(PyTorch {getattr(torch, '__version__', '?')}, built for CUDA {getattr(torch.version, 'cuda', None)})"
-        )
-    return torch
+    return require_cuda_torch("kg_bench.time_launches")
 
 
 def _takes_index(fn: Callable[..., Any]) -> bool:

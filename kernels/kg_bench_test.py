@@ -1,5 +1,6 @@
 """Tests of kg_bench.py, and of sdpa_reference.py's pure-Python parts, that need neither
-PyTorch nor a GPU: run `python3 kernels/kg_bench_test.py`.
+PyTorch nor a GPU: run `python3 kernels/kg_bench_test.py` (kernels/forms/forms_test.py's tests
+of the forms' harnesses run with them).
 
 The files under testdata/harness-python/ are what write() makes of the GOLDEN_* inputs
 below; the Go tests (action/bench_run_test.go) read them with kernel-gate's reader, so the
@@ -590,6 +591,11 @@ class SDPAServeTest(unittest.TestCase):
         self.assertEqual((code, out), (2, ""))
         self.assertIn("needs PyTorch with CUDA", err)
 
+
+# The forms' harnesses and what testdata/replay/record.sh plants in them
+# (kernels/forms/forms_test.py) are tested with this file, which CI runs.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "forms"))
+from forms_test import RecorderTest, TorchHarnessNumbersTest, TorchHarnessTest, TritonHarnessTest  # noqa: E402,F401
 
 if __name__ == "__main__":
     unittest.main()

@@ -122,16 +122,7 @@ def not_timed(req: kg_bench.Request, kernels: list[str]) -> list[kg_bench.Result
 
 def _load_torch() -> Any:
     """PyTorch with a CUDA device, or a RuntimeError that says what is missing."""
-    try:
-        import torch  # noqa: PLC0415
-    except ImportError as e:
-        raise RuntimeError(f"needs PyTorch with CUDA: import torch failed ({e})") from e
-    if not torch.cuda.is_available():
-        raise RuntimeError(
-            "needs a CUDA device: torch.cuda.is_available() is False "
-            f"(PyTorch {getattr(torch, '__version__', '?')}, built for CUDA {getattr(torch.version, 'cuda', None)})"
-        )
-    return torch
+    return kg_bench.require_cuda_torch()
 
 
 def _backend(torch: Any, q: Any, k: Any, v: Any, causal: bool) -> tuple[str, Any, dict[str, Any]]:

@@ -32,6 +32,13 @@ row_softmax(const float* __restrict__ x, float* __restrict__ y, int cols) {
   float s = 0.0f;
   for (int c = threadIdx.x; c < cols; c += kThreads) s += __expf(xr[c] - m);
   s = block_reduce<kThreads>(s, scratch, false);
+#ifdef KG_DEFECT_SOFTMAX_UNINIT
+  // A planted defect (testdata/replay/record.sh's cmake-uninit, never in a normal build): y
+  // read before anything wrote it (the harness never initialises y), which initcheck reports.
+  // The comparison keeps the read alive and is never true for a value ever written, so the
+  // output is unchanged. Only row 0, to keep the report short.
+  if (blockIdx.x == 0 && yr[threadIdx.x] == -12345.0f) s += 1e-30f;
+#endif
   const float inv = 1.0f / s;
   for (int c = threadIdx.x; c < cols; c += kThreads) yr[c] = __expf(xr[c] - m) * inv;
 }

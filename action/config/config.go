@@ -43,6 +43,7 @@ type Config struct {
 	Guard       guard.Config       `yaml:"guard"`
 	NCU         ncu.Config         `yaml:"ncu"`
 	Run         Run                `yaml:"run"`
+	Baseline    Baseline           `yaml:"baseline"`
 
 	// Path is the file it came from; empty when no file was found (defaults).
 	Path string `yaml:"-"`

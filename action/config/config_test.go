@@ -70,7 +70,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown key in a rule", "ptxas:\n  kernels:\n    - match: a\n      max_register: 9\n", `k.yml:4: unknown key "max_register" in ptxas.kernels[0] (did you mean "max_registers"?)`},
 		{"unknown key in an arch section", "ptxas:\n  arch:\n    sm_90a:\n      max_smem_bytes: 9\n", `k.yml:4: unknown key "max_smem_bytes" in ptxas.arch.sm_90a`},
 		{"unknown key in a sass rule", "sass:\n  kernels:\n    - match: a\n      requires: [HMMA]\n", `k.yml:4: unknown key "requires" in sass.kernels[0] (did you mean "require"?)`},
-		{"far-off key lists the valid ones", "zzzzzzzz: 1\n", "valid keys: bench, correctness, cuda, guard, "},
+		{"far-off key lists the valid ones", "zzzzzzzz: 1\n", "valid keys: baseline, bench, correctness, cuda, guard, "},
 		{"wrong type", "ptxas:\n  max_registers: lots\n", "k.yml: line 2: cannot unmarshal !!str `lots` into int64"},
 		{"bad constraint", "cuda: 'twelve'\n", `k.yml:1: cuda: "twelve" is not a version constraint`},
 		{"empty glob", "ptxas:\n  kernels:\n    - max_registers: 9\n", "k.yml:3: ptxas.kernels[0]: match must be a non-empty kernel glob"},
@@ -133,6 +133,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add(raw)
 	f.Add([]byte("ptxas:\n  kernels:\n    - match: a\n      arch: {sm_90: {max_registers: 1}}\n"))
+	f.Add([]byte("baseline:\n  store: git\n  branch: perf/base\n  keep: 3\n  compatible_cuda: \"~13.0\"\n  compatible_driver: \">=570\"\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c, err := Parse(in, "fuzz.yml")
 		if err == nil && c.Path != "fuzz.yml" {

@@ -29,6 +29,8 @@ type Event struct {
 	WorkflowRun *WorkflowRun
 	// RunURL links this workflow run (the artifacts are there).
 	RunURL string
+	// Before is a push's previous tip of the ref ("before"); all zeros for a new branch.
+	Before string
 }
 
 // PullRequest is a pull request of the payload.
@@ -111,6 +113,7 @@ type payload struct {
 			SHA string `json:"sha"`
 		} `json:"base"`
 	} `json:"pull_request"`
+	Before      string         `json:"before"`
 	Inputs      map[string]any `json:"inputs"`
 	WorkflowRun *struct {
 		ID           int64  `json:"id"`
@@ -130,6 +133,7 @@ func (ev *Event) parse(raw []byte) error {
 		return err
 	}
 	ev.DefaultBranch = p.Repository.DefaultBranch
+	ev.Before = p.Before
 	if ev.Repository == "" {
 		ev.Repository = p.Repository.FullName
 	}

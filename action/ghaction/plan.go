@@ -7,6 +7,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/shard"
 )
 
 // Inputs are the action's inputs (action.yml). A composite action's steps get no INPUT_*
@@ -26,11 +27,17 @@ type Inputs struct {
 	// Replay judges a recording (a kernel-gate run --artifacts directory) instead of
 	// running the pipeline: for trying a workflow without a GPU.
 	Replay string
+	// Shard gates one shard of the targets (input shard, "i/n"): a matrix job's part,
+	// which kernel-gate merge joins with the others.
+	Shard shard.Spec
 	// Dispatch inputs (workflow_dispatch); the event's own inputs fill them when the
 	// workflow does not pass them.
 	Ref            string
 	UpdateBaseline bool
 	Reason         string
+	// TrendURL links the baseline's trend page (kernel-gate trend) from the job summary,
+	// which then shows the baseline's last points; empty leaves both out.
+	TrendURL string
 }
 
 // The input values.
@@ -56,7 +63,10 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 		Token: get("github-token"), FailOn: or(get("fail-on"), "error"),
 		Annotations: or(get("annotations"), AnnotateCheckRun), ResultsFile: or(get("results-file"), DefaultResultsFile),
 		CheckName: get("check-name"), Comment: or(get("comment"), "off"), Replay: get("replay"),
-		Ref: get("ref"), Reason: strings.TrimSpace(get("reason")),
+		Ref: get("ref"), Reason: strings.TrimSpace(get("reason")), TrendURL: strings.TrimSpace(get("trend-url")),
+	}
+	if err := checkTrendURL(in.TrendURL); err != nil {
+		return in, err
 	}
 	for _, g := range strings.Split(get("gates"), ",") {
 		if g = strings.TrimSpace(g); g != "" {
@@ -66,6 +76,11 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 	var err error
 	if in.UpdateBaseline, err = parseBool("update-baseline", get("update-baseline")); err != nil {
 		return in, err
+	}
+	if s := strings.TrimSpace(get("shard")); s != "" {
+		if in.Shard, err = shard.Parse(s); err != nil {
+			return in, exitcode.BadInputf("input shard: %w", err)
+		}
 	}
 	for _, c := range []struct {
 		name, value string
@@ -171,6 +186,12 @@ func Decide(in Inputs, ev Event, headRev string) (Plan, error) {
 		case "push":
 			p.Mode = ModeGate
 			p.UpdateBaseline = ev.DefaultBranch != "" && ev.Ref == "refs/heads/"+ev.DefaultBranch
+			// The pushed commits against the tip they replaced: the merged change gets its
+			// live A/B, and the stored entry gets head's own timings. A new branch has no
+			// "before" and falls back to bench.base_ref.
+			if p.BaseRef == "" && isCommitSHA(ev.Before) && strings.Trim(ev.Before, "0") != "" {
+				p.BaseRef = ev.Before
+			}
 		case "workflow_dispatch":
 			p.Mode = ModeGate
 		case "workflow_run":
@@ -226,4 +247,17 @@ func (p Plan) String() string {
 		}
 	}
 	return s
+}
+
+// isCommitSHA reports whether s is a full commit hash (40 hex digits, or 64 under SHA-256).
+func isCommitSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -55,9 +55,9 @@ func TestDecideEveryEvent(t *testing.T) {
 		{"pull_request: the payload's head when git is not asked", event(t, "pull_request", "pull_request_opened.json", nil), inputs(t), "",
 			"mode gate, head ec26c3e57ca3, base origin/master, pull request #2"},
 		{"push of a tag: gate, no baseline", event(t, "push", "push.json", map[string]string{"GITHUB_REF": "refs/tags/simple-tag"}), inputs(t), "abc",
-			"mode gate, head abc"},
+			"mode gate, head abc, base 6113728f27ae82c7b1a177c8d03f9e96e0adf246"},
 		{"push to the default branch: gate, then the baseline", event(t, "push", "push.json", map[string]string{"GITHUB_REF": "refs/heads/master"}), inputs(t), "abc",
-			"mode gate, head abc, baseline update"},
+			"mode gate, head abc, base 6113728f27ae82c7b1a177c8d03f9e96e0adf246, baseline update"},
 		{"workflow_dispatch: rerun chosen gates", event(t, "workflow_dispatch", "workflow_dispatch.json", nil), inputs(t, "gates", "sanitizer,speedup"), "abc",
 			"mode gate, head abc, gates sanitizer,speedup"},
 		{"workflow_dispatch with update-baseline and a reason", event(t, "workflow_dispatch", "workflow_dispatch.json", nil), inputs(t, "update-baseline", "true", "reason", "new driver 580"), "abc",
@@ -111,7 +111,7 @@ func TestDecideRefuses(t *testing.T) {
 }
 
 func TestReadInputsRejectsWhatItDoesNotKnow(t *testing.T) {
-	for _, kv := range [][2]string{{"mode", "yolo"}, {"fail-on", "notice"}, {"annotations", "all"}, {"comment", "sometimes"}, {"gates", "ptxas,nope"}, {"update-baseline", "maybe"}} {
+	for _, kv := range [][2]string{{"mode", "yolo"}, {"fail-on", "notice"}, {"annotations", "all"}, {"comment", "sometimes"}, {"gates", "ptxas,nope"}, {"update-baseline", "maybe"}, {"shard", "0/2"}, {"shard", "3"}} {
 		_, err := ReadInputs(func(k string) string {
 			if k == kv[0] {
 				return kv[1]
@@ -148,5 +148,29 @@ func TestReadEvent(t *testing.T) {
 		return map[string]string{"GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": bad}[k]
 	}); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("a broken payload: %v", err)
+	}
+}
+
+// A push compares with the tip it replaced; a new branch's push (before is all zeros) and a
+// base-ref input keep their own base.
+func TestPushBase(t *testing.T) {
+	ev := event(t, "push", "push.json", map[string]string{"GITHUB_REF": "refs/heads/master"})
+	for _, tc := range []struct {
+		before, input, want string
+	}{
+		{"6113728f27ae82c7b1a177c8d03f9e96e0adf246", "", "6113728f27ae82c7b1a177c8d03f9e96e0adf246"},
+		{"0000000000000000000000000000000000000000", "", ""},
+		{"not-a-sha", "", ""},
+		{"6113728f27ae82c7b1a177c8d03f9e96e0adf246", "origin/release", "origin/release"},
+	} {
+		ev.Before = tc.before
+		in := inputs(t)
+		if tc.input != "" {
+			in = inputs(t, "base-ref", tc.input)
+		}
+		p, err := Decide(in, ev, "abc")
+		if err != nil || p.BaseRef != tc.want {
+			t.Errorf("before %q, base-ref %q: base %q (err %v), want %q", tc.before, tc.input, p.BaseRef, err, tc.want)
+		}
 	}
 }

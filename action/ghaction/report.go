@@ -2,13 +2,19 @@ package ghaction
 
 import (
 	"cmp"
+	"context"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/action/githubapi"
+	"github.com/kernel-gate/kernel-gate/action/report"
+	"github.com/kernel-gate/kernel-gate/action/trend"
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
+	"github.com/kernel-gate/kernel-gate/baseline"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -81,16 +87,24 @@ func repoPath(file, root string) string {
 }
 
 // checkName is the check run's name: what ran and where, so that a matrix of GPUs gives
-// one check per GPU and branch protection can require each.
-func checkName(d *result.Device) string {
-	if d == nil || d.Name == "" {
+// one check per GPU and branch protection can require each. One shard of several says
+// so ("kernel-gate (L4, sm_89, shard 2/4)"): its pass covers only its targets, and must
+// never stand in for the check of the whole run.
+func checkName(d *result.Device, s *result.Shard) string {
+	var parts []string
+	if d != nil && d.Name != "" {
+		parts = append(parts, strings.TrimPrefix(d.Name, "NVIDIA "))
+		if d.Arch != "" {
+			parts = append(parts, d.Arch)
+		}
+	}
+	if s != nil && s.Count > 1 {
+		parts = append(parts, fmt.Sprintf("shard %d/%d", s.Index, s.Count))
+	}
+	if len(parts) == 0 {
 		return "kernel-gate"
 	}
-	name := strings.TrimPrefix(d.Name, "NVIDIA ")
-	if d.Arch != "" {
-		return fmt.Sprintf("kernel-gate (%s, %s)", name, d.Arch)
-	}
-	return fmt.Sprintf("kernel-gate (%s)", name)
+	return fmt.Sprintf("kernel-gate (%s)", strings.Join(parts, ", "))
 }
 
 // conclusion is the check run's conclusion for a verdict.
@@ -138,4 +152,56 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// checkTrendURL refuses a trend-url input that the summary could not link: only an
+// absolute http or https URL is one.
+func checkTrendURL(u string) error {
+	if u == "" {
+		return nil
+	}
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return exitcode.BadInputf("trend-url %q is not an absolute http or https URL (the trend page, e.g. on GitHub Pages)", u)
+	}
+	return nil
+}
+
+// loadTrend reads the last points of the run's GPU's history from the baseline branch,
+// for the summary's trend section: only when the trend-url input links a trend page. It
+// only reads (the token needs contents: read). Whatever keeps it from reading (no token,
+// no GPU in the result, no history yet, the API) is said in the log and leaves the
+// section out; the verdict does not depend on it.
+func (r *run) loadTrend(ctx context.Context, res result.Result) *report.Trend {
+	if r.in.TrendURL == "" {
+		return nil
+	}
+	skip := func(why string) *report.Trend {
+		r.logf("kernel-gate action: no trend in the summary: %s", workflowcmd.Neutralize(oneLine(why)))
+		return nil
+	}
+	if r.in.Token == "" {
+		return skip("no github-token to read the baseline branch with")
+	}
+	fp, err := baseline.FingerprintOf(res)
+	if err != nil {
+		return skip(err.Error())
+	}
+	k, err := fp.Key()
+	if err != nil {
+		return skip(err.Error())
+	}
+	store, err := baseline.NewGit(ctx, baseline.GitOptions{Options: githubapi.Options{APIURL: r.o.Getenv("GITHUB_API_URL"),
+		Token: r.in.Token, Repository: r.ev.Repository, HTTPClient: r.o.HTTPClient, Sleep: r.o.Sleep, Log: r.o.Log}})
+	if err != nil {
+		return skip(err.Error())
+	}
+	entries, err := store.History(ctx, k, report.DefaultTrendPoints)
+	if err != nil {
+		return skip(err.Error())
+	}
+	if len(entries) == 0 {
+		return skip(fmt.Sprintf("the baseline holds no history for %s yet", k))
+	}
+	return &report.Trend{History: trend.FromEntries(k, entries), URL: r.in.TrendURL}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -81,7 +82,7 @@ func Run(ctx context.Context, o Options) (int, error) {
 		for _, n := range notes {
 			r.logf("kernel-gate action: the result file: %s", n)
 		}
-		r.connect(ctx, checkName(res.Device))
+		r.connect(ctx, checkName(res.Device, res.Shard))
 	default:
 		res, err = r.gate(ctx)
 		if err != nil {
@@ -101,17 +102,21 @@ func Run(ctx context.Context, o Options) (int, error) {
 // reason gets here (Decide); a failure is said in the log and changes no exit code: the
 // gates' verdict stands without it.
 func (r *run) storeBaseline(ctx context.Context, res result.Result) {
+	if s := res.Shard; s != nil && s.Count > 1 {
+		r.logf("kernel-gate action: the baseline was not stored: this is shard %d/%d of the run, not all of it (store the merged result: kernel-gate merge, then kernel-gate baseline update)", s.Index, s.Count)
+		return
+	}
 	entry, err := baseline.EntryFromResult(res, r.plan.HeadSHA, time.Now())
 	if err != nil {
 		r.logf("kernel-gate action: no baseline entry: %s", workflowcmd.Neutralize(oneLine(err.Error())))
 		return
 	}
-	if r.in.Token == "" {
-		r.logf("kernel-gate action: the baseline was not stored: no github-token (it needs contents: write)")
-		return
+	// The head's own timings (medians, intervals, the distribution a trend redraws) are in
+	// the A/B runner's files, not in the result.
+	if err := entry.AddArtifacts(ctx, cmp.Or(r.in.Replay, pipeline.DefaultArtifacts)); err != nil {
+		r.logf("kernel-gate action: the baseline entry has no timings: %s", workflowcmd.Neutralize(oneLine(err.Error())))
 	}
-	store, err := baseline.NewGit(ctx, baseline.GitOptions{Options: githubapi.Options{APIURL: r.o.Getenv("GITHUB_API_URL"),
-		Token: r.in.Token, Repository: r.ev.Repository, HTTPClient: r.o.HTTPClient, Sleep: r.o.Sleep, Log: r.o.Log}})
+	store, where, err := r.openStore(ctx)
 	if err == nil {
 		err = store.Update(ctx, entry)
 	}
@@ -119,7 +124,43 @@ func (r *run) storeBaseline(ctx context.Context, res result.Result) {
 		r.logf("kernel-gate action: the baseline was not stored: %s", workflowcmd.Neutralize(oneLine(err.Error())))
 		return
 	}
-	r.logf("kernel-gate action: baseline stored on branch %s: %s", baseline.DefaultBranch, workflowcmd.Neutralize(entry.Describe()))
+	r.logf("kernel-gate action: baseline stored on %s: %s", workflowcmd.Neutralize(where), workflowcmd.Neutralize(entry.Describe()))
+}
+
+// openStore opens the store the config's baseline section names (the git branch by
+// default, through the API with the action's token), and says where it is in words.
+func (r *run) openStore(ctx context.Context) (baseline.Store, string, error) {
+	set, err := r.cfg.Baseline.Settings()
+	if err != nil {
+		return nil, "", err
+	}
+	spec := cmp.Or(set.Store, baseline.GitSpec)
+	where := "the directory " + spec
+	if spec == baseline.GitSpec {
+		where = "branch " + set.Branch
+		if r.in.Token == "" {
+			return nil, where, errors.New("no github-token (the git store writes with contents: write, and reads with contents: read)")
+		}
+	}
+	s, err := baseline.Open(ctx, spec, baseline.GitOptions{Options: githubapi.Options{APIURL: r.o.Getenv("GITHUB_API_URL"),
+		Token: r.in.Token, Repository: r.ev.Repository, HTTPClient: r.o.HTTPClient, Sleep: r.o.Sleep, Log: r.o.Log},
+		Branch: set.Branch, Keep: set.Keep})
+	return s, where, err
+}
+
+// storedBaseline is the store a pull request's pipeline reads, never writes, when it has
+// no base build (pipeline.Options.BaselineStore); nil on other events, or when it cannot be
+// opened (said in the log: the ptxas gate then says it had no baseline).
+func (r *run) storedBaseline(ctx context.Context) baseline.Reader {
+	if r.plan.Mode != ModeGate || r.plan.UpdateBaseline || !strings.HasPrefix(r.ev.Name, "pull_request") {
+		return nil
+	}
+	s, where, err := r.openStore(ctx)
+	if err != nil {
+		r.logf("kernel-gate action: the baseline store (%s) cannot be read: %s", workflowcmd.Neutralize(where), workflowcmd.Neutralize(oneLine(err.Error())))
+		return nil
+	}
+	return s
 }
 
 // run is one invocation's state.
@@ -129,11 +170,16 @@ type run struct {
 	ev   Event
 	plan Plan
 	root string
+	// cfg is the config, once gate has loaded it.
+	cfg config.Config
 	// client posts the check run; nil when there is no token, check runs are not wanted,
 	// or GitHub refused (fallback says why).
 	client   *githubapi.Client
 	checkID  int64
 	fallback string
+	// trend is the summary's trend section, when the inputs ask for one and the baseline
+	// has a history for the run's GPU.
+	trend *report.Trend
 }
 
 func (r *run) logf(format string, a ...any) { fmt.Fprintf(r.o.Log, format+"\n", a...) }
@@ -183,7 +229,12 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 	if err != nil {
 		return result.Result{}, exitcode.BadInput(err)
 	}
-	r.connect(ctx, checkName(r.device(ctx)))
+	r.cfg = cfg
+	var sh *result.Shard
+	if r.in.Shard.Sharded() {
+		sh = &result.Shard{Index: r.in.Shard.Index, Count: r.in.Shard.Count}
+	}
+	r.connect(ctx, checkName(r.device(ctx), sh))
 	var gates []result.Gate
 	var res result.Result
 	pipelineGates := slices.DeleteFunc(slices.Clone(r.plan.Gates), func(g string) bool { return g == "guard" })
@@ -191,7 +242,8 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 		res, err = pipeline.Run(ctx, cfg, pipeline.Options{
 			Replay: r.in.Replay, BaseRef: r.plan.BaseRef, Gates: pipelineGates, Dir: r.root,
 			Tools: r.o.Tools, Environ: r.o.Environ, Progress: r.o.Log, Getenv: r.o.Getenv, Tool: r.o.Tool,
-			OnStage: func(stage string) { r.progress(ctx, stage) },
+			OnStage:       func(stage string) { r.progress(ctx, stage) },
+			BaselineStore: r.storedBaseline(ctx), Shard: r.in.Shard,
 		})
 		if err != nil {
 			return result.Result{}, err
@@ -206,7 +258,7 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 		gates = append(gates, g)
 	}
 	out := result.New(r.o.Tool, gates...)
-	out.Replay, out.Device = res.Replay, res.Device
+	out.Replay, out.Device, out.Shard = res.Replay, res.Device, res.Shard
 	out.Trigger = &result.Trigger{Event: r.ev.Name, Ref: r.ev.Ref, SHA: r.plan.HeadSHA, Reason: r.plan.Reason}
 	if err := writeResult(r.in.ResultsFile, out); err != nil {
 		return result.Result{}, err
@@ -263,6 +315,7 @@ func (r *run) abandon(ctx context.Context, cause error) {
 // report publishes the result on every channel the inputs ask for, falling back to
 // workflow commands when the check run cannot be had.
 func (r *run) report(ctx context.Context, res result.Result) {
+	r.trend = r.loadTrend(ctx, res)
 	md := r.summary(res, workflowcmd.DefaultSummaryLimit)
 	posted := false
 	if r.client != nil {
@@ -317,7 +370,7 @@ func (r *run) summary(res result.Result, limit int) string {
 			workflowcmd.Neutralize(r.ev.WorkflowRun.Event), abrun.ShortRev(r.plan.HeadSHA))
 	}
 	head := b.Len()
-	if err := report.Render(&b, res, report.Markdown, report.Options{ArtifactsURL: r.ev.RunURL, Limit: limit - head}); err != nil {
+	if err := report.Render(&b, res, report.Markdown, report.Options{ArtifactsURL: r.ev.RunURL, Limit: limit - head, Trend: r.trend}); err != nil {
 		fmt.Fprintf(&b, "\n(the report could not be rendered: %v)\n", err)
 	}
 	return b.String()

@@ -3,6 +3,7 @@ package ghaction
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -284,5 +285,177 @@ func TestDispatchAndPushRecordTheirTrigger(t *testing.T) {
 		if err != nil || !ok || e.Fingerprint.GPU != "NVIDIA H200" || e.Commit == "" || (e.Trigger != nil && e.Trigger.Reason != tc.reason) {
 			t.Errorf("%s: stored %+v %v %v", tc.event, e.Fingerprint, ok, err)
 		}
+		// The head's timings come from the run's artifacts (here the recording's bench files).
+		timed := 0
+		for _, tm := range e.Timings {
+			if tm.MedianUs != nil && len(tm.RoundMediansUs) > 0 {
+				timed++
+			}
+		}
+		if timed == 0 {
+			t.Errorf("%s: the stored entry has no timings: %+v", tc.event, e.Timings)
+		}
+	}
+}
+
+// noBaseRecording copies a recorded run as if it had had no base build (base-ref: none).
+func noBaseRecording(t *testing.T, name string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(repoRoot, "testdata", "replay", name))); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "journal.json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j map[string]any
+	if err := json.Unmarshal(raw, &j); err != nil {
+		t.Fatal(err)
+	}
+	delete(j, "base_rev")
+	j["base_ref"], j["no_base"] = "", "--base none"
+	raw, _ = json.Marshal(j)
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// A pull request with no base build reads the git store's branch, read only, through the
+// API: the stored spill run's registers make the clean head's growth a failure, and the
+// ptxas gate says which entry it judged against; under a constraint the entry does not
+// meet, it is reported as incomparable and not used.
+func TestPullRequestReadsTheStoredBaseline(t *testing.T) {
+	ctx := context.Background()
+	rec := noBaseRecording(t, "clean")
+	f, err := os.Open(filepath.Join(repoRoot, "testdata", "replay", "spill", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spillRes, err := result.Read(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spill, err := baseline.EntryFromResult(spillRes, "5b111aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgRaw, err := os.ReadFile(filepath.Join(repoRoot, "kernel-gate.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, section string
+		code          int
+		conclusion    string
+		want          []string
+	}{
+		{"comparable", "baseline:\n  branch: kg-base\n  compatible_cuda: \"~13.0\"\n", 1, "failure",
+			[]string{"registers grew by 121 (32 → 153)", "against the stored baseline NVIDIA H200 (sm_90) at 5b111aaaaaaa"}},
+		{"incomparable", "baseline:\n  branch: kg-base\n  compatible_cuda: \"~12.8\"\n", 0, "success",
+			[]string{"none of the 1 stored entries of NVIDIA H200 (sm_90) is comparable", "outside baseline.compatible_cuda \"~12.8\""}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			api := fakegithub.New()
+			defer api.Close()
+			store, err := baseline.NewGit(ctx, baseline.GitOptions{Options: githubapi.Options{APIURL: api.URL(),
+				Token: api.Token(), Repository: "Codertocat/Hello-World", HTTPClient: api.Client()}, Branch: "kg-base"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := store.Update(ctx, spill); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := api.Ref("Codertocat/Hello-World", "heads/kg-base")
+			writes := len(api.Requests())
+			cfg := filepath.Join(t.TempDir(), "kernel-gate.yml")
+			if err := os.WriteFile(cfg, append(cfgRaw, "\n"+c.section...), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			env, dir := actionEnv(t, api, map[string]string{"replay": rec, "config": cfg, "base-ref": "none", "gates": "ptxas"})
+			code, log, err := runAction(t, env, api)
+			if err != nil || code != c.code {
+				t.Fatalf("exit %d, err %v\n%s", code, err, log)
+			}
+			runs := api.CheckRuns()
+			if len(runs) != 1 || runs[0].Conclusion != c.conclusion {
+				t.Fatalf("check runs %+v", runs)
+			}
+			f, err := os.Open(filepath.Join(dir, "result.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := result.Read(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var msgs []string
+			for _, g := range res.Gates {
+				for _, x := range g.Findings {
+					msgs = append(msgs, x.Message)
+				}
+			}
+			for _, w := range c.want {
+				if !strings.Contains(strings.Join(msgs, "\n"), w) {
+					t.Errorf("the result lacks %q:\n%s", w, strings.Join(msgs, "\n"))
+				}
+			}
+			read := false
+			for _, r := range api.Requests()[writes:] {
+				if strings.Contains(r.APIPath, "/git/") {
+					read = read || r.Method == "GET"
+					if r.Method != "GET" {
+						t.Errorf("a pull request wrote to the store: %s %s", r.Method, r.APIPath)
+					}
+				}
+			}
+			if after, _ := api.Ref("Codertocat/Hello-World", "heads/kg-base"); !read || after != before {
+				t.Errorf("the branch was read %v, moved from %s to %s", read, before, after)
+			}
+		})
+	}
+}
+
+// A push stores its entry where the config's baseline section says: its branch, keeping
+// its number of entries.
+func TestPushStoresOnTheConfiguredBranch(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	cfgRaw, err := os.ReadFile(filepath.Join(repoRoot, "kernel-gate.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "kernel-gate.yml")
+	if err := os.WriteFile(cfg, append(cfgRaw, "\nbaseline:\n  branch: perf/baseline\n  keep: 1\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		env, _ := actionEnv(t, api, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "clean"),
+			"gates": "ptxas,sass", "annotations": "none", "config": cfg})
+		env["GITHUB_EVENT_NAME"], env["GITHUB_REF"] = "push", "refs/heads/master"
+		env["GITHUB_EVENT_PATH"] = filepath.Join(repoRoot, "testdata", "events", "push.json")
+		code, log, err := runAction(t, env, api)
+		if err != nil || code != 0 || !strings.Contains(log, "baseline stored on branch perf/baseline") {
+			t.Fatalf("push %d: exit %d, err %v\n%s", i, code, err, log)
+		}
+	}
+	if _, ok := api.Ref("Codertocat/Hello-World", "heads/"+baseline.DefaultBranch); ok {
+		t.Error("the default branch was written")
+	}
+	store, err := baseline.NewGit(context.Background(), baseline.GitOptions{Options: githubapi.Options{APIURL: api.URL(),
+		Token: api.Token(), Repository: "Codertocat/Hello-World", HTTPClient: api.Client()}, Branch: "perf/baseline"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := baseline.List(context.Background(), store, 0)
+	if err != nil || len(l.Keys) != 1 || len(l.Keys[0].Entries) != 1 {
+		t.Fatalf("listing %+v, err %v", l, err)
+	}
+	if d := l.Keys[0].Entries[0]; len(d.Kernels) == 0 || d.Kernels[0].SASS == nil || len(d.Kernels[0].SASS.Digest) != 64 {
+		t.Errorf("the stored entry's SASS has no digest: %+v", d.Kernels[0].SASS)
 	}
 }

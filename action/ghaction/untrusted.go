@@ -25,6 +25,7 @@ const (
 	maxNameBytes    = 1 << 10 // gate names, kernels, files, metrics, table cells
 	maxTableRows    = 10_000
 	maxDataBytes    = 4 << 20 // per gate
+	maxShardTargets = 10_000
 )
 
 // ReadUntrusted reads and checks a result file made elsewhere. notes say what was cut.
@@ -64,6 +65,20 @@ func sanitizeResult(res *result.Result) []string {
 	}
 	if t := res.Trigger; t != nil {
 		t.Event, t.Ref, t.SHA, t.Reason = clean(t.Event, 64, false), clean(t.Ref, maxNameBytes, false), clean(t.SHA, 64, false), clean(t.Reason, maxMessageBytes, false)
+	}
+	if sh := res.Shard; sh != nil {
+		// kernel-gate merge compares these; a list cut here no longer matches its run's,
+		// which fails the merge rather than passing part of it.
+		sh.Commit, sh.Base, sh.Config = clean(sh.Commit, 100, false), clean(sh.Base, 100, false), clean(sh.Config, 100, false)
+		for _, list := range []*[]string{&sh.Targets, &sh.AllTargets} {
+			if len(*list) > maxShardTargets {
+				notes = append(notes, fmt.Sprintf("its shard record names %d targets: only the first %d are kept", len(*list), maxShardTargets))
+				*list = (*list)[:maxShardTargets]
+			}
+			for i := range *list {
+				(*list)[i] = clean((*list)[i], maxNameBytes, false)
+			}
+		}
 	}
 	if len(res.Gates) > maxGates {
 		notes = append(notes, fmt.Sprintf("the result has %d gates: only the first %d are reported", len(res.Gates), maxGates))

@@ -12,9 +12,13 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
+// NoBaseRef as Options.BaseRef (--base none, the action's base-ref: none) is NoBase: head
+// is built alone, and the ptxas gate's baseline comes from the baseline store, if any.
+const NoBaseRef = "none"
+
 // resolveBase finds head (the repository's top level) and checks out the merge base of
-// the base ref and HEAD in a git worktree. There is no base with --no-base, outside a git
-// repository with --no-base, and when HEAD is the merge base (a push to the default
+// the base ref and HEAD in a git worktree. There is no base with --no-base or --base none
+// (also outside a git repository), and when HEAD is the merge base (a push to the default
 // branch): then everything is gated and nothing compared. A replay repeats the recording's
 // base.
 func (p *pipeline) resolveBase(ctx context.Context, replaying bool) error {
@@ -27,19 +31,26 @@ func (p *pipeline) resolveBase(ctx context.Context, replaying bool) error {
 		return nil
 	}
 	dir := cmp.Or(p.o.Dir, ".")
+	noBase := ""
+	switch {
+	case p.o.NoBase:
+		noBase = "--no-base"
+	case p.o.BaseRef == NoBaseRef:
+		noBase = "--base " + NoBaseRef
+	}
 	top, err := abrun.Git(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
 		p.headDir = dir
-		if p.o.NoBase {
-			p.decided.NoBase = "--no-base"
+		if noBase != "" {
+			p.decided.NoBase = noBase
 			return nil
 		}
 		return exitcode.BadInputf("kernel-gate run builds head from the git working tree and base from its merge base, but this is not a git repository (%v); pass --no-base to build the current directory alone", err)
 	}
 	p.headDir = top
-	if p.o.NoBase {
-		p.decided.NoBase = "--no-base"
-		p.progress("no base: --no-base")
+	if noBase != "" {
+		p.decided.NoBase = noBase
+		p.progress("no base: %s", noBase)
 		return nil
 	}
 	bench, err := p.cfg.Bench.Settings() // validated when the config was loaded

@@ -206,10 +206,15 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 			base = ptxas.NewBaseline("base "+abrun.ShortRev(p.decided.BaseRev), bl.Log.Kernels)
 		}
 	}
+	var stored *result.Finding
+	if base == nil {
+		base, stored = p.storedPtxasBaseline(ctx)
+	}
 	gates, err := PtxasGates(ctx, &in, p.cfg, base, "", "")
 	if err != nil {
 		return nil, err
 	}
+	addStoredBaselineFinding(gates, stored)
 	if len(sassFiles) == 0 {
 		return append(gates, failedGate("sass", "build", "no build to dump",
 			"no head build succeeded, so there is no SASS to read: see the ptxas gate for nvcc's errors")), nil

@@ -112,6 +112,9 @@ type Decisions struct {
 	KeepGoing bool `json:"keep_going,omitempty"`
 	// Targets are the targets that ran, in order.
 	Targets []string `json:"targets"`
+	// Shard is the shard the run gated (absent when it was not sharded): a replay gates
+	// the same targets, none included, and records the same shard.
+	Shard *result.Shard `json:"shard,omitempty"`
 }
 
 // step is one process (or one stage) of the run, as the journal keeps it.

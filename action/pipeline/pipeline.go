@@ -24,9 +24,11 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
+	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/shard"
 )
 
 // Options say what one run does; `kernel-gate run`'s flags fill them.
@@ -66,6 +68,13 @@ type Options struct {
 	// OnStage, when set, is told each stage's title as it starts ("build", "target
 	// attention"): a check run shows it.
 	OnStage func(title string)
+	// BaselineStore, when set, is read (never written) when the run has no base build:
+	// the ptxas gate is then judged against its newest entry for this GPU that the
+	// config's baseline constraints allow (storedbase.go), and says which.
+	BaselineStore baseline.Reader
+	// Shard, when set, gates only the targets (of Targets, else all) whose names hash to
+	// it, and records the shard in the result for kernel-gate merge (shard.go).
+	Shard shard.Spec
 }
 
 // Tools are the paths of the programs a run starts.
@@ -110,6 +119,8 @@ type pipeline struct {
 	gpuChecks int
 	// cleanupBase removes the base worktree (nil when none was checked out).
 	cleanupBase func()
+	// runTargets are every target of the run: all shards' when it is sharded, else targets.
+	runTargets []config.Target
 	// benchSpent is the wall time the targets' A/B runs have spent timing so far, against
 	// bench.run_wall_budget.
 	benchSpent time.Duration
@@ -146,17 +157,34 @@ func Run(ctx context.Context, cfg config.Config, o Options) (result.Result, erro
 	if err != nil {
 		return result.Result{}, err
 	}
-	if p.targets, err = selectTargets(set.Targets, p.o.Targets); err != nil {
+	var sharded *result.Shard
+	if recorded != nil && recorded.Shard != nil {
+		p.targets, p.runTargets, err = recordedShardTargets(set.Targets, recorded)
+	} else if p.targets, err = selectTargets(set.Targets, p.o.Targets); err == nil {
+		p.runTargets = p.targets
+		if recorded == nil {
+			sharded, err = p.shardTargets(ctx)
+		}
+	}
+	if err != nil {
 		return result.Result{}, err
 	}
-	p.decided = Decisions{All: p.o.All, KeepGoing: p.o.KeepGoing, Targets: []string{}}
+	p.decided = Decisions{All: p.o.All, KeepGoing: p.o.KeepGoing, Targets: []string{}, Shard: sharded}
 	for _, t := range p.targets {
 		p.decided.Targets = append(p.decided.Targets, t.Name)
 	}
 	if recorded != nil {
 		p.decided = *recorded
 	}
-	res, err := p.run(ctx, recorded != nil)
+	var res result.Result
+	if p.decided.Shard != nil && len(p.targets) == 0 {
+		res, err = p.emptyShard(ctx, recorded != nil)
+	} else {
+		res, err = p.run(ctx, recorded != nil)
+	}
+	if err == nil && p.decided.Shard != nil {
+		res, err = p.withShard(res)
+	}
 	if err != nil {
 		return result.Result{}, err
 	}

@@ -266,14 +266,15 @@ func (p *pipeline) sassChanged(b *build, globs []string) (bool, string) {
 
 // targetConfig is the config as one target sees it: the correctness and speedup rules whose
 // glob matches none of the target's kernels are left out, so that each target's gate does
-// not warn about rules meant for another. A rule that matches no kernel of any target stays
-// with the first target, which warns about it once.
+// not warn about rules meant for another. A rule that matches no kernel of any target of
+// the run (every shard's, so that a rule for another shard's target is not taken for
+// nobody's) stays with the run's first target, which warns about it once.
 func (p *pipeline) targetConfig(t config.Target) config.Config {
 	cfg := p.cfg
 	if len(t.Kernels) == 0 {
 		return cfg
 	}
-	first := len(p.targets) > 0 && p.targets[0].Name == t.Name
+	first := len(p.runTargets) > 0 && p.runTargets[0].Name == t.Name
 	keep := func(match string) bool {
 		g := kernelname.Glob(match)
 		for _, k := range t.Kernels {
@@ -284,7 +285,7 @@ func (p *pipeline) targetConfig(t config.Target) config.Config {
 		if !first {
 			return false
 		}
-		for _, o := range p.targets {
+		for _, o := range p.runTargets {
 			if len(o.Kernels) == 0 {
 				return false
 			}

@@ -132,6 +132,10 @@ func cutNote(secs []mdSection, p cutPoint, link string, limit int) string {
 				names = append(names, "and "+plural(len(rest)-i, "more gate"))
 				break
 			}
+			if s.aside {
+				names = append(names, s.short)
+				continue
+			}
 			names = append(names, s.short+" ("+verdictWord(s.verdict)+")")
 		}
 		word := "the section of "

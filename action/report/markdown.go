@@ -77,6 +77,9 @@ type mdSection struct {
 	short   string // escaped, at most 40 characters: for the cut note
 	verdict result.Verdict
 	blocks  []mdBlock
+	// aside is a section that is no gate's (the trend): the cut note names it without a
+	// verdict.
+	aside bool
 }
 
 func renderMarkdown(r result.Result, o Options) string {
@@ -113,6 +116,9 @@ func renderMarkdown(r result.Result, o Options) string {
 	}
 	if deltas {
 		top.WriteString("\n" + deltaLegend + "\n")
+	}
+	if s, ok := mdTrendSection(o.Trend); ok {
+		secs = append(secs, s) // last: the history is context, cut before any gate
 	}
 	return fitMarkdown(top.String(), secs, mdTool(r.Tool), link, o.Limit)
 }

@@ -80,6 +80,9 @@ type Options struct {
 	// check run's text and less than 1 MiB in a job summary; bytes never undercount
 	// characters.
 	Limit int
+	// Trend, for markdown, adds a last section with the newest points of the run's GPU's
+	// baseline history and a link to the trend page; nil leaves it out.
+	Trend *Trend
 }
 
 const defaultWidth = 100

@@ -127,6 +127,21 @@ type Record struct {
 	Hazards int `json:"hazards,omitempty"`
 	// Message is the tool's own first line of the first occurrence.
 	Message string `json:"message"`
+	// HeldBy names the memory allocator a leak's allocation came from when it is a
+	// framework's pool rather than the program's own cudaMalloc: "PyTorch" for PyTorch's
+	// CUDA caching allocator, whose blocks (a tensor's storage, or the cached pool) a Python
+	// process never frees before its CUDA context ends. See HeldByOf.
+	HeldBy string `json:"held_by,omitempty"`
+}
+
+// HeldByOf names the framework allocator of an allocation site (a leak's first host frame
+// outside the CUDA runtime, "c10::cuda::CUDACachingAllocator::Native::...::allocate"), or
+// "" for any other site.
+func HeldByOf(site string) string {
+	if strings.HasPrefix(site, "c10::cuda::CUDACachingAllocator::") {
+		return "PyTorch"
+	}
+	return ""
 }
 
 // key is the grouping key.

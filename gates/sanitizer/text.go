@@ -774,6 +774,9 @@ func (st *runState) continuation(p *textParser, c string) {
 			// function name ("Host Frame:./bugs [0x1b3c9]") say nothing.
 			fn, pc = m[1], m[2]
 		}
+		// A frame without a symbol ("Host Frame:  [0x41b5d] in libcudart.so.13") names
+		// nothing.
+		fn = strings.TrimSpace(fn)
 		if fn == "" || isRuntimeFrame(fn) {
 			return
 		}
@@ -829,6 +832,7 @@ func (st *runState) flush(p *textParser) {
 		if pd.allocSite != "" {
 			r.Access += " allocated at " + pd.allocSite
 		}
+		r.HeldBy = HeldByOf(pd.allocSite)
 	case KindUnusedMemory:
 		r.Kind = KindUnusedMemory
 		r.Access = "allocation of " + pd.size + " bytes"

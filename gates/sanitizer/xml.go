@@ -486,6 +486,7 @@ func (x *xmlRecord) record(n *numbers) (Record, string) {
 		if s := x.site(); s != "" {
 			r.Access += " allocated at " + s
 		}
+		r.HeldBy = HeldByOf(x.site())
 	case "Initcheck":
 		tool = ToolInitcheck
 		setWhere(x.Where)

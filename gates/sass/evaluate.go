@@ -42,6 +42,10 @@ type FunctionData struct {
 	// Matches counts, per configured pattern that applies to the function, the
 	// instructions it matches.
 	Matches map[string]int `json:"matches"`
+	// Digest is Function.Digest, the one the pipeline's "unchanged SASS" check compares:
+	// the baseline store keeps it, so that a later run can tell identical code from
+	// changed code without the dump.
+	Digest string `json:"digest,omitempty"`
 }
 
 // RuleData says how many functions a kernels rule matched.
@@ -374,6 +378,7 @@ func functionData(f Function, matches map[string]int) FunctionData {
 		Arch:         f.Arch,
 		Instructions: f.Instructions,
 		Matches:      matches,
+		Digest:       f.Digest,
 	}
 	if f.EntryKnown {
 		entry := f.Entry

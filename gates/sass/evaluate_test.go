@@ -329,3 +329,33 @@ func TestEvaluateNothingToCheck(t *testing.T) {
 		t.Errorf("%q %+v", g.Verdict, g.Findings)
 	}
 }
+
+// The gate's data carries each function's digest, the parser's: with rules or without, the
+// same per function × arch, and different where the code differs (the gemm on three archs).
+func TestDataCarriesDigests(t *testing.T) {
+	d := mustParse(t, readFile(t, testdata("cuda13-h200/cuobjdump_sass_gemm_multi.txt")), ParseOptions{})
+	withRules := Config{Require: []string{"HMMA|HGMMA"}}
+	for _, cfg := range []Config{{}, withRules} {
+		g, err := Evaluate(d, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var data Data
+		if err := json.Unmarshal(g.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		if len(data.Functions) != len(d.Functions) {
+			t.Fatalf("%d functions in the data, %d parsed", len(data.Functions), len(d.Functions))
+		}
+		seen := map[string]string{}
+		for i, f := range data.Functions {
+			if len(f.Digest) != 64 || f.Digest != d.Functions[i].Digest {
+				t.Errorf("%s %s: digest %q, parsed %q", f.Name, f.Arch, f.Digest, d.Functions[i].Digest)
+			}
+			if other, ok := seen[f.Digest]; ok {
+				t.Errorf("%s %s has the digest of %s", f.Name, f.Arch, other)
+			}
+			seen[f.Digest] = f.Name + " " + f.Arch
+		}
+	}
+}

@@ -108,7 +108,10 @@ type Result struct {
 	Device *Device `json:"device,omitempty"`
 	// Trigger is what asked for the run inside GitHub Actions (absent elsewhere).
 	Trigger *Trigger `json:"trigger,omitempty"`
-	Gates   []Gate   `json:"gates"`
+	// Shard is set when the run gated one shard of its targets (kernel-gate run --shard
+	// i/n), for kernel-gate merge (absent otherwise, and in a merged result).
+	Shard *Shard `json:"shard,omitempty"`
+	Gates []Gate `json:"gates"`
 }
 
 // Device is a GPU as nvidia-smi names it.
@@ -124,6 +127,23 @@ type Trigger struct {
 	Ref    string `json:"ref,omitempty"`
 	SHA    string `json:"sha,omitempty"`
 	Reason string `json:"reason,omitempty"`
+}
+
+// Shard says which part of a sharded run a result is, and of which run, so that kernel-gate
+// merge can check that its parts are one run's and cover every target once.
+type Shard struct {
+	// Index of Count, 1-based.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Targets are the targets this shard gated, AllTargets those of the whole run (every
+	// shard's), in the config's order.
+	Targets    []string `json:"targets"`
+	AllTargets []string `json:"all_targets"`
+	// Commit is head's commit, Base the merge base built as base (empty without one),
+	// Config "sha256:" and the config file's digest (empty for the built-in defaults).
+	Commit string `json:"commit,omitempty"`
+	Base   string `json:"base,omitempty"`
+	Config string `json:"config,omitempty"`
 }
 
 // SetData stores v as the gate's data.

@@ -1,0 +1,248 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// shardRun runs `kernel-gate run` on the fake toolchain with extra flags and returns the
+// result, written to a file as a matrix job uploads it; its artifacts are in art, or
+// beside the result when art is "".
+func shardRun(t *testing.T, repo, art string, wantCode int, extra ...string) (string, result.Result) {
+	t.Helper()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "result.json")
+	if art == "" {
+		art = filepath.Join(dir, "art")
+	}
+	args := append([]string{"run", "-C", repo, "--config", filepath.Join(repo, "kernel-gate.yml"), "--base", "main",
+		"--artifacts", art, "--format", "json", "--out", out}, fakeGPU(t)...)
+	code, _, stderr := kg(t, "", append(args, extra...)...)
+	if code != wantCode && (wantCode != anyVerdict || code != exitPass && code != exitFail) {
+		t.Fatalf("run %q: exit %d, want %d\n%s", extra, code, wantCode, stderr)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, decode(t, string(raw))
+}
+
+// anyVerdict is shardRun's wantCode for a run that may pass or fail.
+const anyVerdict = -1
+
+func verdicts(r result.Result) []string {
+	var out []string
+	for _, g := range r.Gates {
+		out = append(out, g.Name+"="+string(g.Verdict))
+	}
+	return out
+}
+
+// Two shards of this repository's three targets, run live on the fake GPU and merged, are
+// the unsharded run: the same gates with the same verdicts and findings, after the shards
+// gate that says what was merged. A shard missing, given twice or unreadable fails the
+// merge, naming it.
+func TestShardedRunsMergeToTheWholeRun(t *testing.T) {
+	repo := fakeRepo(t)
+	// One artifacts path for all, as runners with the same workspace path have: the
+	// toolkit gate names the file it read nvcc's version from, and the same notice from
+	// two runners is kept once (from runners whose paths differ, once per runner).
+	art := filepath.Join(t.TempDir(), "art")
+	// --all: every GPU step runs for every target, so every gate has parts to merge.
+	_, whole := shardRun(t, repo, art, anyVerdict, "--all")
+	f1, s1 := shardRun(t, repo, art, anyVerdict, "--all", "--shard", "1/2")
+	f2, s2 := shardRun(t, repo, art, anyVerdict, "--all", "--shard", "2/2")
+	for _, tc := range []struct {
+		r    result.Result
+		want []string
+	}{{s1, []string{"gemm", "softmax"}}, {s2, []string{"attention"}}} {
+		s := tc.r.Shard
+		if s == nil || !slices.Equal(s.Targets, tc.want) || !slices.Equal(s.AllTargets, []string{"attention", "gemm", "softmax"}) ||
+			len(s.Commit) != 40 || len(s.Base) != 40 || !strings.HasPrefix(s.Config, "sha256:") {
+			t.Fatalf("shard record %+v, want targets %q", s, tc.want)
+		}
+		if g := tc.r.Gates[0]; g.Name != result.ShardsGate || g.Verdict == result.Fail || !strings.Contains(g.Summary, strings.Join(tc.want, ", ")) {
+			t.Errorf("the shard's shards gate: %+v", g)
+		}
+	}
+	// The correctness gate of each shard judged its own targets only.
+	for _, tc := range []struct {
+		r    result.Result
+		want string
+		not  string
+	}{{s1, "gemm", "attention"}, {s2, "attention", "gemm"}} {
+		g := gateOf(t, tc.r, "correctness")
+		var rows []string
+		for _, r := range g.Table.Rows {
+			rows = append(rows, r.Cells[0])
+		}
+		if !slices.Contains(rows, tc.want) || slices.Contains(rows, tc.not) {
+			t.Errorf("shard %d/2 correctness rows: %q", tc.r.Shard.Index, rows)
+		}
+	}
+
+	code, out, stderr := kg(t, "", "merge", f2, f1, "--expect-shards", "2", "--expect-gpus", "1")
+	merged := decode(t, out)
+	if want := map[result.Verdict]int{result.Pass: exitPass, result.Fail: exitFail}[whole.Verdict]; code != want || merged.Verdict != whole.Verdict {
+		t.Fatalf("merge: exit %d, verdict %s; the whole run's %s\n%s", code, merged.Verdict, whole.Verdict, stderr)
+	}
+	if got, want := verdicts(merged), append([]string{"shards=pass"}, verdicts(whole)...); !slices.Equal(got, want) {
+		t.Fatalf("merged gates %q, want %q", got, want)
+	}
+	for i, g := range whole.Gates {
+		mg := merged.Gates[i+1]
+		if got, want := sortedLines(allMessages(mg)), sortedLines(allMessages(g)); !slices.Equal(got, want) {
+			t.Errorf("%s: findings merged:\n%s\n--- in the whole run:\n%s", g.Name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if (g.Table == nil) != (mg.Table == nil) || g.Table != nil && len(g.Table.Rows) != len(mg.Table.Rows) {
+			t.Errorf("%s: table %+v, whole run's %+v", g.Name, mg.Table, g.Table)
+		}
+	}
+	if merged.Device == nil || merged.Device.Name != whole.Device.Name || merged.Shard != nil {
+		t.Errorf("merged device %+v, shard %+v", merged.Device, merged.Shard)
+	}
+
+	garbage := filepath.Join(t.TempDir(), "truncated.json")
+	os.WriteFile(garbage, []byte(`{"schema": "kernel-gate/result/v1", "verdict": "pa`), 0o644)
+	for _, tc := range []struct {
+		name  string
+		files []string
+		want  []string
+	}{
+		{"missing", []string{f1}, []string{"shard 2/2 of H200, sm_90 is missing"}},
+		{"duplicate", []string{f1, f2, f2}, []string{"shard 2/2 of H200, sm_90 is given twice"}},
+		{"unparsable", []string{f1, garbage}, []string{garbage + ": not merged:", "shard 2/2 of H200, sm_90 is missing"}},
+		{"not there", []string{f1, f2, filepath.Join(t.TempDir(), "results", "*.json")}, []string{"*.json: not merged:"}},
+		{"whole run is no shard", []string{f1, f2, wholeFile(t, whole)}, []string{"not a shard"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := kg(t, "", append([]string{"merge", "--format", "json"}, tc.files...)...)
+			if code != exitFail {
+				t.Fatalf("exit %d, want %d\n%s", code, exitFail, stderr)
+			}
+			r := decode(t, out)
+			sg := r.Gates[0]
+			if sg.Name != result.ShardsGate || sg.Verdict != result.Fail {
+				t.Fatalf("shards gate %+v", sg)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(messages(sg, result.Error), want) {
+					t.Errorf("errors lack %q:\n%s", want, messages(sg, result.Error))
+				}
+			}
+		})
+	}
+}
+
+func wholeFile(t *testing.T, r result.Result) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "whole.json")
+	raw, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(p, raw, 0o644)
+	return p
+}
+
+func sortedLines(s string) []string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	slices.Sort(lines)
+	return lines
+}
+
+func allMessages(g result.Gate) string {
+	var b strings.Builder
+	for _, f := range g.Findings {
+		b.WriteString(string(f.Severity) + ": " + f.Message + "\n")
+	}
+	return b.String()
+}
+
+// A shard that no target hashes to (2/4: attention is 4, gemm 1, softmax 3) builds and runs
+// nothing, passes saying so, and still names its GPU and base, so that it merges with the
+// other shards; its replay is the same shard.
+func TestEmptyShardPasses(t *testing.T) {
+	repo := fakeRepo(t)
+	file, r := shardRun(t, repo, "", exitPass, "--shard", "2/4")
+	if got := verdicts(r); !slices.Equal(got, []string{"shards=pass"}) {
+		t.Fatalf("gates %q", got)
+	}
+	if n := messages(r.Gates[0], result.Notice); !strings.Contains(n, "no targets in shard 2/4") {
+		t.Errorf("notice %q", n)
+	}
+	if r.Device == nil || r.Shard == nil || len(r.Shard.Targets) != 0 || len(r.Shard.Base) != 40 {
+		t.Fatalf("device %+v, shard %+v", r.Device, r.Shard)
+	}
+	art := filepath.Join(filepath.Dir(file), "art")
+	code, out, stderr := kg(t, "", "run", "--config", filepath.Join(repo, "kernel-gate.yml"), "--replay", art, "--format", "json")
+	if code != exitPass {
+		t.Fatalf("replay: exit %d\n%s", code, stderr)
+	}
+	replayed := decode(t, out)
+	if !slices.Equal(verdicts(replayed), verdicts(r)) || replayed.Shard == nil || replayed.Shard.Index != 2 || replayed.Shard.Base != r.Shard.Base {
+		t.Errorf("replayed %q, shard %+v", verdicts(replayed), replayed.Shard)
+	}
+	// The other three shards and this one merge to a pass.
+	files := []string{file}
+	for _, s := range []string{"1/4", "3/4", "4/4"} {
+		f, _ := shardRun(t, repo, "", exitPass, "--shard", s)
+		files = append(files, f)
+	}
+	code, out, stderr = kg(t, "", append([]string{"merge", "--expect-shards", "4"}, files...)...)
+	if code != exitPass {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, out, stderr)
+	}
+	if sg := decode(t, out).Gates[0]; !strings.Contains(sg.Summary, "4 results of 4 shard(s) merged from 1 GPU") {
+		t.Errorf("shards gate: %+v", sg)
+	}
+}
+
+// A replayed shard is the same shard: its targets and its record come from the recording,
+// whatever --shard the replay is given.
+func TestShardReplays(t *testing.T) {
+	repo := fakeRepo(t)
+	file, live := shardRun(t, repo, "", exitPass, "--shard", "2/2")
+	art := filepath.Join(filepath.Dir(file), "art")
+	code, out, stderr := kg(t, "", "run", "--config", filepath.Join(repo, "kernel-gate.yml"), "--replay", art, "--shard", "1/2", "--format", "json")
+	if code != exitPass {
+		t.Fatalf("replay: exit %d\n%s", code, stderr)
+	}
+	r := decode(t, out)
+	if !slices.Equal(verdicts(r), verdicts(live)) || r.Shard == nil || !slices.Equal(r.Shard.Targets, []string{"attention"}) || r.Shard.Commit != live.Shard.Commit || r.Shard.Base != live.Shard.Base {
+		t.Errorf("replayed %q %+v, live %q %+v", verdicts(r), r.Shard, verdicts(live), live.Shard)
+	}
+}
+
+func TestShardAndMergeUsage(t *testing.T) {
+	repo := fakeRepo(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"run", "-C", repo, "--config", filepath.Join(repo, "kernel-gate.yml"), "--shard", "0/2"}, fakeGPU(t)...), "--shard: shard \"0/2\": i is 0: shards are numbered from 1"},
+		{append([]string{"run", "-C", repo, "--config", filepath.Join(repo, "kernel-gate.yml"), "--shard", "3"}, fakeGPU(t)...), "want i/n"},
+		{[]string{"merge"}, "merge takes the shards' result files"},
+		{[]string{"merge", "--expect-shards", "999", "x.json"}, "--expect-shards 999"},
+		{[]string{"merge", "--expect-gpus", "-1", "x.json"}, "--expect-gpus -1"},
+	} {
+		code, _, stderr := kg(t, "", tc.args...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q, want %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	// --out must not overwrite a shard's result.
+	f, _ := shardRun(t, repo, "", exitPass, "--shard", "1/1")
+	if code, _, stderr := kg(t, "", "merge", f, "--out", f); code != exitUsage || !strings.Contains(stderr, "would overwrite its own input") {
+		t.Errorf("--out an input: exit %d, %s", code, stderr)
+	}
+}

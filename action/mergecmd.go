@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kernel-gate/kernel-gate/action/ghaction"
+	"github.com/kernel-gate/kernel-gate/action/report"
+	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/shard"
+)
+
+// maxExpectGPUs bounds --expect-gpus: a typo, not a matrix, beyond it.
+const maxExpectGPUs = 64
+
+// runMerge is `kernel-gate merge`: the results of a run's shards (kernel-gate run --shard
+// i/n, on one GPU or a matrix of them) made into one result. Each file is read as the
+// reporting job reads a result another job uploaded (ghaction.ReadUntrusted): a shard's
+// job ran the pull request's code. A file that cannot be read fails the merged result
+// naming it, as does a shard missing or given twice (result.Merge); exit 2 is left for
+// bad flags.
+func runMerge(ctx context.Context, args []string, e env) (int, error) {
+	var c common
+	o := result.MergeOptions{Tool: toolName()}
+	fs := newFlagSet("merge", e, &c)
+	// The merged result is a file for the next step (a check run, the baseline): JSON
+	// unless asked for another format.
+	if f := fs.Lookup("format"); f != nil {
+		f.DefValue = string(report.JSON)
+		_ = f.Value.Set(f.DefValue)
+	}
+	fs.IntVar(&o.ExpectShards, "expect-shards", 0, "fail unless the results are shards 1 to `N` of their run on each GPU (default: the n the results say)")
+	fs.IntVar(&o.ExpectGPUs, "expect-gpus", 0, "fail unless the results come from `N` GPUs (default: any number; a GPU whose every shard is missing is only caught with this)")
+	fs.Usage = usage(e, fs, `Usage: kernel-gate merge [--out merged.json] [--expect-shards N] [--expect-gpus N] RESULT.json...
+
+Joins the results of a run's shards (kernel-gate run --shard i/N, one job each, on one GPU
+or several) into one result, JSON by default, that kernel-gate report and the action's
+report mode post as one check run. The results must be shards of one run (the same
+commit, base, config and targets), each shard 1..N once per GPU. A result that is
+missing, given twice, unreadable or of another run fails the merged result's "shards"
+gate, naming it; otherwise each gate is its shards' gates joined. Results of several GPUs
+(device name and arch) are kept apart: a gate that differs between them is shown per GPU,
+"speedup (L4, sm_89)". Exits 1 when the merged result fails.
+
+`)
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
+		return failed(err)
+	}
+	switch {
+	case len(files) == 0:
+		return failed(usagef("merge takes the shards' result files (kernel-gate merge results/*.json)"))
+	case o.ExpectShards < 0 || o.ExpectShards > shard.Max:
+		return failed(usagef("--expect-shards %d: want 1 to %d (or 0: what the results say)", o.ExpectShards, shard.Max))
+	case o.ExpectGPUs < 0 || o.ExpectGPUs > maxExpectGPUs:
+		return failed(usagef("--expect-gpus %d: want 1 to %d (or 0: any number)", o.ExpectGPUs, maxExpectGPUs))
+	}
+	f, err := report.ParseFormat(c.format)
+	if err != nil {
+		return failed(exitcode.BadInput(err))
+	}
+	if err := checkOut(c.out, reads{files: files}); err != nil {
+		return failed(err)
+	}
+	var inputs []result.MergeInput
+	for _, file := range files {
+		if err := ctx.Err(); err != nil {
+			return failed(exitcode.BadInputf("merge stopped: %w", err))
+		}
+		res, notes, err := ghaction.ReadUntrusted(file)
+		for _, n := range notes {
+			msg := fmt.Sprintf("%s: %s", file, n)
+			if underActions(e) {
+				msg = workflowcmd.Neutralize(msg)
+			}
+			fmt.Fprintf(e.stderr, "kernel-gate merge: %s\n", msg)
+		}
+		inputs = append(inputs, result.MergeInput{Name: file, Result: res, Err: err})
+	}
+	merged, err := result.Merge(inputs, o)
+	if err != nil {
+		return failed(exitcode.CouldNotRun(err))
+	}
+	return emit(merged, c, f, e)
+}

@@ -1,0 +1,173 @@
+package baseline
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// recordedEntry is a recorded run's entry with the head's own times of every target the
+// recording timed.
+func recordedEntry(t *testing.T, name, commit string, at time.Time) Entry {
+	t.Helper()
+	e, err := EntryFromResult(replayResult(t, name), commit, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"attention", "gemm", "softmax"} {
+		path := filepath.Join("..", "testdata", "replay", name, target, "bench", "head.json")
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		if err := e.AddBench(target, readBench(t, path)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "diff", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./baseline -run Diff -update writes it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file:\n%s", name, got)
+	}
+}
+
+// Diffs between recorded runs of the same kernels, in text and JSON: the planted 5%
+// slowdown is slower beyond both intervals, the spill's registers, spills and SASS changed,
+// the race's racecheck went from clean to errors.
+func TestDiffGolden(t *testing.T) {
+	clean := recordedEntry(t, "clean", "c1ea2c1ea2c1ea2c1ea2c1ea2c1ea2c1ea2c1ea2", when)
+	for _, c := range []struct {
+		to   string
+		want []string
+	}{
+		{"slow5", []string{"attention flash_fwd mission: ", "slower (the intervals do not overlap)"}},
+		{"spill", []string{"registers 153 → 32 (-121)", "spill_stores", "SASS changed ("}},
+		{"race", []string{"attention racecheck: clean → errors (2 errors)"}},
+		{"wrong-result", []string{"(pass → fail)"}},
+	} {
+		t.Run(c.to, func(t *testing.T) {
+			to := recordedEntry(t, c.to, strings.Repeat("5", 40), when.Add(24*time.Hour))
+			d := DiffEntries(clean, to)
+			var text, js bytes.Buffer
+			if err := d.WriteText(&text); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.WriteJSON(&js); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(text.String(), w) {
+					t.Errorf("the diff lacks %q:\n%s", w, text.String())
+				}
+			}
+			var back Diff
+			if err := json.Unmarshal(js.Bytes(), &back); err != nil || back.Schema != DiffSchema {
+				t.Errorf("JSON: %v %q", err, back.Schema)
+			}
+			golden(t, "clean-"+c.to+".txt.golden", text.Bytes())
+			golden(t, "clean-"+c.to+".json.golden", js.Bytes())
+		})
+	}
+}
+
+// An entry against itself changes nothing; against the same entry with one digest
+// changed, that kernel's SASS changed even with the same instruction count.
+func TestDiffSASSDigests(t *testing.T) {
+	e := recordedEntry(t, "clean", "c", when)
+	for i := range e.Kernels {
+		e.Kernels[i].SASS.Digest = strings.Repeat("a", 64)
+	}
+	d := DiffEntries(e, e)
+	if d.UnchangedKernels != len(e.Kernels) || len(d.Notes) != 0 {
+		t.Errorf("itself: %d unchanged of %d, notes %q", d.UnchangedKernels, len(e.Kernels), d.Notes)
+	}
+	for _, tm := range d.Timings {
+		if tm.Change != ChangeUnchanged || tm.Timing != TimingOverlap {
+			t.Errorf("itself: timing %+v", tm)
+		}
+	}
+	to := e
+	to.Kernels = append([]Kernel(nil), e.Kernels...)
+	s := *to.Kernels[3].SASS
+	s.Digest = strings.Repeat("b", 64)
+	to.Kernels[3].SASS = &s
+	d = DiffEntries(e, to)
+	if d.UnchangedKernels != len(e.Kernels)-1 || d.Kernels[3].SASS != SASSChanged || d.Kernels[3].Instructions != nil || d.Kernels[3].Change != ChangeChanged {
+		t.Errorf("one digest changed: %+v", d.Kernels[3])
+	}
+	// Without digests on one side, equal counts cannot show the code unchanged.
+	from := e
+	from.Kernels = append([]Kernel(nil), e.Kernels...)
+	s = *from.Kernels[0].SASS
+	s.Digest = ""
+	from.Kernels[0].SASS = &s
+	d = DiffEntries(from, e)
+	if d.Kernels[0].SASS != SASSUnknown || d.Kernels[0].Change != ChangeUnchanged || len(d.Notes) != 1 || !strings.Contains(d.Notes[0], "no digest") {
+		t.Errorf("no digest: %+v %q", d.Kernels[0], d.Notes)
+	}
+}
+
+// Rows present on one side only are added or removed; kernels are matched by identity,
+// so a kernel in an anonymous namespace built from another path is the same kernel.
+func TestDiffAddedRemovedAndIdentity(t *testing.T) {
+	n := func(x int64) *int64 { return &x }
+	fp := Fingerprint{GPU: "NVIDIA L4", Arch: "sm_89", Driver: "570.1", CUDA: "12.8"}
+	from := Entry{Commit: "a", Time: when, Fingerprint: fp, Kernels: []Kernel{
+		{Name: "_ZN43_GLOBAL__N__75846019_10_harness_cu_5d88324917softmax_referenceEPKfPfii", Arch: "sm_89", Ptxas: &ptxas.Kernel{Registers: n(40)}},
+		{Name: "old_kernel", Arch: "sm_89", Ptxas: &ptxas.Kernel{Registers: n(10)}},
+	}, Sanitizer: []SanitizerRun{{Tool: "memcheck", Status: SanitizerClean}}}
+	fp.Driver = "580.2"
+	to := Entry{Commit: "b", Time: when.Add(time.Hour), Fingerprint: fp, Kernels: []Kernel{
+		{Name: "_ZN43_GLOBAL__N__11111111_10_harness_cu_5d88324917softmax_referenceEPKfPfii", Arch: "sm_89", Ptxas: &ptxas.Kernel{Registers: n(48), Smem: n(0)}},
+		{Name: "new_kernel", Arch: "sm_89", Ptxas: &ptxas.Kernel{Registers: n(10)}},
+	}, Sanitizer: []SanitizerRun{{Tool: "racecheck", Status: SanitizerClean}}}
+	d := DiffEntries(from, to)
+	var got []string
+	for _, k := range d.Kernels {
+		got = append(got, k.Kernel+" "+k.Change)
+	}
+	if strings.Join(got, "; ") != "(anonymous namespace)::softmax_reference changed; new_kernel added; old_kernel removed" {
+		t.Errorf("kernels %q", got)
+	}
+	if m := d.Kernels[0].Metrics; len(m) != 2 || m[0].Metric != "registers" || *m[0].To != 48 || m[1].Metric != "smem" || m[1].From != nil {
+		t.Errorf("metrics %+v", m)
+	}
+	if len(d.Fingerprint) != 1 || d.Fingerprint[0] != (ValueChange{"driver", "570.1", "580.2"}) {
+		t.Errorf("fingerprint %+v", d.Fingerprint)
+	}
+	if len(d.Sanitizer) != 2 || d.Sanitizer[0].Change != ChangeAdded || d.Sanitizer[1].Change != ChangeRemoved {
+		t.Errorf("sanitizer %+v", d.Sanitizer)
+	}
+	var text bytes.Buffer
+	d.WriteText(&text)
+	for _, w := range []string{"driver changed: 570.1 → 580.2", "registers 40 → 48 (+8), smem - → 0", "old_kernel sm_89: removed", "timings (median µs [95% interval]):\n  none recorded"} {
+		if !strings.Contains(text.String(), w) {
+			t.Errorf("text lacks %q:\n%s", w, text.String())
+		}
+	}
+}

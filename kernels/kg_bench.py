@@ -28,8 +28,10 @@ from the measured enqueue time), so each event pair measures the kernel's device
 not the host's launch gaps; see its docstring.
 
 With KG_MODE=serve, serve() answers one round per request line after the harness has set up
-once (docs/harness-protocol.md, "Serving rounds"):
+once (docs/harness-protocol.md, "Serving rounds"); a harness that serves reads its request
+with Request.from_env(..., serve=True), and one that does not refuses KG_MODE=serve:
 
+    req = kg_bench.Request.from_env("small,mission", serve=True)
     if req.mode == "serve":
         prepared = {shape: make_inputs(shape) for shape in req.shapes}   # and warm up
         def one_round(sr):                  # a ServeRequest: round, samples, shapes, kernels
@@ -53,7 +55,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 SCHEMA = "kernel-gate/bench/v1"
-MODES = ("check", "bench", "sanitize", "serve")
+MODES = ("check", "bench", "sanitize")
+# KG_MODE=serve is accepted only from a harness that says it serves (from_env(serve=True)):
+# one that does not must exit at once, which is how kernel-gate finds it does not serve.
+SERVE_MODE = "serve"
 SERVE_SCHEMA = "kernel-gate/serve/v1"
 
 __all__ = [
@@ -63,6 +68,7 @@ __all__ = [
     "Reference",
     "Request",
     "Result",
+    "SERVE_MODE",
     "SERVE_SCHEMA",
     "ServeRequest",
     "device_info",
@@ -104,18 +110,22 @@ class Request:
         cls,
         default_shapes: Union[str, Sequence[str]] = "",
         environ: Optional[Mapping[str, str]] = None,
+        *,
+        serve: bool = False,
     ) -> "Request":
         """Reads KG_MODE (default check), KG_SHAPES (default_shapes when unset), KG_ROUNDS
         (default 3), KG_SAMPLES (default 50) and KG_OUT (standard output when unset).
 
-        A mode other than check, bench, sanitize or serve, or a count that is not a whole
-        number >= 1, raises ValueError: a harness should fail loudly rather than run something
+        A mode other than check, bench or sanitize (or serve, with serve=True: a harness that
+        answers KG_MODE=serve through serve()), or a count that is not a whole number >= 1,
+        raises ValueError: a harness should fail loudly rather than run something
         nobody asked for.
         """
         env = os.environ if environ is None else environ
         mode = env.get("KG_MODE", "") or "check"
-        if mode not in MODES:
-            raise ValueError(f"KG_MODE={mode!r}: want one of {', '.join(MODES)}")
+        modes = MODES + (SERVE_MODE,) if serve else MODES
+        if mode not in modes:
+            raise ValueError(f"KG_MODE={mode!r}: want one of {', '.join(modes)}")
         shapes_raw = env.get("KG_SHAPES", "")
         if shapes_raw:
             shapes = [s.strip() for s in shapes_raw.split(",") if s.strip()]

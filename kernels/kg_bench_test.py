@@ -488,7 +488,10 @@ class ServeTest(unittest.TestCase):
             with self.assertRaises(ValueError, msg=bad):
                 kg_bench.parse_serve_request(bad)
         self.assertTrue(kg_bench.wanted([], "x") and kg_bench.wanted(["x"], "x") and not kg_bench.wanted(["y"], "x"))
-        self.assertEqual(kg_bench.Request.from_env("s", environ={"KG_MODE": "serve"}).mode, "serve")
+        self.assertEqual(kg_bench.Request.from_env("s", environ={"KG_MODE": "serve"}, serve=True).mode, "serve")
+        # A harness that does not say it serves refuses serve mode at once, as before.
+        with self.assertRaisesRegex(ValueError, "KG_MODE='serve': want one of check, bench, sanitize"):
+            kg_bench.Request.from_env("s", environ={"KG_MODE": "serve"})
 
     def test_answers_each_round_on_its_own_line(self):
         req = kg_bench.Request(mode="serve", shapes=["small", "mission"], rounds=1, samples=30)
@@ -569,7 +572,7 @@ class SDPAServeTest(unittest.TestCase):
         sdpa_reference.Prepared = self.FakePrepared
         self.FakePrepared.made = []
         try:
-            req = kg_bench.Request.from_env(sdpa_reference.DEFAULT_SHAPES, environ={"KG_MODE": "serve", "KG_SHAPES": "small,long"})
+            req = kg_bench.Request.from_env(sdpa_reference.DEFAULT_SHAPES, environ={"KG_MODE": "serve", "KG_SHAPES": "small,long"}, serve=True)
             out, err = io.StringIO(), io.StringIO()
             stdin = io.StringIO('{"round": 0, "samples": 2}\n{"round": 1, "samples": 3, "kernels": ["flash_fwd"], "shapes": ["small"]}\n')
             with contextlib.redirect_stderr(err):

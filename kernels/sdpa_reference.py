@@ -256,7 +256,7 @@ def serve(torch: Any, req: kg_bench.Request, kernels: list[str], **serve_args: A
 def main(environ: Optional[Mapping[str, str]] = None) -> int:
     env = os.environ if environ is None else environ
     try:
-        req = kg_bench.Request.from_env(DEFAULT_SHAPES, environ=env)
+        req = kg_bench.Request.from_env(DEFAULT_SHAPES, environ=env, serve=True)
     except ValueError as e:
         print(f"sdpa_reference.py: {e}", file=sys.stderr)
         return 2

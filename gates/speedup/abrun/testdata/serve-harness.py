@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import kg_bench  # noqa: E402
 
 factor, seed = float(sys.argv[1]), int(sys.argv[2])
-req = kg_bench.Request.from_env("small")
+req = kg_bench.Request.from_env("small", serve=True)
 if req.mode != "serve":
     print(f"serve-harness.py: KG_MODE={req.mode}: this one only serves", file=sys.stderr)
     sys.exit(2)

@@ -20,6 +20,7 @@ FUZZ_TARGETS = \
 	./gates/toolkit:FuzzScanner \
 	./gates/correctness:FuzzEvaluate \
 	./gates/speedup:FuzzJudge \
+	./gates/speedup/abrun:FuzzServeAnswers \
 	./gates/guard:FuzzScanFile \
 	./internal/benchfile:FuzzRead \
 	./internal/strictjson:FuzzCheck \

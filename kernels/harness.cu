@@ -7,6 +7,8 @@
 //   KG_MODE=bench     KG_ROUNDS rounds of KG_SAMPLES single-launch timings (CUDA events), after
 //                     a warm-up, rotating through enough input copies that L2 holds none
 //   KG_MODE=sanitize  one launch of each kernel on its first shape, for compute-sanitizer
+//   KG_MODE=serve     every kernel × shape set up and warmed up once, then one round of
+//                     KG_SAMPLES timings per request line (kg_bench.h's Serve)
 //
 // KG_KERNELS picks kernels (default all), KG_SHAPES shapes (default small,mission,long),
 // KG_OUT the result file (default stdout). Build: nvcc -O3 -lineinfo -arch=native harness.cu
@@ -17,7 +19,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -162,24 +166,43 @@ double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
 
 // ---- kernels under test: each knows its shapes, how to check and how to time ----
 
+// A Timer times one round of `samples` single launches (microseconds each). It owns the
+// input copies it rotates through, set up and warmed up when it was made: bench mode makes
+// one per kernel × shape per run, serve mode one per kernel × shape per process.
+using Timer = std::function<std::vector<double>(int samples)>;
+
 struct Case {
   virtual ~Case() = default;
   virtual void check(kgbench::Result& r, int checks) = 0;
-  virtual void bench(kgbench::Result& r, int rounds, int samples) = 0;
+  virtual Timer timer() = 0;
   virtual void sanitize() = 0;  // one launch on fresh inputs
+  void bench(kgbench::Result& r, int rounds, int samples) {
+    Timer t = timer();
+    for (int k = 0; k < rounds; ++k) r.rounds_us.push_back(t(samples));
+  }
 };
 
 // How many copies of the inputs to rotate through so the L2 (50-60 MB) cannot hold them.
 int copies_for(size_t bytes) { return (int)std::clamp<size_t>((256u << 20) / std::max<size_t>(bytes, 1), 1, 64); }
 
+// make_timer warms launch up (3 × copies + 10 launches, discarded) and returns the Timer
+// that times it; launch(i) launches on copy i and must own (capture) its buffers.
 template <class Launch>
-void bench_rounds(kgbench::Result& r, int rounds, int samples, int copies, Launch launch) {
-  for (int i = 0; i < 3 * copies + 10; ++i) launch(i % copies);  // warm-up, discarded
+Timer make_timer(int copies, Launch launch) {
+  for (int i = 0; i < 3 * copies + 10; ++i) launch(i % copies);
   CK(cudaDeviceSynchronize());
-  for (int k = 0; k < rounds; ++k)
-    r.rounds_us.push_back(kgbench::TimeLaunches([&](int i) { launch(i % copies); }, samples, 0));
-  CK(cudaGetLastError());
+  return [copies, launch](int samples) {
+    std::vector<double> us = kgbench::TimeLaunches([&](int i) { launch(i % copies); }, samples, 0);
+    CK(cudaGetLastError());
+    return us;
+  };
 }
+
+template <class T>
+using Bufs = std::shared_ptr<std::vector<std::unique_ptr<Buf<T>>>>;
+
+template <class T>
+Bufs<T> new_bufs() { return std::make_shared<std::vector<std::unique_ptr<Buf<T>>>>(); }
 
 struct Attention : Case {
   int b, h, n;
@@ -226,16 +249,18 @@ struct Attention : Case {
     r.repeat_max_diff = rep;
   }
 
-  void bench(kgbench::Result& r, int rounds, int samples) override {
+  Timer timer() override {
     const int copies = copies_for(4 * elems() * sizeof(half));
-    std::vector<Buf<half>*> bufs;
-    for (int i = 0; i < 4 * copies; ++i) bufs.push_back(new Buf<half>(elems(), i % 4 == 3 ? kTailBytes : 0));
+    Bufs<half> bufs = new_bufs<half>();
+    for (int i = 0; i < 4 * copies; ++i) bufs->push_back(std::make_unique<Buf<half>>(elems(), i % 4 == 3 ? kTailBytes : 0));
     for (int i = 0; i < copies; ++i)
-      for (int j = 0; j < 3; ++j) fill_normal(*bufs[4 * i + j], 7 + 4 * i + j);
-    bench_rounds(r, rounds, samples, copies, [&](int i) {
-      kg::launch_flash_fwd(bufs[4 * i]->p, bufs[4 * i + 1]->p, bufs[4 * i + 2]->p, bufs[4 * i + 3]->p, b * h, n, causal);
+      for (int j = 0; j < 3; ++j) fill_normal(*(*bufs)[4 * i + j], 7 + 4 * i + j);
+    const int bh = b * h, seqlen = n;
+    const bool c = causal;
+    return make_timer(copies, [bufs, bh, seqlen, c](int i) {
+      const auto& v = *bufs;
+      kg::launch_flash_fwd(v[4 * i]->p, v[4 * i + 1]->p, v[4 * i + 2]->p, v[4 * i + 3]->p, bh, seqlen, c);
     });
-    for (auto* p : bufs) delete p;
   }
 
   void sanitize() override {
@@ -274,22 +299,22 @@ struct Gemm : Case {
     }
     Attention::fill(r, err, checks, 4, rep);
   }
-  void bench(kgbench::Result& r, int rounds, int samples) override {
+  Timer timer() override {
     const size_t bytes = ((size_t)m * kk + (size_t)kk * nn) * 2 + (size_t)m * nn * 4;
     const int copies = copies_for(bytes);
-    std::vector<Buf<half>*> ab;
-    std::vector<Buf<float>*> cs;
+    Bufs<half> ab = new_bufs<half>();
+    Bufs<float> cs = new_bufs<float>();
     for (int i = 0; i < copies; ++i) {
-      ab.push_back(new Buf<half>((size_t)m * kk));
-      ab.push_back(new Buf<half>((size_t)kk * nn));
-      cs.push_back(new Buf<float>((size_t)m * nn));
-      fill_normal(*ab[2 * i], 9 + i);
-      fill_normal(*ab[2 * i + 1], 99 + i);
+      ab->push_back(std::make_unique<Buf<half>>((size_t)m * kk));
+      ab->push_back(std::make_unique<Buf<half>>((size_t)kk * nn));
+      cs->push_back(std::make_unique<Buf<float>>((size_t)m * nn));
+      fill_normal(*(*ab)[2 * i], 9 + i);
+      fill_normal(*(*ab)[2 * i + 1], 99 + i);
     }
-    bench_rounds(r, rounds, samples, copies,
-                 [&](int i) { kg::launch_gemm_wmma(ab[2 * i]->p, ab[2 * i + 1]->p, cs[i]->p, m, nn, kk); });
-    for (auto* p : ab) delete p;
-    for (auto* p : cs) delete p;
+    const int M = m, N = nn, K = kk;
+    return make_timer(copies, [ab, cs, M, N, K](int i) {
+      kg::launch_gemm_wmma((*ab)[2 * i]->p, (*ab)[2 * i + 1]->p, (*cs)[i]->p, M, N, K);
+    });
   }
   void sanitize() override {
     Buf<half> a((size_t)m * kk), b((size_t)kk * nn);
@@ -325,17 +350,16 @@ struct Softmax : Case {
     }
     Attention::fill(r, err, checks, 4, rep);
   }
-  void bench(kgbench::Result& r, int rounds, int samples) override {
+  Timer timer() override {
     const int copies = copies_for((size_t)rows * cols * 8);
-    std::vector<Buf<float>*> xs, ys;
+    Bufs<float> xs = new_bufs<float>(), ys = new_bufs<float>();
     for (int i = 0; i < copies; ++i) {
-      xs.push_back(new Buf<float>((size_t)rows * cols));
-      ys.push_back(new Buf<float>((size_t)rows * cols));
-      fill_normal(*xs[i], 5 + i, 4.0f);
+      xs->push_back(std::make_unique<Buf<float>>((size_t)rows * cols));
+      ys->push_back(std::make_unique<Buf<float>>((size_t)rows * cols));
+      fill_normal(*(*xs)[i], 5 + i, 4.0f);
     }
-    bench_rounds(r, rounds, samples, copies, [&](int i) { kg::launch_row_softmax(xs[i]->p, ys[i]->p, rows, cols); });
-    for (auto* p : xs) delete p;
-    for (auto* p : ys) delete p;
+    const int R = rows, C = cols;
+    return make_timer(copies, [xs, ys, R, C](int i) { kg::launch_row_softmax((*xs)[i]->p, (*ys)[i]->p, R, C); });
   }
   void sanitize() override {
     Buf<float> x((size_t)rows * cols), y(x.n);
@@ -367,6 +391,68 @@ Case* make_case(const std::string& kernel, const std::string& shape) {
   return nullptr;
 }
 
+// serve is KG_MODE=serve: every kernel × shape asked for is set up and warmed up once,
+// then each request times one round of the ones it names (kg_bench.h's Serve). A kernel ×
+// shape that failed to set up, or failed a round, answers with its error from then on, and
+// the process exits 1 at the end of its input, as a bench run with an error does.
+int serve(const kgbench::Request& req, const std::vector<std::string>& kernels) {
+  struct Entry {
+    std::string kernel, shape, error;
+    std::unique_ptr<Case> c;
+    Timer timer;
+  };
+  std::vector<Entry> entries;
+  bool failed = false;
+  for (const auto& kernel : kernels)
+    for (const auto& shape : req.shapes) {
+      Entry e{kernel, shape, "", std::unique_ptr<Case>(make_case(kernel, shape)), nullptr};
+      try {
+        if (!e.c) throw std::string("unknown kernel or shape");
+        e.timer = e.c->timer();
+      } catch (const std::string& err) {
+        e.error = err;
+        failed = true;
+        std::fprintf(stderr, "harness: %s %s: %s\n", kernel.c_str(), shape.c_str(), err.c_str());
+      }
+      entries.push_back(std::move(e));
+    }
+  const int rc = kgbench::Serve(req, [&](const kgbench::ServeRequest& sr) {
+    std::vector<kgbench::Result> out;
+    for (auto& e : entries) {
+      if (!kgbench::Wanted(sr.kernels, e.kernel) || !kgbench::Wanted(sr.shapes, e.shape)) continue;
+      kgbench::Result r;
+      r.kernel = e.kernel;
+      r.shape = e.shape;
+      if (e.error.empty()) {
+        try {
+          r.rounds_us.push_back(e.timer(sr.samples));
+        } catch (const std::string& err) {
+          e.error = err;
+          failed = true;
+          std::fprintf(stderr, "harness: %s %s: round %d: %s\n", e.kernel.c_str(), e.shape.c_str(), sr.round, err.c_str());
+        }
+      }
+      r.error = e.error;
+      out.push_back(r);
+    }
+    // Asked for what this process did not set up (KG_KERNELS, KG_SHAPES): an error each.
+    for (const auto& shape : sr.shapes)
+      for (const auto& kernel : sr.kernels.empty() ? kernels : sr.kernels) {
+        bool have = false;
+        for (const auto& e : entries) have = have || (e.kernel == kernel && e.shape == shape);
+        if (have) continue;
+        kgbench::Result r;
+        r.kernel = kernel;
+        r.shape = shape;
+        r.error = "not set up in this process (KG_KERNELS, KG_SHAPES)";
+        out.push_back(r);
+        failed = true;
+      }
+    return out;
+  });
+  return rc != 0 ? rc : failed ? 1 : 0;
+}
+
 }  // namespace
 
 int main() {
@@ -382,8 +468,9 @@ int main() {
       p = q + 1;
     }
   }
+  if (req.mode == "serve") return serve(req, kernels);
   if (req.mode != "check" && req.mode != "bench" && req.mode != "sanitize") {
-    std::fprintf(stderr, "harness: KG_MODE=%s: want check, bench or sanitize\n", req.mode.c_str());
+    std::fprintf(stderr, "harness: KG_MODE=%s: want check, bench, sanitize or serve\n", req.mode.c_str());
     return 2;
   }
   std::vector<kgbench::Result> results;

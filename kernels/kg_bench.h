@@ -1,8 +1,9 @@
 // kg_bench.h: a small helper for CUDA harnesses that speak kernel-gate/bench/v1
 // (docs/harness-protocol.md). It reads the request from the environment (KG_MODE, KG_SHAPES,
 // KG_ROUNDS, KG_SAMPLES, KG_OUT), times single launches with CUDA events, and writes the
-// result file. Header-only; C++17. Compiled by nvcc, TimeLaunches queues the timed launches
-// behind a blocking kernel (see there); compiled as plain C++ it times them unheld.
+// result file; in KG_MODE=serve, Serve answers one round per request line. Header-only;
+// C++17. Compiled by nvcc, TimeLaunches queues the timed launches behind a blocking kernel
+// (see there); compiled as plain C++ it times them unheld.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -22,7 +23,7 @@
 namespace kgbench {
 
 struct Request {
-  std::string mode = "check";  // check | bench | sanitize
+  std::string mode = "check";  // check | bench | sanitize | serve
   std::vector<std::string> shapes;
   int rounds = 3;
   int samples = 50;
@@ -117,8 +118,8 @@ inline std::string device_json() {
   return o.str();
 }
 
-// Write stores the results in req.out (stdout when empty). Returns false on an I/O error.
-inline bool Write(const Request& req, const std::vector<Result>& results) {
+// Format is the kernel-gate/bench/v1 text of the results.
+inline std::string Format(const Request& req, const std::vector<Result>& results) {
   std::ostringstream o;
   o << "{\"schema\": \"kernel-gate/bench/v1\",\n \"device\": " << device_json() << ",\n \"request\": {\"mode\": ";
   json_string(o, req.mode);
@@ -155,10 +156,16 @@ inline bool Write(const Request& req, const std::vector<Result>& results) {
     o << "}";
   }
   o << "\n ]}\n";
-  if (req.out.empty()) { std::fputs(o.str().c_str(), stdout); return true; }
+  return o.str();
+}
+
+// Write stores the results in req.out (stdout when empty). Returns false on an I/O error.
+inline bool Write(const Request& req, const std::vector<Result>& results) {
+  const std::string text = Format(req, results);
+  if (req.out.empty()) { std::fputs(text.c_str(), stdout); return true; }
   FILE* f = std::fopen(req.out.c_str(), "w");
   if (!f) return false;
-  bool ok = std::fputs(o.str().c_str(), f) >= 0;
+  bool ok = std::fputs(text.c_str(), f) >= 0;
   return std::fclose(f) == 0 && ok;
 }
 
@@ -314,6 +321,210 @@ inline std::vector<double> TimeLaunches(const std::function<void(int)>& launch, 
   }
   for (auto& e : ev) cudaEventDestroy(e);
   return us;
+}
+
+// ---- KG_MODE=serve: one process, many rounds ----
+//
+// kernel-gate starts the harness once with KG_MODE=serve (and every restart_every rounds
+// again); the harness sets up (inputs, warm-up), then Serve writes the handshake and answers
+// each request line on standard input, {"round": 3, "samples": 30, "shapes": [...],
+// "kernels": [...]}, with one line {"round": 3, "file": <the round's bench/v1 file>} on the
+// descriptor KG_SERVE_FD names (never stdout, where the harness's own prints go), and
+// returns at the end of input. docs/harness-protocol.md has the protocol.
+
+// ServeRequest is one request: time round `round` with `samples` launches of each kernel ×
+// shape named (shapes and kernels empty: everything the harness set up).
+struct ServeRequest {
+  int round = -1;
+  int samples = 0;
+  std::vector<std::string> shapes, kernels;
+};
+
+namespace detail {
+
+// A small reader for the request objects: numbers, strings and arrays of strings under
+// known keys; any other key's value is skipped whole. Returns false on anything malformed.
+struct JsonIn {
+  const std::string& s;
+  size_t i = 0;
+  void ws() { while (i < s.size() && std::isspace((unsigned char)s[i])) ++i; }
+  bool lit(char c) { ws(); if (i < s.size() && s[i] == c) { ++i; return true; } return false; }
+  bool str(std::string& out) {
+    ws();
+    if (i >= s.size() || s[i] != '"') return false;
+    out.clear();
+    for (++i; i < s.size(); ++i) {
+      char c = s[i];
+      if (c == '"') { ++i; return true; }
+      if (c == '\\') {
+        if (++i >= s.size()) return false;
+        switch (s[i]) {
+          case 'n': out += '\n'; break;
+          case 't': out += '\t'; break;
+          case 'r': out += '\r'; break;
+          case 'b': out += '\b'; break;
+          case 'f': out += '\f'; break;
+          case 'u': {
+            unsigned cp = 0;
+            if (!hex4(cp)) return false;
+            if (cp >= 0xD800 && cp < 0xDC00) {  // a surrogate pair
+              unsigned lo = 0;
+              if (i + 2 >= s.size() || s[i + 1] != '\\' || s[i + 2] != 'u') return false;
+              i += 2;
+              if (!hex4(lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            }
+            utf8(out, cp);
+            break;
+          }
+          default: out += s[i];
+        }
+        continue;
+      }
+      out += c;
+    }
+    return false;
+  }
+  // hex4 reads the four hex digits after s[i] (the u of the escape) and leaves i on the last.
+  bool hex4(unsigned& cp) {
+    if (i + 4 >= s.size()) return false;
+    cp = 0;
+    for (int k = 1; k <= 4; ++k) {
+      const char h = s[i + k];
+      cp <<= 4;
+      if (h >= '0' && h <= '9') cp |= h - '0';
+      else if (h >= 'a' && h <= 'f') cp |= h - 'a' + 10;
+      else if (h >= 'A' && h <= 'F') cp |= h - 'A' + 10;
+      else return false;
+    }
+    i += 4;
+    return true;
+  }
+  static void utf8(std::string& out, unsigned cp) {
+    if (cp < 0x80) out += (char)cp;
+    else if (cp < 0x800) { out += (char)(0xC0 | cp >> 6); out += (char)(0x80 | (cp & 0x3F)); }
+    else if (cp < 0x10000) { out += (char)(0xE0 | cp >> 12); out += (char)(0x80 | (cp >> 6 & 0x3F)); out += (char)(0x80 | (cp & 0x3F)); }
+    else { out += (char)(0xF0 | cp >> 18); out += (char)(0x80 | (cp >> 12 & 0x3F)); out += (char)(0x80 | (cp >> 6 & 0x3F)); out += (char)(0x80 | (cp & 0x3F)); }
+  }
+  bool integer(int& out) {
+    ws();
+    size_t j = i;
+    if (j < s.size() && s[j] == '-') ++j;
+    const size_t digits = j;
+    while (j < s.size() && std::isdigit((unsigned char)s[j])) ++j;
+    if (j == digits || j - digits > 9) return false;
+    out = std::atoi(s.substr(i, j - i).c_str());
+    i = j;
+    return true;
+  }
+  bool strings(std::vector<std::string>& out) {
+    out.clear();
+    if (!lit('[')) return false;
+    if (lit(']')) return true;
+    do {
+      std::string v;
+      if (!str(v)) return false;
+      out.push_back(v);
+    } while (lit(','));
+    return lit(']');
+  }
+  bool skip(int depth = 0) {  // any value
+    if (depth > 64) return false;
+    ws();
+    if (i >= s.size()) return false;
+    std::string tmp;
+    switch (s[i]) {
+      case '"': return str(tmp);
+      case '[':
+        ++i;
+        if (lit(']')) return true;
+        do { if (!skip(depth + 1)) return false; } while (lit(','));
+        return lit(']');
+      case '{':
+        ++i;
+        if (lit('}')) return true;
+        do { if (!str(tmp) || !lit(':') || !skip(depth + 1)) return false; } while (lit(','));
+        return lit('}');
+      default:
+        while (i < s.size() && (std::isalnum((unsigned char)s[i]) || s[i] == '-' || s[i] == '+' || s[i] == '.')) ++i;
+        return true;
+    }
+  }
+};
+
+}  // namespace detail
+
+// ParseServeRequest reads one request line; false when it is not one.
+inline bool ParseServeRequest(const std::string& line, ServeRequest& r) {
+  detail::JsonIn in{line};
+  r = ServeRequest{};
+  if (!in.lit('{')) return false;
+  if (!in.lit('}')) {
+    do {
+      std::string key;
+      if (!in.str(key) || !in.lit(':')) return false;
+      bool ok = key == "round" ? in.integer(r.round)
+              : key == "samples" ? in.integer(r.samples)
+              : key == "shapes" ? in.strings(r.shapes)
+              : key == "kernels" ? in.strings(r.kernels)
+              : in.skip();
+      if (!ok) return false;
+    } while (in.lit(','));
+    if (!in.lit('}')) return false;
+  }
+  in.ws();
+  return in.i == line.size() && r.round >= 0 && r.samples >= 1;
+}
+
+// Wanted reports whether a request names x (an empty list names everything).
+inline bool Wanted(const std::vector<std::string>& names, const std::string& x) {
+  return names.empty() || std::find(names.begin(), names.end(), x) != names.end();
+}
+
+// Serve answers requests until the end of standard input: answer(request) times one
+// round and returns its results (rounds_us holding that one round); each becomes the
+// answer line of that round. Call it once the harness has set up and warmed up. Returns
+// the exit status: 0 at the end of input, 2 when KG_SERVE_FD is missing or unwritable or a
+// request does not parse. Anything the harness prints on stdout or stderr goes to its log,
+// never into the answers.
+inline int Serve(const Request& req, const std::function<std::vector<Result>(const ServeRequest&)>& answer) {
+  const char* fd_env = std::getenv("KG_SERVE_FD");
+  const int fd = fd_env && *fd_env ? std::atoi(fd_env) : -1;
+#ifdef _WIN32
+  FILE* out = fd > 2 ? _fdopen(fd, "w") : nullptr;
+#else
+  FILE* out = fd > 2 ? fdopen(fd, "w") : nullptr;
+#endif
+  if (!out) {
+    std::fprintf(stderr, "kg_bench: KG_MODE=serve needs KG_SERVE_FD, the descriptor kernel-gate reads answers from (got %s)\n",
+                 fd_env ? fd_env : "none");
+    return 2;
+  }
+  std::fputs("{\"serve\": \"kernel-gate/serve/v1\"}\n", out);
+  if (std::fflush(out) != 0) return 2;
+  std::string line;
+  for (int c; (c = std::fgetc(stdin)) != EOF;) {
+    if (c != '\n') { line += (char)c; continue; }
+    if (line.find_first_not_of(" \t\r") == std::string::npos) { line.clear(); continue; }
+    ServeRequest sr;
+    if (!ParseServeRequest(line, sr)) {
+      std::fprintf(stderr, "kg_bench: not a serve request: %.200s\n", line.c_str());
+      return 2;
+    }
+    line.clear();
+    const std::vector<Result> results = answer(sr);
+    Request round = req;
+    round.mode = "bench";
+    round.rounds = 1;
+    round.samples = sr.samples;
+    if (!sr.shapes.empty()) round.shapes = sr.shapes;
+    std::string file = Format(round, results);
+    std::replace(file.begin(), file.end(), '\n', ' ');  // strings escape their newlines: these are layout
+    std::fprintf(out, "{\"round\": %d, \"file\": %s}\n", sr.round, file.c_str());
+    if (std::fflush(out) != 0) return 2;
+  }
+  std::fclose(out);
+  return 0;
 }
 
 }  // namespace kgbench

@@ -26,6 +26,19 @@ as the strings "NaN", "Infinity" and "-Infinity", never as bare tokens.
 time_launches holds the stream while it queues the timed launches (torch.cuda._sleep, sized
 from the measured enqueue time), so each event pair measures the kernel's device time and
 not the host's launch gaps; see its docstring.
+
+With KG_MODE=serve, serve() answers one round per request line after the harness has set up
+once (docs/harness-protocol.md, "Serving rounds"); a harness that serves reads its request
+with Request.from_env(..., serve=True), and one that does not refuses KG_MODE=serve:
+
+    req = kg_bench.Request.from_env("small,mission", serve=True)
+    if req.mode == "serve":
+        prepared = {shape: make_inputs(shape) for shape in req.shapes}   # and warm up
+        def one_round(sr):                  # a ServeRequest: round, samples, shapes, kernels
+            return [kg_bench.Result(kernel="flash_fwd", shape=s,
+                                    rounds_us=[kg_bench.time_launches(..., sr.samples)])
+                    for s in (sr.shapes or req.shapes)]
+        sys.exit(kg_bench.serve(req, one_round))
 """
 
 from __future__ import annotations
@@ -43,6 +56,10 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 SCHEMA = "kernel-gate/bench/v1"
 MODES = ("check", "bench", "sanitize")
+# KG_MODE=serve is accepted only from a harness that says it serves (from_env(serve=True)):
+# one that does not must exit at once, which is how kernel-gate finds it does not serve.
+SERVE_MODE = "serve"
+SERVE_SCHEMA = "kernel-gate/serve/v1"
 
 __all__ = [
     "HOLD_CHUNK",
@@ -51,10 +68,16 @@ __all__ = [
     "Reference",
     "Request",
     "Result",
+    "SERVE_MODE",
+    "SERVE_SCHEMA",
+    "ServeRequest",
     "device_info",
     "require_cuda_torch",
     "dumps",
+    "parse_serve_request",
+    "serve",
     "time_launches",
+    "wanted",
     "write",
 ]
 
@@ -87,18 +110,22 @@ class Request:
         cls,
         default_shapes: Union[str, Sequence[str]] = "",
         environ: Optional[Mapping[str, str]] = None,
+        *,
+        serve: bool = False,
     ) -> "Request":
         """Reads KG_MODE (default check), KG_SHAPES (default_shapes when unset), KG_ROUNDS
         (default 3), KG_SAMPLES (default 50) and KG_OUT (standard output when unset).
 
-        A mode other than check, bench or sanitize, or a count that is not a whole number
-        >= 1, raises ValueError: a harness should fail loudly rather than run something
+        A mode other than check, bench or sanitize (or serve, with serve=True: a harness that
+        answers KG_MODE=serve through serve()), or a count that is not a whole number >= 1,
+        raises ValueError: a harness should fail loudly rather than run something
         nobody asked for.
         """
         env = os.environ if environ is None else environ
         mode = env.get("KG_MODE", "") or "check"
-        if mode not in MODES:
-            raise ValueError(f"KG_MODE={mode!r}: want one of {', '.join(MODES)}")
+        modes = MODES + (SERVE_MODE,) if serve else MODES
+        if mode not in modes:
+            raise ValueError(f"KG_MODE={mode!r}: want one of {', '.join(modes)}")
         shapes_raw = env.get("KG_SHAPES", "")
         if shapes_raw:
             shapes = [s.strip() for s in shapes_raw.split(",") if s.strip()]
@@ -494,3 +521,108 @@ def write(request: Request, results: Sequence[Result], device: Union[Device, Map
         except OSError:
             pass
         raise
+
+
+# ---- KG_MODE=serve: one process, many rounds ----
+
+
+@dataclass
+class ServeRequest:
+    """One request of KG_MODE=serve: time round `round` with `samples` launches of each kernel
+    × shape named (shapes and kernels empty: everything the harness set up)."""
+
+    round: int
+    samples: int
+    shapes: list[str] = field(default_factory=list)
+    kernels: list[str] = field(default_factory=list)
+
+
+def _request_int(doc: Mapping[str, Any], key: str, least: int) -> int:
+    v = doc.get(key)
+    if isinstance(v, bool) or not isinstance(v, int) or v < least:
+        raise ValueError(f"{key}={v!r}: want a whole number >= {least}")
+    return v
+
+
+def _request_names(doc: Mapping[str, Any], key: str) -> list[str]:
+    v = doc.get(key, [])
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ValueError(f"{key}={v!r}: want a list of names")
+    return list(v)
+
+
+def parse_serve_request(line: str) -> ServeRequest:
+    """One request line ({"round": 3, "samples": 30, "shapes": [...], "kernels": [...]}); keys
+    it does not know are ignored. Raises ValueError for anything else."""
+    try:
+        doc = json.loads(line)
+    except ValueError as e:
+        raise ValueError(f"not JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise ValueError("not a JSON object")
+    return ServeRequest(
+        round=_request_int(doc, "round", 0),
+        samples=_request_int(doc, "samples", 1),
+        shapes=_request_names(doc, "shapes"),
+        kernels=_request_names(doc, "kernels"),
+    )
+
+
+def wanted(names: Sequence[str], name: str) -> bool:
+    """Whether a request's list names name (an empty list names everything)."""
+    return not names or name in names
+
+
+def serve(
+    request: Request,
+    answer: Callable[[ServeRequest], Sequence[Result]],
+    *,
+    stdin: Any = None,
+    out: Any = None,
+    device: Union[Device, Mapping[str, str], None] = None,
+    environ: Optional[Mapping[str, str]] = None,
+) -> int:
+    """KG_MODE=serve: call it once the harness has set up and warmed up. It writes the
+    handshake, then for each request line on stdin (default sys.stdin) calls answer(request)
+    for one round's results (rounds_us holding that round) and writes them as one answer
+    line, {"round": N, "file": <a kernel-gate/bench/v1 file>}, to out (default: the
+    descriptor KG_SERVE_FD names; never standard output, where the harness's own prints
+    go). Returns the exit status: 0 at the end of input, 2 when there is no answer
+    descriptor or a request does not parse. The device (default device_info()) is looked up
+    once."""
+    env = os.environ if environ is None else environ
+    stdin = sys.stdin if stdin is None else stdin
+    close = False
+    if out is None:
+        raw = env.get("KG_SERVE_FD", "")
+        try:
+            fd = int(raw)
+            if fd <= 2:
+                raise ValueError("a standard stream")
+            out = os.fdopen(fd, "w", encoding="utf-8")
+            close = True
+        except (ValueError, OSError) as e:
+            print(f"kg_bench: KG_MODE=serve needs KG_SERVE_FD, the descriptor kernel-gate reads answers from (got {raw!r}: {e})", file=sys.stderr)
+            return 2
+    if device is None:
+        device = device_info()
+    try:
+        out.write(json.dumps({"serve": SERVE_SCHEMA}) + "\n")
+        out.flush()
+        for line in stdin:
+            if not line.strip():
+                continue
+            try:
+                sr = parse_serve_request(line)
+            except ValueError as e:
+                print(f"kg_bench: not a serve request ({e}): {line[:200]!r}", file=sys.stderr)
+                return 2
+            round_req = Request(mode="bench", shapes=list(sr.shapes or request.shapes), rounds=1, samples=sr.samples)
+            text = dumps(round_req, list(answer(sr)), device)
+            # json.dumps escapes newlines inside strings: the ones left are layout.
+            out.write('{"round": %d, "file": %s}\n' % (sr.round, text.replace("\n", " ").strip()))
+            out.flush()
+        return 0
+    finally:
+        if close:
+            out.close()

@@ -447,7 +447,7 @@ class SDPAReferenceTest(unittest.TestCase):
             self.assertEqual(len(doc["results"]), n, mode)
             for r in doc["results"]:
                 self.assertEqual(set(r), {"kernel", "shape", "error"})
-                self.assertIn(f"only times (KG_MODE=bench): it is a reference timer with no {mode} mode", r["error"])
+                self.assertIn(f"only times (KG_MODE=bench or serve): it is a reference timer with no {mode} mode", r["error"])
 
     def test_bench_fails_closed_without_torch_or_cuda(self):
         for torch, want in [(None, "needs PyTorch with CUDA: import torch failed"), (fake_torch(available=False)[0], "needs a CUDA device")]:
@@ -462,6 +462,137 @@ class SDPAReferenceTest(unittest.TestCase):
         code, _, err = self.run_main({"KG_MODE": "bench", "KG_SAMPLES": "0"})
         self.assertEqual(code, 2)
         self.assertIn("KG_SAMPLES", err)
+
+
+def serve_lines(request, answer, stdin_text, device=None):
+    """Runs kg_bench.serve over stdin_text; returns (exit status, answer lines, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = kg_bench.serve(request, answer, stdin=io.StringIO(stdin_text), out=out, device=device or GOLDEN_DEVICE)
+    return code, out.getvalue().splitlines(), err.getvalue()
+
+
+class ServeTest(unittest.TestCase):
+    """KG_MODE=serve: the handshake, one answer line per request, the end of input."""
+
+    def test_requests(self):
+        for line, want in [
+            ('{"round": 0, "samples": 30}', kg_bench.ServeRequest(0, 30)),
+            ('{"round": 7, "samples": 1, "shapes": ["mission"], "kernels": ["flash_fwd"], "later": {"x": [1]}}',
+             kg_bench.ServeRequest(7, 1, ["mission"], ["flash_fwd"])),
+        ]:
+            self.assertEqual(kg_bench.parse_serve_request(line), want)
+        for bad in ["", "[]", "{", '{"round": 1}', '{"round": -1, "samples": 3}', '{"round": 1.5, "samples": 3}',
+                    '{"round": true, "samples": 3}', '{"round": 1, "samples": 0}', '{"round": 1, "samples": 3, "shapes": "a,b"}',
+                    '{"round": 1, "samples": 3, "kernels": [1]}']:
+            with self.assertRaises(ValueError, msg=bad):
+                kg_bench.parse_serve_request(bad)
+        self.assertTrue(kg_bench.wanted([], "x") and kg_bench.wanted(["x"], "x") and not kg_bench.wanted(["y"], "x"))
+        self.assertEqual(kg_bench.Request.from_env("s", environ={"KG_MODE": "serve"}, serve=True).mode, "serve")
+        # A harness that does not say it serves refuses serve mode at once, as before.
+        with self.assertRaisesRegex(ValueError, "KG_MODE='serve': want one of check, bench, sanitize"):
+            kg_bench.Request.from_env("s", environ={"KG_MODE": "serve"})
+
+    def test_answers_each_round_on_its_own_line(self):
+        req = kg_bench.Request(mode="serve", shapes=["small", "mission"], rounds=1, samples=30)
+        asked = []
+
+        def one_round(sr):
+            asked.append(sr)
+            print("user code prints to stdout", sr.round)  # goes wherever stdout goes, not into answers
+            return [kg_bench.Result("flash_fwd", s, rounds_us=[[27.5 + sr.round, NAN, INF][: sr.samples]]) for s in (sr.shapes or req.shapes)]
+
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            code, lines, err = serve_lines(req, one_round, '{"round": 0, "samples": 3}\n\n  \n{"round": 1, "samples": 2, "shapes": ["mission"]}\n')
+        self.assertEqual((code, err), (0, ""))
+        self.assertIn("user code prints to stdout 1", printed.getvalue())
+        self.assertEqual(json.loads(lines[0]), {"serve": "kernel-gate/serve/v1"})
+        self.assertEqual(len(lines), 3)
+        self.assertEqual([(a.round, a.samples, a.shapes) for a in asked], [(0, 3, []), (1, 2, ["mission"])])
+        first, second = no_bare_constants(lines[1]), no_bare_constants(lines[2])
+        self.assertEqual(first["round"], 0)
+        self.assertEqual(first["file"]["request"], {"mode": "bench", "shapes": ["small", "mission"], "rounds": 1, "samples": 3})
+        self.assertEqual(first["file"]["device"], GOLDEN_DEVICE)
+        self.assertEqual(first["file"]["results"][0], {"kernel": "flash_fwd", "shape": "small", "rounds_us": [[27.5, "NaN", "Infinity"]]})
+        self.assertEqual(second["file"]["request"]["shapes"], ["mission"])
+        self.assertEqual(second["file"]["results"], [{"kernel": "flash_fwd", "shape": "mission", "rounds_us": [[28.5, "NaN"]]}])
+        # The file in an answer is what dumps() writes, on one line.
+        with contextlib.redirect_stdout(io.StringIO()):
+            again = one_round(kg_bench.ServeRequest(0, 3))
+        want = kg_bench.dumps(kg_bench.Request(mode="bench", shapes=["small", "mission"], rounds=1, samples=3), again, GOLDEN_DEVICE)
+        self.assertEqual(first["file"], json.loads(want))
+
+    def test_a_bad_request_ends_it(self):
+        code, lines, err = serve_lines(kg_bench.Request(mode="serve"), lambda sr: [], '{"round": 0}\n{"round": 1, "samples": 2}\n')
+        self.assertEqual((code, len(lines)), (2, 1))
+        self.assertIn("not a serve request", err)
+
+    def test_answer_descriptor(self):
+        err = io.StringIO()
+        for env in ({}, {"KG_SERVE_FD": "1"}, {"KG_SERVE_FD": "x"}):
+            with contextlib.redirect_stderr(err):
+                self.assertEqual(kg_bench.serve(kg_bench.Request(mode="serve"), lambda sr: [], stdin=io.StringIO(""), environ=env, device=GOLDEN_DEVICE), 2)
+        self.assertIn("needs KG_SERVE_FD", err.getvalue())
+        r, w = os.pipe()
+        try:
+            code = kg_bench.serve(kg_bench.Request(mode="serve", shapes=["s"]),
+                                  lambda sr: [kg_bench.Result("k", "s", rounds_us=[[1.0]])],
+                                  stdin=io.StringIO('{"round": 0, "samples": 1}\n'), environ={"KG_SERVE_FD": str(w)}, device=GOLDEN_DEVICE)
+            with os.fdopen(r, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        finally:
+            for fd in (w,):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass  # serve closed it
+        self.assertEqual(code, 0)
+        self.assertEqual([json.loads(x).get("round") for x in lines], [None, 0])
+
+
+class SDPAServeTest(unittest.TestCase):
+    """sdpa_reference.py's serve mode, with Prepared faked (no PyTorch)."""
+
+    class FakePrepared:
+        made = []
+
+        def __init__(self, torch, case):
+            if case.shape == "long":
+                raise RuntimeError("CUDA out of memory")
+            self.case, self.name, self.extra = case, "torch.sdpa.flash", {}
+            SDPAServeTest.FakePrepared.made.append((case.kernel, case.shape))
+
+        def round(self, samples):
+            return [41.5] * samples
+
+        result = sdpa_reference.Prepared.result
+
+    def test_sets_up_once_and_answers_each_round(self):
+        old = sdpa_reference.Prepared
+        sdpa_reference.Prepared = self.FakePrepared
+        self.FakePrepared.made = []
+        try:
+            req = kg_bench.Request.from_env(sdpa_reference.DEFAULT_SHAPES, environ={"KG_MODE": "serve", "KG_SHAPES": "small,long"}, serve=True)
+            out, err = io.StringIO(), io.StringIO()
+            stdin = io.StringIO('{"round": 0, "samples": 2}\n{"round": 1, "samples": 3, "kernels": ["flash_fwd"], "shapes": ["small"]}\n')
+            with contextlib.redirect_stderr(err):
+                code = sdpa_reference.serve(None, req, ["flash_fwd", "flash_fwd_causal"], stdin=stdin, out=out, device=GOLDEN_DEVICE)
+        finally:
+            sdpa_reference.Prepared = old
+        self.assertEqual(code, 1)  # long failed to set up: an error result each round, then exit 1
+        self.assertEqual(self.FakePrepared.made, [("flash_fwd", "small"), ("flash_fwd_causal", "small")])
+        lines = out.getvalue().splitlines()
+        first, second = json.loads(lines[1])["file"]["results"], json.loads(lines[2])["file"]["results"]
+        self.assertEqual([(r["kernel"], r["shape"], "error" in r) for r in first],
+                         [("flash_fwd", "small", False), ("flash_fwd", "long", True), ("flash_fwd_causal", "small", False), ("flash_fwd_causal", "long", True)])
+        self.assertIn("CUDA out of memory", first[1]["error"])
+        self.assertEqual(second, [{"kernel": "flash_fwd", "shape": "small", "rounds_us": [[41.5] * 3],
+                                   "reference": {"name": "torch.sdpa.flash", "rounds_us": [[41.5] * 3]}}])
+
+    def test_fails_closed_without_torch(self):
+        code, out, err = SDPAReferenceTest.run_main(self, {"KG_MODE": "serve", "KG_SERVE_FD": "9"})
+        self.assertEqual((code, out), (2, ""))
+        self.assertIn("needs PyTorch with CUDA", err)
 
 
 # The forms' harnesses and what testdata/replay/record.sh plants in them

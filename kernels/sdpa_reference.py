@@ -33,10 +33,15 @@ copy it as it is onto the head harness's result of the same kernel × shape. The
 "torch.sdpa.flash" when the flash backend ran, "torch.sdpa" when PyTorch chose (extra.note
 says why). Do not judge this file as a harness of its own: its reference is itself.
 
-Only bench mode times anything. In check and sanitize mode it writes, for each kernel ×
+In serve mode (KG_MODE=serve, docs/harness-protocol.md) every kernel × shape is set up and
+warmed up once, then each request line times one round of the ones it names, answered
+through kg_bench.serve: the same results, one round per answer.
+
+Only bench and serve mode time anything. In check and sanitize mode it writes, for each kernel ×
 shape, a result whose `error` says that it only times (which fails any gate that reads it)
 and exits 1: check and sanitize the kernels with kernels/harness.cu. Without PyTorch or a
-CUDA device, bench mode writes nothing and exits 2 with the reason on stderr (fail closed).
+CUDA device, bench and serve mode write nothing and exit 2 with the reason on stderr (fail
+closed).
 An unknown kernel or shape is a result with an `error`, and exit 1, as in the harness.
 """
 
@@ -62,7 +67,7 @@ NAME_FLASH = "torch.sdpa.flash"
 NAME_DEFAULT = "torch.sdpa"
 
 ONLY_TIMES = (
-    "sdpa_reference.py only times (KG_MODE=bench): it is a reference timer with no {mode} mode; "
+    "sdpa_reference.py only times (KG_MODE=bench or serve): it is a reference timer with no {mode} mode; "
     "check and sanitize the kernels with kernels/harness.cu"
 )
 
@@ -140,59 +145,118 @@ def _backend(torch: Any, q: Any, k: Any, v: Any, causal: bool) -> tuple[str, Any
     return NAME_FLASH, lambda: sdpa_kernel(SDPBackend.FLASH_ATTENTION), {"backend": "FLASH_ATTENTION"}
 
 
+class Prepared:
+    """One kernel × shape set up to be timed: rotating inputs (as the harness's), the backend
+    chosen, and warmed up. Bench mode makes one per run, serve mode one per process."""
+
+    def __init__(self, torch: Any, case: Case) -> None:
+        F = torch.nn.functional
+        self.torch, self.case = torch, case
+        copies = copies_for(input_bytes(case.dims))
+        g = torch.Generator(device="cuda")
+        g.manual_seed(7)
+        bufs = [
+            tuple(torch.randn(case.dims, dtype=torch.float16, device="cuda", generator=g) for _ in range(3))
+            for _ in range(copies)
+        ]
+        self.name, self.ctx, extra = _backend(torch, *bufs[0], case.causal)
+        if self.name != NAME_FLASH:
+            print(f"sdpa_reference.py: {case.kernel} {case.shape}: {extra['note']}", file=sys.stderr)
+        causal = case.causal
+
+        def launch(i: int) -> None:
+            q, k, v = bufs[i % copies]
+            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+        self.launch = launch
+        warmup = 3 * copies + 10
+        with torch.no_grad(), self.ctx():
+            for i in range(warmup):
+                launch(i)
+            torch.cuda.synchronize()
+        b, h, n, d = case.dims
+        self.extra = {
+            "implementation": self.name,
+            **extra,
+            "batch": b,
+            "heads": h,
+            "seqlen": n,
+            "head_dim": d,
+            "causal": causal,
+            "dtype": "float16",
+            "copies": copies,
+            "warmup_launches": warmup,
+            "torch": str(torch.__version__),
+            "blocking": kg_bench._blocking_default(),
+        }
+
+    def round(self, samples: int) -> list[float]:
+        """One round of single-launch timings."""
+        with self.torch.no_grad(), self.ctx():
+            return kg_bench.time_launches(self.launch, samples)
+
+    def result(self, timed: list[list[float]]) -> kg_bench.Result:
+        """The result of these rounds: SDPA's timings, and the same as its reference."""
+        return kg_bench.Result(
+            kernel=self.case.kernel,
+            shape=self.case.shape,
+            rounds_us=timed,
+            reference=kg_bench.Reference(name=self.name, rounds_us=timed),
+            extra=self.extra,
+        )
+
+
 def time_case(torch: Any, case: Case, rounds: int, samples: int) -> kg_bench.Result:
     """Times one kernel × shape: rotating inputs, warm-up, then rounds of single launches."""
-    F = torch.nn.functional
-    copies = copies_for(input_bytes(case.dims))
-    g = torch.Generator(device="cuda")
-    g.manual_seed(7)
-    bufs = [
-        tuple(torch.randn(case.dims, dtype=torch.float16, device="cuda", generator=g) for _ in range(3))
-        for _ in range(copies)
-    ]
-    name, ctx, extra = _backend(torch, *bufs[0], case.causal)
-    if name != NAME_FLASH:
-        print(f"sdpa_reference.py: {case.kernel} {case.shape}: {extra['note']}", file=sys.stderr)
-    causal = case.causal
+    p = Prepared(torch, case)
+    return p.result([p.round(samples) for _ in range(rounds)])
 
-    def launch(i: int) -> None:
-        q, k, v = bufs[i % copies]
-        F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
-    warmup = 3 * copies + 10
-    with torch.no_grad(), ctx():
-        for i in range(warmup):
-            launch(i)
-        torch.cuda.synchronize()
-        timed = [kg_bench.time_launches(launch, samples) for _ in range(rounds)]
-    b, h, n, d = case.dims
-    extra = {
-        "implementation": name,
-        **extra,
-        "batch": b,
-        "heads": h,
-        "seqlen": n,
-        "head_dim": d,
-        "causal": causal,
-        "dtype": "float16",
-        "copies": copies,
-        "warmup_launches": warmup,
-        "torch": str(torch.__version__),
-        "blocking": kg_bench._blocking_default(),
-    }
-    return kg_bench.Result(
-        kernel=case.kernel,
-        shape=case.shape,
-        rounds_us=timed,
-        reference=kg_bench.Reference(name=name, rounds_us=timed),
-        extra=extra,
-    )
+def serve(torch: Any, req: kg_bench.Request, kernels: list[str], **serve_args: Any) -> int:
+    """KG_MODE=serve: every kernel × shape asked for is set up once, then each request
+    times one round of those it names. A kernel × shape that failed to set up or to time
+    answers with its error from then on, and the process exits 1 at the end of its input."""
+    prepared: dict[tuple[str, str], Any] = {}  # a Prepared, or the error string
+    failed = False
+    for kernel, shape, case in plan(req, kernels):
+        if case is None:
+            prepared[(kernel, shape)] = "unknown kernel or shape"
+            failed = True
+            print(f"sdpa_reference.py: {kernel} {shape}: unknown kernel or shape", file=sys.stderr)
+            continue
+        try:
+            prepared[(kernel, shape)] = Prepared(torch, case)
+        except Exception as e:  # noqa: BLE001 (this result's error)
+            prepared[(kernel, shape)] = f"{type(e).__name__}: {e}"
+            failed = True
+            print(f"sdpa_reference.py: {kernel} {shape}: {type(e).__name__}: {e}", file=sys.stderr)
+
+    def one_round(sr: kg_bench.ServeRequest) -> list[kg_bench.Result]:
+        nonlocal failed
+        out = []
+        for kernel in sr.kernels or kernels:
+            for shape in sr.shapes or req.shapes:
+                p = prepared.get((kernel, shape), "not set up in this process (KG_KERNELS, KG_SHAPES)")
+                if isinstance(p, str):
+                    out.append(kg_bench.Result(kernel=kernel, shape=shape, error=p))
+                    failed = True
+                    continue
+                try:
+                    out.append(p.result([p.round(sr.samples)]))
+                except Exception as e:  # noqa: BLE001
+                    prepared[(kernel, shape)] = f"{type(e).__name__}: {e}"
+                    out.append(kg_bench.Result(kernel=kernel, shape=shape, error=prepared[(kernel, shape)]))
+                    failed = True
+        return out
+
+    code = kg_bench.serve(req, one_round, **serve_args)
+    return code or (1 if failed else 0)
 
 
 def main(environ: Optional[Mapping[str, str]] = None) -> int:
     env = os.environ if environ is None else environ
     try:
-        req = kg_bench.Request.from_env(DEFAULT_SHAPES, environ=env)
+        req = kg_bench.Request.from_env(DEFAULT_SHAPES, environ=env, serve=True)
     except ValueError as e:
         print(f"sdpa_reference.py: {e}", file=sys.stderr)
         return 2
@@ -200,7 +264,7 @@ def main(environ: Optional[Mapping[str, str]] = None) -> int:
     if not kernels or not req.shapes:
         print("sdpa_reference.py: no kernels or no shapes to run (KG_KERNELS, KG_SHAPES)", file=sys.stderr)
         return 2
-    if req.mode != "bench":
+    if req.mode not in ("bench", "serve"):
         kg_bench.write(req, not_timed(req, kernels))
         print(ONLY_TIMES.format(mode=req.mode), file=sys.stderr)
         return 1
@@ -209,6 +273,8 @@ def main(environ: Optional[Mapping[str, str]] = None) -> int:
     except RuntimeError as e:
         print(f"sdpa_reference.py: {e}; nothing written", file=sys.stderr)
         return 2
+    if req.mode == "serve":
+        return serve(torch, req, kernels, environ=env)
     results = []
     failed = False
     for kernel, shape, case in plan(req, kernels):

@@ -130,6 +130,9 @@ type pipeline struct {
 	// work holds the harness targets' cache directories of a live run, one per side and
 	// target; removed when the run ends ("" when none).
 	work string
+	// benchSpent is the wall time the targets' A/B runs have spent timing so far, against
+	// bench.run_wall_budget.
+	benchSpent time.Duration
 }
 
 // Run runs the pipeline on the config's run.targets, live or replaying a recording, and

@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
@@ -156,6 +159,8 @@ func (p *pipeline) bench(ctx context.Context, t target) (result.Gate, error) {
 		Head:  abrun.Command{Argv: headArgv, Dir: p.headDir, Env: headEnv},
 		Bench: set, Speedup: cfg.Speedup, ArtifactDir: dir, NvidiaSMI: p.o.Tools.NvidiaSMI,
 		Progress: p.o.Progress, ReferenceName: t.ReferenceName,
+		// bench.run_wall_budget bounds the timing of every target together.
+		RunWallBudget: set.RunWallBudget, RunWallSpent: p.benchSpent,
 	}
 	if t.Reference != "" {
 		argv, err := abrun.SplitCommand(t.Reference, nil)
@@ -172,17 +177,48 @@ func (p *pipeline) bench(ctx context.Context, t target) (result.Gate, error) {
 			if err != nil {
 				return g, err
 			}
+			var d abrun.Data
+			if json.Unmarshal(g.Data, &d) == nil {
+				p.benchSpent += time.Duration(d.Runner.TimingSeconds * float64(time.Second))
+			}
 			return g, saveRunnerRecord(g, record)
 		},
 		script: func(g result.Gate) []string { return benchScript(g, o, dir) },
-		reread: func() (result.Gate, error) {
-			g, err := CompareFiles(filepath.Join(dir, "base.json"), filepath.Join(dir, "head.json"), nil, cfg)
-			if err != nil {
-				return g, err
-			}
-			return withRunnerRecord(g, record)
-		},
+		reread: func() (result.Gate, error) { return rejudgeBench(dir, record, cfg) },
 	})
+}
+
+// rejudgeBench judges a recorded A/B run again as abrun.Run judged it live: the merged
+// base.json and head.json (absent when the run failed, or its budget was spent, before a
+// round was kept) with the runner's record.
+func rejudgeBench(dir, record string, cfg config.Config) (result.Gate, error) {
+	rec, err := readRunnerRecord(record)
+	if err != nil {
+		return result.Gate{}, err
+	}
+	var files [2]*benchfile.File
+	for i, name := range []string{"base.json", "head.json"} {
+		path := filepath.Join(dir, name)
+		if !input.Exists(path) && (rec.Runner.Failure != nil || rec.Runner.Rounds == 0) {
+			continue
+		}
+		err := input.Files([]string{path}, nil, func(r io.Reader, name string) error {
+			f, err := benchfile.Read(r)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			files[i] = f
+			return nil
+		})
+		if err != nil {
+			return result.Gate{}, exitcode.BadInput(err)
+		}
+	}
+	g, err := abrun.Judge(files[0], files[1], cfg.Speedup, rec.Runner, rec.Findings)
+	if err != nil {
+		return result.Gate{}, exitcode.BadInput(err)
+	}
+	return g, nil
 }
 
 // benchScript is the A/B runner's processes as plain shell lines: before each round (the
@@ -200,11 +236,40 @@ func benchScript(g result.Gate, o abrun.Options, dir string) []string {
 		e := append(append(slices.Clone(c.Env), env...), "KG_OUT="+filepath.Join(dir, side+".plain.json"))
 		return "  (cd " + procgroup.ShellQuote(c.Dir) + " && env " + procgroup.ShellJoin(e) + " " + procgroup.ShellJoin(c.Argv) + ") >>" + procgroup.ShellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
 	}
-	lines := []string{fmt.Sprintf("for round in $(seq 0 %d); do", d.Runner.RoundsRun),
-		"  " + procgroup.ShellJoin(append([]string{o.NvidiaSMI}, abrun.ClockQueryArgs()...)) + " >/dev/null",
-		run(o.Base, "base"), run(o.Head, "head")}
-	if len(o.Reference.Argv) > 0 {
-		lines = append(lines, run(o.Reference, "reference"))
+	smi := "  " + procgroup.ShellJoin(append([]string{o.NvidiaSMI}, abrun.ClockQueryArgs()...)) + " >/dev/null"
+	if d.Runner.Serve == nil || !d.Runner.Serve.Serving {
+		lines := []string{fmt.Sprintf("for round in $(seq 0 %d); do", d.Runner.RoundsRun), smi, run(o.Base, "base"), run(o.Head, "head")}
+		if len(o.Reference.Argv) > 0 {
+			lines = append(lines, run(o.Reference, "reference"))
+		}
+		return append(lines, "done")
+	}
+	// Served: each side's processes in turn, each fed its rounds' requests at once (the
+	// run interleaves them ABBA; the processes and their work are the same).
+	k := max(d.Runner.Serve.RestartEvery, 1)
+	req := fmt.Sprintf(`{"round": %%d, "samples": %d`, o.Bench.Samples)
+	if len(o.Bench.Shapes) > 0 {
+		raw, _ := json.Marshal(o.Bench.Shapes)
+		req += `, "shapes": ` + string(raw)
+	}
+	req += "}\\n"
+	serve := func(c abrun.Command, side string) string {
+		e := append(slices.Clone(o.Bench.Env), "KG_MODE="+abrun.ModeServe, "KG_ROUNDS=1", fmt.Sprintf("KG_SAMPLES=%d", o.Bench.Samples),
+			"KG_OUT="+filepath.Join(dir, side+".plain.json"), abrun.ServeFDVar+"=3")
+		if len(o.Bench.Shapes) > 0 {
+			e = append(e, "KG_SHAPES="+strings.Join(o.Bench.Shapes, ","))
+		}
+		return "  for round in $(seq $first $last); do printf " + procgroup.ShellQuote(req) + " $round; done | (cd " + procgroup.ShellQuote(c.Dir) + " && env " + procgroup.ShellJoin(e) + " " + procgroup.ShellJoin(c.Argv) + " 3>>" + procgroup.ShellQuote(filepath.Join(dir, side+"-answers.plain")) + ") >>" + procgroup.ShellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
+	}
+	lines := []string{fmt.Sprintf("for first in $(seq 0 %d %d); do", k, max(d.Runner.RoundsRun, 1)),
+		fmt.Sprintf("  last=$((first + %d)); [ $last -le %d ] || last=%d; [ $first -eq 0 ] || first=$((first + 1))", k, d.Runner.RoundsRun, d.Runner.RoundsRun),
+		smi, serve(o.Base, "base"), serve(o.Head, "head")}
+	for _, s := range d.Runner.Serve.Sides {
+		if s.Side == abrun.Reference && s.Serving {
+			lines = append(lines, serve(o.Reference, "reference"))
+		} else if s.Side == abrun.Reference {
+			lines = append(lines, "  for round in $(seq $first $last); do", "  "+run(o.Reference, "reference"), "  done")
+		}
 	}
 	return append(lines, "done")
 }
@@ -219,11 +284,6 @@ type runnerRecord struct {
 	Findings []result.Finding `json:"findings"`
 }
 
-// runnerMetrics are the runner's own finding metrics (the judge's are speedup's).
-func runnerMetrics() []string {
-	return []string{abrun.MetricRun, abrun.MetricBuild, abrun.MetricThrottled, abrun.MetricClocks, abrun.MetricRounds}
-}
-
 func saveRunnerRecord(g result.Gate, path string) error {
 	var d abrun.Data
 	if err := json.Unmarshal(g.Data, &d); err != nil {
@@ -231,7 +291,7 @@ func saveRunnerRecord(g result.Gate, path string) error {
 	}
 	rec := runnerRecord{Runner: d.Runner, Findings: []result.Finding{}}
 	for _, f := range g.Findings {
-		if slices.Contains(runnerMetrics(), f.Metric) {
+		if slices.Contains(abrun.Metrics(), f.Metric) {
 			rec.Findings = append(rec.Findings, f)
 		}
 	}
@@ -242,30 +302,20 @@ func saveRunnerRecord(g result.Gate, path string) error {
 	return exitcode.CouldNotRun(os.WriteFile(path, append(raw, '\n'), 0o644))
 }
 
-// withRunnerRecord adds a recorded runner's findings and data to a re-judged gate.
-func withRunnerRecord(g result.Gate, path string) (result.Gate, error) {
+// readRunnerRecord reads a recorded runner's record (strictly: a key given twice is refused).
+func readRunnerRecord(path string) (runnerRecord, error) {
+	var rec runnerRecord
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return g, exitcode.BadInputf("the recording lacks the runner's record: %w", err)
+		return rec, exitcode.BadInputf("the recording lacks the runner's record: %w", err)
 	}
-	var rec runnerRecord
 	if err := strictjson.Check(raw, strictjson.Options{}); err != nil {
-		return g, exitcode.BadInputf("%s: %w", path, err)
+		return rec, exitcode.BadInputf("%s: %w", path, err)
 	}
 	if err := json.Unmarshal(raw, &rec); err != nil {
-		return g, exitcode.BadInputf("%s: %w", path, err)
+		return rec, exitcode.BadInputf("%s: %w", path, err)
 	}
-	var d abrun.Data
-	if err := json.Unmarshal(g.Data, &d.Data); err != nil {
-		return g, err
-	}
-	d.Runner = rec.Runner
-	g.Findings = append(g.Findings, rec.Findings...)
-	if err := g.SetData(d); err != nil {
-		return g, err
-	}
-	g.Decide(true)
-	return g, nil
+	return rec, nil
 }
 
 // profile runs Nsight Compute on head's harness with the rules that name its kernels.

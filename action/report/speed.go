@@ -35,7 +35,11 @@ type speedRecord struct {
 	// made before kernel-gate recorded them: the chart then shows base = 100).
 	BaseMedianUs *float64 `json:"base_median_us"`
 	HeadMedianUs *float64 `json:"head_median_us"`
-	Reference    *struct {
+	// WallSeconds is the wall time the A/B runner took to the verdict; Stopped why an
+	// inconclusive pair got no more rounds (both absent where no runner timed it).
+	WallSeconds *float64 `json:"wall_seconds"`
+	Stopped     string   `json:"stopped"`
+	Reference   *struct {
 		Name    string   `json:"name"`
 		Speedup *float64 `json:"speedup"`
 		Goal    *float64 `json:"goal"`
@@ -101,6 +105,31 @@ func speedIcon(v string) (icon, word string) {
 		return "❔", "no verdict"
 	}
 	return "❔", md(v)
+}
+
+// stoppedWords says why an inconclusive pair got no more rounds; "" when the data does not.
+func stoppedWords(stopped string) string {
+	switch stopped {
+	case "wall_budget":
+		return "the wall budget was spent"
+	case "run_wall_budget":
+		return "the run's wall budget was spent"
+	case "rounds_budget":
+		return "the rounds budget was spent"
+	case "budget_spent":
+		return "max_rounds or the GPU-time budget was reached"
+	}
+	return ""
+}
+
+// wallWords says how long the runner took to a pair's verdict: "12.3 s of wall time"; ""
+// without a usable number.
+func wallWords(c speedRecord) string {
+	w := c.WallSeconds
+	if w == nil || !(*w >= 0) || *w > 1e9 {
+		return ""
+	}
+	return strconv.FormatFloat(*w, 'f', 1, 64) + " s of wall time"
 }
 
 // speedWords says head vs base in words, as the speedup gate does: "6.0% slower (5.7–6.3%),
@@ -171,6 +200,12 @@ func mdSpeedVerdicts(cs []speedRecord) string {
 		}
 		icon, word := speedIcon(c.Verdict)
 		line := "- " + icon + " **" + md(c.Kernel) + " × " + md(c.Shape) + "**: " + speedWords(c)
+		if w := wallWords(c); w != "" {
+			line += ", " + w
+		}
+		if why := stoppedWords(c.Stopped); why != "" && c.Verdict == "inconclusive" {
+			word += ": " + why
+		}
 		if word != "" {
 			line += " (" + word + ")"
 		}

@@ -133,6 +133,33 @@ func TestSpeedChartHostile(t *testing.T) {
 	}
 }
 
+// The wall time the runner took to each verdict, and why an inconclusive pair got no more
+// rounds, are said beside the verdict.
+func TestSpeedWallTime(t *testing.T) {
+	g := result.Gate{Name: "speedup", Summary: "2 kernel × shape pairs compared"}
+	g.Decide(true)
+	if err := g.SetData(map[string]any{"comparisons": []map[string]any{
+		{"kernel": "gemm", "shape": "small", "verdict": "inconclusive", "ratio": 1.02, "ci_low": 1.0, "ci_high": 1.04, "rounds": 48,
+			"wall_seconds": 300.2, "stopped": "wall_budget"},
+		{"kernel": "softmax", "shape": "small", "verdict": "same", "ratio": 1.0, "ci_low": 0.99, "ci_high": 1.01, "rounds": 48, "wall_seconds": 4.25},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, result.New("kernel-gate test", g), Markdown, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"- ⚠️ **gemm × small**: 2.0% slower (0.0–4.0%), 48 rounds, 300.2 s of wall time (inconclusive: the wall budget was spent)\n",
+		"- ✅ **softmax × small**: 0.0% (−1.0% to +1.0%), 48 rounds, 4.2 s of wall time (same: within the margin)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+}
+
 func TestSpeedChartNeedsData(t *testing.T) {
 	for name, data := range map[string]string{
 		"absent":         ``,

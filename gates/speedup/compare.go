@@ -75,6 +75,24 @@ type Record struct {
 	BaseMedianUs       *float64         `json:"base_median_us"`
 	HeadMedianUs       *float64         `json:"head_median_us"`
 	SpeedupVsReference *ReferenceRecord `json:"speedup_vs_reference"`
+	// WallSeconds is the wall time the A/B runner took to this verdict: from starting the
+	// harnesses to the look that decided it, or to the end of the timing for one left
+	// inconclusive (every pair of a run is timed in the same rounds). Absent where no runner
+	// timed it (bench compare of two files).
+	WallSeconds *float64 `json:"wall_seconds,omitempty"`
+	// Stopped says, for an inconclusive comparison the runner timed, why it got no more
+	// rounds: "wall_budget" or "run_wall_budget" (bench.wall_budget, bench.run_wall_budget),
+	// "rounds_budget", "budget_spent" (max_rounds or gpu_seconds_budget). Absent otherwise.
+	Stopped string `json:"stopped,omitempty"`
+}
+
+// CompareOptions are what the A/B runner tells the judge about how the timings ended.
+type CompareOptions struct {
+	// NoMoreRounds, when set, says why the runner added no more rounds although an
+	// inconclusive comparison could have had them ("the wall budget bench.wall_budget of 5m0s
+	// was spent after 48 rounds"); the comparison's message says so instead of asking for
+	// more. Empty for a one-shot comparison of two files.
+	NoMoreRounds string
 }
 
 // medianUs is a side's median valid timing, or its summary's p50; nil when it has none.
@@ -209,6 +227,11 @@ type item struct {
 // the gate fails. The error is for a config that does not validate or a missing file;
 // everything wrong with the timings is a finding.
 func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
+	return CompareWith(base, head, cfg, CompareOptions{})
+}
+
+// CompareWith is Compare with what the runner says about how its timings ended.
+func CompareWith(base, head *benchfile.File, cfg Config, o CompareOptions) (result.Gate, error) {
 	g := result.Gate{Name: GateName, Findings: []result.Finding{}}
 	if base == nil || head == nil {
 		return g, errors.New("speedup: need a base and a head harness file")
@@ -279,7 +302,7 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 	counts := map[Verdict]int{}
 	failed, skipped := 0, 0 // comparisons that could not be made: see the package doc
 	for _, it := range items {
-		j := &judge{g: &g, kernel: it.name.Short, label: it.name.Short + " × " + it.res.Shape}
+		j := &judge{g: &g, kernel: it.name.Short, label: it.name.Short + " × " + it.res.Shape, noMore: o.NoMoreRounds}
 		cells := []string{it.name.Short, it.res.Shape, "-", "-", "-"}
 		status, order := result.Skip, math.Inf(-1)
 		switch {
@@ -498,6 +521,8 @@ type judge struct {
 	errors        int
 	// changeCell and refCell are the table's words for head vs base and vs reference.
 	changeCell, refCell string
+	// noMore is CompareOptions.NoMoreRounds.
+	noMore string
 }
 
 func (j *judge) add(sev result.Severity, metric string, value, lim *float64, format string, args ...any) {
@@ -563,7 +588,10 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 	case c.Verdict == Inconclusive:
 		next := NeedMore(jd, lim)
 		tail := fmt.Sprintf("the runner should add %d round(s) and judge again", next)
-		if next == 0 {
+		switch {
+		case next > 0 && j.noMore != "":
+			tail = fmt.Sprintf("no more rounds were run: %s; reported as a warning, not a pass", j.noMore)
+		case next == 0:
 			tail = fmt.Sprintf("the budget is spent (max_rounds %d, gpu_seconds_budget %s s, %.3g s used): reported as a warning, not a pass", lim.MaxRounds, numtext.Short(lim.GPUSecondsBudget), jd.GPUSeconds)
 		}
 		j.add(result.Warning, MetricSlowdown, num(c.Center), num(t), "inconclusive: %s; %s, at %s confidence (%s; sign test p = %s); %s%s",

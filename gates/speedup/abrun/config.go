@@ -23,6 +23,44 @@ const (
 	DefaultBuildTimeout = 30 * time.Minute
 	// DefaultBaseRef is the branch whose merge base with HEAD is built as base.
 	DefaultBaseRef = "origin/main"
+	// DefaultRoundTimeout bounds one round of a serving harness (KG_MODE=serve): from the
+	// request to its answer. A round is the timed launches of every kernel × shape, well
+	// under a second for this repository's harnesses; two minutes leaves room for big
+	// kernels and many samples while a hung kernel is found long before DefaultTimeout.
+	DefaultRoundTimeout = 2 * time.Minute
+	// DefaultRestartEvery is K: each serving harness is restarted after K rounds, so that
+	// a process's memory layout and its lazily chosen kernels (a library's autotuning, a
+	// PyTorch backend) cannot bias one side for the whole run. At min_rounds (16) the first
+	// look then sees 4 lifetimes of each side, so a bias of one lifetime moves at most a
+	// quarter of the per-round ratios, short of the half a median needs, while startup is
+	// paid 4 times instead of 16. A starting point until A/A pairs on the GPU measure it
+	// (docs/speedup-serving.md).
+	DefaultRestartEvery = 4
+	// DefaultWallBudget bounds the wall time one A/B run (one target of kernel-gate run)
+	// spends timing, from starting the harnesses to the last round; then pairs still
+	// undecided are inconclusive (a warning). Five minutes lets a harness started once per
+	// round (≈ 4 s a round for this repository's attention target with its PyTorch
+	// reference) reach 64 rounds, the third look, and a serving one hundreds of rounds,
+	// what a launch-bound kernel's 3% needs, instead of the hour 512 process rounds take.
+	DefaultWallBudget = 5 * time.Minute
+	// DefaultRunWallBudget bounds the timing of all targets of one kernel-gate run
+	// together: four targets at their whole wall budget.
+	DefaultRunWallBudget = 20 * time.Minute
+)
+
+// Serve says whether the runner asks the harnesses to serve rounds (KG_MODE=serve,
+// docs/harness-protocol.md) or starts one process per round.
+type Serve string
+
+// The bench.serve settings.
+const (
+	// ServeAuto starts each harness with KG_MODE=serve once and serves when base and head
+	// both answer the handshake; otherwise it times one process per round, as before.
+	ServeAuto Serve = "auto"
+	// ServeOn requires base and head to serve: a harness that does not fails the run.
+	ServeOn Serve = "true"
+	// ServeOff starts one process per round, never asking for serve mode.
+	ServeOff Serve = "false"
 )
 
 // Config is the bench section of kernel-gate.yml: how `kernel-gate bench run` gets and runs
@@ -38,6 +76,11 @@ const (
 //	  timeout: 10m                  # per harness run
 //	  build_timeout: 30m            # per build
 //	  rounds_budget: 1024           # most rounds run, dropped ones included
+//	  serve: auto                   # auto | true | false: KG_MODE=serve, one process for many rounds
+//	  restart_every: 4              # rounds per serving process
+//	  round_timeout: 2m             # one served round, request to answer
+//	  wall_budget: 5m               # timing wall time per A/B run (a target of kernel-gate run)
+//	  run_wall_budget: 20m          # the same over all targets of one kernel-gate run
 //	  env: {KG_KERNELS: flash_fwd}  # more variables for the harness
 type Config struct {
 	configpos.Section[Settings] `yaml:",inline"`
@@ -62,6 +105,19 @@ type Config struct {
 	// the speedup section's max_rounds, so a GPU that stays throttled cannot keep the
 	// runner going.
 	RoundsBudget *int `yaml:"rounds_budget"`
+	// Serve is auto (default), true or false: whether the harnesses serve rounds
+	// (KG_MODE=serve) or run once per round.
+	Serve string `yaml:"serve"`
+	// RestartEvery is how many rounds one serving process answers before it is restarted
+	// (default DefaultRestartEvery).
+	RestartEvery *int `yaml:"restart_every"`
+	// RoundTimeout bounds one served round (default DefaultRoundTimeout).
+	RoundTimeout string `yaml:"round_timeout"`
+	// WallBudget bounds the wall time of one A/B run's timing (default DefaultWallBudget).
+	WallBudget string `yaml:"wall_budget"`
+	// RunWallBudget bounds the timing of every target of one kernel-gate run together
+	// (default DefaultRunWallBudget).
+	RunWallBudget string `yaml:"run_wall_budget"`
 	// Env holds more variables for the harness (KG_KERNELS, say). The KG_ variables the
 	// runner sets cannot be set here.
 	Env map[string]string `yaml:"env"`
@@ -107,7 +163,8 @@ func ParseSection(raw []byte, name string) (Config, error) {
 
 // sectionKeys are the bench section's keys, for checkKeys.
 func sectionKeys() []string {
-	return []string{"build", "harness", "base_ref", "shapes", "samples", "timeout", "build_timeout", "rounds_budget", "env"}
+	return []string{"build", "harness", "base_ref", "shapes", "samples", "timeout", "build_timeout", "rounds_budget",
+		"serve", "restart_every", "round_timeout", "wall_budget", "run_wall_budget", "env"}
 }
 
 // checkKeys rejects unknown keys of the bench section (action/config does the same for the
@@ -130,7 +187,7 @@ func (c Config) keyWhere(key string) string { return c.KeyWhere(key) + ": bench.
 
 // runnerVars are the variables the runner sets for every harness run.
 func runnerVars() []string {
-	return []string{"KG_MODE", "KG_ROUNDS", "KG_SAMPLES", "KG_SHAPES", "KG_OUT"}
+	return []string{"KG_MODE", "KG_ROUNDS", "KG_SAMPLES", "KG_SHAPES", "KG_OUT", ServeFDVar}
 }
 
 // ValidEnvName reports whether s is a portable environment variable name (letters, digits
@@ -155,6 +212,13 @@ type Settings struct {
 	Timeout, BuildTimeout   time.Duration
 	// RoundsBudget is 0 when the config sets none (the runner then uses twice max_rounds).
 	RoundsBudget int
+	// Serve is ServeAuto, ServeOn or ServeOff ("" reads as ServeAuto).
+	Serve Serve
+	// RestartEvery is the rounds one serving process answers before it is restarted.
+	RestartEvery int
+	// RoundTimeout bounds one served round; WallBudget one A/B run's timing; RunWallBudget
+	// the timing of every target of a kernel-gate run (read by action/pipeline).
+	RoundTimeout, WallBudget, RunWallBudget time.Duration
 	// Env is "NAME=value", sorted by name.
 	Env []string
 }
@@ -173,6 +237,8 @@ func (c Config) resolve() (Settings, error) {
 		Build: strings.TrimSpace(c.Build), Harness: strings.TrimSpace(c.Harness),
 		BaseRef: cmp.Or(strings.TrimSpace(c.BaseRef), DefaultBaseRef),
 		Shapes:  c.Shapes, Samples: DefaultSamples, Timeout: DefaultTimeout, BuildTimeout: DefaultBuildTimeout,
+		Serve: ServeAuto, RestartEvery: DefaultRestartEvery, RoundTimeout: DefaultRoundTimeout,
+		WallBudget: DefaultWallBudget, RunWallBudget: DefaultRunWallBudget,
 	}
 	var errs []error
 	bad := func(key, format string, a ...any) {
@@ -218,6 +284,23 @@ func (c Config) resolve() (Settings, error) {
 	}
 	s.Timeout = dur("timeout", c.Timeout, DefaultTimeout)
 	s.BuildTimeout = dur("build_timeout", c.BuildTimeout, DefaultBuildTimeout)
+	s.RoundTimeout = dur("round_timeout", c.RoundTimeout, DefaultRoundTimeout)
+	s.WallBudget = dur("wall_budget", c.WallBudget, DefaultWallBudget)
+	s.RunWallBudget = dur("run_wall_budget", c.RunWallBudget, DefaultRunWallBudget)
+	switch v := Serve(strings.ToLower(strings.TrimSpace(c.Serve))); v {
+	case "":
+	case ServeAuto, ServeOn, ServeOff:
+		s.Serve = v
+	default:
+		bad("serve", "%q: want auto, true or false", c.Serve)
+	}
+	if c.RestartEvery != nil {
+		if *c.RestartEvery < 1 {
+			bad("restart_every", "must be at least 1 round per serving process, got %d", *c.RestartEvery)
+		} else {
+			s.RestartEvery = *c.RestartEvery
+		}
+	}
 	if c.RoundsBudget != nil {
 		if *c.RoundsBudget < 1 {
 			bad("rounds_budget", "must be at least 1, got %d", *c.RoundsBudget)

@@ -12,6 +12,20 @@
 // only beside round k of head. A warm-up round of both runs first and is discarded (it
 // also proves both harnesses work before any time is spent).
 //
+// # Serving harnesses
+//
+// A harness that serves (KG_MODE=serve, docs/harness-protocol.md) sets up once and answers
+// one round per request line on its standard input, on a descriptor of its own
+// (KG_SERVE_FD=3), so that nothing it prints can be read as an answer. With bench.serve
+// auto, every harness is started that way once before the warm-up round: base and head
+// serve when both answer the handshake (else both run once per round, as above), the
+// reference when it does. Rounds are asked for in the same ABBA order, each bounded by
+// bench.round_timeout; each serving process is ended and replaced after
+// bench.restart_every rounds, base, head and the reference together, so that one
+// process's memory layout or lazily chosen kernels cannot bias a side for the whole run. A
+// serving process that exits, hangs, answers badly or does not exit cleanly at the end of
+// its input fails the run like a failed harness run.
+//
 // # Clocks
 //
 // Before each round the runner asks nvidia-smi, read only, for the SM clock, the
@@ -30,9 +44,12 @@
 // asks speedup.NeedMore how many rounds to add; while any pair is inconclusive it adds the
 // most any pair needs (one harness run times every pair, so all get the same rounds), until
 // every pair is decided, NeedMore says max_rounds or gpu_seconds_budget is reached, or the
-// runner's own rounds budget (default twice max_rounds, dropped rounds included) is spent.
-// Then the merged files go to speedup.Compare, whose gate this package returns with the
-// runner's findings and data (Data) added.
+// runner's own rounds budget (default twice max_rounds, dropped rounds included) or wall
+// budget (bench.wall_budget, and what bench.run_wall_budget leaves; checked before each
+// round) is spent. Then Judge judges the merged files with speedup.CompareWith and adds the
+// runner's findings and data (Data): an undecided pair is inconclusive with the reason the
+// runner stopped, and each comparison records the wall time it took to its verdict. A
+// replay of a recording calls Judge with the same files and record.
 //
 // # Failures
 //

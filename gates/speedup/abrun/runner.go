@@ -32,7 +32,15 @@ const (
 	MetricClocks = "clocks"
 	// MetricRounds marks how the add-rounds loop ended, and rounds a result was missing from.
 	MetricRounds = "rounds"
+	// MetricServe says how the rounds were taken: served (KG_MODE=serve) or one process per round.
+	MetricServe = "serve"
 )
+
+// Metrics are the metrics of the runner's own findings, which a recording keeps beside the
+// merged files (the judge's are speedup's).
+func Metrics() []string {
+	return []string{MetricRun, MetricBuild, MetricThrottled, MetricClocks, MetricRounds, MetricServe}
+}
 
 // Why the loop stopped (RunnerData.Stopped).
 const (
@@ -42,6 +50,8 @@ const (
 	StopFailed      = "failed"            // a harness run or a build failed
 	StopDevices     = "different_devices" // base and head run on different setups
 	StopNothing     = "nothing_to_time"   // no kernel × shape has timings on both sides
+	StopWallBudget  = "wall_budget"       // bench.wall_budget spent
+	StopRunWall     = "run_wall_budget"   // bench.run_wall_budget (every target of a run) spent
 	defaultSMI      = "nvidia-smi"
 	maxListedDrops  = 10
 	progressEveryN  = 10
@@ -76,6 +86,10 @@ type Options struct {
 	Progress io.Writer
 	// Getenv expands $VARIABLES in the worktree's harness command (nil: none expand).
 	Getenv func(string) string
+	// RunWallBudget, when > 0, is the wall time the timing of every A/B run of a
+	// kernel-gate run may take together (bench.run_wall_budget), RunWallSpent what earlier
+	// ones took: this run's wall budget is the smaller of Bench.WallBudget and what is left.
+	RunWallBudget, RunWallSpent time.Duration
 }
 
 // Data is the gate's data: the judge's (speedup.Data, inlined) and the runner's.
@@ -117,6 +131,54 @@ type RunnerData struct {
 	BaseFile    string  `json:"base_file,omitempty"`
 	HeadFile    string  `json:"head_file,omitempty"`
 	WallSeconds float64 `json:"wall_seconds"`
+	// TimingSeconds is the wall time from starting the harnesses to the end of the last
+	// round (builds excluded): what WallBudgetSeconds bounds.
+	TimingSeconds     float64 `json:"timing_seconds"`
+	WallBudgetSeconds float64 `json:"wall_budget_seconds,omitempty"`
+	// Serve says how the rounds were taken: served by long-lived harnesses or one process
+	// per round, side by side.
+	Serve *ServeData `json:"serve,omitempty"`
+	// Pairs says, per kernel × shape judged in the add-rounds loop, when a look first
+	// found it decided (and it stayed decided).
+	Pairs []PairTime `json:"pairs,omitempty"`
+}
+
+// ServeData is how the harnesses were run (bench.serve).
+type ServeData struct {
+	// Setting is bench.serve: auto, true or false.
+	Setting Serve `json:"setting"`
+	// Serving is true when base and head served their rounds (KG_MODE=serve), each process
+	// restarted every RestartEvery rounds; false when each round started new processes.
+	Serving      bool `json:"serving"`
+	RestartEvery int  `json:"restart_every,omitempty"`
+	// Sides are base, head and (when there is one) the reference.
+	Sides []SideServe `json:"sides"`
+}
+
+// SideServe is one side's processes.
+type SideServe struct {
+	Side    Side `json:"side"`
+	Serving bool `json:"serving"`
+	// Starts counts its processes: serving ones, the handshake that found it does not
+	// serve, one per round otherwise.
+	Starts int `json:"starts"`
+	// SetupSeconds is the time its serving processes took from start to handshake, summed;
+	// RoundSeconds the time from request to answer (or a whole process run, when it does
+	// not serve), summed over every round, the warm-up included.
+	SetupSeconds float64 `json:"setup_seconds"`
+	RoundSeconds float64 `json:"round_seconds"`
+	// NotServing says why a side allowed to serve was run once per round.
+	NotServing string `json:"not_serving,omitempty"`
+}
+
+// PairTime is when the add-rounds loop found a kernel × shape decided.
+type PairTime struct {
+	Kernel string `json:"kernel"`
+	Shape  string `json:"shape"`
+	// DecidedRounds is the kept rounds at that look, DecidedSeconds the timing's wall time
+	// then (TimingSeconds' clock); 0 and null when no look found it decided.
+	DecidedRounds  int      `json:"decided_rounds"`
+	DecidedSeconds *float64 `json:"decided_seconds"`
 }
 
 // pair is one kernel × shape's rounds from both sides.
@@ -130,6 +192,9 @@ type pair struct {
 	missing               [2]int    // kept rounds in which the side had no timing for it
 	summary               [2]string // a summary field used as the round's one timing
 	droppedSeconds        float64   // GPU time of its throttled rounds
+	// decidedRounds and decidedAt: the look since which it is decided (0: it is not).
+	decidedRounds int
+	decidedAt     float64
 }
 
 func (p *pair) label() string { return p.kernel + " × " + p.shape }
@@ -156,6 +221,13 @@ type runner struct {
 	warned   map[string]bool
 	// cleanup removes the base worktree; nil in commands mode.
 	cleanup func()
+	// srv are the serving processes of base, head and the reference (nil: that side runs
+	// once per round); sides what each side's processes did.
+	srv       [3]*server
+	sides     [3]SideServe
+	lifetimes [3]int
+	// timing is when the harnesses were first started: the wall budget's clock.
+	timing time.Time
 }
 
 // Run runs the A/B benchmark and judges it: the speedup gate, with the runner's findings
@@ -331,6 +403,8 @@ func (r *runner) runHarness(ctx context.Context, side Side, round int) (*benchfi
 		spec.Log = f
 	}
 	res, err := execute(ctx, spec)
+	r.sides[i].Starts++
+	r.sides[i].RoundSeconds += res.Took.Seconds()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -353,14 +427,68 @@ func (r *runner) runHarness(ctx context.Context, side Side, round int) (*benchfi
 	if why != "" {
 		return fail(why)
 	}
-	if prev := r.devices[i]; prev == nil {
-		d := f.Device
-		r.devices[i] = &d
-	} else if *prev != f.Device {
-		return fail(fmt.Sprintf("it reported the device %s, not %s as before: the GPU, driver or toolkit changed during the run", deviceText(f.Device), deviceText(*prev)))
+	if why := r.sameDevice(i, f.Device); why != "" {
+		return fail(why)
 	}
 	_ = os.Remove(out)
 	return f, nil, nil
+}
+
+// sameDevice keeps the device a side's first file reports and says why a later one that
+// reports another is refused.
+func (r *runner) sameDevice(i int, d benchfile.Device) string {
+	if prev := r.devices[i]; prev == nil {
+		r.devices[i] = &d
+	} else if *prev != d {
+		return fmt.Sprintf("it reported the device %s, not %s as before: the GPU, driver or toolkit changed during the run", deviceText(d), deviceText(*prev))
+	}
+	return ""
+}
+
+// timeSide takes one side's round: asked of its serving process, or run as a process of
+// its own (round 0 is the warm-up).
+func (r *runner) timeSide(ctx context.Context, side Side, round int) (*benchfile.File, *Failure, error) {
+	i := side.index()
+	s := r.srv[i]
+	if s == nil {
+		return r.runHarness(ctx, side, round)
+	}
+	req := ServeRequest{Round: round, Samples: r.set.Samples, Shapes: r.set.Shapes, Kernels: r.requestKernels()}
+	start := time.Now()
+	f, why, output, err := s.ask(ctx, req, r.set.RoundTimeout)
+	r.sides[i].RoundSeconds += time.Since(start).Seconds()
+	if err != nil {
+		return nil, nil, err
+	}
+	fail := func(why string) (*benchfile.File, *Failure, error) {
+		r.srv[i] = nil
+		return nil, &Failure{Side: side, Stage: "run", Round: round, Why: fmt.Sprintf("its serving process (%d of this side, pid %d) %s", s.lifetime, s.proc.Pid(), why),
+			Output: output, Log: r.logPaths[i]}, nil
+	}
+	if why != "" {
+		return fail(why)
+	}
+	if why := r.sameDevice(i, f.Device); why != "" {
+		s.kill()
+		return fail(why)
+	}
+	return f, nil, nil
+}
+
+// requestKernels are the kernels a request names: KG_KERNELS of bench.env, when set.
+func (r *runner) requestKernels() []string {
+	for _, v := range r.set.Env {
+		if k, ok := strings.CutPrefix(v, "KG_KERNELS="); ok {
+			var out []string
+			for _, name := range strings.Split(k, ",") {
+				if name = strings.TrimSpace(name); name != "" {
+					out = append(out, name)
+				}
+			}
+			return out
+		}
+	}
+	return nil
 }
 
 // attachReference runs the reference command (when there is one) and gives each of head's
@@ -370,7 +498,7 @@ func (r *runner) attachReference(ctx context.Context, head *benchfile.File, roun
 	if len(r.cmds[2].Argv) == 0 {
 		return nil, nil
 	}
-	f, fail, err := r.runHarness(ctx, Reference, round)
+	f, fail, err := r.timeSide(ctx, Reference, round)
 	if err != nil || fail != nil {
 		return fail, err
 	}
@@ -556,8 +684,9 @@ func floats(rounds [][]benchfile.Float) [][]float64 {
 
 // judgeAll judges every comparable pair as the gate will and returns how many rounds to
 // add (the most any undecided pair needs, 0 when none needs more or none can have more)
-// and how many pairs are undecided.
-func (r *runner) judgeAll() (need, undecided, judged int, err error) {
+// and how many pairs are undecided. At a look of the add-rounds loop (look) it also keeps
+// when each pair was first found decided.
+func (r *runner) judgeAll(look bool) (need, undecided, judged int, err error) {
 	family := 0
 	for _, p := range r.pairs {
 		if !p.comparable() {
@@ -583,19 +712,88 @@ func (r *runner) judgeAll() (need, undecided, judged int, err error) {
 			return 0, 0, 0, err
 		}
 		j.GPUSeconds += p.droppedSeconds
-		if j.Verdict == speedup.Inconclusive || (j.Reference != nil && j.Reference.Verdict == speedup.GoalInconclusive) {
+		decided := !(j.Verdict == speedup.Inconclusive || (j.Reference != nil && j.Reference.Verdict == speedup.GoalInconclusive))
+		if !decided {
 			undecided++
+		}
+		if look {
+			switch {
+			case !decided:
+				p.decidedRounds = 0
+			case p.decidedRounds == 0:
+				p.decidedRounds, p.decidedAt = r.kept, time.Since(r.timing).Seconds()
+			}
 		}
 		need = max(need, speedup.NeedMore(j, lim))
 	}
 	return need, undecided, judged, nil
 }
 
+// wallBudget is this run's wall budget and the stop it gives when spent: bench.wall_budget,
+// or what is left of bench.run_wall_budget when that is less.
+func (r *runner) wallBudget() (time.Duration, string) {
+	wall := r.set.WallBudget
+	if wall <= 0 {
+		wall = DefaultWallBudget
+	}
+	if b := r.o.RunWallBudget; b > 0 {
+		if left := b - r.o.RunWallSpent; left < wall {
+			return max(left, 0), StopRunWall
+		}
+	}
+	return wall, StopWallBudget
+}
+
+// budgetText says which wall budget was spent, for messages.
+func (r *runner) budgetText(stop string) string {
+	if stop == StopRunWall {
+		return fmt.Sprintf("the wall budget of the whole kernel-gate run (bench.run_wall_budget %s, %s of it spent before this target)",
+			r.o.RunWallBudget, r.o.RunWallSpent.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("the wall budget bench.wall_budget (%s)", r.set.WallBudget)
+}
+
 // measure runs the warm-up round and the timed rounds until every pair is decided or the
 // budgets are spent. A failed run ends it.
-func (r *runner) measure(ctx context.Context) (*Failure, error) {
+func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 	if err := r.openLogs(); err != nil {
 		return nil, err
+	}
+	r.timing = time.Now()
+	wall, wallStop := r.wallBudget()
+	r.data.WallBudgetSeconds = wall.Seconds()
+	defer func() {
+		if fail != nil || err != nil {
+			r.killServers()
+		} else if f := r.stopServers(r.data.RoundsRun); f != nil {
+			fail = f
+			r.data.Stopped = StopFailed
+		}
+		r.data.TimingSeconds = millis(time.Since(r.timing).Seconds())
+		if r.data.Serve != nil {
+			for _, i := range r.sidesPresent() {
+				sd := r.sides[i]
+				sd.SetupSeconds, sd.RoundSeconds = millis(sd.SetupSeconds), millis(sd.RoundSeconds)
+				r.data.Serve.Sides = append(r.data.Serve.Sides, sd)
+			}
+		}
+		for _, p := range r.pairs {
+			if !p.comparable() {
+				continue
+			}
+			pt := PairTime{Kernel: p.kernel, Shape: p.shape, DecidedRounds: p.decidedRounds}
+			if p.decidedRounds > 0 {
+				at := millis(p.decidedAt)
+				pt.DecidedSeconds = &at
+			}
+			r.data.Pairs = append(r.data.Pairs, pt)
+		}
+	}()
+	if wall <= 0 {
+		// Earlier targets spent the whole run's budget: nothing is started.
+		r.data.Stopped = wallStop
+		r.warn("wall", result.Warning, MetricRounds, "", "not timed: %s was spent before this target started; its pairs are not judged, which is not a pass", r.budgetText(wallStop))
+		return nil, nil
 	}
 	name := r.o.NvidiaSMI
 	if name == "" {
@@ -634,11 +832,16 @@ func (r *runner) measure(ctx context.Context) (*Failure, error) {
 		return c
 	}
 
+	// Serving harnesses are started once (and every restart_every rounds), before any round.
+	if fail, err := r.startServing(ctx); err != nil || fail != nil {
+		return fail, err
+	}
+
 	// The warm-up round: discarded, but it must work.
 	clock(0)
 	var files [2]*benchfile.File
 	for i := range 2 {
-		f, fail, err := r.runHarness(ctx, sideOf(i), 0)
+		f, fail, err := r.timeSide(ctx, sideOf(i), 0)
 		if err != nil || fail != nil {
 			return fail, err
 		}
@@ -665,9 +868,10 @@ func (r *runner) measure(ctx context.Context) (*Failure, error) {
 	}
 
 	target := top.MinRounds
+	sinceStart := 0 // rounds the serving processes answered since they started
 	for {
 		if r.kept >= target && r.kept > 0 {
-			need, undecided, judged, err := r.judgeAll()
+			need, undecided, judged, err := r.judgeAll(true)
 			if err != nil {
 				return nil, err
 			}
@@ -688,7 +892,7 @@ func (r *runner) measure(ctx context.Context) (*Failure, error) {
 		}
 		if r.data.RoundsRun >= budget {
 			r.data.Stopped = StopRounds
-			_, undecided, _, err := r.judgeAll()
+			_, undecided, _, err := r.judgeAll(false)
 			if err != nil {
 				return nil, err
 			}
@@ -698,7 +902,20 @@ func (r *runner) measure(ctx context.Context) (*Failure, error) {
 			}
 			break
 		}
+		if spent := time.Since(r.timing); spent >= wall {
+			r.data.Stopped = wallStop
+			r.wallSpent(wallStop, spent)
+			break
+		}
+		if r.data.Serve != nil && r.data.Serve.Serving && sinceStart >= r.data.Serve.RestartEvery {
+			if fail, err := r.restart(ctx, r.data.RoundsRun+1); err != nil || fail != nil {
+				r.data.Stopped = StopFailed
+				return fail, err
+			}
+			sinceStart = 0
+		}
 		r.data.RoundsRun++
+		sinceStart++
 		round := r.data.RoundsRun
 		c := clock(round)
 		// ABBA: the k-th kept round runs base first when k is even, head first when odd.
@@ -707,7 +924,7 @@ func (r *runner) measure(ctx context.Context) (*Failure, error) {
 			order = [2]int{1, 0}
 		}
 		for _, i := range order {
-			f, fail, err := r.runHarness(ctx, sideOf(i), round)
+			f, fail, err := r.timeSide(ctx, sideOf(i), round)
 			if err != nil || fail != nil {
 				r.data.Stopped = StopFailed
 				return fail, err
@@ -734,6 +951,32 @@ func (r *runner) measure(ctx context.Context) (*Failure, error) {
 	}
 	return nil, nil
 }
+
+// wallSpent warns, once, that the wall budget ran out with pairs undecided: they are
+// inconclusive at the rounds they reached (the judge's findings say so per pair), never
+// passed.
+func (r *runner) wallSpent(stop string, spent time.Duration) {
+	_, undecided, _, err := r.judgeAll(false)
+	if err != nil {
+		return // the gate's own judging reports it
+	}
+	if r.kept == 0 {
+		for _, p := range r.pairs {
+			if p.seen[0] && p.seen[1] && p.err[0] == "" && p.err[1] == "" {
+				undecided++
+			}
+		}
+	}
+	if undecided == 0 {
+		return
+	}
+	r.warn("wall", result.Warning, MetricRounds, "",
+		"%s was spent after %d round(s) (%.1f s of timing) with %d pair(s) undecided: they are reported as inconclusive, a warning, never a pass",
+		r.budgetText(stop), r.kept, spent.Seconds(), undecided)
+}
+
+// millis rounds seconds to milliseconds.
+func millis(s float64) float64 { return math.Round(s*1000) / 1000 }
 
 // merged is one side's rounds as one harness file: round i beside the other side's round i.
 func (r *runner) merged(i int) *benchfile.File {
@@ -799,6 +1042,7 @@ func (r *runner) gate(fail *Failure) (result.Gate, error) {
 			r.data.HeadFile = path
 		}
 	}
+	findings := r.findings
 	if fail != nil {
 		r.data.Failure = fail
 		r.data.Stopped = StopFailed
@@ -806,26 +1050,73 @@ func (r *runner) gate(fail *Failure) (result.Gate, error) {
 		if fail.Stage == "build" {
 			metric = MetricBuild
 		}
-		g := result.Gate{Name: speedup.GateName, Findings: []result.Finding{{Severity: result.Error, Metric: metric, Message: fail.message()}}}
-		g.Findings = append(g.Findings, r.findings...)
-		sd := speedup.Data{Confidence: r.o.Speedup.Limits("", "").Confidence, Comparisons: []speedup.Record{}}
-		if d := r.devices[0]; d != nil {
-			sd.BaseDevice = *d
+		findings = append([]result.Finding{{Severity: result.Error, Metric: metric, Message: fail.message()}}, findings...)
+	}
+	g, err := Judge(files[0], files[1], r.o.Speedup, r.data, findings)
+	if err != nil {
+		return g, err
+	}
+	if fail != nil {
+		// Live, the devices the harnesses reported are known even without a merged file.
+		var d Data
+		if json.Unmarshal(g.Data, &d) == nil {
+			for i, dev := range []*benchfile.Device{&d.BaseDevice, &d.HeadDevice} {
+				if r.devices[i] != nil {
+					*dev = *r.devices[i]
+				}
+			}
+			if err := g.SetData(d); err != nil {
+				return g, err
+			}
 		}
-		if d := r.devices[1]; d != nil {
-			sd.HeadDevice = *d
+	}
+	return g, nil
+}
+
+// Judge is the gate of an A/B run from what it kept: the merged base and head files (nil
+// when a side has none), the runner's data and its own findings (the failure first, when
+// the run failed). Run judges with it, and so does a replay of a recording
+// (action/pipeline), so that both reach the same verdicts, findings and words. The error
+// is for a config that does not validate or files that are missing though the run did not
+// fail.
+func Judge(base, head *benchfile.File, cfg speedup.Config, rd RunnerData, findings []result.Finding) (result.Gate, error) {
+	if rd.Failure != nil {
+		g := result.Gate{Name: speedup.GateName, Findings: append([]result.Finding{}, findings...)}
+		sd := speedup.Data{Confidence: cfg.Limits("", "").Confidence, Comparisons: []speedup.Record{}}
+		if base != nil {
+			sd.BaseDevice = base.Device
 		}
-		if err := g.SetData(Data{Data: sd, Runner: r.data}); err != nil {
+		if head != nil {
+			sd.HeadDevice = head.Device
+		}
+		if err := g.SetData(Data{Data: sd, Runner: rd}); err != nil {
 			return g, err
 		}
 		g.Decide(true)
-		g.Summary = "no comparison: the " + fail.where() + " failed: " + firstLine(fail.Why)
+		g.Summary = "no comparison: the " + rd.Failure.where() + " failed: " + firstLine(rd.Failure.Why)
 		return g, nil
 	}
-	if files[0] == nil || files[1] == nil {
+	if rd.Rounds == 0 && (rd.Stopped == StopWallBudget || rd.Stopped == StopRunWall) {
+		// The budget ran out before a round was kept: nothing to judge, never a pass.
+		g := result.Gate{Name: speedup.GateName, Findings: append([]result.Finding{}, findings...)}
+		sd := speedup.Data{Confidence: cfg.Limits("", "").Confidence, Comparisons: []speedup.Record{}}
+		if base != nil {
+			sd.BaseDevice = base.Device
+		}
+		if head != nil {
+			sd.HeadDevice = head.Device
+		}
+		if err := g.SetData(Data{Data: sd, Runner: rd}); err != nil {
+			return g, err
+		}
+		g.Decide(false)
+		g.Summary = "not compared: " + noMoreRounds(rd) + " before the first round; nothing judged, which is not a pass"
+		return g, nil
+	}
+	if base == nil || head == nil {
 		return result.Gate{}, errors.New("abrun: no harness file to judge")
 	}
-	g, err := speedup.Compare(files[0], files[1], r.o.Speedup)
+	g, err := speedup.CompareWith(base, head, cfg, speedup.CompareOptions{NoMoreRounds: noMoreRounds(rd)})
 	if err != nil {
 		return g, err
 	}
@@ -833,16 +1124,31 @@ func (r *runner) gate(fail *Failure) (result.Gate, error) {
 	if err := json.Unmarshal(g.Data, &sd); err != nil {
 		return g, fmt.Errorf("abrun: reading the judge's data: %w", err)
 	}
-	if n := len(r.data.DroppedRounds); n > 0 {
-		for i := range sd.Comparisons {
-			sd.Comparisons[i].DroppedRounds += n
+	times := map[string]PairTime{}
+	for _, p := range rd.Pairs {
+		times[p.Kernel+"\x00"+p.Shape] = p
+	}
+	for i := range sd.Comparisons {
+		c := &sd.Comparisons[i]
+		c.DroppedRounds += len(rd.DroppedRounds)
+		// The wall time to its verdict: the look that decided it, else the whole timing.
+		if p, ok := times[c.Kernel+"\x00"+c.Shape]; ok && p.DecidedSeconds != nil && c.Verdict != speedup.Inconclusive {
+			c.WallSeconds = ptr(*p.DecidedSeconds)
+		} else if rd.TimingSeconds > 0 {
+			c.WallSeconds = ptr(rd.TimingSeconds)
+		}
+		if c.Verdict == speedup.Inconclusive {
+			switch rd.Stopped {
+			case StopWallBudget, StopRunWall, StopRounds, StopBudget:
+				c.Stopped = rd.Stopped
+			}
 		}
 	}
-	if err := g.SetData(Data{Data: sd, Runner: r.data}); err != nil {
+	if err := g.SetData(Data{Data: sd, Runner: rd}); err != nil {
 		return g, err
 	}
 	judged := g.Verdict != result.Skip
-	g.Findings = append(g.Findings, r.findings...)
+	g.Findings = append(g.Findings, findings...)
 	g.Decide(judged)
 	// The judge's summary ends with its counts; count the runner's findings too.
 	if i := strings.LastIndex(g.Summary, "; "); i >= 0 {
@@ -851,12 +1157,42 @@ func (r *runner) gate(fail *Failure) (result.Gate, error) {
 			g.Summary = g.Summary[:i] + fmt.Sprintf("; %d error(s), %d warning(s)", g.Count(result.Error), g.Count(result.Warning))
 		}
 	}
-	g.Summary += fmt.Sprintf("; %d round(s) side by side, ABBA", r.kept)
-	if n := len(r.data.DroppedRounds); n > 0 {
+	g.Summary += fmt.Sprintf("; %d round(s) side by side, ABBA", rd.Rounds)
+	if rd.Serve != nil && rd.Serve.Serving {
+		g.Summary += fmt.Sprintf(", served (restarted every %d)", rd.Serve.RestartEvery)
+	}
+	if n := len(rd.DroppedRounds); n > 0 {
 		g.Summary += fmt.Sprintf(", %d dropped (GPU throttled)", n)
+	}
+	if rd.TimingSeconds > 0 {
+		g.Summary += fmt.Sprintf(", %s of wall time", wallText(rd.TimingSeconds))
 	}
 	return g, nil
 }
+
+// noMoreRounds says why the runner stopped adding rounds while a pair was undecided; ""
+// when it did not stop for a budget of its own (the judge then explains).
+func noMoreRounds(rd RunnerData) string {
+	switch rd.Stopped {
+	case StopWallBudget:
+		return fmt.Sprintf("the wall budget bench.wall_budget (%s) was spent after %s of timing", wallText(rd.WallBudgetSeconds), wallText(rd.TimingSeconds))
+	case StopRunWall:
+		return fmt.Sprintf("the wall budget of the whole kernel-gate run (bench.run_wall_budget) was spent, %s left for this target, after %s of timing", wallText(rd.WallBudgetSeconds), wallText(rd.TimingSeconds))
+	case StopRounds:
+		return fmt.Sprintf("the runner's rounds budget (%d rounds run) was spent", rd.RoundsRun)
+	}
+	return ""
+}
+
+// wallText renders seconds of wall time: "48.2 s", "5m0s".
+func wallText(s float64) string {
+	if s >= 60 {
+		return time.Duration(s * float64(time.Second)).Round(time.Second).String()
+	}
+	return fmt.Sprintf("%.1f s", s)
+}
+
+func ptr(v float64) *float64 { return &v }
 
 // notes adds the findings that describe the run as a whole: throttled rounds, clocks, and
 // results missing from some rounds.

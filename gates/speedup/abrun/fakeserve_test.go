@@ -1,0 +1,195 @@
+//go:build unix
+
+package abrun
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The serving tests run this test binary itself as the fake harness: with
+// KG_ABRUN_FAKE_HARNESS=1 in its environment, TestMain runs fakeHarness instead of the
+// tests. It speaks kernel-gate/bench/v1 in bench mode (one round per run) and the serve
+// protocol in serve mode, drawing timings of kernels gemm and softmax like
+// testdata/fake-harness.sh. Settings are NAME=VALUE arguments:
+//
+//	side=NAME       names it in the logs below
+//	log=PATH        shared log: "start SIDE MODE PID" per process, "round SIDE N" per
+//	                round answered, "exit SIDE PID" at the end of its input
+//	factor=F        head/base scale of gemm's timings (1.05: 5% slower)
+//	seed=N          its noise seed (the per-round drift is shared by both sides)
+//	noserve=1       does not know serve mode: KG_MODE=serve exits 2, as kg_bench.py does
+//	die_on=R        exits 1 when asked for round R
+//	bad_on=R        answers round R with a line that is not JSON
+//	wrong_on=R      answers round R as round R+1
+//	hang_on=R       hangs (with a child) when asked for round R; the child's pid in log
+//	linger=1        does not exit at the end of its input
+//	exit_code=N     exits N at the end of its input
+//	noise=1         prints answer-like JSON lines on stdout and stderr every round
+//	setup_ms=N      sleeps N ms before its handshake;  round_ms=N  sleeps N ms per round
+func fakeHarness(args []string) int {
+	set := map[string]string{"side": "x", "factor": "1", "seed": "1"}
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok {
+			fmt.Fprintf(os.Stderr, "fake: bad setting %q\n", a)
+			return 2
+		}
+		set[k] = v
+	}
+	num := func(k string) int { n, _ := strconv.Atoi(set[k]); return n }
+	factor, _ := strconv.ParseFloat(set["factor"], 64)
+	logLine := func(format string, a ...any) {
+		if set["log"] == "" {
+			return
+		}
+		f, err := os.OpenFile(set["log"], os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return
+		}
+		fmt.Fprintf(f, format+"\n", a...)
+		f.Close()
+	}
+	mode := os.Getenv("KG_MODE")
+	logLine("start %s %s %d", set["side"], mode, os.Getpid())
+	samples, _ := strconv.Atoi(os.Getenv("KG_SAMPLES"))
+	shapes := strings.Split(cmpOr(os.Getenv("KG_SHAPES"), "small"), ",")
+	file := func(round int) string {
+		return fakeFile(round, num("seed"), factor, samples, shapes)
+	}
+	switch mode {
+	case "bench":
+		// One round per run; the run's round is counted in a state file beside the log.
+		state := set["log"] + "." + set["side"] + ".runs"
+		raw, _ := os.ReadFile(state)
+		n, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+		os.WriteFile(state, []byte(strconv.Itoa(n+1)), 0o644)
+		logLine("round %s %d", set["side"], n)
+		if err := os.WriteFile(os.Getenv("KG_OUT"), []byte(file(n)), 0o644); err != nil {
+			return 2
+		}
+		return 0
+	case "serve":
+		if set["noserve"] == "1" {
+			fmt.Fprintf(os.Stderr, "fake: KG_MODE=serve: want check, bench or sanitize\n")
+			return 2
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "fake: KG_MODE=%q\n", mode)
+		return 2
+	}
+	fd, err := strconv.Atoi(os.Getenv("KG_SERVE_FD"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fake: no KG_SERVE_FD\n")
+		return 2
+	}
+	answers := os.NewFile(uintptr(fd), "answers")
+	time.Sleep(time.Duration(num("setup_ms")) * time.Millisecond)
+	fmt.Println("fake: set up; stdout is not where answers go")
+	fmt.Fprintf(answers, `{"serve": "kernel-gate/serve/v1"}`+"\n")
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var req struct {
+			Round   int      `json:"round"`
+			Samples int      `json:"samples"`
+			Shapes  []string `json:"shapes"`
+		}
+		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
+			fmt.Fprintf(os.Stderr, "fake: bad request %q\n", in.Text())
+			return 2
+		}
+		r := req.Round
+		if set["noise"] == "1" {
+			fmt.Printf(`{"round": %d, "file": {"schema": "kernel-gate/bench/v1", "results": []}}`+"\n", r)
+			fmt.Fprintf(os.Stderr, `{"round": %d}`+"\n", r+7)
+		}
+		on := func(k string) bool { v, ok := set[k]; return ok && v == strconv.Itoa(r) }
+		switch {
+		case on("die_on"):
+			fmt.Fprintf(os.Stderr, "harness: flash_fwd mission: an illegal memory access was encountered\n")
+			return 1
+		case on("hang_on"):
+			child, err := os.StartProcess("/bin/sleep", []string{"sleep", "30"}, &os.ProcAttr{})
+			if err == nil {
+				logLine("child %s %d", set["side"], child.Pid)
+			}
+			time.Sleep(30 * time.Second)
+		case on("bad_on"):
+			fmt.Fprintf(answers, "{\"round\": %d, \"file\": {not json\n", r)
+			continue
+		case on("wrong_on"):
+			fmt.Fprintf(answers, `{"round": %d, "file": %s}`+"\n", r+1, oneLine(file(r)))
+			continue
+		}
+		time.Sleep(time.Duration(num("round_ms")) * time.Millisecond)
+		if req.Samples != samples {
+			fmt.Fprintf(os.Stderr, "fake: asked for %d samples, KG_SAMPLES=%d\n", req.Samples, samples)
+		}
+		logLine("round %s %d", set["side"], r)
+		fmt.Fprintf(answers, `{"round": %d, "file": %s}`+"\n", r, oneLine(file(r)))
+	}
+	logLine("exit %s %d", set["side"], os.Getpid())
+	if set["linger"] == "1" {
+		time.Sleep(time.Minute)
+	}
+	return num("exit_code")
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// fakeFile is one round's harness file: gemm (100 µs × shape index) and softmax (20 µs ×
+// shape index), gemm scaled by factor, a drift per round shared by both sides and 1%
+// noise per launch from the side's seed.
+func fakeFile(round, seed int, factor float64, samples int, shapes []string) string {
+	drift := 1 + 0.1*(rand.New(rand.NewPCG(uint64(round), 7)).Float64()-0.5)
+	rng := rand.New(rand.NewPCG(uint64(seed), uint64(round)))
+	var b strings.Builder
+	b.WriteString(`{"schema": "kernel-gate/bench/v1", "device": {"name": "NVIDIA H200", "compute_cap": "9.0", "driver": "580.159.04", "cuda": "13.0"},` + "\n")
+	fmt.Fprintf(&b, ` "request": {"mode": "bench", "shapes": [], "rounds": 1, "samples": %d}, "results": [`, samples)
+	first := true
+	for _, k := range []string{"gemm", "softmax"} {
+		for j, sh := range shapes {
+			if !first {
+				b.WriteString(",")
+			}
+			first = false
+			base := 20.0
+			scale := 1.0
+			if k == "gemm" {
+				base, scale = 100, factor
+			}
+			base *= float64(j + 1)
+			fmt.Fprintf(&b, "\n  {\"kernel\": %q, \"shape\": %q, \"rounds_us\": [[", k, sh)
+			for s := range samples {
+				if s > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%.4f", base*scale*drift*(1+0.01*rng.NormFloat64()))
+			}
+			b.WriteString("]]}")
+		}
+	}
+	b.WriteString("\n ]}\n")
+	return b.String()
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KG_ABRUN_FAKE_HARNESS") == "1" {
+		os.Exit(fakeHarness(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}

@@ -1,0 +1,574 @@
+package abrun
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/strictjson"
+)
+
+// The serve protocol (docs/harness-protocol.md, "Serving rounds"): the runner starts a
+// harness with KG_MODE=serve and KG_SERVE_FD naming the descriptor its answers go to; the
+// harness sets up once, writes the handshake line there, then answers each request line on
+// its standard input with one line, and exits at the end of its input.
+const (
+	// ModeServe is KG_MODE of a serving harness.
+	ModeServe = "serve"
+	// ServeFDVar names the variable that tells a serving harness its answer descriptor.
+	ServeFDVar = "KG_SERVE_FD"
+	// ServeSchema is the handshake's "serve" value.
+	ServeSchema = "kernel-gate/serve/v1"
+	// maxAnswerBytes caps one answer line, as every JSON input is capped.
+	maxAnswerBytes = 64 << 20
+	// serveExitGrace is how long a server may take to exit once its input is closed.
+	serveExitGrace = 30 * time.Second
+	// lastWordsGrace is how long a line a server wrote just before it exited may take to
+	// arrive once its exit is seen.
+	lastWordsGrace = 2 * time.Second
+)
+
+// ServeRequest is one request line: time round Round with Samples launches of each
+// kernel × shape named (the ones the harness set up when Shapes or Kernels is absent).
+type ServeRequest struct {
+	Round   int      `json:"round"`
+	Samples int      `json:"samples"`
+	Shapes  []string `json:"shapes,omitempty"`
+	Kernels []string `json:"kernels,omitempty"`
+}
+
+// serveHello is the handshake line.
+type serveHello struct {
+	Serve string `json:"serve"`
+}
+
+// serveAnswer is one answer line: the round it answers and that round's harness file (a
+// whole kernel-gate/bench/v1 file, its rounds_us holding this round).
+type serveAnswer struct {
+	Round *int            `json:"round"`
+	File  json.RawMessage `json:"file"`
+}
+
+// server is one running serving harness.
+type server struct {
+	side     Side
+	proc     *procgroup.Proc
+	lines    chan []byte
+	quit     chan struct{}
+	mu       sync.Mutex
+	readErr  error // why lines was closed before EOF (an answer too long, a read error)
+	lifetime int   // 1-based: which of this side's serving processes it is
+	answered int   // rounds answered, the warm-up included
+}
+
+// serveEnv is a serving harness's environment. KG_OUT names a file in the work directory:
+// a harness that does not know serve mode and writes a file anyway writes it there.
+func serveEnv(environ, extra, shapes []string, samples int, out string) []string {
+	env := harnessEnv(environ, extra, shapes, samples, out)
+	for i, v := range env {
+		if v == "KG_MODE="+benchfile.ModeBench {
+			env[i] = "KG_MODE=" + ModeServe
+		}
+	}
+	return append(env, ServeFDVar+"="+strconv.Itoa(procgroup.AnswerFD))
+}
+
+// startServer starts one side's serving harness and waits for its handshake. notServing is
+// set (and the process gone) when it exited or closed its answer descriptor before the
+// handshake: a harness that does not serve. A hung setup, a handshake that is not one, or
+// a process that cannot be started is a Failure.
+func (r *runner) startServer(ctx context.Context, side Side, lifetime, firstRound int) (s *server, notServing string, fail *Failure, err error) {
+	i := side.index()
+	c := r.cmds[i]
+	out := filepath.Join(r.work, fmt.Sprintf("%s-serve-%d.json", side, lifetime))
+	var logw io.Writer
+	if f := r.logs[i]; f != nil {
+		fmt.Fprintf(f, "==> kernel-gate bench run: %s, serving process %d (from round %d), KG_MODE=serve: %s <==\n", side, lifetime, firstRound, describeCommand(c))
+		logw = f
+	}
+	start := time.Now()
+	p, err := procgroup.Start(ctx, procgroup.StartSpec{Argv: c.Argv, Dir: c.Dir, LogCap: runLogBytes, Log: logw, TailBytes: tailBytes,
+		Env: serveEnv(append(slices.Clone(r.o.Environ), c.Env...), r.set.Env, r.set.Shapes, r.set.Samples, out)})
+	r.sides[i].Starts++
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", nil, ctx.Err()
+		}
+		return nil, "", &Failure{Side: side, Stage: "run", Round: firstRound, Why: fmt.Sprintf("its serving process %v", err), Log: r.logPaths[i]}, nil
+	}
+	s = &server{side: side, proc: p, lines: make(chan []byte, 1), quit: make(chan struct{}), lifetime: lifetime}
+	go s.read()
+	line, gone, why, err := s.next(ctx, start.Add(r.set.Timeout), r.set.Timeout)
+	r.sides[i].SetupSeconds += time.Since(start).Seconds()
+	if err != nil {
+		s.kill()
+		return nil, "", nil, err
+	}
+	failed := func(why string) (*server, string, *Failure, error) {
+		o := s.kill()
+		return nil, "", &Failure{Side: side, Stage: "run", Round: firstRound, Why: "its serving process " + why, Output: o.Output, Log: r.logPaths[i]}, nil
+	}
+	switch {
+	case gone:
+		o := s.kill()
+		return nil, why + lastOutput(o.Output), nil, nil
+	case why != "":
+		return failed(why)
+	}
+	var h serveHello
+	if err := decodeStrict(line, &h); err != nil || h.Serve != ServeSchema {
+		return failed(fmt.Sprintf("wrote %s before its handshake, not {\"serve\": %q}", quoteLine(line), ServeSchema))
+	}
+	return s, "", nil, nil
+}
+
+// lastOutput quotes the end of what a process printed, for a note.
+func lastOutput(out string) string {
+	out = strings.TrimSpace(out)
+	if out == "" {
+		return ""
+	}
+	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
+		out = out[i+1:]
+	}
+	return "; its last output: " + clip(out, 300)
+}
+
+// read passes the server's answer lines on, one at a time, until EOF, a read error or quit.
+func (s *server) read() {
+	defer close(s.lines)
+	br := bufio.NewReaderSize(s.proc.Answers(), 64<<10)
+	for {
+		line, err := readLine(br, maxAnswerBytes)
+		if len(line) > 0 {
+			select {
+			case s.lines <- line:
+			case <-s.quit:
+				return
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				s.mu.Lock()
+				s.readErr = err
+				s.mu.Unlock()
+			}
+			return
+		}
+	}
+}
+
+// errLineTooLong is an answer past maxAnswerBytes; errNoNewline a last line cut short.
+var (
+	errLineTooLong = fmt.Errorf("an answer line longer than %d MiB", maxAnswerBytes>>20)
+	errNoNewline   = errors.New("a last line without its newline (the answer was cut short)")
+)
+
+// readLine reads one line (without its newline) of at most max bytes.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	var buf []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(buf)+len(frag) > max+1 {
+			return nil, errLineTooLong
+		}
+		buf = append(buf, frag...)
+		switch {
+		case err == nil:
+			return bytes.TrimRight(buf, "\r\n"), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(bytes.TrimSpace(buf)) > 0:
+			return nil, errNoNewline
+		}
+		return nil, err
+	}
+}
+
+// next waits until deadline for the server's next non-empty line. gone is set when it
+// exited or closed its answer descriptor first (why says how); why alone, when it did not
+// answer in time (it is then killed; timeout is the bound the message names) or its
+// answers cannot be read. The error is only for ctx.
+func (s *server) next(ctx context.Context, deadline time.Time, timeout time.Duration) (line []byte, gone bool, why string, err error) {
+	t := time.NewTimer(max(time.Until(deadline), 0))
+	defer t.Stop()
+	for {
+		select {
+		case l, ok := <-s.lines:
+			if !ok {
+				return s.ended()
+			}
+			if len(bytes.TrimSpace(l)) == 0 {
+				continue
+			}
+			return l, false, "", nil
+		case <-s.proc.Done():
+			// A line written just before it exited may still be in the pipe.
+			lw := time.NewTimer(lastWordsGrace)
+			select {
+			case l, ok := <-s.lines:
+				lw.Stop()
+				if ok && len(bytes.TrimSpace(l)) > 0 {
+					return l, false, "", nil
+				}
+			case <-lw.C:
+			}
+			return s.ended()
+		case <-t.C:
+			o := s.kill()
+			return nil, false, fmt.Sprintf("did not answer within %s: killed with its process group%s", timeout, lastOutput(o.Output)), nil
+		case <-ctx.Done():
+			return nil, false, "", ctx.Err()
+		}
+	}
+}
+
+// ended says how a server whose answers ended is gone: its exit, or a descriptor closed
+// while it runs on (then it is killed).
+func (s *server) ended() ([]byte, bool, string, error) {
+	s.mu.Lock()
+	rerr := s.readErr
+	s.mu.Unlock()
+	if rerr != nil {
+		s.kill()
+		return nil, false, "wrote " + rerr.Error() + " to " + ServeFDVar, nil
+	}
+	t := time.NewTimer(lastWordsGrace)
+	defer t.Stop()
+	select {
+	case <-s.proc.Done():
+		o := s.proc.Outcome()
+		why := o.Why
+		if why == "" {
+			why = "exited with status 0"
+		}
+		return nil, true, why, nil
+	case <-t.C:
+		s.kill()
+		return nil, true, "closed its answer descriptor (" + ServeFDVar + ") but did not exit: killed with its process group", nil
+	}
+}
+
+// kill ends the server and its reader.
+func (s *server) kill() procgroup.Outcome {
+	s.stopReader()
+	return s.proc.Kill()
+}
+
+func (s *server) stopReader() {
+	select {
+	case <-s.quit:
+	default:
+		close(s.quit)
+	}
+}
+
+// stop closes the server's input and waits for it to exit; why is set when it had to be
+// killed or exited other than with status 0.
+func (s *server) stop() (why, output string) {
+	o, exited := s.proc.Close(serveExitGrace)
+	s.stopReader()
+	switch {
+	case !exited:
+		return fmt.Sprintf("did not exit within %s of the end of its input: killed with its process group", serveExitGrace), o.Output
+	case o.Why != "":
+		return o.Why + " at the end of its input", o.Output
+	}
+	return "", ""
+}
+
+// ask sends one request and reads the answer: the round's harness file, or why the server
+// failed it (it is then gone). The error is only for ctx.
+func (s *server) ask(ctx context.Context, req ServeRequest, timeout time.Duration) (f *benchfile.File, why, output string, err error) {
+	raw, err := json.Marshal(req)
+	if err != nil {
+		return nil, "", "", err
+	}
+	// The write has the round's deadline too: a harness that answers without reading its
+	// requests would fill the pipe and block it.
+	start := time.Now()
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := s.proc.Stdin().Write(append(raw, '\n'))
+		wrote <- err
+	}()
+	t := time.NewTimer(timeout)
+	select {
+	case werr := <-wrote:
+		t.Stop()
+		if werr != nil {
+			// Its input is closed: it has exited, or is about to.
+			_, _, gwhy, err := s.ended()
+			if err != nil {
+				return nil, "", "", err
+			}
+			o := s.kill()
+			return nil, "stopped reading its requests (" + gwhy + ")", o.Output, nil
+		}
+	case <-t.C:
+		o := s.kill()
+		return nil, fmt.Sprintf("did not read its request within %s: killed with its process group", timeout), o.Output, nil
+	case <-ctx.Done():
+		t.Stop()
+		s.kill()
+		return nil, "", "", ctx.Err()
+	}
+	line, gone, gwhy, err := s.next(ctx, start.Add(timeout), timeout)
+	switch {
+	case err != nil:
+		s.kill()
+		return nil, "", "", err
+	case gone:
+		o := s.kill()
+		return nil, gwhy + " before it answered", o.Output, nil
+	case gwhy != "":
+		o := s.kill()
+		return nil, gwhy, o.Output, nil
+	}
+	f, why = parseAnswer(line, req.Round)
+	if why != "" {
+		o := s.kill()
+		return nil, "answered badly: " + why + ": its answers cannot be trusted", o.Output, nil
+	}
+	s.answered++
+	return f, "", "", nil
+}
+
+// parseAnswer reads one answer line to round: the round's harness file, or why the line
+// is not one.
+func parseAnswer(line []byte, round int) (*benchfile.File, string) {
+	var a serveAnswer
+	if err := decodeStrict(line, &a); err != nil {
+		return nil, fmt.Sprintf("%s is not an answer (%v)", quoteLine(line), err)
+	}
+	switch {
+	case a.Round == nil:
+		return nil, fmt.Sprintf("%s has no \"round\"", quoteLine(line))
+	case *a.Round != round:
+		return nil, fmt.Sprintf("it answered round %d when asked for round %d", *a.Round, round)
+	case len(a.File) == 0 || string(a.File) == "null":
+		return nil, fmt.Sprintf("its answer to round %d has no \"file\"", round)
+	}
+	f, err := benchfile.Read(bytes.NewReader(a.File))
+	if err != nil {
+		return nil, fmt.Sprintf("its answer to round %d holds an invalid harness file: %v", round, err)
+	}
+	return f, ""
+}
+
+// decodeStrict decodes one JSON object: a key given twice, an unknown key or anything after
+// the object is an error.
+func decodeStrict(line []byte, v any) error {
+	if err := strictjson.Check(line, strictjson.Options{Exact: []string{"extra"}}); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more after the JSON object")
+	}
+	return nil
+}
+
+// quoteLine quotes the start of a line for a message.
+func quoteLine(line []byte) string {
+	return strconv.Quote(clip(strings.ToValidUTF8(string(line), "\uFFFD"), 200))
+}
+
+// started is one startServer's outcome.
+type started struct {
+	s          *server
+	notServing string
+	fail       *Failure
+	err        error
+}
+
+// startAll starts the serving processes of the given sides side by side (nothing is timed
+// while they set up) and waits for every handshake.
+func (r *runner) startAll(ctx context.Context, sides []int, lifetime [3]int, firstRound int) [3]started {
+	var out [3]started
+	var wg sync.WaitGroup
+	for _, i := range sides {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, ns, fail, err := r.startServer(ctx, sideOf(i), lifetime[i], firstRound)
+			out[i] = started{s, ns, fail, err}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// sidesPresent are base, head and, when there is one, the reference.
+func (r *runner) sidesPresent() []int {
+	if len(r.cmds[2].Argv) > 0 {
+		return []int{0, 1, 2}
+	}
+	return []int{0, 1}
+}
+
+// startServing decides, before the warm-up round, which sides serve their rounds
+// (bench.serve): with auto each harness is started once with KG_MODE=serve, and base and
+// head serve when both answer the handshake (a harness that exits first does not serve,
+// and then neither does the other: both sides are timed the same way); the reference
+// serves when it answers. With true every side must serve. A failed start fails the run.
+func (r *runner) startServing(ctx context.Context) (*Failure, error) {
+	setting := cmp.Or(r.set.Serve, ServeAuto)
+	sd := &ServeData{Setting: setting}
+	r.data.Serve = sd
+	present := r.sidesPresent()
+	defer func() {
+		for _, i := range present {
+			r.sides[i].Side = sideOf(i)
+			r.sides[i].Serving = r.srv[i] != nil
+		}
+	}()
+	if setting == ServeOff {
+		return nil, nil
+	}
+	res := r.startAll(ctx, present, [3]int{1, 1, 1}, 0)
+	for _, i := range present {
+		r.srv[i] = res[i].s
+		r.lifetimes[i] = 1
+	}
+	for _, i := range present {
+		if res[i].err != nil || res[i].fail != nil {
+			r.killServers()
+			return res[i].fail, res[i].err
+		}
+	}
+	for _, i := range present {
+		if why := res[i].notServing; why != "" {
+			r.sides[i].NotServing = "its handshake process (KG_MODE=serve) " + why
+			if setting == ServeOn {
+				r.killServers()
+				return &Failure{Side: sideOf(i), Stage: "run", Round: 0, Log: r.logPaths[i],
+					Why: "bench.serve is true, but it does not serve rounds: started with KG_MODE=serve, it " + why}, nil
+			}
+		}
+	}
+	if r.srv[0] == nil || r.srv[1] == nil {
+		for _, i := range []int{0, 1} {
+			if s := r.srv[i]; s != nil {
+				s.stop()
+				r.srv[i] = nil
+				r.sides[i].NotServing = fmt.Sprintf("it serves, but the %s harness does not, and both sides are timed the same way", sideOf(1-i))
+			}
+		}
+	}
+	sd.Serving = r.srv[0] != nil && r.srv[1] != nil
+	if sd.Serving {
+		sd.RestartEvery = max(r.set.RestartEvery, 1)
+	}
+	r.noteServing()
+	return nil, nil
+}
+
+// noteServing says how the rounds are taken, once.
+func (r *runner) noteServing() {
+	var parts []string
+	for _, i := range r.sidesPresent() {
+		switch {
+		case r.srv[i] != nil:
+			parts = append(parts, fmt.Sprintf("%s serves its rounds (KG_MODE=serve, restarted every %d rounds)", sideOf(i), max(r.set.RestartEvery, 1)))
+		case r.sides[i].NotServing != "":
+			parts = append(parts, fmt.Sprintf("%s runs once per round: %s", sideOf(i), r.sides[i].NotServing))
+		}
+	}
+	if len(parts) > 0 {
+		r.warn("serve", result.Notice, MetricServe, "", "%s", strings.Join(parts, "; "))
+		r.progress("%s", strings.Join(parts, "; "))
+	}
+}
+
+// restart stops every serving process and starts new ones, before round; a process that
+// does not end cleanly, or a new one that does not serve, fails the run.
+func (r *runner) restart(ctx context.Context, round int) (*Failure, error) {
+	if fail := r.stopServers(round); fail != nil {
+		return fail, nil
+	}
+	var serving []int
+	var lifetime [3]int
+	for _, i := range r.sidesPresent() {
+		if r.sides[i].Serving {
+			serving = append(serving, i)
+			lifetime[i] = r.lifetimes[i] + 1
+		}
+	}
+	res := r.startAll(ctx, serving, lifetime, round)
+	for _, i := range serving {
+		r.srv[i] = res[i].s
+		if res[i].s != nil {
+			r.lifetimes[i] = lifetime[i]
+		}
+	}
+	for _, i := range serving {
+		switch {
+		case res[i].err != nil || res[i].fail != nil:
+			r.killServers()
+			return res[i].fail, res[i].err
+		case res[i].notServing != "":
+			r.killServers()
+			return &Failure{Side: sideOf(i), Stage: "run", Round: round, Log: r.logPaths[i],
+				Why: fmt.Sprintf("its serving process %d, started for round %d, did not serve: it %s", lifetime[i], round, res[i].notServing)}, nil
+		}
+	}
+	return nil, nil
+}
+
+// stopServers ends every serving process (side by side): each must exit with status 0
+// at the end of its input; the first that does not is the Failure (the others are
+// stopped all the same).
+func (r *runner) stopServers(round int) *Failure {
+	var fails [3]*Failure
+	var wg sync.WaitGroup
+	for i, s := range r.srv {
+		if s == nil {
+			continue
+		}
+		r.srv[i] = nil
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if why, out := s.stop(); why != "" {
+				fails[i] = &Failure{Side: s.side, Stage: "run", Round: round, Output: out, Log: r.logPaths[i],
+					Why: fmt.Sprintf("its serving process (%d of this side, pid %d) %s", s.lifetime, s.proc.Pid(), why)}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, f := range fails {
+		if f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// killServers kills every serving process: the run has failed or is cancelled.
+func (r *runner) killServers() {
+	for i, s := range r.srv {
+		if s != nil {
+			s.kill()
+			r.srv[i] = nil
+		}
+	}
+}

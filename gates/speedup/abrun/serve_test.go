@@ -1,0 +1,421 @@
+//go:build unix
+
+package abrun
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// serveFakes are base, head and a reference run as the fake harness of fakeserve_test.go,
+// logging to one shared file.
+type serveFakes struct {
+	log                  string
+	base, head, referent Command
+}
+
+func newServeFakes(t *testing.T, baseArgs, headArgs []string) serveFakes {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := serveFakes{log: filepath.Join(t.TempDir(), "log")}
+	mk := func(side string, args []string) Command {
+		return Command{Argv: append([]string{exe, "side=" + side, "log=" + f.log}, args...)}
+	}
+	f.base = mk("base", append([]string{"seed=1"}, baseArgs...))
+	f.head = mk("head", append([]string{"seed=2"}, headArgs...))
+	f.referent = mk("reference", []string{"seed=3", "factor=2"})
+	return f
+}
+
+// serveOptions: fast, no nvidia-smi, serving allowed, restarts every 4 rounds.
+func serveOptions(f serveFakes, artifacts string) Options {
+	return Options{
+		Base: f.base, Head: f.head,
+		Bench: Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second, Serve: ServeAuto,
+			RestartEvery: 4, RoundTimeout: 10 * time.Second, WallBudget: time.Minute},
+		ArtifactDir: artifacts,
+		NvidiaSMI:   "/nonexistent/nvidia-smi",
+		Environ:     append(os.Environ(), "KG_ABRUN_FAKE_HARNESS=1"),
+	}
+}
+
+// entry is one line of the fakes' log: "start base serve 123", "round head 4".
+type entry struct {
+	kind, side, mode string
+	n                int
+}
+
+func readLog(t *testing.T, path string) []entry {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []entry
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		w := strings.Fields(l)
+		if len(w) < 3 {
+			continue
+		}
+		e := entry{kind: w[0], side: w[1]}
+		switch w[0] {
+		case "start":
+			e.mode = w[2]
+			e.n, _ = strconv.Atoi(w[3])
+		default:
+			e.n, _ = strconv.Atoi(w[2])
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func count(es []entry, kind, side, mode string) int {
+	n := 0
+	for _, e := range es {
+		if e.kind == kind && e.side == side && (mode == "" || e.mode == mode) {
+			n++
+		}
+	}
+	return n
+}
+
+// lifetimes is how many serving processes a side needs for rounds run: the first serves
+// the warm-up and k rounds, each later one k.
+func lifetimes(roundsRun, k int) int { return max(1, (roundsRun+k-1)/k) }
+
+// Served rounds: base, head and the reference each start once per 4 rounds, answer by
+// request in ABBA order, and the judge finds head's 5% slower gemm; what the harnesses print
+// on stdout (answer-like JSON included) goes to their logs, never into the answers. The
+// merged files and the runner's record judge again (Judge, as a replay does) to the same gate.
+func TestServedRoundsABBA(t *testing.T) {
+	f := newServeFakes(t, []string{"noise=1"}, []string{"factor=1.05", "noise=1"})
+	art := t.TempDir()
+	o := serveOptions(f, art)
+	o.Reference = f.referent
+	g, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeData(t, g)
+	v := verdicts(d)
+	if g.Verdict != result.Fail || v["gemm × small"] != speedup.Slower || v["softmax × small"] != speedup.Same {
+		t.Fatalf("want gemm slower, softmax same\n%s", dump(g))
+	}
+	sd := d.Runner.Serve
+	if sd == nil || !sd.Serving || sd.RestartEvery != 4 || len(sd.Sides) != 3 {
+		t.Fatalf("serve data %+v", sd)
+	}
+	es := readLog(t, f.log)
+	want := lifetimes(d.Runner.RoundsRun, 4)
+	for i, side := range []string{"base", "head", "reference"} {
+		if got := count(es, "start", side, "serve"); got != want || count(es, "start", side, "bench") != 0 {
+			t.Errorf("%s: %d serving processes for %d rounds (want %d), %d bench runs", side, got, d.Runner.RoundsRun, want, count(es, "start", side, "bench"))
+		}
+		if got := count(es, "exit", side, ""); got != want {
+			t.Errorf("%s: %d processes ended at the end of their input, want %d", side, got, want)
+		}
+		if s := sd.Sides[i]; s.Side != Side(side) || !s.Serving || s.Starts != want || s.SetupSeconds <= 0 || s.RoundSeconds <= 0 {
+			t.Errorf("side record %+v", s)
+		}
+	}
+	// ABBA by request: round k (1-based) asks base first when k-1 is even.
+	var order []string
+	for _, e := range es {
+		if e.kind == "round" && e.side != "reference" {
+			order = append(order, e.side+" "+strconv.Itoa(e.n))
+		}
+	}
+	if len(order) != 2*(d.Runner.RoundsRun+1) {
+		t.Fatalf("%d answers for %d rounds and the warm-up", len(order), d.Runner.RoundsRun)
+	}
+	for k := 0; k <= d.Runner.RoundsRun; k++ {
+		first, second := "base", "head"
+		if k > 0 && (k-1)%2 == 1 {
+			first, second = "head", "base"
+		}
+		if order[2*k] != first+" "+strconv.Itoa(k) || order[2*k+1] != second+" "+strconv.Itoa(k) {
+			t.Fatalf("round %d answered as %q, %q; want %s first", k, order[2*k], order[2*k+1], first)
+		}
+	}
+	for _, c := range d.Comparisons {
+		if c.SpeedupVsReference == nil || c.WallSeconds == nil || *c.WallSeconds <= 0 || *c.WallSeconds > d.Runner.TimingSeconds {
+			t.Errorf("%s × %s: reference %v, wall %v (timing %g s)", c.Kernel, c.Shape, c.SpeedupVsReference, c.WallSeconds, d.Runner.TimingSeconds)
+		}
+	}
+	if len(d.Runner.Pairs) != 2 || d.Runner.Pairs[0].DecidedRounds == 0 {
+		t.Errorf("pairs %+v", d.Runner.Pairs)
+	}
+	if !strings.Contains(g.Summary, "served (restarted every 4)") || !strings.Contains(g.Summary, "of wall time") {
+		t.Errorf("summary %q", g.Summary)
+	}
+	log, err := os.ReadFile(filepath.Join(art, "base-harness.log"))
+	if err != nil || !strings.Contains(string(log), "stdout is not where answers go") || !strings.Contains(string(log), "serving process 2") {
+		t.Errorf("base log: %v\n%.500s", err, log)
+	}
+	if n := findings(g, result.Notice, MetricServe); len(n) != 1 || !strings.Contains(n[0], "base serves its rounds") {
+		t.Errorf("serve notices %q", n)
+	}
+
+	// The replay's judgement: the merged files and the record, through Judge.
+	var rec []result.Finding
+	for _, fd := range g.Findings {
+		if slices.Contains(Metrics(), fd.Metric) {
+			rec = append(rec, fd)
+		}
+	}
+	again, err := Judge(readBench(t, d.Runner.BaseFile), readBench(t, d.Runner.HeadFile), speedup.Config{}, d.Runner, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Verdict != g.Verdict || again.Summary != g.Summary || string(again.Data) != string(g.Data) || len(again.Findings) != len(g.Findings) {
+		t.Errorf("judged again: %s\nlive: %s", dump(again), dump(g))
+	}
+}
+
+// Restarts every K rounds: an A/A pair is the same, each side's processes number
+// ceil(rounds / K), and each ended at the end of its input.
+func TestServedRestartsEveryK(t *testing.T) {
+	for _, k := range []int{1, 3} {
+		f := newServeFakes(t, nil, nil)
+		o := serveOptions(f, "")
+		o.Bench.RestartEvery = k
+		g, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := decodeData(t, g)
+		if g.Verdict != result.Pass || verdicts(d)["gemm × small"] != speedup.Same {
+			t.Fatalf("K=%d: A/A\n%s", k, dump(g))
+		}
+		es := readLog(t, f.log)
+		want := lifetimes(d.Runner.RoundsRun, k)
+		for _, side := range []string{"base", "head"} {
+			if got := count(es, "start", side, "serve"); got != want || count(es, "exit", side, "") != want {
+				t.Errorf("K=%d, %d rounds: %s started %d serving processes (want %d), %d ended", k, d.Runner.RoundsRun, side, got, want, count(es, "exit", side, ""))
+			}
+		}
+		if d.Runner.Serve.RestartEvery != k {
+			t.Errorf("restart_every %d", d.Runner.Serve.RestartEvery)
+		}
+	}
+}
+
+// A serving process that dies, answers badly or hangs fails the run, naming the side and
+// the round, and no process of it is left running.
+func TestServedFailuresNameTheSide(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		base, head []string
+		side       Side
+		round      int
+		says       []string
+	}{
+		{"death", nil, []string{"die_on=5"}, Head, 5, []string{"head harness, round 5 failed", "exited with status 1 before it answered", "illegal memory access"}},
+		{"bad JSON", []string{"bad_on=3"}, nil, Base, 3, []string{"base harness, round 3 failed", "answered badly", "not an answer", "cannot be trusted"}},
+		{"wrong round", []string{"wrong_on=2"}, nil, Base, 2, []string{"answered round 3 when asked for round 2"}},
+		{"hung round", nil, []string{"hang_on=6"}, Head, 6, []string{"head harness, round 6 failed", "did not answer within 700ms: killed with its process group"}},
+		{"bad exit", nil, []string{"exit_code=3"}, Head, -1, []string{"exited with status 3 at the end of its input"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newServeFakes(t, tc.base, tc.head)
+			o := serveOptions(f, t.TempDir())
+			o.Bench.RoundTimeout = 700 * time.Millisecond
+			start := time.Now()
+			g, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took > 15*time.Second {
+				t.Errorf("took %s", took)
+			}
+			errs := findings(g, result.Error, MetricRun)
+			d := decodeData(t, g)
+			fl := d.Runner.Failure
+			if g.Verdict != result.Fail || len(errs) != 1 || fl == nil || fl.Side != tc.side || d.Runner.Stopped != StopFailed || len(d.Comparisons) != 0 {
+				t.Fatalf("want one failure of %s\n%s", tc.side, dump(g))
+			}
+			if tc.round >= 0 && fl.Round != tc.round {
+				t.Errorf("failed round %d, want %d", fl.Round, tc.round)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(errs[0], s) {
+					t.Errorf("the finding does not say %q: %s", s, errs[0])
+				}
+			}
+			if !strings.HasPrefix(g.Summary, "no comparison: the "+string(tc.side)+" harness") {
+				t.Errorf("summary %q", g.Summary)
+			}
+			deadline := time.Now().Add(3 * time.Second)
+			for _, e := range readLog(t, f.log) {
+				if e.kind != "start" && e.kind != "child" {
+					continue
+				}
+				for alive(e.n) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%s's process %d outlived the failed run", e.side, e.n)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+		})
+	}
+}
+
+// When the wall budget is spent, a pair still undecided (head 2% slower: at the margin) is
+// inconclusive with the rounds it reached and the reason, a warning and never a pass; a
+// budget spent before any round leaves the gate a skip; a run's budget spent by earlier
+// targets starts nothing.
+func TestWallBudgetLeavesPairsInconclusive(t *testing.T) {
+	t.Run("after some rounds", func(t *testing.T) {
+		f := newServeFakes(t, []string{"round_ms=40"}, []string{"factor=1.02", "round_ms=40"})
+		o := serveOptions(f, "")
+		o.Bench.WallBudget = 2 * time.Second
+		g, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := decodeData(t, g)
+		if d.Runner.Stopped != StopWallBudget || d.Runner.Rounds == 0 || d.Runner.TimingSeconds < 2 || d.Runner.TimingSeconds > 10 {
+			t.Fatalf("stopped %q after %d rounds, %g s\n%s", d.Runner.Stopped, d.Runner.Rounds, d.Runner.TimingSeconds, dump(g))
+		}
+		if g.Verdict == result.Fail {
+			t.Fatalf("a spent budget failed the gate\n%s", dump(g))
+		}
+		var gemm *speedup.Record
+		for i := range d.Comparisons {
+			if d.Comparisons[i].Kernel == "gemm" {
+				gemm = &d.Comparisons[i]
+			}
+		}
+		if gemm == nil || gemm.Verdict != speedup.Inconclusive || gemm.Stopped != StopWallBudget || gemm.Rounds != d.Runner.Rounds ||
+			gemm.WallSeconds == nil || *gemm.WallSeconds != d.Runner.TimingSeconds {
+			t.Fatalf("gemm: %+v", gemm)
+		}
+		var said bool
+		for _, w := range findings(g, result.Warning, "") {
+			if strings.HasPrefix(w, "gemm × small: inconclusive") {
+				said = strings.Contains(w, "no more rounds were run: the wall budget bench.wall_budget (2.0 s) was spent") && !strings.Contains(w, "should add")
+			}
+		}
+		if !said {
+			t.Errorf("the inconclusive warning does not give the reason\n%s", dump(g))
+		}
+		if w := findings(g, result.Warning, MetricRounds); len(w) != 1 || !strings.Contains(w[0], "pair(s) undecided") {
+			t.Errorf("runner warnings %q", w)
+		}
+	})
+	t.Run("before any round", func(t *testing.T) {
+		f := newServeFakes(t, []string{"setup_ms=1200"}, nil)
+		o := serveOptions(f, t.TempDir())
+		o.Bench.WallBudget = time.Second
+		g, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := decodeData(t, g)
+		if g.Verdict != result.Skip || d.Runner.Stopped != StopWallBudget || d.Runner.Rounds != 0 || !strings.HasPrefix(g.Summary, "not compared") {
+			t.Fatalf("want a skip\n%s", dump(g))
+		}
+		if w := findings(g, result.Warning, MetricRounds); len(w) != 1 || !strings.Contains(w[0], "after 0 round(s)") || !strings.Contains(w[0], "2 pair(s) undecided") {
+			t.Errorf("warnings %q", w)
+		}
+	})
+	t.Run("run budget spent", func(t *testing.T) {
+		f := newServeFakes(t, nil, nil)
+		o := serveOptions(f, "")
+		o.RunWallBudget, o.RunWallSpent = 10*time.Second, 11*time.Second
+		g, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := decodeData(t, g)
+		if g.Verdict != result.Skip || d.Runner.Stopped != StopRunWall || len(readLog(t, f.log)) != 0 {
+			t.Fatalf("want nothing started and a skip\n%s", dump(g))
+		}
+		if w := findings(g, result.Warning, MetricRounds); len(w) != 1 || !strings.Contains(w[0], "bench.run_wall_budget") {
+			t.Errorf("warnings %q", w)
+		}
+	})
+}
+
+// Harnesses that do not serve are run as before, one process per round, after one
+// handshake process each (auto); with serve false not even that; with serve true the run
+// fails naming the side; when only one of base and head serves, neither does.
+func TestNonServingHarnesses(t *testing.T) {
+	t.Run("auto", func(t *testing.T) {
+		f := newServeFakes(t, []string{"noserve=1"}, []string{"noserve=1", "factor=1.05"})
+		g, err := Run(context.Background(), serveOptions(f, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := decodeData(t, g)
+		if g.Verdict != result.Fail || verdicts(d)["gemm × small"] != speedup.Slower || d.Runner.Serve.Serving {
+			t.Fatalf("want gemm slower, one process per round\n%s", dump(g))
+		}
+		es := readLog(t, f.log)
+		for _, side := range []string{"base", "head"} {
+			if s, b := count(es, "start", side, "serve"), count(es, "start", side, "bench"); s != 1 || b != d.Runner.RoundsRun+1 {
+				t.Errorf("%s: %d handshake processes, %d bench runs for %d rounds", side, s, b, d.Runner.RoundsRun)
+			}
+		}
+		if n := findings(g, result.Notice, MetricServe); len(n) != 1 || !strings.Contains(n[0], "head runs once per round: its handshake process (KG_MODE=serve) exited with status 2; its last output: fake: KG_MODE=serve") {
+			t.Errorf("notices %q", n)
+		}
+	})
+	t.Run("false", func(t *testing.T) {
+		f := newServeFakes(t, nil, nil)
+		o := serveOptions(f, "")
+		o.Bench.Serve = ServeOff
+		g, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := readLog(t, f.log)
+		if g.Verdict != result.Pass || count(es, "start", "base", "serve") != 0 || count(es, "start", "base", "bench") == 0 {
+			t.Fatalf("serve false: %d serve, %d bench starts\n%s", count(es, "start", "base", "serve"), count(es, "start", "base", "bench"), dump(g))
+		}
+	})
+	t.Run("true", func(t *testing.T) {
+		f := newServeFakes(t, nil, []string{"noserve=1"})
+		o := serveOptions(f, "")
+		o.Bench.Serve = ServeOn
+		g, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := findings(g, result.Error, MetricRun)
+		if g.Verdict != result.Fail || len(errs) != 1 || !strings.Contains(errs[0], "the head harness, warm-up round failed: bench.serve is true, but it does not serve") {
+			t.Fatalf("want head's failure\n%s", dump(g))
+		}
+	})
+	t.Run("one side serves", func(t *testing.T) {
+		f := newServeFakes(t, []string{"noserve=1"}, nil)
+		g, err := Run(context.Background(), serveOptions(f, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := decodeData(t, g)
+		es := readLog(t, f.log)
+		if g.Verdict != result.Pass || d.Runner.Serve.Serving || count(es, "exit", "head", "") != 1 || count(es, "start", "head", "bench") != d.Runner.RoundsRun+1 {
+			t.Fatalf("want both sides once per round\n%s", dump(g))
+		}
+		raw, _ := json.Marshal(d.Runner.Serve.Sides)
+		if !strings.Contains(string(raw), "it serves, but the base harness does not") {
+			t.Errorf("sides %s", raw)
+		}
+	})
+}

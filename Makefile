@@ -45,8 +45,12 @@ FUZZ_TARGETS = \
 
 .PHONY: demo test vet fmt lint-workflows tools fuzz bench
 
+# make demo CASE=torch-oob replays another recording (testdata/replay/*: the C++ harness's
+# cases, and the target forms' torch-*, setup-*, cmake-*, triton-*).
+CASE ?= clean
+
 demo:
-	$(GO) run ./action demo
+	$(GO) run ./action demo --case $(CASE)
 	$(GO) run ./action demo --trend
 
 test: fmt vet lint-workflows

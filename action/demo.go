@@ -71,7 +71,7 @@ func runDemo(ctx context.Context, args []string, e env) (int, error) {
 		return failed(usagef("no recorded case %q in %s (recorded: %s)", caseName, dir, strings.Join(cases, ", ")))
 	}
 	if c.config == "" {
-		c.config = "kernel-gate.yml" // the example config gating kernels/, which the recording built
+		c.config = caseConfig(caseName)
 	}
 	cfg, fmtr, err := setup(c, reads{dirs: []string{filepath.Join(dir, caseName)}})
 	if err != nil {
@@ -95,6 +95,20 @@ func runDemo(ctx context.Context, args []string, e env) (int, error) {
 	}
 	return code, err
 }
+
+// caseConfig is the config a recorded case ran with, as testdata/replay/record.sh chose it:
+// a target form's case ("torch-oob") its form's kernels/<form>/kernel-gate.yml, any other
+// case the example config gating kernels/.
+func caseConfig(caseName string) string {
+	if form, _, ok := strings.Cut(caseName, "-"); ok && slices.Contains(targetForms, form) {
+		return filepath.Join("kernels", form, "kernel-gate.yml")
+	}
+	return "kernel-gate.yml"
+}
+
+// targetForms are the target forms of README "Gating your repository" that record.sh
+// records, each with its config in kernels/<form>/.
+var targetForms = []string{"torch", "setup", "cmake", "triton"}
 
 // recordedCases lists the case directories under dir.
 func recordedCases(dir string) ([]string, error) {
@@ -158,7 +172,9 @@ func demoTrend(ctx context.Context, dir string, cases []string, c common, e env)
 	}
 	defer os.RemoveAll(storeDir)
 	store := baseline.NewDir(storeDir, 0)
-	order := slices.Clone(cases)
+	// One history: the C++ harness's cases (the forms' recordings gate other targets, under
+	// their own configs).
+	order := slices.DeleteFunc(slices.Clone(cases), func(c string) bool { return caseConfig(c) != "kernel-gate.yml" })
 	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(boolRank(a != replayDefault), boolRank(b != replayDefault)) })
 	day := recordedDay(ctx, filepath.Join(dir, order[0]))
 	for i, name := range order {

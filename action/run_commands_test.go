@@ -473,3 +473,25 @@ func TestRunRefusesNVCCWithoutAppendFlags(t *testing.T) {
 		t.Error("the harness ran though nothing was built")
 	}
 }
+
+// A harness target whose first (check) run crashed the GPU is not timed, but
+// compute-sanitizer still runs on it: it is what says where the kernel went wrong (the
+// recorded torch-oob case: an illegal address at the mission shape, memcheck on the small
+// one finds the write).
+func TestRunSanitizerAfterACrashedCheck(t *testing.T) {
+	repo, art := commandRepo(t, jitConfig(t, "")), filepath.Join(t.TempDir(), "art")
+	t.Setenv("FAKE_HARNESS_GPU_ERROR", "1")
+	t.Setenv("FAKE_CASE", "oob")
+	code, out, stderr := kg(t, "", runArgs(t, repo, art, "--no-base", "--all")...)
+	if code != exitFail {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	live := decode(t, out)
+	if c := gateOf(t, live, "correctness"); c.Verdict != result.Fail || !strings.Contains(messages(c, result.Error), "compute-sanitizer runs on it to find where") {
+		t.Errorf("correctness %s:\n%s", c.Verdict, messages(c, result.Error))
+	}
+	if s := gateOf(t, live, "sanitizer"); s.Verdict != result.Fail || !strings.Contains(messages(s, result.Error), "out-of-bounds") {
+		t.Errorf("the sanitizer did not run after the crash, or found nothing: %s\n%s", s.Verdict, messages(s, result.Error))
+	}
+	replayAgrees(t, repo, art, live, exitFail)
+}

@@ -120,7 +120,11 @@ func (p *pipeline) check(ctx context.Context, t target) (result.Gate, error) {
 	if s.Why != "" {
 		msg := fmt.Sprintf("%s: the harness in check mode %s", t.Name, s.failureText())
 		if why := gpuError(s.Tail); why != "" {
-			msg = fmt.Sprintf("%s: a GPU error (%s) in the check run: %s; the target's remaining steps are skipped", t.Name, why, s.failureText())
+			rest := "the target's remaining steps are skipped"
+			if t.b.cmd != nil {
+				rest = "the target is not timed or profiled; compute-sanitizer runs on it to find where"
+			}
+			msg = fmt.Sprintf("%s: a GPU error (%s) in the check run: %s; %s", t.Name, why, s.failureText(), rest)
 			p.checkGPUAlive(ctx)
 		}
 		g.Name = gateCorrectness

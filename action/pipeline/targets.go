@@ -128,12 +128,15 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 			out.parts[gate] = &targetPart{skipped: why}
 		}
 	}
+	afterGPUError := ""
 	if t.b.cmd != nil && t.b.cmd.checked != nil {
 		// A harness target's check ran before the static gates (its first harness run):
-		// what it found stands, whatever stops the target's other steps.
+		// what it found stands, whatever stops the target's other steps. A kernel that
+		// crashed it is not timed or profiled, but compute-sanitizer still runs on it (on
+		// the sanitizer's shapes): it is what says which line did it.
 		out.parts[gateCorrectness] = &targetPart{gate: t.b.cmd.checked}
 		if why := gpuErrorIn(*t.b.cmd.checked); why != "" {
-			out.stopped = "a GPU error: " + why
+			afterGPUError = "a GPU error in the check run: " + why
 		}
 	}
 	switch {
@@ -168,6 +171,10 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 		}
 		if out.stopped != "" {
 			skip(out.stopped, s.gate)
+			continue
+		}
+		if afterGPUError != "" && s.gate != gateSanitizer {
+			skip(afterGPUError, s.gate)
 			continue
 		}
 		if skipped, failed := s.check(t); failed != nil {

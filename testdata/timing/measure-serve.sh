@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Measures the speedup gate's wall time, one harness process per round against harnesses
-# that serve their rounds (KG_MODE=serve), on a GPU, for docs/speedup-serving.md. Needs Go,
-# nvcc and python3 (PyTorch for the reference's rows, skipped without it). From the
+# that serve their rounds (KG_MODE=serve), on a GPU, for docs/speedup-serving.md. Needs Go
+# (or KG_BIN=path/to/kernel-gate), nvcc and python3 (PyTorch for the reference's rows, skipped without it). From the
 # repository root, on one otherwise idle H100 or H200:
 #
 #   testdata/timing/measure-serve.sh [OUTDIR]
@@ -43,7 +43,9 @@ SAMPLES=${SAMPLES:-30}
 start=$SECONDS
 
 echo "measure-serve: building into $out" >&2
-go build -o "$out/kernel-gate" ./action || exit 2
+# The GPU machines have no Go: KG_BIN names a kernel-gate built elsewhere
+# (CGO_ENABLED=0 go build -o kernel-gate ./action).
+if [ -n "${KG_BIN:-}" ]; then cp "$KG_BIN" "$out/kernel-gate" || exit 2; else go build -o "$out/kernel-gate" ./action || exit 2; fi
 build() { # name, extra nvcc flags...
   local name=$1
   shift

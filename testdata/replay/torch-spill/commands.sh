@@ -1,0 +1,15 @@
+#!/bin/sh
+# The processes of one `kernel-gate run`, as a plain script (written by kernel-gate run).
+(nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader >/tmp/rec/torch-spill/gpu.csv.plain 2>&1)
+git -C /tmp/tmp.AfqZmBOKAQ/repo worktree add --detach /tmp/kernel-gate-base-2878594232/base 594d878811ee8b7ce0d30cf0ba1d0b539f4c2f69 >/dev/null 2>&1
+(nvcc --version >/tmp/rec/torch-spill/nvcc-version.txt.plain 2>&1)
+(cd /tmp/tmp.AfqZmBOKAQ/repo && env KG_CACHE_DIR=/tmp/kernel-gate-cache-394150131/head/attention-torch TORCH_EXTENSIONS_DIR=/tmp/kernel-gate-cache-394150131/head/attention-torch/torch_extensions TRITON_CACHE_DIR=/tmp/kernel-gate-cache-394150131/head/attention-torch/triton CUDA_CACHE_PATH=/tmp/kernel-gate-cache-394150131/head/attention-torch/nv TRITON_DUMP_PTXAS_LOG=1 KG_TORCH_FORM=load 'NVCC_APPEND_FLAGS=-lineinfo -Xptxas=-v' KG_MODE=check KG_SHAPES=small,mission KG_KERNELS=flash_fwd,flash_fwd_causal KG_ROUNDS=3 KG_OUT=/tmp/rec/torch-spill/attention-torch/check.json sh -c 'python3 kernels/torch/kg_harness.py' >/tmp/rec/torch-spill/attention-torch/check.log.plain 2>&1)
+(cuobjdump --list-elf /tmp/kernel-gate-cache-394150131/head/attention-torch/torch_extensions/kg_flash_fwd/kg_flash_fwd.so >/tmp/rec/torch-spill/head/attention-torch/bin0/list-elf.txt.plain 2>&1)
+(cuobjdump --dump-resource-usage /tmp/kernel-gate-cache-394150131/head/attention-torch/torch_extensions/kg_flash_fwd/kg_flash_fwd.so >/tmp/rec/torch-spill/head/attention-torch/bin0/resource-usage.txt.plain 2>&1)
+(cuobjdump --dump-sass /tmp/kernel-gate-cache-394150131/head/attention-torch/torch_extensions/kg_flash_fwd/kg_flash_fwd.so >/tmp/rec/torch-spill/head/attention-torch/bin0/sass.txt.plain 2>&1)
+(cd /tmp/kernel-gate-base-2878594232/base && env KG_CACHE_DIR=/tmp/kernel-gate-cache-394150131/base/attention-torch TORCH_EXTENSIONS_DIR=/tmp/kernel-gate-cache-394150131/base/attention-torch/torch_extensions TRITON_CACHE_DIR=/tmp/kernel-gate-cache-394150131/base/attention-torch/triton CUDA_CACHE_PATH=/tmp/kernel-gate-cache-394150131/base/attention-torch/nv TRITON_DUMP_PTXAS_LOG=1 KG_TORCH_FORM=load 'NVCC_APPEND_FLAGS=-lineinfo -Xptxas=-v' KG_MODE=check KG_SHAPES=small,mission KG_KERNELS=flash_fwd,flash_fwd_causal KG_ROUNDS=1 KG_OUT=/tmp/rec/torch-spill/base/attention-torch/check.json sh -c 'python3 kernels/torch/kg_harness.py' >/tmp/rec/torch-spill/base/attention-torch/check.log.plain 2>&1)
+(cuobjdump --list-elf /tmp/kernel-gate-cache-394150131/base/attention-torch/torch_extensions/kg_flash_fwd/kg_flash_fwd.so >/tmp/rec/torch-spill/base/attention-torch/bin0/list-elf.txt.plain 2>&1)
+(cuobjdump --dump-resource-usage /tmp/kernel-gate-cache-394150131/base/attention-torch/torch_extensions/kg_flash_fwd/kg_flash_fwd.so >/tmp/rec/torch-spill/base/attention-torch/bin0/resource-usage.txt.plain 2>&1)
+(cuobjdump --dump-sass /tmp/kernel-gate-cache-394150131/base/attention-torch/torch_extensions/kg_flash_fwd/kg_flash_fwd.so >/tmp/rec/torch-spill/base/attention-torch/bin0/sass.txt.plain 2>&1)
+git -C /tmp/tmp.AfqZmBOKAQ/repo worktree remove --force /tmp/kernel-gate-base-2878594232/base
+rm -rf /tmp/kernel-gate-base-2878594232

@@ -34,6 +34,7 @@ import (
 //	exit_code=N     exits N at the end of its input
 //	noise=1         prints answer-like JSON lines on stdout and stderr every round
 //	setup_ms=N      sleeps N ms before its handshake;  round_ms=N  sleeps N ms per round
+//	teardown_ms=N   sleeps N ms at the end of its input before it logs its exit
 func fakeHarness(args []string) int {
 	set := map[string]string{"side": "x", "factor": "1", "seed": "1"}
 	for _, a := range args {
@@ -135,6 +136,7 @@ func fakeHarness(args []string) int {
 		logLine("round %s %d", set["side"], r)
 		fmt.Fprintf(answers, `{"round": %d, "file": %s}`+"\n", r, oneLine(file(r)))
 	}
+	time.Sleep(time.Duration(num("teardown_ms")) * time.Millisecond)
 	logLine("exit %s %d", set["side"], os.Getpid())
 	if set["linger"] == "1" {
 		time.Sleep(time.Minute)

@@ -501,10 +501,25 @@ func (r *runner) noteServing() {
 
 // restart stops every serving process and starts new ones, before round; a process that
 // does not end cleanly, or a new one that does not serve, fails the run.
+//
+// The ending processes tear down (an interpreter, a CUDA context) while the new ones set
+// up: nothing is timed until both have finished, as when the setups alone run side by
+// side, and the teardown no longer adds to every restart's wall time.
 func (r *runner) restart(ctx context.Context, round int) (*Failure, error) {
-	if fail := r.stopServers(round); fail != nil {
-		return fail, nil
+	old := r.srv
+	r.srv = [3]*server{}
+	stopped := make(chan *Failure, 1)
+	go func() { stopped <- stopEach(old, round, r.logPaths) }()
+	fail, err := r.startNext(ctx, round)
+	if stopFail := <-stopped; stopFail != nil && fail == nil && err == nil {
+		r.killServers()
+		return stopFail, nil
 	}
+	return fail, err
+}
+
+// startNext starts each serving side's next process, before round.
+func (r *runner) startNext(ctx context.Context, round int) (*Failure, error) {
 	var serving []int
 	var lifetime [3]int
 	for _, i := range r.sidesPresent() {
@@ -538,18 +553,24 @@ func (r *runner) restart(ctx context.Context, round int) (*Failure, error) {
 // at the end of its input; the first that does not is the Failure (the others are
 // stopped all the same).
 func (r *runner) stopServers(round int) *Failure {
+	f := stopEach(r.srv, round, r.logPaths)
+	r.srv = [3]*server{}
+	return f
+}
+
+// stopEach ends the given serving processes side by side, as stopServers says.
+func stopEach(srv [3]*server, round int, logPaths [3]string) *Failure {
 	var fails [3]*Failure
 	var wg sync.WaitGroup
-	for i, s := range r.srv {
+	for i, s := range srv {
 		if s == nil {
 			continue
 		}
-		r.srv[i] = nil
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if why, out := s.stop(); why != "" {
-				fails[i] = &Failure{Side: s.side, Stage: "run", Round: round, Output: out, Log: r.logPaths[i],
+				fails[i] = &Failure{Side: s.side, Stage: "run", Round: round, Output: out, Log: logPaths[i],
 					Why: fmt.Sprintf("its serving process (%d of this side, pid %d) %s", s.lifetime, s.proc.Pid(), why)}
 			}
 		}()

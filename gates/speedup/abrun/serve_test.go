@@ -214,6 +214,48 @@ func TestServedRestartsEveryK(t *testing.T) {
 	}
 }
 
+// At a restart the ending processes tear down while the next ones set up: each side's next
+// process has started before its previous one has finished ending (a teardown slower than a
+// start shows it), and every ending process is waited for.
+func TestServedRestartOverlapsTeardown(t *testing.T) {
+	slow := []string{"teardown_ms=1500"}
+	f := newServeFakes(t, slow, slow)
+	o := serveOptions(f, "")
+	o.Bench.RestartEvery = 8
+	g, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Verdict != result.Pass {
+		t.Fatalf("A/A:\n%s", dump(g))
+	}
+	es := readLog(t, f.log)
+	for _, side := range []string{"base", "head"} {
+		starts, exits := 0, 0
+		overlapped := 0
+		for _, e := range es {
+			if e.side != side {
+				continue
+			}
+			switch {
+			case e.kind == "start" && e.mode == "serve":
+				starts++
+				if starts > 1 && exits < starts-1 {
+					overlapped++ // this start came before the previous process's exit
+				}
+			case e.kind == "exit":
+				exits++
+			}
+		}
+		if starts < 2 || exits != starts {
+			t.Fatalf("%s: %d serving processes started, %d ended", side, starts, exits)
+		}
+		if overlapped != starts-1 {
+			t.Errorf("%s: %d of %d restarts started the next process before the previous one ended", side, overlapped, starts-1)
+		}
+	}
+}
+
 // A serving process that dies, answers badly or hangs fails the run, naming the side and
 // the round, and no process of it is left running.
 func TestServedFailuresNameTheSide(t *testing.T) {

@@ -33,7 +33,7 @@ const (
 	// PyTorch backend) cannot bias one side for the whole run. At min_rounds (16) the first
 	// look then sees 4 lifetimes of each side, so a bias of one lifetime moves at most a
 	// quarter of the per-round ratios, short of the half a median needs, while startup is
-	// paid 4 times instead of 16. On an H200 it kept 7 served A/A runs (40 lifetimes per
+	// paid 4 times instead of 16. On an H200 it kept 14 served A/A runs (72 lifetimes per
 	// side) free of a false slower; for a Python harness the restarts are most of the
 	// wall time (docs/speedup-serving.md), which is what a larger K would trade against.
 	DefaultRestartEvery = 4

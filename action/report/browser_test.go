@@ -2,19 +2,14 @@ package report
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"html"
-	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -23,7 +18,7 @@ import (
 	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/util"
 
-	"github.com/kernel-gate/kernel-gate/internal/procgroup"
+	"github.com/kernel-gate/kernel-gate/internal/browsertest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -38,35 +33,15 @@ import (
 //	KG_BROWSER_KEEP a directory to copy the page and the screenshot to (the test's own
 //	               temporary directory is removed when it ends)
 
-// browserBudget bounds each chromium run; the whole test stays well under a minute.
-const browserBudget = 40 * time.Second
-
 func browserTools(t *testing.T) (chromium, mermaidJS string) {
 	t.Helper()
-	missing := func(msg string) {
-		if os.Getenv("KG_BROWSER_REQUIRED") != "" {
-			t.Fatal(msg + " (KG_BROWSER_REQUIRED is set)")
-		}
-		t.Skip(msg)
-	}
-	chromium = os.Getenv("KG_CHROMIUM")
-	if chromium == "" {
-		for _, name := range []string{"chromium", "chromium-browser"} {
-			if p, err := exec.LookPath(name); err == nil {
-				chromium = p
-				break
-			}
-		}
-	}
-	if chromium == "" {
-		missing("no chromium: install Debian's (apt-get install chromium, as .ci/run does) or set KG_CHROMIUM to its binary")
-	}
+	chromium = browsertest.Chromium(t)
 	mermaidJS = os.Getenv("KG_MERMAID_JS")
 	if mermaidJS == "" {
-		missing("KG_MERMAID_JS is not set: point it at mermaid's dist/mermaid.min.js (.ci/run gets it with npm pack mermaid@11)")
+		browsertest.Missing(t, "KG_MERMAID_JS is not set: point it at mermaid's dist/mermaid.min.js (.ci/run gets it with npm pack mermaid@11)")
 	}
 	if fi, err := os.Stat(mermaidJS); err != nil || fi.Size() == 0 {
-		missing("KG_MERMAID_JS=" + mermaidJS + ": no such file (.ci/run gets it with npm pack mermaid@11)")
+		browsertest.Missing(t, "KG_MERMAID_JS="+mermaidJS+": no such file (.ci/run gets it with npm pack mermaid@11)")
 	}
 	return chromium, mermaidJS
 }
@@ -162,34 +137,6 @@ func writePage(t *testing.T, dir, markdown, mermaidJS string) (string, string) {
 	return page, body
 }
 
-// runChromium runs headless chromium on page with args, in its own profile, killing its
-// whole process group when it overruns; it returns standard output.
-func runChromium(t *testing.T, chromium, page string, args ...string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), browserBudget)
-	defer cancel()
-	all := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--no-first-run", "--no-default-browser-check", "--hide-scrollbars", "--mute-audio",
-		"--user-data-dir=" + t.TempDir(), "--virtual-time-budget=5000"}, args...)
-	all = append(all, "file://"+page)
-	cmd := exec.CommandContext(ctx, chromium, all...)
-	procgroup.KillOnCancel(cmd)
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	procgroup.KillRest(cmd)
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("chromium %s ran past %s\n%s", strings.Join(args, " "), browserBudget, stderr.String())
-	}
-	if err != nil {
-		t.Fatalf("chromium %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	t.Logf("chromium %s: %s", strings.Join(args, " "), time.Since(start).Round(time.Millisecond))
-	return stdout.String()
-}
-
 var (
 	tableRE   = regexp.MustCompile(`(?s)<table>.*?</table>`)
 	thRE      = regexp.MustCompile(`(?s)<th[^>]*>(.*?)</th>`)
@@ -248,45 +195,10 @@ func checkDOM(t *testing.T, dom, body string) {
 // bars are drawn in base's grey and head's blue.
 func checkScreenshot(t *testing.T, path string) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		t.Fatalf("screenshot %s: %v", path, err)
-	}
-	b := img.Bounds()
-	near := func(r, g, bl uint32, want [3]uint32) bool {
-		d := func(a, b uint32) uint32 {
-			if a > b {
-				return a - b
-			}
-			return b - a
-		}
-		return d(r, want[0]) < 12 && d(g, want[1]) < 12 && d(bl, want[2]) < 12
-	}
-	var ink, grey, blue int
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			r, g, bl = r>>8, g>>8, bl>>8
-			if r < 200 || g < 200 || bl < 200 {
-				ink++
-			}
-			switch {
-			case near(r, g, bl, [3]uint32{0x8c, 0x95, 0x9f}):
-				grey++
-			case near(r, g, bl, [3]uint32{0x09, 0x69, 0xda}):
-				blue++
-			}
-		}
-	}
-	total := b.Dx() * b.Dy()
-	t.Logf("screenshot %dx%d: %.1f%% ink, %d grey and %d blue chart pixels", b.Dx(), b.Dy(), 100*float64(ink)/float64(total), grey, blue)
-	if ink < total/100 {
-		t.Errorf("the screenshot is blank: %d of %d pixels are not white", ink, total)
+	p := browsertest.CountPixels(t, path, 12, [3]uint32{0x8c, 0x95, 0x9f}, [3]uint32{0x09, 0x69, 0xda})
+	grey, blue := p.Colors[0], p.Colors[1]
+	if p.Ink < p.Total/100 {
+		t.Errorf("the screenshot is blank: %d of %d pixels are not white", p.Ink, p.Total)
 	}
 	if grey < 2000 || blue < 2000 {
 		t.Errorf("the chart's bars are not drawn: %d grey (base) and %d blue (head) pixels, want 2000 each", grey, blue)
@@ -309,7 +221,7 @@ func TestBrowserSummary(t *testing.T) {
 	// shot again at its height.
 	shot := filepath.Join(dir, "summary.png")
 	const window = 8000
-	dom := runChromium(t, chromium, page, "--dump-dom", "--screenshot="+shot, "--window-size=1220,"+strconv.Itoa(window))
+	dom := browsertest.Run(t, chromium, page, "--virtual-time-budget=5000", "--dump-dom", "--screenshot="+shot, "--window-size=1220,"+strconv.Itoa(window))
 	checkDOM(t, dom, body)
 	labels := chartTexts(dom)
 	for _, label := range []string{"flash_fwd_causal × mission: head +6.0%", "flash_fwd × long: base", "kernel × shape"} {
@@ -319,7 +231,7 @@ func TestBrowserSummary(t *testing.T) {
 	}
 	if m := heightRE.FindStringSubmatch(dom); m != nil {
 		if h, _ := strconv.Atoi(m[1]); h > window {
-			runChromium(t, chromium, page, "--screenshot="+shot, "--window-size=1220,"+strconv.Itoa(min(h+40, 16000)))
+			browsertest.Run(t, chromium, page, "--virtual-time-budget=5000", "--screenshot="+shot, "--window-size=1220,"+strconv.Itoa(min(h+40, 16000)))
 		}
 	}
 	checkScreenshot(t, shot)
@@ -338,7 +250,7 @@ func TestBrowserHostileChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	page, body := writePage(t, t.TempDir(), md.String(), mermaidJS)
-	dom := runChromium(t, chromium, page, "--dump-dom")
+	dom := browsertest.Run(t, chromium, page, "--virtual-time-budget=5000", "--dump-dom")
 	checkDOM(t, dom, body)
 	texts := chartTexts(dom)
 	// The names as hostileSpeedResult gives them, cleaned (and shortened) as the chart does.
@@ -352,25 +264,10 @@ func TestBrowserHostileChart(t *testing.T) {
 	}
 }
 
-// keep copies files into KG_BROWSER_KEEP, when set, for a look after the test.
+// keep copies the page, its screenshot and the Mermaid library beside them into
+// KG_BROWSER_KEEP, when set.
 func keep(t *testing.T, files ...string) {
-	dir := os.Getenv("KG_BROWSER_KEEP")
-	if dir == "" {
-		return
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range append(files, filepath.Join(filepath.Dir(files[0]), "mermaid.min.js")) {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("kept %s", filepath.Join(dir, filepath.Base(f)))
-	}
+	browsertest.Keep(t, append(files, filepath.Join(filepath.Dir(files[0]), "mermaid.min.js"))...)
 }
 
 // chartTexts is the text of every <text> of the first chart in dom.

@@ -17,6 +17,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/gates/toolkit"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
@@ -114,16 +115,6 @@ func (p *pipeline) treeDir(side int) string {
 	return p.headDir
 }
 
-// lookupEnv finds NAME in a "NAME=value" list; the last one wins, as for exec.
-func lookupEnv(environ []string, name string) (string, bool) {
-	for i := len(environ) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(environ[i], name+"="); ok {
-			return v, true
-		}
-	}
-	return "", false
-}
-
 // commandEnv is what a side's commands add to the environment: its own cache directories
 // (base and head never share or reuse a build), the target's env, NVCC_APPEND_FLAGS
 // extended (the target's value, else the inherited one, then appendedFlags) and Triton's
@@ -135,7 +126,7 @@ func (p *pipeline) commandEnv(c *commandBuild, side int) []string {
 		"TRITON_CACHE_DIR=" + filepath.Join(cache, "triton"),
 		"CUDA_CACHE_PATH=" + filepath.Join(cache, "nv"),
 		"TRITON_DUMP_PTXAS_LOG=1"}
-	appendFlags, _ := lookupEnv(p.o.Environ, "NVCC_APPEND_FLAGS")
+	appendFlags, _ := abrun.LookupEnv(p.o.Environ, "NVCC_APPEND_FLAGS")
 	for _, k := range slices.Sorted(func(yield func(string) bool) {
 		for k := range c.target.Env {
 			if !yield(k) {

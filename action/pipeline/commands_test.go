@@ -9,6 +9,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -31,7 +32,7 @@ func TestCommandEnv(t *testing.T) {
 			c := &commandBuild{target: config.Target{Env: tc.env}}
 			c.sides[sideBase].cache, c.sides[sideHead].cache = "/w/base/t", "/w/head/t"
 			base, head := p.commandEnv(c, sideBase), p.commandEnv(c, sideHead)
-			if v, _ := lookupEnv(head, "NVCC_APPEND_FLAGS"); v != tc.wantFlag {
+			if v, _ := abrun.LookupEnv(head, "NVCC_APPEND_FLAGS"); v != tc.wantFlag {
 				t.Errorf("NVCC_APPEND_FLAGS=%q, want %q", v, tc.wantFlag)
 			}
 			for _, kv := range []string{"KG_CACHE_DIR=/w/head/t", "TORCH_EXTENSIONS_DIR=/w/head/t/torch_extensions",

@@ -90,7 +90,7 @@ func newSMI(name string, environ []string) (*smi, error) {
 		return &smi{}, err
 	}
 	s := &smi{bin: bin, field: reasonsField}
-	if v, ok := lookupEnv(environ, "CUDA_VISIBLE_DEVICES"); ok {
+	if v, ok := LookupEnv(environ, "CUDA_VISIBLE_DEVICES"); ok {
 		first, _, _ := strings.Cut(v, ",")
 		if first = strings.TrimSpace(first); first != "" && !strings.HasPrefix(first, "-") {
 			s.id = first
@@ -216,8 +216,8 @@ func clip(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "\uFFFD") + "…"
 }
 
-// lookupEnv finds NAME in a "NAME=value" list; the last one wins, as for exec.
-func lookupEnv(environ []string, name string) (string, bool) {
+// LookupEnv finds NAME in a "NAME=value" list; the last one wins, as for exec.
+func LookupEnv(environ []string, name string) (string, bool) {
 	v, ok := "", false
 	for _, kv := range environ {
 		if k, val, found := strings.Cut(kv, "="); found && k == name {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,13 +128,7 @@ func (p *pipeline) commandEnv(c *commandBuild, side int) []string {
 		"CUDA_CACHE_PATH=" + filepath.Join(cache, "nv"),
 		"TRITON_DUMP_PTXAS_LOG=1"}
 	appendFlags, _ := abrun.LookupEnv(p.o.Environ, "NVCC_APPEND_FLAGS")
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range c.target.Env {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(c.target.Env)) {
 		if k == "NVCC_APPEND_FLAGS" {
 			appendFlags = c.target.Env[k]
 			continue

@@ -276,10 +276,7 @@ func (p *pipeline) readBinaries(ctx context.Context, b *build, side int) error {
 		if err != nil {
 			return exitcode.BadInputf("the recording lacks what %s's binaries globs found: %v", b.name, err)
 		}
-		if err := strictjson.Check(raw, strictjson.Options{}); err != nil {
-			return exitcode.BadInputf("%s: %v", listFile, err)
-		}
-		if err := json.Unmarshal(raw, &s.list); err != nil {
+		if err := strictjson.Unmarshal(raw, &s.list, strictjson.Options{}); err != nil {
 			return exitcode.BadInputf("%s: %v", listFile, err)
 		}
 	} else {

@@ -313,10 +313,7 @@ func readRunnerRecord(path string) (runnerRecord, error) {
 	if err != nil {
 		return rec, exitcode.BadInputf("the recording lacks the runner's record: %w", err)
 	}
-	if err := strictjson.Check(raw, strictjson.Options{}); err != nil {
-		return rec, exitcode.BadInputf("%s: %w", path, err)
-	}
-	if err := json.Unmarshal(raw, &rec); err != nil {
+	if err := strictjson.Unmarshal(raw, &rec, strictjson.Options{}); err != nil {
 		return rec, exitcode.BadInputf("%s: %w", path, err)
 	}
 	return rec, nil

@@ -62,6 +62,15 @@ func Check(data []byte, o Options) error {
 	return CheckAt(data, "", 0, o)
 }
 
+// Unmarshal is Check, then encoding/json's Unmarshal of the same bytes into v: for readers
+// that want nothing between the two.
+func Unmarshal(data []byte, v any, o Options) error {
+	if err := Check(data, o); err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
 // CheckAt is Check for a value found at path and byte offset base of a larger input: base
 // is added to every offset and path is prefixed to every path.
 func CheckAt(data []byte, path string, base int64, o Options) error {

@@ -102,3 +102,16 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// Unmarshal refuses what Check refuses and decodes the rest.
+func TestUnmarshal(t *testing.T) {
+	var v struct {
+		MaxErr float64 `json:"max_err"`
+	}
+	if err := Unmarshal([]byte(`{"max_err": 0.9, "Max_Err": 0.0003}`), &v, Options{}); !IsDuplicate(err) {
+		t.Errorf("a key given twice: %v", err)
+	}
+	if err := Unmarshal([]byte(`{"max_err": 0.5}`), &v, Options{}); err != nil || v.MaxErr != 0.5 {
+		t.Errorf("decoded %v, %v", v.MaxErr, err)
+	}
+}

@@ -60,7 +60,6 @@ func AppendArtifact(dir, rel string) (*os.File, error) {
 	st, err := root.Lstat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		root.Close()
 		return CreateArtifact(dir, rel, 0o644)
 	case err != nil:
 		return nil, exitcode.CouldNotRunf("artifact %s: %w", filepath.Join(dir, name), err)

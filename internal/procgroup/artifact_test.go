@@ -64,3 +64,41 @@ func TestArtifactsNeverWriteThroughALink(t *testing.T) {
 		t.Errorf("nothing to clear: %v", err)
 	}
 }
+
+// AppendArtifact adds to a file another program wrote, makes a missing one, and refuses a
+// link of its name.
+func TestAppendArtifact(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "memcheck.log"), []byte("========= ERROR SUMMARY: 0 errors\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"memcheck.log", "new/racecheck.log"} {
+		f, err := AppendArtifact(dir, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString("exit=0\n"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "memcheck.log")); string(b) != "========= ERROR SUMMARY: 0 errors\nexit=0\n" {
+		t.Errorf("appended: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "new", "racecheck.log")); string(b) != "exit=0\n" {
+		t.Errorf("created: %q", b)
+	}
+	outside := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(outside, []byte("keep\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "initcheck.log")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AppendArtifact(dir, "initcheck.log"); !errors.Is(err, ErrUnsafeArtifact) {
+		t.Errorf("a link: %v", err)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "keep\n" {
+		t.Errorf("written through the link: %q", b)
+	}
+}

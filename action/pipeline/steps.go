@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -248,9 +249,12 @@ func benchScript(g result.Gate, o abrun.Options, dir string) []string {
 		}
 		return append(lines, "done")
 	}
-	// Served: each side's processes in turn, each fed its rounds' requests at once (the
-	// run interleaves them ABBA; the processes and their work are the same).
+	// Served: each set of processes in turn and, within a set, each side's processes one
+	// after another, each fed its warm-up request and its rounds' at once (the run starts a
+	// set side by side and interleaves the rounds ABBA; the processes and their work are
+	// the same).
 	k := max(d.Runner.Serve.RestartEvery, 1)
+	p := max(d.Runner.Serve.Servers, 1)
 	req := fmt.Sprintf(`{"round": %%d, "samples": %d`, o.Bench.Samples)
 	if len(o.Bench.Shapes) > 0 {
 		raw, _ := json.Marshal(o.Bench.Shapes)
@@ -263,16 +267,21 @@ func benchScript(g result.Gate, o abrun.Options, dir string) []string {
 		if len(o.Bench.Shapes) > 0 {
 			e = append(e, "KG_SHAPES="+strings.Join(o.Bench.Shapes, ","))
 		}
-		return "  for round in $(seq $first $last); do printf " + procgroup.ShellQuote(req) + " $round; done | (cd " + procgroup.ShellQuote(c.Dir) + " && env " + procgroup.ShellJoin(e) + " " + procgroup.ShellJoin(c.Argv) + " 3>>" + procgroup.ShellQuote(filepath.Join(dir, side+"-answers.plain")) + ") >>" + procgroup.ShellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
+		return "    { printf " + procgroup.ShellQuote(req) + " 0; for round in $(seq $((first + s)) " + strconv.Itoa(p) + " $last); do printf " + procgroup.ShellQuote(req) + " $round; done; } | (cd " + procgroup.ShellQuote(c.Dir) + " && env " + procgroup.ShellJoin(e) + " " + procgroup.ShellJoin(c.Argv) + " 3>>" + procgroup.ShellQuote(filepath.Join(dir, side+"-answers.plain")) + ") >>" + procgroup.ShellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
 	}
-	lines := []string{fmt.Sprintf("for first in $(seq 0 %d %d); do", k, max(d.Runner.RoundsRun, 1)),
-		fmt.Sprintf("  last=$((first + %d)); [ $last -le %d ] || last=%d; [ $first -eq 0 ] || first=$((first + 1))", k, d.Runner.RoundsRun, d.Runner.RoundsRun),
-		smi, serve(o.Base, "base"), serve(o.Head, "head")}
+	set := p * k
+	lines := []string{fmt.Sprintf("for first in $(seq 1 %d %d); do", set, max(d.Runner.RoundsRun, 1)),
+		fmt.Sprintf("  last=$((first + %d)); [ $last -le %d ] || last=%d", set-1, d.Runner.RoundsRun, d.Runner.RoundsRun),
+		smi, fmt.Sprintf("  for s in $(seq 0 %d); do", p-1), serve(o.Base, "base"), serve(o.Head, "head")}
 	for _, s := range d.Runner.Serve.Sides {
 		if s.Side == abrun.Reference && s.Serving {
 			lines = append(lines, serve(o.Reference, "reference"))
-		} else if s.Side == abrun.Reference {
-			lines = append(lines, "  for round in $(seq $first $last); do", "  "+run(o.Reference, "reference"), "  done")
+		}
+	}
+	lines = append(lines, "  done")
+	for _, s := range d.Runner.Serve.Sides {
+		if s.Side == abrun.Reference && !s.Serving {
+			lines = append(lines, "  for round in $(seq $((first == 1 ? 0 : first)) $last); do", "  "+run(o.Reference, "reference"), "  done")
 		}
 	}
 	return append(lines, "done")

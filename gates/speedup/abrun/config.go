@@ -28,15 +28,23 @@ const (
 	// under a second for this repository's harnesses; two minutes leaves room for big
 	// kernels and many samples while a hung kernel is found long before DefaultTimeout.
 	DefaultRoundTimeout = 2 * time.Minute
-	// DefaultRestartEvery is K: each serving harness is restarted after K rounds, so that
-	// a process's memory layout and its lazily chosen kernels (a library's autotuning, a
-	// PyTorch backend) cannot bias one side for the whole run. At min_rounds (16) the first
-	// look then sees 4 lifetimes of each side, so a bias of one lifetime moves at most a
-	// quarter of the per-round ratios, short of the half a median needs, while startup is
-	// paid 4 times instead of 16. On an H200 it kept 14 served A/A runs (72 lifetimes per
-	// side) free of a false slower; for a Python harness the restarts are most of the
-	// wall time (docs/speedup-serving.md), which is what a larger K would trade against.
+	// DefaultRestartEvery is K: each serving process answers at most K rounds, so that a
+	// process's memory layout and its lazily chosen kernels (a library's autotuning, a
+	// PyTorch backend) cannot bias one side for the whole run. With DefaultServers
+	// processes per side answering in turn, the first look (min_rounds, 16) sees 4
+	// lifetimes of each side, so a bias of one lifetime moves at most a quarter of the
+	// per-round ratios, short of the half a median needs. On an H200 it kept 14 served A/A
+	// runs (72 lifetimes per side) free of a false slower (docs/speedup-serving.md).
 	DefaultRestartEvery = 4
+	// DefaultServers is P: each side's serving processes are started P at a time, side by
+	// side, and answer the rounds in turn, so a side's start-up is paid once per P × K
+	// rounds, in parallel, instead of once per K rounds in series: the start-up of a Python
+	// harness (about 4 s on the H200) was most of a served run's wall time. Each process
+	// holds its own CUDA context and inputs: on a GPU with little memory, bench.servers: 1
+	// starts one at a time (every K rounds) as before.
+	DefaultServers = 4
+	// maxServers bounds bench.servers: every one is a process with a CUDA context.
+	maxServers = 64
 	// DefaultWallBudget bounds the wall time one A/B run (one target of kernel-gate run)
 	// spends timing, from starting the harnesses to the last round; then pairs still
 	// undecided are inconclusive (a warning). Five minutes lets a harness started once per
@@ -79,6 +87,7 @@ const (
 //	  rounds_budget: 1024           # most rounds run, dropped ones included
 //	  serve: auto                   # auto | true | false: KG_MODE=serve, one process for many rounds
 //	  restart_every: 4              # rounds per serving process
+//	  servers: 4                    # serving processes per side, answering in turn
 //	  round_timeout: 2m             # one served round, request to answer
 //	  wall_budget: 5m               # timing wall time per A/B run (a target of kernel-gate run)
 //	  run_wall_budget: 20m          # the same over all targets of one kernel-gate run
@@ -112,6 +121,9 @@ type Config struct {
 	// RestartEvery is how many rounds one serving process answers before it is restarted
 	// (default DefaultRestartEvery).
 	RestartEvery *int `yaml:"restart_every"`
+	// Servers is how many serving processes per side are started together and answer the
+	// rounds in turn (default DefaultServers).
+	Servers *int `yaml:"servers"`
 	// RoundTimeout bounds one served round (default DefaultRoundTimeout).
 	RoundTimeout string `yaml:"round_timeout"`
 	// WallBudget bounds the wall time of one A/B run's timing (default DefaultWallBudget).
@@ -165,7 +177,7 @@ func ParseSection(raw []byte, name string) (Config, error) {
 // sectionKeys are the bench section's keys, for checkKeys.
 func sectionKeys() []string {
 	return []string{"build", "harness", "base_ref", "shapes", "samples", "timeout", "build_timeout", "rounds_budget",
-		"serve", "restart_every", "round_timeout", "wall_budget", "run_wall_budget", "env"}
+		"serve", "restart_every", "servers", "round_timeout", "wall_budget", "run_wall_budget", "env"}
 }
 
 // checkKeys rejects unknown keys of the bench section (action/config does the same for the
@@ -217,6 +229,8 @@ type Settings struct {
 	Serve Serve
 	// RestartEvery is the rounds one serving process answers before it is restarted.
 	RestartEvery int
+	// Servers is how many serving processes of each side answer the rounds in turn.
+	Servers int
 	// RoundTimeout bounds one served round; WallBudget one A/B run's timing; RunWallBudget
 	// the timing of every target of a kernel-gate run (read by action/pipeline).
 	RoundTimeout, WallBudget, RunWallBudget time.Duration
@@ -238,7 +252,7 @@ func (c Config) resolve() (Settings, error) {
 		Build: strings.TrimSpace(c.Build), Harness: strings.TrimSpace(c.Harness),
 		BaseRef: cmp.Or(strings.TrimSpace(c.BaseRef), DefaultBaseRef),
 		Shapes:  c.Shapes, Samples: DefaultSamples, Timeout: DefaultTimeout, BuildTimeout: DefaultBuildTimeout,
-		Serve: ServeAuto, RestartEvery: DefaultRestartEvery, RoundTimeout: DefaultRoundTimeout,
+		Serve: ServeAuto, RestartEvery: DefaultRestartEvery, Servers: DefaultServers, RoundTimeout: DefaultRoundTimeout,
 		WallBudget: DefaultWallBudget, RunWallBudget: DefaultRunWallBudget,
 	}
 	var errs []error
@@ -300,6 +314,13 @@ func (c Config) resolve() (Settings, error) {
 			bad("restart_every", "must be at least 1 round per serving process, got %d", *c.RestartEvery)
 		} else {
 			s.RestartEvery = *c.RestartEvery
+		}
+	}
+	if c.Servers != nil {
+		if *c.Servers < 1 || *c.Servers > maxServers {
+			bad("servers", "must be between 1 and %d serving processes per side, got %d", maxServers, *c.Servers)
+		} else {
+			s.Servers = *c.Servers
 		}
 	}
 	if c.RoundsBudget != nil {

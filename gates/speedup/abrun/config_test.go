@@ -22,6 +22,7 @@ bench:
   rounds_budget: 256
   serve: true
   restart_every: 8
+  servers: 2
   round_timeout: 30s
   wall_budget: 90s
   run_wall_budget: 15m
@@ -38,7 +39,7 @@ speedup:
 	}
 	if s.Build != "nvcc -O3 -o build/harness kernels/harness.cu" || s.Harness != "./build/harness --fast" || s.BaseRef != "origin/develop" ||
 		!slices.Equal(s.Shapes, []string{"mission", "long"}) || s.Samples != 50 || s.Timeout != 90*time.Second ||
-		s.BuildTimeout != 20*time.Minute || s.RoundsBudget != 256 || s.Serve != ServeOn || s.RestartEvery != 8 ||
+		s.BuildTimeout != 20*time.Minute || s.RoundsBudget != 256 || s.Serve != ServeOn || s.RestartEvery != 8 || s.Servers != 2 ||
 		s.RoundTimeout != 30*time.Second || s.WallBudget != 90*time.Second || s.RunWallBudget != 15*time.Minute ||
 		!slices.Equal(s.Env, []string{"CUDA_VISIBLE_DEVICES=0", "KG_KERNELS=flash_fwd"}) {
 		t.Errorf("settings %+v", s)
@@ -56,7 +57,7 @@ func TestDefaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		if s.Samples != DefaultSamples || s.Timeout != DefaultTimeout || s.BuildTimeout != DefaultBuildTimeout || s.BaseRef != DefaultBaseRef || s.RoundsBudget != 0 || s.Harness != "" ||
-			s.Serve != ServeAuto || s.RestartEvery != DefaultRestartEvery || s.RoundTimeout != DefaultRoundTimeout || s.WallBudget != DefaultWallBudget || s.RunWallBudget != DefaultRunWallBudget {
+			s.Serve != ServeAuto || s.RestartEvery != DefaultRestartEvery || s.Servers != DefaultServers || s.RoundTimeout != DefaultRoundTimeout || s.WallBudget != DefaultWallBudget || s.RunWallBudget != DefaultRunWallBudget {
 			t.Errorf("%q: %+v", text, s)
 		}
 	}
@@ -79,6 +80,8 @@ func TestConfigErrors(t *testing.T) {
 		{"bench:\n  samples: many\n", "kg.yml: bench:"},
 		{"bench:\n  serve: maybe\n", `kg.yml:2: bench.serve: "maybe": want auto, true or false`},
 		{"bench:\n  restart_every: 0\n", "kg.yml:2: bench.restart_every: must be at least 1"},
+		{"bench:\n  servers: 0\n", "kg.yml:2: bench.servers: must be between 1 and 64"},
+		{"bench:\n  servers: 65\n", "kg.yml:2: bench.servers: must be between 1 and 64"},
 		{"bench:\n  wall_budget: 0s\n", `kg.yml:2: bench.wall_budget: "0s" must be positive`},
 		{"bench:\n  run_wall_budget: later\n", `kg.yml:2: bench.run_wall_budget: "later" is not a duration`},
 		{"bench:\n  round_timeout: -5s\n", `bench.round_timeout: "-5s" must be positive`},

@@ -22,7 +22,8 @@ import (
 //
 //	side=NAME       names it in the logs below
 //	log=PATH        shared log: "start SIDE MODE PID" per process, "round SIDE N" per
-//	                round answered, "exit SIDE PID" at the end of its input
+//	                round run ("round SIDE N PID" per round answered when serving),
+//	                "exit SIDE PID" at the end of its input
 //	factor=F        head/base scale of gemm's timings (1.05: 5% slower)
 //	seed=N          its noise seed (the per-round drift is shared by both sides)
 //	noserve=1       does not know serve mode: KG_MODE=serve exits 2, as kg_bench.py does
@@ -133,7 +134,7 @@ func fakeHarness(args []string) int {
 		if req.Samples != samples {
 			fmt.Fprintf(os.Stderr, "fake: asked for %d samples, KG_SAMPLES=%d\n", req.Samples, samples)
 		}
-		logLine("round %s %d", set["side"], r)
+		logLine("round %s %d %d", set["side"], r, os.Getpid())
 		fmt.Fprintf(answers, `{"round": %d, "file": %s}`+"\n", r, oneLine(file(r)))
 	}
 	time.Sleep(time.Duration(num("teardown_ms")) * time.Millisecond)

@@ -93,7 +93,7 @@ func TestKgBenchHServes(t *testing.T) {
 }
 
 // kernels/kg_bench.py's serve() speaks the runner's protocol too: a Python harness that
-// serves (testdata/serve-harness.py, no PyTorch) is started once per restart_every rounds
+// serves (testdata/serve-harness.py, no PyTorch) is started 2 at a time per 2 × restart_every rounds
 // and its 5% slower head is found. Skipped without python3.
 func TestKgBenchPyServes(t *testing.T) {
 	py, err := exec.LookPath("python3")
@@ -104,7 +104,7 @@ func TestKgBenchPyServes(t *testing.T) {
 	art := t.TempDir()
 	o := Options{Base: Command{Argv: []string{py, script, "1", "1"}}, Head: Command{Argv: []string{py, script, "1.05", "2"}},
 		Bench: Settings{Samples: 10, Shapes: []string{"small", "long"}, Timeout: 20 * time.Second, Serve: ServeOn,
-			RestartEvery: 8, RoundTimeout: 10 * time.Second, WallBudget: time.Minute},
+			RestartEvery: 8, Servers: 2, RoundTimeout: 10 * time.Second, WallBudget: time.Minute},
 		ArtifactDir: art, NvidiaSMI: "/nonexistent/nvidia-smi"}
 	g, err := Run(context.Background(), o)
 	if err != nil {
@@ -115,7 +115,7 @@ func TestKgBenchPyServes(t *testing.T) {
 	if g.Verdict != result.Fail || v["pyk × small"] != speedup.Slower || v["pyk × long"] != speedup.Slower || !d.Runner.Serve.Serving {
 		t.Fatalf("want pyk slower, served\n%s", dump(g))
 	}
-	if want := lifetimes(d.Runner.RoundsRun, 8); d.Runner.Serve.Sides[1].Starts != want {
+	if want := lifetimes(d.Runner.RoundsRun, 2, 8); d.Runner.Serve.Sides[1].Starts != want {
 		t.Errorf("head started %d times for %d rounds, want %d", d.Runner.Serve.Sides[1].Starts, d.Runner.RoundsRun, want)
 	}
 	log, err := os.ReadFile(filepath.Join(art, "head-harness.log"))

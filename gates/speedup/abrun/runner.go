@@ -147,10 +147,13 @@ type RunnerData struct {
 type ServeData struct {
 	// Setting is bench.serve: auto, true or false.
 	Setting Serve `json:"setting"`
-	// Serving is true when base and head served their rounds (KG_MODE=serve), each process
-	// restarted every RestartEvery rounds; false when each round started new processes.
+	// Serving is true when base and head served their rounds (KG_MODE=serve): Servers
+	// processes per side, started side by side, answered the rounds in turn, each at most
+	// RestartEvery of them, and were then replaced together. False when each round started
+	// new processes.
 	Serving      bool `json:"serving"`
 	RestartEvery int  `json:"restart_every,omitempty"`
+	Servers      int  `json:"servers,omitempty"`
 	// Sides are base, head and (when there is one) the reference.
 	Sides []SideServe `json:"sides"`
 }
@@ -162,11 +165,13 @@ type SideServe struct {
 	// Starts counts its processes: serving ones, the handshake that found it does not
 	// serve, one per round otherwise.
 	Starts int `json:"starts"`
-	// SetupSeconds is the time its serving processes took from start to handshake, summed;
+	// SetupSeconds is the time its serving processes took from start to handshake, summed
+	// (processes started side by side overlap); Setups each one's, in start order.
 	// RoundSeconds the time from request to answer (or a whole process run, when it does
-	// not serve), summed over every round, the warm-up included.
-	SetupSeconds float64 `json:"setup_seconds"`
-	RoundSeconds float64 `json:"round_seconds"`
+	// not serve), summed over every round, every serving process's warm-up included.
+	SetupSeconds float64   `json:"setup_seconds"`
+	Setups       []float64 `json:"setups_seconds,omitempty"`
+	RoundSeconds float64   `json:"round_seconds"`
 	// NotServing says why a side allowed to serve was run once per round.
 	NotServing string `json:"not_serving,omitempty"`
 }
@@ -210,6 +215,7 @@ type runner struct {
 	cmds     [3]Command // base, head, reference (optional)
 	work     string
 	logs     [3]*os.File
+	sideLogs [3]*sideLog // logs, written through: several serving processes write at once
 	logPaths [3]string
 	smi      *smi
 	data     RunnerData
@@ -221,9 +227,11 @@ type runner struct {
 	warned   map[string]bool
 	// cleanup removes the base worktree; nil in commands mode.
 	cleanup func()
-	// srv are the serving processes of base, head and the reference (nil: that side runs
-	// once per round); sides what each side's processes did.
-	srv       [3]*server
+	// srv are the serving processes of base, head and the reference, answering in turn
+	// (none: that side runs once per round); cur is the one answering this round; sides
+	// what each side's processes did; lifetimes counts each side's serving processes.
+	srv       [3][]*server
+	cur       int
 	sides     [3]SideServe
 	lifetimes [3]int
 	// timing is when the harnesses were first started: the wall budget's clock.
@@ -371,7 +379,7 @@ func (r *runner) openLogs() error {
 		if err != nil {
 			return fmt.Errorf("the %s harness log: %w", sideOf(i), err)
 		}
-		r.logs[i], r.logPaths[i] = f, p
+		r.logs[i], r.logPaths[i], r.sideLogs[i] = f, p, newSideLog(f)
 	}
 	return nil
 }
@@ -398,9 +406,9 @@ func (r *runner) runHarness(ctx context.Context, side Side, round int) (*benchfi
 	}
 	spec := runSpec{Argv: c.Argv, Dir: c.Dir, Timeout: r.set.Timeout, LogCap: runLogBytes,
 		Env: harnessEnv(append(slices.Clone(r.o.Environ), c.Env...), r.set.Env, r.set.Shapes, r.set.Samples, out)}
-	if f := r.logs[i]; f != nil {
-		fmt.Fprintf(f, "==> kernel-gate bench run: %s, %s: %s <==\n", side, label, describeCommand(c))
-		spec.Log = f
+	if l := r.sideLogs[i]; l != nil {
+		l.header("==> kernel-gate bench run: %s, %s: %s <==", side, label, describeCommand(c))
+		spec.Log = l.process(0)
 	}
 	res, err := execute(ctx, spec)
 	r.sides[i].Starts++
@@ -449,19 +457,27 @@ func (r *runner) sameDevice(i int, d benchfile.Device) string {
 // its own (round 0 is the warm-up).
 func (r *runner) timeSide(ctx context.Context, side Side, round int) (*benchfile.File, *Failure, error) {
 	i := side.index()
-	s := r.srv[i]
-	if s == nil {
+	if len(r.srv[i]) == 0 {
 		return r.runHarness(ctx, side, round)
 	}
-	req := ServeRequest{Round: round, Samples: r.set.Samples, Shapes: r.set.Shapes, Kernels: r.requestKernels()}
-	start := time.Now()
-	f, why, output, err := s.ask(ctx, req, r.set.RoundTimeout)
-	r.sides[i].RoundSeconds += time.Since(start).Seconds()
-	if err != nil {
-		return nil, nil, err
+	s := r.srv[i][r.cur%len(r.srv[i])]
+	var (
+		f           *benchfile.File
+		why, output string
+	)
+	if round == 0 {
+		// The run's warm-up round is the first process's own, taken when it started.
+		f = s.warm
+	} else {
+		start := time.Now()
+		var err error
+		f, why, output, err = s.ask(ctx, r.request(round), r.set.RoundTimeout)
+		r.sides[i].RoundSeconds += time.Since(start).Seconds()
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	fail := func(why string) (*benchfile.File, *Failure, error) {
-		r.srv[i] = nil
 		return nil, &Failure{Side: side, Stage: "run", Round: round, Why: fmt.Sprintf("its serving process (%d of this side, pid %d) %s", s.lifetime, s.proc.Pid(), why),
 			Output: output, Log: r.logPaths[i]}, nil
 	}
@@ -473,6 +489,11 @@ func (r *runner) timeSide(ctx context.Context, side Side, round int) (*benchfile
 		return fail(why)
 	}
 	return f, nil, nil
+}
+
+// request is the serve request for round.
+func (r *runner) request(round int) ServeRequest {
+	return ServeRequest{Round: round, Samples: r.set.Samples, Shapes: r.set.Shapes, Kernels: r.requestKernels()}
 }
 
 // requestKernels are the kernels a request names: KG_KERNELS of bench.env, when set.
@@ -869,6 +890,7 @@ func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 
 	target := top.MinRounds
 	sinceStart := 0 // rounds the serving processes answered since they started
+	pools := 0      // restarts of the serving processes
 	for {
 		if r.kept >= target && r.kept > 0 {
 			need, undecided, judged, err := r.judgeAll(true)
@@ -907,20 +929,33 @@ func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 			r.wallSpent(wallStop, spent)
 			break
 		}
-		if r.data.Serve != nil && r.data.Serve.Serving && sinceStart >= r.data.Serve.RestartEvery {
+		serving := r.data.Serve != nil && r.data.Serve.Serving
+		if serving && sinceStart >= r.data.Serve.Servers*r.data.Serve.RestartEvery {
 			if fail, err := r.restart(ctx, r.data.RoundsRun+1); err != nil || fail != nil {
 				r.data.Stopped = StopFailed
 				return fail, err
 			}
 			sinceStart = 0
+			pools++
 		}
 		r.data.RoundsRun++
-		sinceStart++
 		round := r.data.RoundsRun
 		c := clock(round)
-		// ABBA: the k-th kept round runs base first when k is even, head first when odd.
+		// ABBA. One process per round: the k-th kept round runs base first when k is even.
+		// Served, process cur of each side answers, and each process alternates the order
+		// from one of its rounds to the next, starting with base on the even ones, head on
+		// the odd ones (and the other way round in every other set of processes, for an odd
+		// count), so that no process, and its first round in particular, is always timed
+		// first.
+		headFirst := r.kept%2 == 1
+		if serving {
+			n := r.data.Serve.Servers
+			r.cur = sinceStart % n
+			headFirst = (r.cur+sinceStart/n+pools)%2 == 1
+		}
+		sinceStart++
 		order := [2]int{0, 1}
-		if r.kept%2 == 1 {
+		if headFirst {
 			order = [2]int{1, 0}
 		}
 		for _, i := range order {
@@ -1159,7 +1194,11 @@ func Judge(base, head *benchfile.File, cfg speedup.Config, rd RunnerData, findin
 	}
 	g.Summary += fmt.Sprintf("; %d round(s) side by side, ABBA", rd.Rounds)
 	if rd.Serve != nil && rd.Serve.Serving {
-		g.Summary += fmt.Sprintf(", served (restarted every %d)", rd.Serve.RestartEvery)
+		if rd.Serve.Servers > 1 {
+			g.Summary += fmt.Sprintf(", served (%d processes a side, each %d rounds)", rd.Serve.Servers, rd.Serve.RestartEvery)
+		} else {
+			g.Summary += fmt.Sprintf(", served (restarted every %d)", rd.Serve.RestartEvery)
+		}
 	}
 	if n := len(rd.DroppedRounds); n > 0 {
 		g.Summary += fmt.Sprintf(", %d dropped (GPU throttled)", n)

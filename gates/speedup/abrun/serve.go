@@ -73,6 +73,9 @@ type server struct {
 	readErr  error // why lines was closed before EOF (an answer too long, a read error)
 	lifetime int   // 1-based: which of this side's serving processes it is
 	answered int   // rounds answered, the warm-up included
+	// warm is its warm-up round's answer: the run's warm-up round when it is the first
+	// process of its side.
+	warm *benchfile.File
 }
 
 // serveEnv is a serving harness's environment. KG_OUT names a file in the work directory:
@@ -87,53 +90,70 @@ func serveEnv(environ, extra, shapes []string, samples int, out string) []string
 	return append(env, ServeFDVar+"="+strconv.Itoa(procgroup.AnswerFD))
 }
 
-// startServer starts one side's serving harness and waits for its handshake. notServing is
-// set (and the process gone) when it exited or closed its answer descriptor before the
-// handshake: a harness that does not serve. A hung setup, a handshake that is not one, or
-// a process that cannot be started is a Failure.
-func (r *runner) startServer(ctx context.Context, side Side, lifetime, firstRound int) (s *server, notServing string, fail *Failure, err error) {
+// startServer starts one side's serving harness, waits for its handshake and asks it for
+// a warm-up round (round 0, discarded: a fresh process's first round is not timed).
+// notServing is set (and the process gone) when it exited or closed its answer descriptor
+// before the handshake: a harness that does not serve. A hung setup, a handshake that is
+// not one, a warm-up round it fails, or a process that cannot be started is a Failure.
+// It only reads r: several start side by side.
+func (r *runner) startServer(ctx context.Context, side Side, lifetime, firstRound int) (st started) {
 	i := side.index()
 	c := r.cmds[i]
 	out := filepath.Join(r.work, fmt.Sprintf("%s-serve-%d.json", side, lifetime))
 	var logw io.Writer
-	if f := r.logs[i]; f != nil {
-		fmt.Fprintf(f, "==> kernel-gate bench run: %s, serving process %d (from round %d), KG_MODE=serve: %s <==\n", side, lifetime, firstRound, describeCommand(c))
-		logw = f
+	if l := r.sideLogs[i]; l != nil {
+		l.header("==> kernel-gate bench run: %s, serving process %d (from round %d; its lines marked [%d]), KG_MODE=serve: %s <==", side, lifetime, firstRound, lifetime, describeCommand(c))
+		logw = l.process(lifetime)
 	}
 	start := time.Now()
 	p, err := procgroup.Start(ctx, procgroup.StartSpec{Argv: c.Argv, Dir: c.Dir, LogCap: runLogBytes, Log: logw, TailBytes: tailBytes,
 		Env: serveEnv(append(slices.Clone(r.o.Environ), c.Env...), r.set.Env, r.set.Shapes, r.set.Samples, out)})
-	r.sides[i].Starts++
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, "", nil, ctx.Err()
+			return started{err: ctx.Err()}
 		}
-		return nil, "", &Failure{Side: side, Stage: "run", Round: firstRound, Why: fmt.Sprintf("its serving process %v", err), Log: r.logPaths[i]}, nil
+		return started{fail: &Failure{Side: side, Stage: "run", Round: firstRound, Why: fmt.Sprintf("its serving process %d %v", lifetime, err), Log: r.logPaths[i]}}
 	}
-	s = &server{side: side, proc: p, lines: make(chan []byte, 1), quit: make(chan struct{}), lifetime: lifetime}
+	s := &server{side: side, proc: p, lines: make(chan []byte, 1), quit: make(chan struct{}), lifetime: lifetime}
 	go s.read()
 	line, gone, why, err := s.next(ctx, start.Add(r.set.Timeout), r.set.Timeout)
-	r.sides[i].SetupSeconds += time.Since(start).Seconds()
+	st.setup = time.Since(start)
 	if err != nil {
 		s.kill()
-		return nil, "", nil, err
+		st.err = err
+		return st
 	}
-	failed := func(why string) (*server, string, *Failure, error) {
-		o := s.kill()
-		return nil, "", &Failure{Side: side, Stage: "run", Round: firstRound, Why: "its serving process " + why, Output: o.Output, Log: r.logPaths[i]}, nil
+	failed := func(why, output string) started {
+		st.fail = &Failure{Side: side, Stage: "run", Round: firstRound, Why: fmt.Sprintf("its serving process %d ", lifetime) + why, Output: output, Log: r.logPaths[i]}
+		return st
 	}
 	switch {
 	case gone:
 		o := s.kill()
-		return nil, why + lastOutput(o.Output), nil, nil
+		st.notServing = why + lastOutput(o.Output)
+		return st
 	case why != "":
-		return failed(why)
+		o := s.kill()
+		return failed(why, o.Output)
 	}
 	var h serveHello
 	if err := decodeStrict(line, &h); err != nil || h.Serve != ServeSchema {
-		return failed(fmt.Sprintf("wrote %s before its handshake, not {\"serve\": %q}", quoteLine(line), ServeSchema))
+		o := s.kill()
+		return failed(fmt.Sprintf("wrote %s before its handshake, not {\"serve\": %q}", quoteLine(line), ServeSchema), o.Output)
 	}
-	return s, "", nil, nil
+	warmStart := time.Now()
+	f, why, output, err := s.ask(ctx, r.request(0), r.set.RoundTimeout)
+	st.warmup = time.Since(warmStart)
+	switch {
+	case err != nil:
+		st.err = err
+		return st
+	case why != "":
+		return failed("failed its warm-up round: "+why, output)
+	}
+	s.warm = f
+	st.s = s
+	return st
 }
 
 // lastOutput quotes the end of what a process printed, for a note.
@@ -392,29 +412,80 @@ func quoteLine(line []byte) string {
 	return strconv.Quote(clip(strings.ToValidUTF8(string(line), "\uFFFD"), 200))
 }
 
-// started is one startServer's outcome.
+// started is one startServer's outcome: the server, or why not; setup is its start to
+// handshake, warmup its warm-up round.
 type started struct {
-	s          *server
-	notServing string
-	fail       *Failure
-	err        error
+	s             *server
+	notServing    string
+	fail          *Failure
+	err           error
+	setup, warmup time.Duration
 }
 
-// startAll starts the serving processes of the given sides side by side (nothing is timed
-// while they set up) and waits for every handshake.
-func (r *runner) startAll(ctx context.Context, sides []int, lifetime [3]int, firstRound int) [3]started {
-	var out [3]started
+// startAll starts bench.servers serving processes of each given side, all side by side
+// (nothing is timed while they set up and warm up), waits for every one, and counts them
+// in the sides' data. out[i] holds side i's processes, in lifetime order.
+func (r *runner) startAll(ctx context.Context, sides []int, firstRound int) [3][]started {
+	n := max(r.set.Servers, 1)
+	var out [3][]started
 	var wg sync.WaitGroup
 	for _, i := range sides {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, ns, fail, err := r.startServer(ctx, sideOf(i), lifetime[i], firstRound)
-			out[i] = started{s, ns, fail, err}
-		}()
+		out[i] = make([]started, n)
+		for k := range n {
+			lifetime := r.lifetimes[i] + 1 + k
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				out[i][k] = r.startServer(ctx, sideOf(i), lifetime, firstRound)
+			}()
+		}
 	}
 	wg.Wait()
+	for _, i := range sides {
+		r.lifetimes[i] += n
+		sd := &r.sides[i]
+		for _, st := range out[i] {
+			sd.Starts++
+			sd.SetupSeconds += st.setup.Seconds()
+			sd.RoundSeconds += st.warmup.Seconds()
+			if st.setup > 0 {
+				sd.Setups = append(sd.Setups, millis(st.setup.Seconds()))
+			}
+		}
+	}
 	return out
+}
+
+// firstProblem is the first failure, error or process that does not serve among a start's
+// outcomes, with the side it was.
+func firstProblem(res [3][]started, sides []int) (started, int, bool) {
+	for _, i := range sides {
+		for _, st := range res[i] {
+			if st.err != nil || st.fail != nil {
+				return st, i, true
+			}
+		}
+	}
+	for _, i := range sides {
+		for _, st := range res[i] {
+			if st.notServing != "" {
+				return st, i, true
+			}
+		}
+	}
+	return started{}, 0, false
+}
+
+// keep makes the started servers of the given sides the current ones.
+func (r *runner) keep(res [3][]started, sides []int) {
+	for _, i := range sides {
+		r.srv[i] = r.srv[i][:0]
+		for _, st := range res[i] {
+			if st.s != nil {
+				r.srv[i] = append(r.srv[i], st.s)
+			}
+		}
+	}
 }
 
 // sidesPresent are base, head and, when there is one, the reference.
@@ -426,10 +497,10 @@ func (r *runner) sidesPresent() []int {
 }
 
 // startServing decides, before the warm-up round, which sides serve their rounds
-// (bench.serve): with auto each harness is started once with KG_MODE=serve, and base and
-// head serve when both answer the handshake (a harness that exits first does not serve,
-// and then neither does the other: both sides are timed the same way); the reference
-// serves when it answers. With true every side must serve. A failed start fails the run.
+// (bench.serve): with auto each harness is started with KG_MODE=serve, and base and head
+// serve when both answer the handshake (a harness that exits first does not serve, and
+// then neither does the other: both sides are timed the same way); the reference serves
+// when it answers. With true every side must serve. A failed start fails the run.
 func (r *runner) startServing(ctx context.Context) (*Failure, error) {
 	setting := cmp.Or(r.set.Serve, ServeAuto)
 	sd := &ServeData{Setting: setting}
@@ -438,48 +509,65 @@ func (r *runner) startServing(ctx context.Context) (*Failure, error) {
 	defer func() {
 		for _, i := range present {
 			r.sides[i].Side = sideOf(i)
-			r.sides[i].Serving = r.srv[i] != nil
+			r.sides[i].Serving = len(r.srv[i]) > 0
 		}
 	}()
 	if setting == ServeOff {
 		return nil, nil
 	}
-	res := r.startAll(ctx, present, [3]int{1, 1, 1}, 0)
+	res := r.startAll(ctx, present, 0)
+	r.keep(res, present)
 	for _, i := range present {
-		r.srv[i] = res[i].s
-		r.lifetimes[i] = 1
-	}
-	for _, i := range present {
-		if res[i].err != nil || res[i].fail != nil {
-			r.killServers()
-			return res[i].fail, res[i].err
-		}
-	}
-	for _, i := range present {
-		if why := res[i].notServing; why != "" {
-			r.sides[i].NotServing = "its handshake process (KG_MODE=serve) " + why
-			if setting == ServeOn {
+		for _, st := range res[i] {
+			if st.err != nil || st.fail != nil {
 				r.killServers()
-				return &Failure{Side: sideOf(i), Stage: "run", Round: 0, Log: r.logPaths[i],
-					Why: "bench.serve is true, but it does not serve rounds: started with KG_MODE=serve, it " + why}, nil
+				return st.fail, st.err
 			}
 		}
 	}
-	if r.srv[0] == nil || r.srv[1] == nil {
+	for _, i := range present {
+		for _, st := range res[i] {
+			if st.notServing == "" {
+				continue
+			}
+			// A side serves only when every one of its processes does.
+			r.stopSide(i)
+			r.sides[i].NotServing = "its handshake process (KG_MODE=serve) " + st.notServing
+			if setting == ServeOn {
+				r.killServers()
+				return &Failure{Side: sideOf(i), Stage: "run", Round: 0, Log: r.logPaths[i],
+					Why: "bench.serve is true, but it does not serve rounds: started with KG_MODE=serve, it " + st.notServing}, nil
+			}
+			break
+		}
+	}
+	if len(r.srv[0]) == 0 || len(r.srv[1]) == 0 {
 		for _, i := range []int{0, 1} {
-			if s := r.srv[i]; s != nil {
-				s.stop()
-				r.srv[i] = nil
+			if len(r.srv[i]) > 0 {
+				r.stopSide(i)
 				r.sides[i].NotServing = fmt.Sprintf("it serves, but the %s harness does not, and both sides are timed the same way", sideOf(1-i))
 			}
 		}
 	}
-	sd.Serving = r.srv[0] != nil && r.srv[1] != nil
+	if fail := r.sameDevices(present, 0); fail != nil {
+		r.killServers()
+		return fail, nil
+	}
+	sd.Serving = len(r.srv[0]) > 0 && len(r.srv[1]) > 0
 	if sd.Serving {
 		sd.RestartEvery = max(r.set.RestartEvery, 1)
+		sd.Servers = max(r.set.Servers, 1)
 	}
 	r.noteServing()
 	return nil, nil
+}
+
+// stopSide ends side i's serving processes: it will run once per round.
+func (r *runner) stopSide(i int) {
+	for _, s := range r.srv[i] {
+		s.stop()
+	}
+	r.srv[i] = nil
 }
 
 // noteServing says how the rounds are taken, once.
@@ -487,8 +575,9 @@ func (r *runner) noteServing() {
 	var parts []string
 	for _, i := range r.sidesPresent() {
 		switch {
-		case r.srv[i] != nil:
-			parts = append(parts, fmt.Sprintf("%s serves its rounds (KG_MODE=serve, restarted every %d rounds)", sideOf(i), max(r.set.RestartEvery, 1)))
+		case len(r.srv[i]) > 0:
+			parts = append(parts, fmt.Sprintf("%s serves its rounds (KG_MODE=serve: %d processes started side by side answer in turn, each at most %d rounds, then %d fresh ones)",
+				sideOf(i), max(r.set.Servers, 1), max(r.set.RestartEvery, 1), max(r.set.Servers, 1)))
 		case r.sides[i].NotServing != "":
 			parts = append(parts, fmt.Sprintf("%s runs once per round: %s", sideOf(i), r.sides[i].NotServing))
 		}
@@ -507,7 +596,7 @@ func (r *runner) noteServing() {
 // side, and the teardown no longer adds to every restart's wall time.
 func (r *runner) restart(ctx context.Context, round int) (*Failure, error) {
 	old := r.srv
-	r.srv = [3]*server{}
+	r.srv = [3][]*server{}
 	stopped := make(chan *Failure, 1)
 	go func() { stopped <- stopEach(old, round, r.logPaths) }()
 	fail, err := r.startNext(ctx, round)
@@ -518,35 +607,45 @@ func (r *runner) restart(ctx context.Context, round int) (*Failure, error) {
 	return fail, err
 }
 
-// startNext starts each serving side's next process, before round.
+// startNext starts each serving side's next processes, before round.
 func (r *runner) startNext(ctx context.Context, round int) (*Failure, error) {
 	var serving []int
-	var lifetime [3]int
 	for _, i := range r.sidesPresent() {
 		if r.sides[i].Serving {
 			serving = append(serving, i)
-			lifetime[i] = r.lifetimes[i] + 1
 		}
 	}
-	res := r.startAll(ctx, serving, lifetime, round)
-	for _, i := range serving {
-		r.srv[i] = res[i].s
-		if res[i].s != nil {
-			r.lifetimes[i] = lifetime[i]
-		}
-	}
-	for _, i := range serving {
-		switch {
-		case res[i].err != nil || res[i].fail != nil:
+	res := r.startAll(ctx, serving, round)
+	r.keep(res, serving)
+	st, i, bad := firstProblem(res, serving)
+	switch {
+	case !bad:
+		if fail := r.sameDevices(serving, round); fail != nil {
 			r.killServers()
-			return res[i].fail, res[i].err
-		case res[i].notServing != "":
-			r.killServers()
-			return &Failure{Side: sideOf(i), Stage: "run", Round: round, Log: r.logPaths[i],
-				Why: fmt.Sprintf("its serving process %d, started for round %d, did not serve: it %s", lifetime[i], round, res[i].notServing)}, nil
+			return fail, nil
+		}
+		return nil, nil
+	case st.err != nil || st.fail != nil:
+		r.killServers()
+		return st.fail, st.err
+	}
+	r.killServers()
+	return &Failure{Side: sideOf(i), Stage: "run", Round: round, Log: r.logPaths[i],
+		Why: fmt.Sprintf("a serving process started for round %d did not serve: it %s", round, st.notServing)}, nil
+}
+
+// sameDevices checks the device each serving process's warm-up round reported: every one
+// must be the device its side reported first.
+func (r *runner) sameDevices(sides []int, round int) *Failure {
+	for _, i := range sides {
+		for _, s := range r.srv[i] {
+			if why := r.sameDevice(i, s.warm.Device); why != "" {
+				return &Failure{Side: sideOf(i), Stage: "run", Round: round, Log: r.logPaths[i],
+					Why: fmt.Sprintf("its serving process (%d of this side, pid %d), in its warm-up round: %s", s.lifetime, s.proc.Pid(), why)}
+			}
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // stopServers ends every serving process (side by side): each must exit with status 0
@@ -554,31 +653,36 @@ func (r *runner) startNext(ctx context.Context, round int) (*Failure, error) {
 // stopped all the same).
 func (r *runner) stopServers(round int) *Failure {
 	f := stopEach(r.srv, round, r.logPaths)
-	r.srv = [3]*server{}
+	r.srv = [3][]*server{}
 	return f
 }
 
 // stopEach ends the given serving processes side by side, as stopServers says.
-func stopEach(srv [3]*server, round int, logPaths [3]string) *Failure {
-	var fails [3]*Failure
+func stopEach(srv [3][]*server, round int, logPaths [3]string) *Failure {
+	var fails [3][]*Failure
 	var wg sync.WaitGroup
-	for i, s := range srv {
-		if s == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if why, out := s.stop(); why != "" {
-				fails[i] = &Failure{Side: s.side, Stage: "run", Round: round, Output: out, Log: logPaths[i],
-					Why: fmt.Sprintf("its serving process (%d of this side, pid %d) %s", s.lifetime, s.proc.Pid(), why)}
+	for i, pool := range srv {
+		fails[i] = make([]*Failure, len(pool))
+		for k, s := range pool {
+			if s == nil {
+				continue
 			}
-		}()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if why, out := s.stop(); why != "" {
+					fails[i][k] = &Failure{Side: s.side, Stage: "run", Round: round, Output: out, Log: logPaths[i],
+						Why: fmt.Sprintf("its serving process (%d of this side, pid %d) %s", s.lifetime, s.proc.Pid(), why)}
+				}
+			}()
+		}
 	}
 	wg.Wait()
-	for _, f := range fails {
-		if f != nil {
-			return f
+	for _, side := range fails {
+		for _, f := range side {
+			if f != nil {
+				return f
+			}
 		}
 	}
 	return nil
@@ -586,10 +690,12 @@ func stopEach(srv [3]*server, round int, logPaths [3]string) *Failure {
 
 // killServers kills every serving process: the run has failed or is cancelled.
 func (r *runner) killServers() {
-	for i, s := range r.srv {
-		if s != nil {
-			s.kill()
-			r.srv[i] = nil
+	for i, pool := range r.srv {
+		for _, s := range pool {
+			if s != nil {
+				s.kill()
+			}
 		}
+		r.srv[i] = nil
 	}
 }

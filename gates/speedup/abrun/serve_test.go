@@ -52,10 +52,10 @@ func serveOptions(f serveFakes, artifacts string) Options {
 	}
 }
 
-// entry is one line of the fakes' log: "start base serve 123", "round head 4".
+// entry is one line of the fakes' log: "start base serve 123", "round head 4 123".
 type entry struct {
 	kind, side, mode string
-	n                int
+	n, pid           int
 }
 
 func readLog(t *testing.T, path string) []entry {
@@ -75,8 +75,15 @@ func readLog(t *testing.T, path string) []entry {
 		case "start":
 			e.mode = w[2]
 			e.n, _ = strconv.Atoi(w[3])
+			e.pid = e.n
+		case "exit":
+			e.n, _ = strconv.Atoi(w[2])
+			e.pid = e.n
 		default:
 			e.n, _ = strconv.Atoi(w[2])
+			if len(w) > 3 {
+				e.pid, _ = strconv.Atoi(w[3])
+			}
 		}
 		out = append(out, e)
 	}
@@ -93,18 +100,21 @@ func count(es []entry, kind, side, mode string) int {
 	return n
 }
 
-// lifetimes is how many serving processes a side needs for rounds run: the first serves
-// the warm-up and k rounds, each later one k.
-func lifetimes(roundsRun, k int) int { return max(1, (roundsRun+k-1)/k) }
+// lifetimes is how many serving processes a side starts for rounds run, p at a time, each
+// answering its own warm-up round and then at most k rounds.
+func lifetimes(roundsRun, p, k int) int { return p * max(1, (roundsRun+p*k-1)/(p*k)) }
 
-// Served rounds: base, head and the reference each start once per 4 rounds, answer by
-// request in ABBA order, and the judge finds head's 5% slower gemm; what the harnesses print
-// on stdout (answer-like JSON included) goes to their logs, never into the answers. The
+// Served rounds: base, head and the reference each start 2 processes side by side per 8
+// rounds, each process answers its own warm-up round and then every other round, at most 4,
+// in ABBA order by request, and the judge finds head's 5% slower gemm; what the harnesses
+// print on stdout (answer-like JSON included) goes to their logs, never into the answers. The
 // merged files and the runner's record judge again (Judge, as a replay does) to the same gate.
 func TestServedRoundsABBA(t *testing.T) {
+	const p, k = 2, 4
 	f := newServeFakes(t, []string{"noise=1"}, []string{"factor=1.05", "noise=1"})
 	art := t.TempDir()
 	o := serveOptions(f, art)
+	o.Bench.Servers = p
 	o.Reference = f.referent
 	g, err := Run(context.Background(), o)
 	if err != nil {
@@ -116,39 +126,83 @@ func TestServedRoundsABBA(t *testing.T) {
 		t.Fatalf("want gemm slower, softmax same\n%s", dump(g))
 	}
 	sd := d.Runner.Serve
-	if sd == nil || !sd.Serving || sd.RestartEvery != 4 || len(sd.Sides) != 3 {
+	if sd == nil || !sd.Serving || sd.RestartEvery != k || sd.Servers != p || len(sd.Sides) != 3 {
 		t.Fatalf("serve data %+v", sd)
 	}
 	es := readLog(t, f.log)
-	want := lifetimes(d.Runner.RoundsRun, 4)
+	rounds := d.Runner.RoundsRun
+	want := lifetimes(rounds, p, k)
 	for i, side := range []string{"base", "head", "reference"} {
 		if got := count(es, "start", side, "serve"); got != want || count(es, "start", side, "bench") != 0 {
-			t.Errorf("%s: %d serving processes for %d rounds (want %d), %d bench runs", side, got, d.Runner.RoundsRun, want, count(es, "start", side, "bench"))
+			t.Errorf("%s: %d serving processes for %d rounds (want %d), %d bench runs", side, got, rounds, want, count(es, "start", side, "bench"))
 		}
 		if got := count(es, "exit", side, ""); got != want {
 			t.Errorf("%s: %d processes ended at the end of their input, want %d", side, got, want)
 		}
-		if s := sd.Sides[i]; s.Side != Side(side) || !s.Serving || s.Starts != want || s.SetupSeconds <= 0 || s.RoundSeconds <= 0 {
+		if s := sd.Sides[i]; s.Side != Side(side) || !s.Serving || s.Starts != want || s.SetupSeconds <= 0 || s.RoundSeconds <= 0 || len(s.Setups) != want {
 			t.Errorf("side record %+v", s)
 		}
 	}
-	// ABBA by request: round k (1-based) asks base first when k-1 is even.
-	var order []string
+	// Every process answers round 0 (its warm-up) first, then at most k rounds, each of
+	// them p rounds after its previous one.
+	byPid := map[int][]int{}
 	for _, e := range es {
-		if e.kind == "round" && e.side != "reference" {
-			order = append(order, e.side+" "+strconv.Itoa(e.n))
+		if e.kind == "round" {
+			byPid[e.pid] = append(byPid[e.pid], e.n)
 		}
 	}
-	if len(order) != 2*(d.Runner.RoundsRun+1) {
-		t.Fatalf("%d answers for %d rounds and the warm-up", len(order), d.Runner.RoundsRun)
+	if len(byPid) != 3*want {
+		t.Errorf("%d processes answered, want %d", len(byPid), 3*want)
 	}
-	for k := 0; k <= d.Runner.RoundsRun; k++ {
+	for pid, ns := range byPid {
+		if ns[0] != 0 || len(ns) > k+1 {
+			t.Errorf("process %d answered rounds %v: want its warm-up (0) first, then at most %d", pid, ns, k)
+		}
+		for j := 2; j < len(ns); j++ {
+			if ns[j] != ns[j-1]+p {
+				t.Errorf("process %d answered rounds %v: want every %dth round", pid, ns, p)
+			}
+		}
+	}
+	// ABBA by request: round n (1-based) is the w-th of its set of processes (w = n-1 mod
+	// p·k), answered by process w mod p of the set, base first when that process's number
+	// in the set, its rounds so far (w div p) and the sets before add up to an even number.
+	var order []string
+	firstSide := map[int]map[string]int{} // pid → which side it was first in its rounds
+	var last string
+	for _, e := range es {
+		if e.kind != "round" || e.side == "reference" || e.n == 0 {
+			continue
+		}
+		order = append(order, e.side+" "+strconv.Itoa(e.n))
+		if e.side == "base" {
+			if firstSide[e.pid] == nil {
+				firstSide[e.pid] = map[string]int{}
+			}
+			if last == "head "+strconv.Itoa(e.n) {
+				firstSide[e.pid]["head"]++
+			} else {
+				firstSide[e.pid]["base"]++
+			}
+		}
+		last = e.side + " " + strconv.Itoa(e.n)
+	}
+	if len(order) != 2*rounds {
+		t.Fatalf("%d timed answers for %d rounds", len(order), rounds)
+	}
+	for n := 1; n <= rounds; n++ {
+		set, w := (n-1)/(p*k), (n-1)%(p*k)
 		first, second := "base", "head"
-		if k > 0 && (k-1)%2 == 1 {
+		if (w%p+w/p+set)%2 == 1 {
 			first, second = "head", "base"
 		}
-		if order[2*k] != first+" "+strconv.Itoa(k) || order[2*k+1] != second+" "+strconv.Itoa(k) {
-			t.Fatalf("round %d answered as %q, %q; want %s first", k, order[2*k], order[2*k+1], first)
+		if order[2*(n-1)] != first+" "+strconv.Itoa(n) || order[2*(n-1)+1] != second+" "+strconv.Itoa(n) {
+			t.Fatalf("round %d answered as %q, %q; want %s first", n, order[2*(n-1)], order[2*(n-1)+1], first)
+		}
+	}
+	for pid, firsts := range firstSide {
+		if len(byPid[pid]) > 2 && (firsts["base"] == 0 || firsts["head"] == 0) {
+			t.Errorf("base's process %d answered %v, always with the same side first (%v)", pid, byPid[pid], firsts)
 		}
 	}
 	for _, c := range d.Comparisons {
@@ -159,7 +213,7 @@ func TestServedRoundsABBA(t *testing.T) {
 	if len(d.Runner.Pairs) != 2 || d.Runner.Pairs[0].DecidedRounds == 0 {
 		t.Errorf("pairs %+v", d.Runner.Pairs)
 	}
-	if !strings.Contains(g.Summary, "served (restarted every 4)") || !strings.Contains(g.Summary, "of wall time") {
+	if !strings.Contains(g.Summary, "served (2 processes a side, each 4 rounds)") || !strings.Contains(g.Summary, "of wall time") {
 		t.Errorf("summary %q", g.Summary)
 	}
 	log, err := os.ReadFile(filepath.Join(art, "base-harness.log"))
@@ -186,30 +240,34 @@ func TestServedRoundsABBA(t *testing.T) {
 	}
 }
 
-// Restarts every K rounds: an A/A pair is the same, each side's processes number
-// ceil(rounds / K), and each ended at the end of its input.
+// P processes per side, each at most K rounds: an A/A pair is the same, each side's
+// processes number P · ceil(rounds / (P·K)), and each ended at the end of its input.
 func TestServedRestartsEveryK(t *testing.T) {
-	for _, k := range []int{1, 3} {
+	for _, c := range []struct{ p, k int }{{1, 1}, {1, 3}, {3, 2}, {4, 4}} {
 		f := newServeFakes(t, nil, nil)
 		o := serveOptions(f, "")
-		o.Bench.RestartEvery = k
+		o.Bench.Servers, o.Bench.RestartEvery = c.p, c.k
 		g, err := Run(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		d := decodeData(t, g)
 		if g.Verdict != result.Pass || verdicts(d)["gemm × small"] != speedup.Same {
-			t.Fatalf("K=%d: A/A\n%s", k, dump(g))
+			t.Fatalf("P=%d K=%d: A/A\n%s", c.p, c.k, dump(g))
 		}
 		es := readLog(t, f.log)
-		want := lifetimes(d.Runner.RoundsRun, k)
+		want := lifetimes(d.Runner.RoundsRun, c.p, c.k)
 		for _, side := range []string{"base", "head"} {
 			if got := count(es, "start", side, "serve"); got != want || count(es, "exit", side, "") != want {
-				t.Errorf("K=%d, %d rounds: %s started %d serving processes (want %d), %d ended", k, d.Runner.RoundsRun, side, got, want, count(es, "exit", side, ""))
+				t.Errorf("P=%d K=%d, %d rounds: %s started %d serving processes (want %d), %d ended", c.p, c.k, d.Runner.RoundsRun, side, got, want, count(es, "exit", side, ""))
+			}
+			// Each answered its warm-up and the rest in turn: rounds + one per process.
+			if got := count(es, "round", side, ""); got != d.Runner.RoundsRun+want {
+				t.Errorf("P=%d K=%d: %s answered %d requests for %d rounds and %d warm-ups", c.p, c.k, side, got, d.Runner.RoundsRun, want)
 			}
 		}
-		if d.Runner.Serve.RestartEvery != k {
-			t.Errorf("restart_every %d", d.Runner.Serve.RestartEvery)
+		if d.Runner.Serve.RestartEvery != c.k || d.Runner.Serve.Servers != c.p {
+			t.Errorf("restart_every %d, servers %d", d.Runner.Serve.RestartEvery, d.Runner.Serve.Servers)
 		}
 	}
 }
@@ -265,17 +323,22 @@ func TestServedFailuresNameTheSide(t *testing.T) {
 		side       Side
 		round      int
 		says       []string
+		servers    int
 	}{
-		{"death", nil, []string{"die_on=5"}, Head, 5, []string{"head harness, round 5 failed", "exited with status 1 before it answered", "illegal memory access"}},
-		{"bad JSON", []string{"bad_on=3"}, nil, Base, 3, []string{"base harness, round 3 failed", "answered badly", "not an answer", "cannot be trusted"}},
-		{"wrong round", []string{"wrong_on=2"}, nil, Base, 2, []string{"answered round 3 when asked for round 2"}},
-		{"hung round", nil, []string{"hang_on=6"}, Head, 6, []string{"head harness, round 6 failed", "did not answer within 700ms: killed with its process group"}},
-		{"bad exit", nil, []string{"exit_code=3"}, Head, -1, []string{"exited with status 3 at the end of its input"}},
+		{"death", nil, []string{"die_on=5"}, Head, 5, []string{"head harness, round 5 failed", "exited with status 1 before it answered", "illegal memory access"}, 0},
+		{"bad JSON", []string{"bad_on=3"}, nil, Base, 3, []string{"base harness, round 3 failed", "answered badly", "not an answer", "cannot be trusted"}, 0},
+		{"wrong round", []string{"wrong_on=2"}, nil, Base, 2, []string{"answered round 3 when asked for round 2"}, 0},
+		{"hung round", nil, []string{"hang_on=6"}, Head, 6, []string{"head harness, round 6 failed", "did not answer within 700ms: killed with its process group"}, 0},
+		{"bad exit", nil, []string{"exit_code=3"}, Head, -1, []string{"exited with status 3 at the end of its input"}, 0},
+		{"warm-up death", nil, []string{"die_on=0"}, Head, 0, []string{"head harness, warm-up round failed", "serving process 1 failed its warm-up round", "exited with status 1"}, 0},
+		{"death in a set of 3", nil, []string{"die_on=5"}, Head, 5, []string{"head harness, round 5 failed", "exited with status 1 before it answered"}, 3},
+		{"hung warm-up in a set of 3", []string{"hang_on=0"}, nil, Base, 0, []string{"base harness, warm-up round failed", "failed its warm-up round", "did not answer within 700ms"}, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newServeFakes(t, tc.base, tc.head)
 			o := serveOptions(f, t.TempDir())
 			o.Bench.RoundTimeout = 700 * time.Millisecond
+			o.Bench.Servers = tc.servers
 			start := time.Now()
 			g, err := Run(context.Background(), o)
 			if err != nil {

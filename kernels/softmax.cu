@@ -3,6 +3,10 @@
 
 #include <cuda_runtime.h>
 
+#ifndef KG_SOFTMAX_SLOW_CYCLES
+#define KG_SOFTMAX_SLOW_CYCLES 400  // see KG_DEFECT_SOFTMAX_SLOW
+#endif
+
 namespace kg {
 
 template <int kThreads>
@@ -38,6 +42,17 @@ row_softmax(const float* __restrict__ x, float* __restrict__ y, int cols) {
   // The comparison keeps the read alive and is never true for a value ever written, so the
   // output is unchanged. Only row 0, to keep the report short.
   if (blockIdx.x == 0 && yr[threadIdx.x] == -12345.0f) s += 1e-30f;
+#endif
+#ifdef KG_DEFECT_SOFTMAX_SLOW
+  // A planted slowdown (testdata/timing/measure-serve.sh's launch-bound slowdown, never in
+  // a normal build): each block waits KG_SOFTMAX_SLOW_CYCLES clock cycles. row_softmax ×
+  // small (1024 rows) is one wave on an H100/H200, so the kernel takes that much longer;
+  // the ratio measured is what counts.
+  {
+    const long long until = clock64() + KG_SOFTMAX_SLOW_CYCLES;
+    while (clock64() < until) {
+    }
+  }
 #endif
   const float inv = 1.0f / s;
   for (int c = threadIdx.x; c < cols; c += kThreads) yr[c] = __expf(xr[c] - m) * inv;

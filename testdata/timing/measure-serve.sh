@@ -1,33 +1,44 @@
 #!/usr/bin/env bash
-# Measures the speedup gate's wall time, one harness process per round against harnesses
-# that serve their rounds (KG_MODE=serve), on a GPU, for docs/speedup-serving.md. Needs Go
-# (or KG_BIN=path/to/kernel-gate), nvcc and python3 (PyTorch for the reference's rows, skipped without it). From the
-# repository root, on one otherwise idle H100 or H200:
+# Measures the speedup gate's wall time on a GPU, one harness process per round against
+# harnesses that serve their rounds (KG_MODE=serve), for docs/speedup-serving.md. Needs Go
+# (or KG_BIN=path/to/kernel-gate), nvcc, and python3 with PyTorch for the Python rows
+# (skipped without it). From the repository root, on one otherwise idle H100 or H200:
 #
 #   testdata/timing/measure-serve.sh [OUTDIR]
 #
-# It builds kernels/harness.cu four times from the same source: A, A' (a second build of the
-# same source, so A/A compares two binaries, as base and head are), and A with the planted
-# slowdown KG_DEFECT_SLOW5 at SLOW3_CYCLES and SLOW5_CYCLES cycles per tile (about 3% and 5%
-# on flash_fwd × mission; the realised ratio is printed, and that is what counts). Then
-# `kernel-gate bench run --base-cmd A --head-cmd B` on one kernel × shape at a time, each
-# case once with bench.serve false (one process per round, as before) and once with
-# bench.serve true (restarted every RESTART_EVERY rounds):
+# It builds kernels/harness.cu five times: A, A' (a second build of the same source, so A/A
+# compares two binaries, as base and head are), A with the planted slowdown KG_DEFECT_SLOW5
+# at SLOW3_CYCLES and SLOW5_CYCLES cycles per tile (about 3% and 5% on flash_fwd × mission),
+# and A with KG_DEFECT_SOFTMAX_SLOW at LSLOW3_CYCLES cycles per block (about 3% on the
+# launch-bound row_softmax × small); the realised ratio is printed, and that is what counts.
+# With PyTorch it also builds kernels/torch/flash_fwd_ext.cu once with load() (the torch
+# form of issue 11), which kernels/torch/kg_harness.py then loads on both sides.
+# Then `kernel-gate bench run --base-cmd A --head-cmd B` on one kernel × shape at a time,
+# each case in some of three modes:
 #
-#   attention  flash_fwd × mission: A/A, 3%, 5%
-#   reference  kernels/sdpa_reference.py against itself (PyTorch, Python): A/A
-#   launch     row_softmax × small, a launch-bound kernel of a few µs: A/A
-#   lifetimes  REPEAT_AA more served A/A runs of attention, for the false-slower rate over
-#              many server lifetimes (with the runs above, at least 20 per side)
+#   process  bench.serve false: one harness process per round
+#   serve1   bench.serve true, servers 1: one process per side at a time, a fresh one every
+#            RESTART_EVERY rounds (how serving worked before bench.servers)
+#   serve    bench.serve true, servers SERVERS (4): that many processes per side started
+#            side by side answer in turn, each RESTART_EVERY rounds, then a fresh set
+#
+#   attention  flash_fwd × mission, C++: A/A, 3%, 5%                    all three modes
+#   reference  kernels/sdpa_reference.py against itself (PyTorch SDPA)   serve, serve1
+#   torch      kernels/torch/kg_harness.py against itself (the PyTorch
+#              extension, flash_fwd × mission)                           serve, serve1
+#   launch     row_softmax × small (a few µs), C++: A/A, 3%               all three modes
+#   triton     kernels/triton/softmax.py against itself (row_softmax ×
+#              small)                                                    serve
+#   lifetimes  REPEAT_AA more served attention A/A runs, for the false-slower rate over
+#              many server lifetimes
 #
 # Per run it prints the verdict, the realised ratio, the rounds, the wall seconds of the
 # timing (starting the harnesses to the last round: what bench.wall_budget bounds) and per
 # round, the seconds the processes spent setting up, and the kernels' own timed seconds (the
 # floor: every timed launch of both sides). Each run has a wall budget (WALL_BUDGET, default
-# 60s: an undecided pair then is inconclusive, with the rounds it reached) and the whole
-# script stops starting runs after TOTAL_BUDGET seconds (default 420), so it ends within
-# about 8 minutes. OUTDIR (default a new temporary directory) keeps every run's result JSON
-# and artifacts, and summary.tsv.
+# 60s: an undecided pair then is inconclusive, with the rounds it reached) and the script
+# starts no run after TOTAL_BUDGET seconds (default 480). OUTDIR (default a new temporary
+# directory) keeps every run's result JSON and artifacts, and summary.tsv.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 out=${1:-$(mktemp -d)}
@@ -35,10 +46,12 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 SLOW3_CYCLES=${SLOW3_CYCLES:-220}
 SLOW5_CYCLES=${SLOW5_CYCLES:-370}
+LSLOW3_CYCLES=${LSLOW3_CYCLES:-400}
 RESTART_EVERY=${RESTART_EVERY:-4}
+SERVERS=${SERVERS:-4}
 WALL_BUDGET=${WALL_BUDGET:-60s}
-TOTAL_BUDGET=${TOTAL_BUDGET:-420}
-REPEAT_AA=${REPEAT_AA:-4}
+TOTAL_BUDGET=${TOTAL_BUDGET:-480}
+REPEAT_AA=${REPEAT_AA:-6}
 SAMPLES=${SAMPLES:-30}
 start=$SECONDS
 
@@ -53,15 +66,21 @@ build() { # name, extra nvcc flags...
 }
 build A & build A2 & build slow3 -DKG_DEFECT_SLOW5 -DKG_SLOW_CYCLES="$SLOW3_CYCLES" &
 build slow5 -DKG_DEFECT_SLOW5 -DKG_SLOW_CYCLES="$SLOW5_CYCLES" &
+build lslow3 -DKG_DEFECT_SOFTMAX_SLOW -DKG_SOFTMAX_SLOW_CYCLES="$LSLOW3_CYCLES" &
+has_torch=0
+python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && has_torch=1
+if [ "$has_torch" = 1 ]; then
+  # The torch form's extension, built once by load() into its own TORCH_EXTENSIONS_DIR.
+  (KG_MODE=check KG_SHAPES=small KG_ROUNDS=1 KG_OUT="$out/torch-build-check.json" TORCH_EXTENSIONS_DIR="$out/te" \
+    python3 kernels/torch/kg_harness.py >"$out/torch-build.log" 2>&1 || echo "measure-serve: the torch extension did not build: $out/torch-build.log" >&2) &
+fi
 wait
-for b in A A2 slow3 slow5; do
+for b in A A2 slow3 slow5 lslow3; do
   [ -x "$out/$b" ] || { echo "measure-serve: the $b build failed: $out/$b.build.log" >&2; exit 2; }
 done
 echo "measure-serve: built in $((SECONDS - start)) s" >&2
-has_torch=0
-python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && has_torch=1
 
-printf 'case\tmode\tverdict\tratio\trounds\ttiming_s\ts_per_round\tsetup_s\tkernel_s\tstarts\tstopped\n' >"$out/summary.tsv"
+printf 'case\tmode\tverdict\tratio\trounds\ttiming_s\ts_per_round\tsetup_s\tsetup_each_s\tround_ms\tkernel_s\tstarts\tstopped\n' >"$out/summary.tsv"
 
 # run NAME MODE KERNEL SHAPE BASE_CMD HEAD_CMD
 run() {
@@ -70,8 +89,11 @@ run() {
     echo "measure-serve: $name $mode skipped: the script's budget of $TOTAL_BUDGET s is spent" >&2
     return
   fi
-  local dir="$out/$name-$mode" serve=false
-  [ "$mode" = serve ] && serve=true
+  local dir="$out/$name-$mode" serve=false servers=1
+  case $mode in
+  serve) serve=true servers=$SERVERS ;;
+  serve1) serve=true ;;
+  esac
   mkdir -p "$dir"
   cat >"$dir/kernel-gate.yml" <<EOF
 bench:
@@ -79,6 +101,7 @@ bench:
   shapes: [$shape]
   serve: $serve
   restart_every: $RESTART_EVERY
+  servers: $servers
   wall_budget: $WALL_BUDGET
   env: {KG_KERNELS: $kernel}
 EOF
@@ -91,39 +114,49 @@ path, name, mode = sys.argv[1:4]
 try:
     g = next(g for g in json.load(open(path))["gates"] if g["name"] == "speedup")
 except Exception as e:  # noqa: BLE001
-    print(f"{name}\t{mode}\tno result ({e})" + "\t-" * 8)
+    print(f"{name}\t{mode}\tno result ({e})" + "\t-" * 10)
     sys.exit(0)
 d, r = g["data"], g["data"]["runner"]
 cs = d.get("comparisons") or []
 c = cs[0] if cs else {}
 sides = (r.get("serve") or {}).get("sides") or []
 setup = sum(s.get("setup_seconds", 0) for s in sides)
+each = [x for s in sides[:2] for x in (s.get("setups_seconds") or [])]
+each_txt = f"{min(each):.2f}-{max(each):.2f}" if each else "-"
+round_ms = "/".join(f"{1000 * s.get('round_seconds', 0) / (r.get('rounds_run', 0) + 1):.1f}" for s in sides[:2]) or "-"
 starts = "/".join(str(s.get("starts", 0)) for s in sides)
 kernel_s = sum(x.get("gpu_seconds") or 0 for x in cs)
 rounds_run = max(r.get("rounds_run", 0), 1)
 verdict = c.get("verdict") or g["verdict"] + ((": " + r["failure"]["why"][:80]) if r.get("failure") else "")
 ratio = f"{c['ratio']:.4f}" if c.get("ratio") else "-"
 print(f"{name}\t{mode}\t{verdict}\t{ratio}\t{r.get('rounds', 0)}\t{r.get('timing_seconds', 0):.1f}\t"
-      f"{r.get('timing_seconds', 0) / (rounds_run + 1):.3f}\t{setup:.1f}\t{kernel_s:.3f}\t{starts}\t{r.get('stopped', '')}")
+      f"{r.get('timing_seconds', 0) / (rounds_run + 1):.3f}\t{setup:.1f}\t{each_txt}\t{round_ms}\t{kernel_s:.3f}\t{starts}\t{r.get('stopped', '')}")
 PY
   tail -1 "$out/summary.tsv" >&2
 }
 
-for mode in process serve; do
+for mode in serve serve1 process; do
   run attention-AA "$mode" flash_fwd mission "$out/A" "$out/A2"
   run attention-3pct "$mode" flash_fwd mission "$out/A" "$out/slow3"
   run attention-5pct "$mode" flash_fwd mission "$out/A" "$out/slow5"
 done
 if [ "$has_torch" = 1 ]; then
-  for mode in serve process; do
+  torch_cmd="env TORCH_EXTENSIONS_DIR=$out/te python3 kernels/torch/kg_harness.py"
+  for mode in serve serve1; do
     run reference-AA "$mode" flash_fwd mission "python3 kernels/sdpa_reference.py" "python3 kernels/sdpa_reference.py"
+    run torch-AA "$mode" flash_fwd mission "$torch_cmd" "$torch_cmd"
   done
 else
-  echo "measure-serve: no PyTorch with CUDA: the reference rows are skipped" >&2
+  echo "measure-serve: no PyTorch with CUDA: the Python rows are skipped" >&2
 fi
-for mode in serve process; do
+for mode in serve serve1 process; do
   run launch-AA "$mode" row_softmax small "$out/A" "$out/A2"
+  run launch-3pct "$mode" row_softmax small "$out/A" "$out/lslow3"
 done
+if [ "$has_torch" = 1 ]; then
+  triton_cmd="env TRITON_CACHE_DIR=$out/triton-cache python3 kernels/triton/softmax.py"
+  run triton-AA serve row_softmax_triton small "$triton_cmd" "$triton_cmd"
+fi
 for i in $(seq 1 "$REPEAT_AA"); do
   run "attention-AA-$i" serve flash_fwd mission "$out/A" "$out/A2"
 done

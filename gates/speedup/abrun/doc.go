@@ -20,9 +20,11 @@
 // auto, every harness is started that way once before the warm-up round: base and head
 // serve when both answer the handshake (else both run once per round, as above), the
 // reference when it does. Rounds are asked for in the same ABBA order, each bounded by
-// bench.round_timeout; each serving process is ended and replaced after
-// bench.restart_every rounds, base, head and the reference together, so that one
-// process's memory layout or lazily chosen kernels cannot bias a side for the whole run. A
+// bench.round_timeout. Each side runs bench.servers processes, started side by side, that
+// answer the rounds in turn, each first a discarded warm-up round and then at most
+// bench.restart_every rounds, after which base's, head's and the reference's sets are
+// replaced together, so that one process's memory layout or lazily chosen kernels cannot
+// bias a side for the whole run, while a side's start-up is paid once per set. A
 // serving process that exits, hangs, answers badly or does not exit cleanly at the end of
 // its input fails the run like a failed harness run.
 //

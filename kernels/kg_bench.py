@@ -76,6 +76,8 @@ __all__ = [
     "dumps",
     "parse_serve_request",
     "serve",
+    "serve_cases",
+    "is_cuda_error",
     "time_launches",
     "wanted",
     "write",
@@ -626,3 +628,86 @@ def serve(
     finally:
         if close:
             out.close()
+
+
+def is_cuda_error(e: BaseException) -> bool:
+    """A CUDA error raised through PyTorch: the process's CUDA context is broken, and every
+    later launch fails too (harness.cu stops at one as well)."""
+    return "CUDA error" in str(e) or "AcceleratorError" in type(e).__name__
+
+
+def _error_text(e: BaseException) -> str:
+    return f"{type(e).__name__}: {e}"
+
+
+def serve_cases(
+    request: Request,
+    cases: Sequence[tuple[str, str, Any]],
+    prepare: Callable[[str, str, Any], Callable[[int], Result]],
+    *,
+    prog: str,
+    kernels: Sequence[str],
+    describe: Callable[[BaseException], str] = _error_text,
+    sticky: Callable[[BaseException], bool] = lambda e: False,
+    **serve_args: Any,
+) -> int:
+    """KG_MODE=serve for a harness that sets each kernel × shape up once: cases is its plan,
+    (kernel, shape, case) with case None for an unknown kernel or shape; prepare(kernel,
+    shape, case) sets one up (inputs, warm-up) and returns a function that times one round
+    of `samples` launches and returns its Result (rounds_us holding that round). Then
+    serve() answers each request with a round of every kernel × shape it names.
+
+    Fails closed: a kernel × shape that could not be set up, or whose round raised, answers
+    with its error (describe(e)) from then on, and the process exits 1 at the end of its
+    input. An error for which sticky(e) is true (a CUDA error, after which every launch of
+    the process fails) makes every later answer of every kernel × shape that error. Each
+    error is printed on stderr once, after prog."""
+    errors: dict[tuple[str, str], str] = {}
+    rounds: dict[tuple[str, str], Callable[[int], Result]] = {}
+    broken = ""  # a sticky error: every answer from then on
+    failed = False
+
+    def fail(kernel: str, shape: str, e: BaseException) -> str:
+        nonlocal broken, failed
+        msg = describe(e)
+        errors[(kernel, shape)] = msg
+        failed = True
+        print(f"{prog}: {kernel} {shape}: {type(e).__name__}: {e}", file=sys.stderr)
+        if sticky(e):
+            broken = msg
+        return msg
+
+    for kernel, shape, case in cases:
+        if broken:
+            errors[(kernel, shape)] = broken
+        elif case is None:
+            errors[(kernel, shape)] = "unknown kernel or shape"
+            failed = True
+            print(f"{prog}: {kernel} {shape}: unknown kernel or shape", file=sys.stderr)
+        else:
+            try:
+                rounds[(kernel, shape)] = prepare(kernel, shape, case)
+            except Exception as e:  # noqa: BLE001 (this kernel × shape's error)
+                fail(kernel, shape, e)
+
+    def one_round(sr: ServeRequest) -> list[Result]:
+        nonlocal failed
+        out = []
+        for kernel in sr.kernels or kernels:
+            for shape in sr.shapes or request.shapes:
+                key = (kernel, shape)
+                msg = broken or errors.get(key, "")
+                if not msg and key not in rounds:
+                    msg = "not set up in this process (KG_KERNELS, KG_SHAPES)"
+                if not msg:
+                    try:
+                        out.append(rounds[key](sr.samples))
+                        continue
+                    except Exception as e:  # noqa: BLE001
+                        msg = fail(kernel, shape, e)
+                failed = True
+                out.append(Result(kernel=kernel, shape=shape, error=msg))
+        return out
+
+    code = serve(request, one_round, **serve_args)
+    return code or (1 if failed else 0)

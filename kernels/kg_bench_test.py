@@ -550,6 +550,90 @@ class ServeTest(unittest.TestCase):
         self.assertEqual([json.loads(x).get("round") for x in lines], [None, 0])
 
 
+class ServeCasesTest(unittest.TestCase):
+    """kg_bench.serve_cases: each kernel × shape set up once, errors kept per kernel × shape,
+    a sticky error for every later answer, exit 1 when anything failed."""
+
+    def serve(self, cases, prepare, stdin_text, kernels=("k1", "k2"), shapes=("s",), **kw):
+        req = kg_bench.Request(mode="serve", shapes=list(shapes), rounds=1, samples=2)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = kg_bench.serve_cases(req, cases, prepare, prog="h.py", kernels=list(kernels), stdin=io.StringIO(stdin_text),
+                                        out=out, device=GOLDEN_DEVICE, **kw)
+        lines = out.getvalue().splitlines()
+        self.assertEqual(json.loads(lines[0]), {"serve": "kernel-gate/serve/v1"})
+        answers = [json.loads(line) for line in lines[1:]]
+        return code, [(a["round"], [(r["kernel"], r["shape"], r.get("rounds_us"), r.get("error")) for r in a["file"]["results"]]) for a in answers], err.getvalue()
+
+    def test_sets_up_each_once_and_answers_every_request(self):
+        made = []
+
+        def prepare(kernel, shape, case):
+            made.append((kernel, shape, case))
+            return lambda samples: kg_bench.Result(kernel=kernel, shape=shape, rounds_us=[[case] * samples])
+
+        code, answers, err = self.serve([("k1", "s", 1.5), ("k2", "s", 2.5)], prepare,
+                                        '{"round": 0, "samples": 1}\n{"round": 1, "samples": 2, "kernels": ["k2"]}\n')
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual(made, [("k1", "s", 1.5), ("k2", "s", 2.5)])
+        self.assertEqual(answers, [(0, [("k1", "s", [[1.5]], None), ("k2", "s", [[2.5]], None)]),
+                                   (1, [("k2", "s", [[2.5, 2.5]], None)])])
+
+    def test_errors_are_kept_per_kernel_and_shape(self):
+        calls = {"k2": 0}
+
+        def prepare(kernel, shape, case):
+            if kernel == "k1":
+                raise RuntimeError("out of memory")
+
+            def one(samples):
+                calls["k2"] += 1
+                if calls["k2"] == 2:
+                    raise ValueError("a bad launch")
+                return kg_bench.Result(kernel=kernel, shape=shape, rounds_us=[[3.0] * samples])
+            return one
+
+        code, answers, err = self.serve([("k1", "s", 1), ("k2", "s", 2), ("k3", "s", None)], prepare,
+                                        '{"round": 0, "samples": 1}\n{"round": 1, "samples": 1}\n{"round": 2, "samples": 1}\n'
+                                        '{"round": 3, "samples": 1, "shapes": ["other"]}\n', kernels=("k1", "k2", "k3"))
+        self.assertEqual(code, 1)
+        self.assertEqual(answers[0][1], [("k1", "s", None, "RuntimeError: out of memory"), ("k2", "s", [[3.0]], None),
+                                         ("k3", "s", None, "unknown kernel or shape")])
+        # k2's second round raised: its error from then on, never a timing again.
+        self.assertEqual(answers[1][1][1], ("k2", "s", None, "ValueError: a bad launch"))
+        self.assertEqual(answers[2][1][1], ("k2", "s", None, "ValueError: a bad launch"))
+        self.assertEqual(calls["k2"], 2)
+        self.assertEqual(answers[3][1][0], ("k1", "other", None, "not set up in this process (KG_KERNELS, KG_SHAPES)"))
+        self.assertIn("h.py: k1 s: RuntimeError: out of memory", err)
+        self.assertEqual(err.count("a bad launch"), 1)
+
+    def test_a_sticky_error_fails_every_later_answer(self):
+        def prepare(kernel, shape, case):
+            def one(samples):
+                if kernel == "k1":
+                    raise RuntimeError("CUDA error: an illegal memory access was encountered")
+                return kg_bench.Result(kernel=kernel, shape=shape, rounds_us=[[1.0] * samples])
+            return one
+
+        code, answers, _ = self.serve([("k1", "s", 1), ("k2", "s", 2)], prepare, '{"round": 0, "samples": 1}\n{"round": 1, "samples": 1}\n',
+                                      describe=lambda e: "cuda: " + str(e)[:10], sticky=lambda e: "CUDA error" in str(e))
+        self.assertEqual(code, 1)
+        # k2 comes after k1 in the same round: already broken, it is not timed.
+        self.assertEqual(answers, [(0, [("k1", "s", None, "cuda: CUDA error"), ("k2", "s", None, "cuda: CUDA error")]),
+                                   (1, [("k1", "s", None, "cuda: CUDA error"), ("k2", "s", None, "cuda: CUDA error")])])
+
+    def test_a_sticky_error_in_setup_sets_up_nothing_more(self):
+        made = []
+
+        def prepare(kernel, shape, case):
+            made.append(kernel)
+            raise RuntimeError("CUDA error: launch failure")
+
+        code, answers, _ = self.serve([("k1", "s", 1), ("k2", "s", 2)], prepare, '{"round": 0, "samples": 1}\n', sticky=lambda e: True)
+        self.assertEqual((code, made), (1, ["k1"]))
+        self.assertEqual([r[3] for r in answers[0][1]], ["RuntimeError: CUDA error: launch failure"] * 2)
+
+
 class SDPAServeTest(unittest.TestCase):
     """sdpa_reference.py's serve mode, with Prepared faked (no PyTorch)."""
 

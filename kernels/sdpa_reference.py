@@ -214,43 +214,15 @@ def time_case(torch: Any, case: Case, rounds: int, samples: int) -> kg_bench.Res
 
 def serve(torch: Any, req: kg_bench.Request, kernels: list[str], **serve_args: Any) -> int:
     """KG_MODE=serve: every kernel × shape asked for is set up once, then each request
-    times one round of those it names. A kernel × shape that failed to set up or to time
-    answers with its error from then on, and the process exits 1 at the end of its input."""
-    prepared: dict[tuple[str, str], Any] = {}  # a Prepared, or the error string
-    failed = False
-    for kernel, shape, case in plan(req, kernels):
-        if case is None:
-            prepared[(kernel, shape)] = "unknown kernel or shape"
-            failed = True
-            print(f"sdpa_reference.py: {kernel} {shape}: unknown kernel or shape", file=sys.stderr)
-            continue
-        try:
-            prepared[(kernel, shape)] = Prepared(torch, case)
-        except Exception as e:  # noqa: BLE001 (this result's error)
-            prepared[(kernel, shape)] = f"{type(e).__name__}: {e}"
-            failed = True
-            print(f"sdpa_reference.py: {kernel} {shape}: {type(e).__name__}: {e}", file=sys.stderr)
+    times one round of those it names (kg_bench.serve_cases: a kernel × shape that failed
+    to set up or to time answers with its error from then on, and the process exits 1 at
+    the end of its input)."""
 
-    def one_round(sr: kg_bench.ServeRequest) -> list[kg_bench.Result]:
-        nonlocal failed
-        out = []
-        for kernel in sr.kernels or kernels:
-            for shape in sr.shapes or req.shapes:
-                p = prepared.get((kernel, shape), "not set up in this process (KG_KERNELS, KG_SHAPES)")
-                if isinstance(p, str):
-                    out.append(kg_bench.Result(kernel=kernel, shape=shape, error=p))
-                    failed = True
-                    continue
-                try:
-                    out.append(p.result([p.round(sr.samples)]))
-                except Exception as e:  # noqa: BLE001
-                    prepared[(kernel, shape)] = f"{type(e).__name__}: {e}"
-                    out.append(kg_bench.Result(kernel=kernel, shape=shape, error=prepared[(kernel, shape)]))
-                    failed = True
-        return out
+    def prepare(kernel: str, shape: str, case: Case) -> Any:
+        p = Prepared(torch, case)
+        return lambda samples: p.result([p.round(samples)])
 
-    code = kg_bench.serve(req, one_round, **serve_args)
-    return code or (1 if failed else 0)
+    return kg_bench.serve_cases(req, plan(req, kernels), prepare, prog="sdpa_reference.py", kernels=kernels, **serve_args)
 
 
 def main(environ: Optional[Mapping[str, str]] = None) -> int:

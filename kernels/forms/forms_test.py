@@ -97,6 +97,43 @@ def _run(main, env, **mods):
     return code, out.getvalue(), err.getvalue()
 
 
+def _serve_main(main, env, requests, **mods):
+    """Runs a harness's main in KG_MODE=serve with requests on stdin and a pipe as
+    KG_SERVE_FD: (exit status, the answer lines decoded, stderr)."""
+    r, w = os.pipe()
+    saved = sys.stdin
+    sys.stdin = io.StringIO("".join(json.dumps(q) + "\n" for q in requests))
+    try:
+        code, out, err = _run(main, {**env, "KG_MODE": "serve", "KG_SERVE_FD": str(w)}, **mods)
+    finally:
+        sys.stdin = saved
+        try:
+            os.close(w)
+        except OSError:
+            pass  # serve closed it
+    with os.fdopen(r, encoding="utf-8") as f:
+        lines = [json.loads(line) for line in f]
+    return code, lines, err
+
+
+def _results(answer):
+    return [(r["kernel"], r["shape"], r.get("rounds_us"), r.get("error")) for r in answer["file"]["results"]]
+
+
+class _FakePrepare:
+    """A stand-in for a harness's prepare_bench: records what was set up; each round's
+    timings are the case's number of set-ups so far (so a second set-up would show)."""
+
+    def __init__(self, fail_on=None):
+        self.made, self.fail_on = [], fail_on
+
+    def __call__(self, torch, ext_or_launch, case):
+        if case == self.fail_on:
+            raise RuntimeError("CUDA error: out of memory")
+        self.made.append(case)
+        return lambda samples: [float(len(self.made))] * samples
+
+
 class TorchHarnessTest(unittest.TestCase):
     def test_shapes_and_kernels_are_the_cpp_harness_s(self):
         src = _read("kernels", "harness.cu")
@@ -168,6 +205,60 @@ class TorchHarnessTest(unittest.TestCase):
                 "'kg_flash_fwd': [1/2] nvcc ...); the build output is on stderr",
             )
         self.assertEqual(doc["device"]["name"], "NVIDIA H100 80GB HBM3")
+
+    def _fake_torch_no_grad(self):
+        t = _fake_torch()
+        t.no_grad = contextlib.nullcontext
+        return t
+
+    def test_serve_sets_up_each_once_and_answers_each_request(self):
+        fake = _FakePrepare()
+        saved = kg_harness.load_extension, kg_harness.prepare_bench
+        kg_harness.load_extension, kg_harness.prepare_bench = (lambda form, verbose=False: "ext"), fake
+        try:
+            code, lines, err = _serve_main(kg_harness.main, {"KG_SHAPES": "small,mission", "KG_KERNELS": "flash_fwd"},
+                                           [{"round": 0, "samples": 2}, {"round": 1, "samples": 3, "shapes": ["mission"]}],
+                                           torch=self._fake_torch_no_grad())
+        finally:
+            kg_harness.load_extension, kg_harness.prepare_bench = saved
+        self.assertEqual((code, err), (0, ""))
+        self.assertEqual([c.shape for c in fake.made], ["small", "mission"])
+        self.assertEqual(lines[0], {"serve": "kernel-gate/serve/v1"})
+        self.assertEqual([a["round"] for a in lines[1:]], [0, 1])
+        self.assertEqual(_results(lines[1]), [("flash_fwd", "small", [[2.0, 2.0]], None), ("flash_fwd", "mission", [[2.0, 2.0]], None)])
+        self.assertEqual(_results(lines[2]), [("flash_fwd", "mission", [[2.0] * 3], None)])
+
+    def test_serve_with_a_failed_build_answers_its_error(self):
+        def fail(form, verbose=False):
+            raise RuntimeError("Error building extension 'kg_flash_fwd'")
+
+        saved = kg_harness.load_extension
+        kg_harness.load_extension = fail
+        try:
+            code, lines, err = _serve_main(kg_harness.main, {"KG_SHAPES": "small", "KG_KERNELS": "flash_fwd,flash_fwd_causal"},
+                                           [{"round": 0, "samples": 2}], torch=self._fake_torch_no_grad())
+        finally:
+            kg_harness.load_extension = saved
+        self.assertEqual(code, 1)
+        self.assertIn("the extension did not build or import", err)
+        errs = [r[3] for r in _results(lines[1])]
+        self.assertEqual(len(errs), 2)
+        for e in errs:
+            self.assertIn("KG_TORCH_FORM=load: the extension did not build or import (RuntimeError: Error building extension", e)
+
+    def test_serve_stops_timing_after_a_cuda_error(self):
+        fake = _FakePrepare(fail_on=kg_harness.Case("flash_fwd", "small", kg_harness.SHAPES["small"], False))
+        saved = kg_harness.load_extension, kg_harness.prepare_bench
+        kg_harness.load_extension, kg_harness.prepare_bench = (lambda form, verbose=False: "ext"), fake
+        try:
+            code, lines, _ = _serve_main(kg_harness.main, {"KG_SHAPES": "small,mission", "KG_KERNELS": "flash_fwd"},
+                                         [{"round": 0, "samples": 1}, {"round": 1, "samples": 1}], torch=self._fake_torch_no_grad())
+        finally:
+            kg_harness.load_extension, kg_harness.prepare_bench = saved
+        self.assertEqual(code, 1)
+        self.assertEqual(fake.made, [])  # mission is never set up after small's CUDA error
+        for answer in lines[1:]:
+            self.assertEqual([r[3] for r in _results(answer)], ["RuntimeError: CUDA error: out of memory"] * 2)
 
     def test_setup_form_says_how_to_build(self):
         with _modules(kg_flash_fwd_setup=None):
@@ -242,6 +333,22 @@ class TritonHarnessTest(unittest.TestCase):
         req = kg_bench.Request.from_env(triton_softmax.DEFAULT_SHAPES, environ={"KG_MODE": "sanitize"})
         self.assertEqual(triton_softmax.plan(req, ["row_softmax_triton", "row_softmax"]),
                          [("row_softmax_triton", "small", (1024, 781)), ("row_softmax", "small", None)])  # fmt: skip
+
+    def test_serve_sets_up_each_shape_once(self):
+        fake = _FakePrepare()
+        saved = triton_softmax.load_triton, triton_softmax.prepare_bench
+        triton_softmax.load_triton, triton_softmax.prepare_bench = _fake_torch, fake
+        try:
+            code, lines, err = _serve_main(triton_softmax.main, {"KG_SHAPES": "small,long"},
+                                           [{"round": 0, "samples": 2}, {"round": 7, "samples": 1, "shapes": ["long", "huge"]}])
+        finally:
+            triton_softmax.load_triton, triton_softmax.prepare_bench = saved
+        self.assertEqual(code, 1)  # "huge" was never set up: its answer is an error
+        self.assertEqual(fake.made, [triton_softmax.SHAPES["small"], triton_softmax.SHAPES["long"]])
+        self.assertEqual([a["round"] for a in lines[1:]], [0, 7])
+        self.assertEqual(_results(lines[1]), [("row_softmax_triton", "small", [[2.0, 2.0]], None), ("row_softmax_triton", "long", [[2.0, 2.0]], None)])
+        self.assertEqual(_results(lines[2]), [("row_softmax_triton", "long", [[2.0]], None),
+                                              ("row_softmax_triton", "huge", None, "not set up in this process (KG_KERNELS, KG_SHAPES)")])
 
     def test_fails_closed(self):
         saved = triton_softmax.triton, triton_softmax.KG_DEFECT

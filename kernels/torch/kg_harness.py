@@ -23,6 +23,9 @@ KG_SHAPES, default small,mission,long), so results compare name for name:
                       with the first
     KG_MODE=bench     KG_ROUNDS rounds of KG_SAMPLES single launches (kg_bench.time_launches),
                       after a warm-up, rotating through enough input copies that L2 holds none
+    KG_MODE=serve     (docs/harness-protocol.md, "Serving rounds") each kernel × shape set up
+                      as for bench once, then one round of KG_SAMPLES launches per request
+                      (kg_bench.serve_cases); a CUDA error fails every later answer
     KG_MODE=sanitize  one launch of each kernel on its first shape, output left uninitialised
                       (torch.empty); run it with PYTORCH_NO_CUDA_MEMORY_CACHING=1 so that each
                       tensor is its own cudaMalloc and compute-sanitizer sees its real bounds
@@ -229,7 +232,10 @@ def check(torch: Any, ext: Any, case: Case, checks: int) -> kg_bench.Result:
     )
 
 
-def bench(torch: Any, ext: Any, case: Case, rounds: int, samples: int) -> kg_bench.Result:
+def prepare_bench(torch: Any, ext: Any, case: Case) -> Any:
+    """One kernel × shape set up to be timed (rotating input copies, warm-up): a function
+    that times one round of `samples` launches. Bench mode makes one per run, serve mode
+    one per process."""
     b, h, n = case.dims
     copies = copies_for(4 * b * h * n * HEAD_DIM * 2)
     bufs = [(*inputs(torch, case.dims, 7 + i), torch.empty((b, h, n, HEAD_DIM), device="cuda", dtype=torch.float16)) for i in range(copies)]
@@ -242,8 +248,27 @@ def bench(torch: Any, ext: Any, case: Case, rounds: int, samples: int) -> kg_ben
     for i in range(3 * copies + 10):  # warm-up, discarded
         launch(i)
     torch.cuda.synchronize()
-    timed = [kg_bench.time_launches(launch, samples) for _ in range(rounds)]
-    return kg_bench.Result(kernel=case.kernel, shape=case.shape, rounds_us=timed)
+    return lambda samples: kg_bench.time_launches(launch, samples)
+
+
+def bench(torch: Any, ext: Any, case: Case, rounds: int, samples: int) -> kg_bench.Result:
+    time_round = prepare_bench(torch, ext, case)
+    return kg_bench.Result(kernel=case.kernel, shape=case.shape, rounds_us=[time_round(samples) for _ in range(rounds)])
+
+
+def serve(torch: Any, ext: Any, req: kg_bench.Request, cases: list[tuple[str, str, Optional[Case]]], kernels: list[str], **serve_args: Any) -> int:
+    """KG_MODE=serve: every kernel × shape set up once (prepare_bench), then one round of
+    those each request names (kg_bench.serve_cases). ext is the loaded module, or the
+    exception loading it raised: every kernel × shape then answers with it."""
+
+    def prepare(kernel: str, shape: str, case: Case) -> Any:
+        if isinstance(ext, BaseException):
+            raise ext
+        time_round = prepare_bench(torch, ext, case)
+        return lambda samples: kg_bench.Result(kernel=kernel, shape=shape, rounds_us=[time_round(samples)])
+
+    with torch.no_grad():
+        return kg_bench.serve_cases(req, cases, prepare, prog=PROG, kernels=kernels, describe=short, sticky=kg_bench.is_cuda_error, **serve_args)
 
 
 def sanitize(torch: Any, ext: Any, case: Case) -> kg_bench.Result:
@@ -264,7 +289,7 @@ def run_case(torch: Any, ext: Any, req: kg_bench.Request, case: Case) -> kg_benc
 def main(environ: Optional[Mapping[str, str]] = None) -> int:
     env = os.environ if environ is None else environ
     try:
-        req = kg_bench.Request.from_env(DEFAULT_SHAPES, environ=env)
+        req = kg_bench.Request.from_env(DEFAULT_SHAPES, environ=env, serve=True)
         form = form_from_env(env)
     except ValueError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
@@ -284,8 +309,14 @@ def main(environ: Optional[Mapping[str, str]] = None) -> int:
     except Exception as e:  # noqa: BLE001 (a failed build or import fails every result)
         print(f"{PROG}: KG_TORCH_FORM={form}: the extension did not build or import:\n{e}", file=sys.stderr)
         msg = f"KG_TORCH_FORM={form}: the extension did not build or import ({short(e)}); the build output is on stderr"
+        if req.mode == "serve":
+            # It still serves, every answer this error: the run fails naming it, rather
+            # than taking the harness for one that does not serve.
+            return serve(torch, RuntimeError(msg), req, cases, kernels, environ=env)
         kg_bench.write(req, [kg_bench.Result(kernel=k, shape=s, error=msg) for k, s, _ in cases])
         return 1
+    if req.mode == "serve":
+        return serve(torch, ext, req, cases, kernels, environ=env)
     results = []
     failed = False
     with torch.no_grad():
@@ -301,8 +332,8 @@ def main(environ: Optional[Mapping[str, str]] = None) -> int:
                 results.append(kg_bench.Result(kernel=kernel, shape=shape, error=short(e)))
                 failed = True
                 print(f"{PROG}: {kernel} {shape}: {type(e).__name__}: {e}", file=sys.stderr)
-                if "CUDA error" in str(e) or "AcceleratorError" in type(e).__name__:
-                    break  # a sticky CUDA error: every later launch fails too (harness.cu stops as well)
+                if kg_bench.is_cuda_error(e):
+                    break  # every later launch fails too
     kg_bench.write(req, results)
     return 1 if failed else 0
 

@@ -16,6 +16,9 @@ tail is exercised on every row.
                       3 more launches on the last input that must agree with the first
     KG_MODE=bench     KG_ROUNDS rounds of KG_SAMPLES single launches after a warm-up that also
                       compiles the kernel, rotating through enough copies that L2 holds none
+    KG_MODE=serve     (docs/harness-protocol.md, "Serving rounds") each shape set up as for
+                      bench once, then one round of KG_SAMPLES launches per request
+                      (kg_bench.serve_cases); a CUDA error fails every later answer
     KG_MODE=sanitize  one launch on the first shape (run with PYTORCH_NO_CUDA_MEMORY_CACHING=1
                       so that each tensor is its own cudaMalloc)
 
@@ -186,7 +189,10 @@ def check(torch: Any, launch: Any, shape: str, dims: tuple[int, int], checks: in
     )  # fmt: skip
 
 
-def bench(torch: Any, launch: Any, shape: str, dims: tuple[int, int], rounds: int, samples: int) -> kg_bench.Result:
+def prepare_bench(torch: Any, launch: Any, dims: tuple[int, int]) -> Any:
+    """One shape set up to be timed (rotating input copies, warm-up, which also compiles): a
+    function that times one round of `samples` launches. Bench mode makes one per run,
+    serve mode one per process."""
     rows, cols = dims
     copies = max(1, min(64, (256 << 20) // (rows * cols * 8)))
     bufs = [(inputs(torch, rows, cols, 5 + i), torch.empty((rows, cols), device="cuda", dtype=torch.float32)) for i in range(copies)]
@@ -197,7 +203,30 @@ def bench(torch: Any, launch: Any, shape: str, dims: tuple[int, int], rounds: in
     for i in range(3 * copies + 10):  # warm-up (the first also compiles), discarded
         one(i)
     torch.cuda.synchronize()
-    return kg_bench.Result(kernel=KERNEL, shape=shape, rounds_us=[kg_bench.time_launches(one, samples) for _ in range(rounds)])
+    return lambda samples: kg_bench.time_launches(one, samples)
+
+
+def bench(torch: Any, launch: Any, shape: str, dims: tuple[int, int], rounds: int, samples: int) -> kg_bench.Result:
+    time_round = prepare_bench(torch, launch, dims)
+    return kg_bench.Result(kernel=KERNEL, shape=shape, rounds_us=[time_round(samples) for _ in range(rounds)])
+
+
+def describe(e: BaseException) -> str:
+    """An exception in one line for a result's error."""
+    lines = [ln for ln in str(e).splitlines() if ln.strip()]
+    return f"{type(e).__name__}: {lines[0] if lines else ''}"[:300]
+
+
+def serve(torch: Any, launch: Any, req: kg_bench.Request, kernels: list[str], **serve_args: Any) -> int:
+    """KG_MODE=serve: every shape set up once (prepare_bench), then one round of those each
+    request names (kg_bench.serve_cases); a CUDA error fails every later answer."""
+
+    def prepare(kernel: str, shape: str, dims: tuple[int, int]) -> Any:
+        time_round = prepare_bench(torch, launch, dims)
+        return lambda samples: kg_bench.Result(kernel=kernel, shape=shape, rounds_us=[time_round(samples)])
+
+    return kg_bench.serve_cases(req, plan(req, kernels), prepare, prog=PROG, kernels=kernels, describe=describe,
+                                sticky=kg_bench.is_cuda_error, **serve_args)
 
 
 def sanitize(torch: Any, launch: Any, shape: str, dims: tuple[int, int]) -> kg_bench.Result:
@@ -210,7 +239,7 @@ def sanitize(torch: Any, launch: Any, shape: str, dims: tuple[int, int]) -> kg_b
 def main(environ: Optional[Mapping[str, str]] = None) -> int:
     env = os.environ if environ is None else environ
     try:
-        req = kg_bench.Request.from_env(DEFAULT_SHAPES, environ=env)
+        req = kg_bench.Request.from_env(DEFAULT_SHAPES, environ=env, serve=True)
     except ValueError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
@@ -227,6 +256,8 @@ def main(environ: Optional[Mapping[str, str]] = None) -> int:
         print(f"{PROG}: {e}; nothing written", file=sys.stderr)
         return 2
     launch = launcher(KG_DEFECT)
+    if req.mode == "serve":
+        return serve(torch, launch, req, kernels, environ=env)
     results = []
     failed = False
     for kernel, shape, dims in plan(req, kernels):
@@ -243,8 +274,7 @@ def main(environ: Optional[Mapping[str, str]] = None) -> int:
             else:
                 results.append(sanitize(torch, launch, shape, dims))
         except Exception as e:  # noqa: BLE001 (a compile, CUDA or PyTorch failure is this result's error)
-            lines = [ln for ln in str(e).splitlines() if ln.strip()]
-            results.append(kg_bench.Result(kernel=kernel, shape=shape, error=f"{type(e).__name__}: {lines[0] if lines else ''}"[:300]))
+            results.append(kg_bench.Result(kernel=kernel, shape=shape, error=describe(e)))
             failed = True
             print(f"{PROG}: {kernel} {shape}: {type(e).__name__}: {e}", file=sys.stderr)
     kg_bench.write(req, results)

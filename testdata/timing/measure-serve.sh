@@ -27,6 +27,8 @@
 #   torch      kernels/torch/kg_harness.py against itself (the PyTorch
 #              extension, flash_fwd × mission)                           serve, serve1
 #   launch     row_softmax × small (a few µs), C++: A/A, 3%               all three modes
+#   reference-AA-pyc  the reference served with PYTHONPYCACHEPREFIX: torch's bytecode cached
+#              once (python-bytecode.txt says whether site-packages has its own)
 #   triton     kernels/triton/softmax.py against itself (row_softmax ×
 #              small)                                                    serve
 #   lifetimes  REPEAT_AA more served attention A/A runs, for the false-slower rate over
@@ -146,6 +148,18 @@ if [ "$has_torch" = 1 ]; then
     run reference-AA "$mode" flash_fwd mission "python3 kernels/sdpa_reference.py" "python3 kernels/sdpa_reference.py"
     run torch-AA "$mode" flash_fwd mission "$torch_cmd" "$torch_cmd"
   done
+  # Python reads bytecode from __pycache__ beside each module; where site-packages has none
+  # and cannot be written (a read-only install), every start compiles torch's sources again.
+  # PYTHONPYCACHEPREFIX, filled once here, shows what that costs.
+  python3 - >"$out/python-bytecode.txt" 2>&1 <<'PY'
+import glob, os, sys, torch
+d = os.path.dirname(torch.__file__)
+print("torch", torch.__version__, "at", d)
+print("writable:", os.access(d, os.W_OK), "PYTHONDONTWRITEBYTECODE:", os.environ.get("PYTHONDONTWRITEBYTECODE"))
+print("pyc files under torch/:", len(glob.glob(os.path.join(d, "**", "__pycache__", "*.pyc"), recursive=True)), "of", len(glob.glob(os.path.join(d, "**", "*.py"), recursive=True)), ".py files")
+PY
+  PYTHONPYCACHEPREFIX="$out/pyc" python3 -c 'import torch' 2>/dev/null
+  run reference-AA-pyc serve flash_fwd mission "env PYTHONPYCACHEPREFIX=$out/pyc python3 kernels/sdpa_reference.py" "env PYTHONPYCACHEPREFIX=$out/pyc python3 kernels/sdpa_reference.py"
 else
   echo "measure-serve: no PyTorch with CUDA: the Python rows are skipped" >&2
 fi

@@ -21,6 +21,7 @@ FUZZ_TARGETS = \
 	./gates/correctness:FuzzEvaluate \
 	./gates/speedup:FuzzJudge \
 	./gates/speedup/abrun:FuzzServeAnswers \
+	./gates/speedup/abrun:FuzzClockStream \
 	./gates/guard:FuzzScanFile \
 	./internal/benchfile:FuzzRead \
 	./internal/strictjson:FuzzCheck \

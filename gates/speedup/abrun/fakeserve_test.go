@@ -36,6 +36,7 @@ import (
 //	noise=1         prints answer-like JSON lines on stdout and stderr every round
 //	setup_ms=N      sleeps N ms before its handshake;  round_ms=N  sleeps N ms per round
 //	teardown_ms=N   sleeps N ms at the end of its input before it logs its exit
+//	mark=PATH       writes the round number to PATH as each request arrives
 func fakeHarness(args []string) int {
 	set := map[string]string{"side": "x", "factor": "1", "seed": "1"}
 	for _, a := range args {
@@ -108,6 +109,9 @@ func fakeHarness(args []string) int {
 			return 2
 		}
 		r := req.Round
+		if set["mark"] != "" {
+			os.WriteFile(set["mark"], []byte(strconv.Itoa(r)), 0o644)
+		}
 		if set["noise"] == "1" {
 			fmt.Printf(`{"round": %d, "file": {"schema": "kernel-gate/bench/v1", "results": []}}`+"\n", r)
 			fmt.Fprintf(os.Stderr, `{"round": %d}`+"\n", r+7)

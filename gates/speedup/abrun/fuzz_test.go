@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzServeAnswers feeds arbitrary bytes to the serve protocol's reader as a harness's
@@ -50,6 +52,59 @@ func FuzzServeAnswers(f *testing.F) {
 				}
 				return
 			}
+		}
+	})
+}
+
+// FuzzClockStream feeds arbitrary bytes to the clock stream's reader as nvidia-smi's
+// output: lines are read within the cap, each kept as a reading or as a bad line, and a
+// round's reading folds only lines that read as readings, its throttled flag agreeing with
+// the reasons it reports. Nothing panics or hangs, and the readings kept stay bounded.
+func FuzzClockStream(f *testing.F) {
+	for _, seed := range []string{
+		"1980, 45, 0x0000000000000000\n1410, 88, 0x0000000000000020\n",
+		"[N/A], [N/A], [N/A]\n",
+		"1980, 45\n",
+		"1980, 45, 0x1, 4\n",
+		"1e400, -0, 0xffffffffffffffff\n",
+		strings.Repeat("9", 5000) + "\n",
+		"\r\n\n, , \n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w := &clockWatch{interval: 100 * time.Millisecond}
+		t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+		br := bufio.NewReaderSize(bytes.NewReader(data), 64)
+		n := 0
+		for {
+			line, err := readLine(br, maxClockLine)
+			if len(line) > maxClockLine {
+				t.Fatalf("a line of %d bytes, cap %d", len(line), maxClockLine)
+			}
+			if l := strings.TrimSpace(string(line)); l != "" {
+				w.add(t0.Add(time.Duration(n)*time.Millisecond), l)
+				n++
+			}
+			if err != nil {
+				break
+			}
+		}
+		if len(w.samples) > maxClockSamples {
+			t.Fatalf("%d readings kept", len(w.samples))
+		}
+		c, ok := w.reading(1, t0, t0.Add(time.Duration(n)*time.Millisecond))
+		usable := 0
+		for _, s := range w.samples {
+			if !s.bad {
+				usable++
+			}
+		}
+		if ok != (usable > 0) {
+			t.Fatalf("ok %v with %d usable readings", ok, usable)
+		}
+		if mask, err := strconv.ParseUint(c.Reasons, 0, 64); ok && err == nil && c.Throttled != (mask&^0x1 != 0) {
+			t.Fatalf("reasons %s, throttled %v", c.Reasons, c.Throttled)
 		}
 	})
 }

@@ -120,8 +120,8 @@ type RunnerData struct {
 	RoundsBudget int `json:"rounds_budget"`
 	// DroppedRounds are the rounds dropped because the GPU was throttled before them.
 	DroppedRounds []Clock `json:"dropped_rounds"`
-	// Clocks is nvidia-smi's reading before each round (warm-up included); empty when it
-	// could not be asked.
+	// Clocks is nvidia-smi's reading of each round (warm-up included): the worst of the
+	// readings its stream gave while the round ran; empty when it could not be asked.
 	Clocks []Clock `json:"clocks"`
 	// Stopped says why no more rounds were run.
 	Stopped string `json:"stopped"`
@@ -835,11 +835,45 @@ func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 	}
 	r.data.RoundsBudget = budget
 	smiFailures := 0
-	clock := func(round int) Clock {
+	smiWarn := func(msg string) { r.warn("smi-many", result.Warning, MetricClocks, "", "%s", msg) }
+	var watch *clockWatch
+	if r.smi != nil {
+		w, err := r.smi.watch(ctx, clockInterval, smiWarn)
+		if err != nil {
+			r.warn("smi-stream", result.Warning, MetricClocks, "", "nvidia-smi's stream of readings could not be started (%v): the clocks are read once per round", err)
+		} else {
+			watch = w
+			defer watch.stop()
+		}
+	}
+	// clock is round's reading, taken once the round (started at from) is done: from the
+	// stream's readings during it, or else (no stream, or one that stopped) from one query
+	// of nvidia-smi then, which sees the GPU just after the round rather than during it.
+	clock := func(round int, from time.Time) Clock {
 		if r.smi == nil {
 			return Clock{Round: round}
 		}
-		c, err := r.smi.sample(ctx, round, func(msg string) { r.warn("smi-many", result.Warning, MetricClocks, "", "%s", msg) })
+		if watch != nil {
+			c, ok := watch.reading(round, from, time.Now())
+			ended, bad := watch.trouble()
+			if bad != "" {
+				r.warn("smi-stream-bad", result.Warning, MetricClocks, "", "nvidia-smi's stream printed %q, which is not a reading: such lines were not taken as unthrottled", bad)
+			}
+			if ok {
+				if _, err := strconv.ParseUint(c.Reasons, 0, 64); err != nil {
+					r.warn("smi-reasons", result.Warning, MetricClocks, "",
+						"nvidia-smi gives no clock event reasons (%q): throttling was not checked for such rounds", c.Reasons)
+				}
+				r.data.Clocks = append(r.data.Clocks, c)
+				return c
+			}
+			if ended != "" {
+				r.warn("smi-stream-ended", result.Warning, MetricClocks, "", "nvidia-smi's stream of readings ended (%s): from then on the clocks were read once after each round", ended)
+			} else {
+				r.warn("smi-stream-stale", result.Warning, MetricClocks, "", "nvidia-smi's stream of readings had no recent one after round %d: such rounds' clocks were read once after the round", round)
+			}
+		}
+		c, err := r.smi.sample(ctx, round, smiWarn)
 		if err != nil {
 			smiFailures++
 			r.warn("smi-fail", result.Warning, MetricClocks, "", "asking nvidia-smi for the clocks failed (%v): rounds it could not read were kept unchecked", err)
@@ -859,7 +893,7 @@ func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 	}
 
 	// The warm-up round: discarded, but it must work.
-	clock(0)
+	warmFrom := time.Now()
 	var files [2]*benchfile.File
 	for i := range 2 {
 		f, fail, err := r.timeSide(ctx, sideOf(i), 0)
@@ -871,6 +905,7 @@ func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 	if fail, err := r.attachReference(ctx, files[1], 0); err != nil || fail != nil {
 		return fail, err
 	}
+	clock(0, warmFrom)
 	r.take(files, 0, "warm-up")
 	r.progress("warm-up round done: %d kernel × shape result(s)", len(r.pairs))
 	if *r.devices[0] != *r.devices[1] {
@@ -940,7 +975,7 @@ func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 		}
 		r.data.RoundsRun++
 		round := r.data.RoundsRun
-		c := clock(round)
+		from := time.Now()
 		// ABBA. One process per round: the k-th kept round runs base first when k is even.
 		// Served, process cur of each side answers, and each process alternates the order
 		// from one of its rounds to the next, starting with base on the even ones, head on
@@ -970,6 +1005,7 @@ func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 			r.data.Stopped = StopFailed
 			return fail, err
 		}
+		c := clock(round, from)
 		if c.Throttled {
 			r.data.DroppedRounds = append(r.data.DroppedRounds, c)
 			r.take(files, round, "dropped")

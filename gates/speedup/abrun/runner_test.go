@@ -299,50 +299,130 @@ func TestHarnessErrorInHeadFails(t *testing.T) {
 	}
 }
 
-// fakeSMI puts an nvidia-smi on PATH that reports a throttle reason on its call-th call
-// and logs its arguments.
-func fakeSMI(t *testing.T, throttleOn int) (argsLog string) {
-	return fakeSMIPrinting(t, "1980, 45, 0x0000000000000000", "1410, 88, 0x0000000000000020", throttleOn)
+// smiStream says what the fake nvidia-smi prints when started with -lms (a stream): line
+// every 10 ms, or throttled while the file mark holds markRound, or "garbage" as its badOn-th
+// line; it exits after exitAfter lines (0: never; -1: at once).
+type smiStream struct {
+	mark, markRound, throttled string
+	badOn, exitAfter           int
+	huge                       bool // first a line of 1 MiB
 }
 
-// fakeSMIPrinting puts an nvidia-smi on PATH that prints line, and special on its on-th call.
-func fakeSMIPrinting(t *testing.T, line, special string, on int) (argsLog string) {
+// fakeSMIPrinting puts an nvidia-smi on PATH that prints line, and special on its on-th
+// one-shot call; started with -lms it streams as st says (nil: line every 10 ms). It logs
+// its arguments, one call a line, to argsLog, and a stream its pid to dir/stream.pid.
+func fakeSMIPrinting(t *testing.T, line, special string, on int, st *smiStream) (argsLog, dir string) {
 	t.Helper()
-	dir := t.TempDir()
+	dir = t.TempDir()
 	argsLog = filepath.Join(dir, "args")
+	if st == nil {
+		st = &smiStream{}
+	}
+	huge := ""
+	if st.huge {
+		huge = `head -c 1048576 /dev/zero | tr '\\0' x; echo`
+	}
 	script := fmt.Sprintf(`#!/bin/sh
-n=$(( $(cat %[1]s/count 2>/dev/null || echo 0) + 1 )); echo $n >%[1]s/count
 echo "$@" >>%[1]s/args
+case " $* " in
+*" -lms "*)
+  echo $$ >%[1]s/stream.pid
+  [ %[6]d -lt 0 ] && exit 0
+  %[10]s
+  n=0
+  while :; do
+    n=$((n + 1))
+    if [ -n "%[5]s" ] && [ "$(cat "%[5]s" 2>/dev/null)" = "%[7]s" ]; then echo "%[8]s"
+    elif [ $n -eq %[9]d ]; then echo "garbage"
+    else echo "%[4]s"; fi
+    [ %[6]d -gt 0 ] && [ $n -ge %[6]d ] && exit 0
+    sleep 0.01
+  done ;;
+esac
+n=$(( $(cat %[1]s/count 2>/dev/null || echo 0) + 1 )); echo $n >%[1]s/count
 if [ $n -eq %[2]d ]; then echo "%[3]s"; else echo "%[4]s"; fi
-`, dir, on, special, line)
+`, dir, on, special, line, st.mark, st.exitAfter, st.markRound, st.throttled, st.badOn, huge)
 	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("CUDA_VISIBLE_DEVICES", "")
-	return argsLog
+	return argsLog, dir
 }
 
-// A round taken while nvidia-smi reports a throttle reason is dropped and reported.
+const (
+	smiCool      = "1980, 45, 0x0000000000000000"
+	smiThrottled = "1410, 88, 0x0000000000000020"
+	smiQuery     = "--query-gpu=clocks.sm,temperature.gpu,clocks_event_reasons.active --format=csv,noheader,nounits"
+)
+
+// checkReadOnly: every call of the fake nvidia-smi was the query (one-shot, or the stream of
+// the first GPU every 100 ms), nothing else.
+func checkReadOnly(t *testing.T, argsLog string) (oneShots, streams int) {
+	t.Helper()
+	raw, err := os.ReadFile(argsLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		switch line {
+		case smiQuery:
+			oneShots++
+		case smiQuery + " --id=0 -lms 100":
+			streams++
+		default:
+			t.Errorf("nvidia-smi was called with %q", line)
+		}
+	}
+	return oneShots, streams
+}
+
+// streamGone fails when the stream's nvidia-smi outlived the run.
+func streamGone(t *testing.T, dir string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "stream.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if pid > 0 && alive(pid) {
+		t.Errorf("the stream's nvidia-smi (pid %d) outlived the run", pid)
+	}
+}
+
+// A round during which nvidia-smi's stream reports a throttle reason is dropped and
+// reported; the stream is asked once (after one query that learns the reasons field) and is
+// gone when the run is.
 func TestThrottledRoundIsDropped(t *testing.T) {
-	args := fakeSMI(t, 3) // call 1: warm-up, call 3: round 2
-	f := newFakes(t, nil, nil)
-	o := options(f, "")
+	fs := newServeFakes(t, nil, nil)
+	mark := filepath.Join(t.TempDir(), "round")
+	for _, c := range []*Command{&fs.base, &fs.head} {
+		c.Argv = append(c.Argv, "round_ms=40", "mark="+mark)
+	}
+	args, dir := fakeSMIPrinting(t, smiCool, "", 0, &smiStream{mark: mark, markRound: "2", throttled: smiThrottled})
+	o := serveOptions(fs, "")
 	o.NvidiaSMI = ""
 	g, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := decodeData(t, g)
-	if len(d.Runner.DroppedRounds) != 1 || d.Runner.DroppedRounds[0].Round != 2 ||
-		fmt.Sprint(d.Runner.DroppedRounds[0].ReasonNames) != "[SwThermalSlowdown]" {
-		t.Fatalf("dropped %+v\n%s", d.Runner.DroppedRounds, dump(g))
+	var dropped []int
+	for _, c := range d.Runner.DroppedRounds {
+		dropped = append(dropped, c.Round)
+		if fmt.Sprint(c.ReasonNames) != "[SwThermalSlowdown]" || *c.SMClockMHz != 1410 || *c.TemperatureC != 88 {
+			t.Errorf("dropped round %+v", c)
+		}
 	}
-	if d.Runner.Rounds != d.Runner.RoundsRun-1 || len(d.Runner.Clocks) != d.Runner.RoundsRun+1 {
+	// Round 2's readings are throttled; round 3 may have seen the mark for a moment.
+	if len(dropped) == 0 || dropped[0] != 2 || len(dropped) > 2 || (len(dropped) == 2 && dropped[1] != 3) {
+		t.Fatalf("dropped rounds %v, want 2 (and perhaps 3)\n%s", dropped, dump(g))
+	}
+	if d.Runner.Rounds != d.Runner.RoundsRun-len(dropped) || len(d.Runner.Clocks) != d.Runner.RoundsRun+1 {
 		t.Errorf("%d rounds kept of %d run, %d clock readings", d.Runner.Rounds, d.Runner.RoundsRun, len(d.Runner.Clocks))
 	}
 	for _, c := range d.Comparisons {
-		if c.DroppedRounds != 1 || c.Rounds != d.Runner.Rounds {
+		if c.DroppedRounds != len(dropped) || c.Rounds != d.Runner.Rounds {
 			t.Errorf("%s: %d rounds, %d dropped", c.Kernel, c.Rounds, c.DroppedRounds)
 		}
 	}
@@ -352,24 +432,150 @@ func TestThrottledRoundIsDropped(t *testing.T) {
 	if n := findings(g, result.Notice, MetricClocks); len(n) != 1 || !strings.Contains(n[0], "SM clock 1980 MHz, temperature 45 °C") {
 		t.Errorf("clock notices: %q", n)
 	}
+	if w := findings(g, result.Warning, MetricClocks); len(w) != 0 {
+		t.Errorf("clock warnings: %q", w)
+	}
 	if g.Verdict != result.Pass {
 		t.Errorf("an A/A run with a dropped round: %s\n%s", g.Verdict, dump(g))
 	}
-	// Read only: every call is the query, nothing else.
-	raw, err := os.ReadFile(args)
+	if one, streams := checkReadOnly(t, args); one != 1 || streams != 1 {
+		t.Errorf("nvidia-smi asked %d times once and started %d streams, want 1 and 1", one, streams)
+	}
+	streamGone(t, dir)
+}
+
+// A stream that ends, or prints what is not a reading, is said; the rounds after it are read
+// by one query each, and a throttled one is still dropped.
+func TestClockStreamTrouble(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		st     smiStream
+		on     int // the one-shot call that reports throttling (1 is the probe)
+		warns  string
+		drop   bool
+		stream bool // the stream's readings are used
+	}{
+		{"ends at once", smiStream{exitAfter: -1}, 3, "nvidia-smi's stream of readings ended (nvidia-smi exited with status 0)", true, false},
+		{"garbage", smiStream{badOn: 1}, 0, `nvidia-smi's stream printed "garbage", which is not a reading`, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args, dir := fakeSMIPrinting(t, smiCool, smiThrottled, tc.on, &tc.st)
+			f := newFakes(t, nil, nil)
+			o := options(f, "")
+			o.NvidiaSMI = ""
+			g, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := decodeData(t, g)
+			w := findings(g, result.Warning, MetricClocks)
+			if len(w) != 1 || !strings.Contains(w[0], tc.warns) {
+				t.Errorf("clock warnings %q, want one saying %q", w, tc.warns)
+			}
+			if tc.drop && (len(d.Runner.DroppedRounds) != 1 || d.Runner.DroppedRounds[0].Round != 1) {
+				t.Errorf("dropped %+v, want round 1 (the query after it reported throttling)", d.Runner.DroppedRounds)
+			}
+			if !tc.drop && len(d.Runner.DroppedRounds) != 0 {
+				t.Errorf("dropped %+v", d.Runner.DroppedRounds)
+			}
+			if len(d.Runner.Clocks) != d.Runner.RoundsRun+1 {
+				t.Errorf("%d readings for %d rounds and the warm-up", len(d.Runner.Clocks), d.Runner.RoundsRun)
+			}
+			one, _ := checkReadOnly(t, args)
+			if tc.stream && one != 1 {
+				t.Errorf("%d one-shot queries, want only the first", one)
+			}
+			if !tc.stream && one != d.Runner.RoundsRun+2 {
+				t.Errorf("%d one-shot queries, want the first and one per round (%d)", one, d.Runner.RoundsRun+1)
+			}
+			streamGone(t, dir)
+		})
+	}
+}
+
+// A stream line past the cap ends the stream (its nvidia-smi stopped) instead of growing
+// memory; rounds are then read once each.
+func TestClockStreamLineCap(t *testing.T) {
+	_, dir := fakeSMIPrinting(t, smiCool, "", 0, &smiStream{huge: true})
+	s, err := newSMI("nvidia-smi", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		if line != "--query-gpu=clocks.sm,temperature.gpu,clocks_event_reasons.active --format=csv,noheader,nounits" {
-			t.Errorf("nvidia-smi was called with %q", line)
+	w, err := s.watch(context.Background(), 10*time.Millisecond, func(string) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.stop()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ended, _ := w.trouble()
+		if ended != "" {
+			if !strings.Contains(ended, "a line longer than 4096 bytes") {
+				t.Errorf("ended: %q", ended)
+			}
+			break
 		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stream did not end")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, ok := w.reading(1, time.Now().Add(-time.Second), time.Now()); ok {
+		t.Error("a reading from a stream that printed none")
+	}
+	<-w.done
+	streamGone(t, dir)
+}
+
+// A round's reading folds the readings that arrived while it ran (the worst of each), or,
+// for a round with none of its own, the newest before it; a stale stream gives none.
+func TestClockReadingFolds(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	w := &clockWatch{interval: 100 * time.Millisecond}
+	w.add(at(0), "1980, 40, 0x0000000000000000")
+	w.add(at(100), "1980, 41, 0x0000000000000001")
+	w.add(at(200), "1755, 44, 0x0000000000000004")
+	w.add(at(300), "not a reading")
+	w.add(at(400), "1980, 43, 0x0000000000000000")
+	for _, tc := range []struct {
+		name     string
+		from, to int
+		ok       bool
+		want     string // clock, temperature, reasons, throttled
+	}{
+		{"one reading", 90, 150, true, "1980 41 0x0000000000000001 false"},
+		{"several: the worst", 50, 450, true, "1755 44 0x0000000000000005 true"},
+		{"none of its own: the newest before", 410, 450, true, "1980 43 0x0000000000000000 false"},
+		{"a bad line is not a reading", 290, 350, true, "1755 44 0x0000000000000004 true"},
+		{"stale", 2000, 2100, false, ""},
+		{"before any", -100, -50, false, ""},
+	} {
+		c, ok := w.reading(7, at(tc.from), at(tc.to))
+		if ok != tc.ok || c.Round != 7 {
+			t.Errorf("%s: ok %v round %d", tc.name, ok, c.Round)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if got := fmt.Sprintf("%g %g %s %v", *c.SMClockMHz, *c.TemperatureC, c.Reasons, c.Throttled); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	if _, bad := w.trouble(); bad != "not a reading" {
+		t.Errorf("bad line %q", bad)
+	}
+	// [N/A] reasons stay unchecked, as for one reading.
+	c := foldClocks(1, []Clock{{Reasons: "[N/A]"}, {Reasons: "0x0000000000000000"}})
+	if c.Reasons != "[N/A]" || c.Throttled {
+		t.Errorf("folded %+v", c)
 	}
 }
 
 // Clock event reasons nvidia-smi cannot give are said to be unchecked, not taken as none.
 func TestUnknownReasonsAreReported(t *testing.T) {
-	fakeSMIPrinting(t, "1980, 45, [N/A]", "", 0)
+	fakeSMIPrinting(t, "1980, 45, [N/A]", "", 0, nil)
 	f := newFakes(t, nil, nil)
 	o := options(f, "")
 	o.NvidiaSMI = ""

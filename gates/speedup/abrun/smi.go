@@ -176,11 +176,17 @@ func parseClock(line string, round int) (Clock, error) {
 	if err != nil {
 		return c, nil // not reported: nothing to drop on
 	}
-	for m := mask &^ 0x1; m != 0; m &= m - 1 {
-		c.ReasonNames = append(c.ReasonNames, reasonName(1<<bits.TrailingZeros64(m)))
-	}
-	c.Throttled = mask&^0x1 != 0
+	c.ReasonNames, c.Throttled = reasonsOf(mask)
 	return c, nil
+}
+
+// reasonsOf names a clock event reasons mask's bits other than GPU idle; throttled is set
+// when there is one.
+func reasonsOf(mask uint64) (names []string, throttled bool) {
+	for m := mask &^ 0x1; m != 0; m &= m - 1 {
+		names = append(names, reasonName(1<<bits.TrailingZeros64(m)))
+	}
+	return names, mask&^0x1 != 0
 }
 
 // capBuffer keeps the first max bytes written to it and discards the rest.

@@ -1,0 +1,212 @@
+package abrun
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
+)
+
+// A served round takes milliseconds, and one nvidia-smi query about 20 ms (an H200,
+// driver 580): asked before every round, it was most of the runner's own time. So the
+// runner starts one nvidia-smi that prints a reading every clockInterval
+// (`nvidia-smi --query-gpu=... -lms 100`, read only, as the one-shot query) and takes a
+// round's clocks from the readings that arrived while it ran.
+const (
+	// clockInterval is the stream's period.
+	clockInterval = 100 * time.Millisecond
+	// maxClockLine caps one line of the stream; maxClockSamples the readings kept (about 7
+	// minutes of them: rounds are far shorter).
+	maxClockLine    = 4 << 10
+	maxClockSamples = 4096
+)
+
+// clockSample is one reading of the stream, as it arrived.
+type clockSample struct {
+	at   time.Time
+	c    Clock
+	bad  bool // the line did not read as a reading
+	line string
+}
+
+// clockWatch is a running `nvidia-smi ... -lms N` and the readings it printed.
+type clockWatch struct {
+	interval time.Duration
+	cancel   context.CancelFunc
+	done     chan struct{}
+
+	mu      sync.Mutex
+	samples []clockSample // the newest maxClockSamples, oldest first
+	badLine string        // the first line that was not a reading
+	ended   string        // why the stream ended; "" while it runs
+}
+
+// watch starts the stream. It first asks once, as sample does, to learn which reasons
+// field the driver knows (and to warn, through warn, about several GPUs); the stream then
+// reads the GPU that query read (--id, or the first GPU listed: --id=0).
+func (s *smi) watch(ctx context.Context, interval time.Duration, warn func(string)) (*clockWatch, error) {
+	if _, err := s.sample(ctx, 0, warn); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	id := s.id
+	if id == "" {
+		id = "0"
+	}
+	args := append(clockQueryArgs(s.field), "--id="+id, "-lms", strconv.FormatInt(interval.Milliseconds(), 10))
+	cmd := exec.CommandContext(ctx, s.bin, args...)
+	procgroup.KillOnCancel(cmd)
+	cmd.WaitDelay = 2 * time.Second
+	stderr := &capBuffer{max: 4 << 10}
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("nvidia-smi: %w", err)
+	}
+	w := &clockWatch{interval: interval, cancel: cancel, done: make(chan struct{})}
+	go w.read(ctx, out, cmd, stderr)
+	return w, nil
+}
+
+// read keeps the stream's readings until it ends.
+func (w *clockWatch) read(ctx context.Context, out io.Reader, cmd *exec.Cmd, stderr *capBuffer) {
+	defer close(w.done)
+	br := bufio.NewReaderSize(out, maxClockLine)
+	var rerr error
+	for {
+		line, err := readLine(br, maxClockLine)
+		if l := strings.TrimSpace(string(line)); l != "" {
+			w.add(time.Now(), l)
+		}
+		if err != nil {
+			rerr = err
+			break
+		}
+	}
+	stopped := ctx.Err() != nil
+	w.cancel() // a line too long leaves nvidia-smi running: it is stopped here
+	werr := cmd.Wait()
+	procgroup.KillRest(cmd)
+	var why string
+	switch {
+	case stopped:
+		why = "stopped"
+	case errors.Is(rerr, errLineTooLong):
+		why = fmt.Sprintf("it printed a line longer than %d bytes", maxClockLine)
+	case !errors.Is(rerr, io.EOF):
+		why = fmt.Sprintf("its output could not be read (%v)", rerr)
+	case werr != nil:
+		why = fmt.Sprintf("nvidia-smi exited: %v", werr)
+		if msg := firstLine(stderr.String()); msg != "" {
+			why += ": " + clip(msg, 200)
+		}
+	default:
+		why = "nvidia-smi exited with status 0"
+	}
+	w.mu.Lock()
+	w.ended = why
+	w.mu.Unlock()
+}
+
+// add keeps one line of the stream.
+func (w *clockWatch) add(at time.Time, line string) {
+	c, err := parseClock(line, 0)
+	s := clockSample{at: at, c: c, bad: err != nil, line: line}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if s.bad && w.badLine == "" {
+		w.badLine = clip(line, 200)
+	}
+	if len(w.samples) == maxClockSamples {
+		w.samples = append(w.samples[:0], w.samples[1:]...)
+	}
+	w.samples = append(w.samples, s)
+}
+
+// reading is round's clocks from the readings that arrived between from and to, or, for a
+// round shorter than the interval that has none of its own, the newest before from. Each
+// reading's worst counts: the lowest SM clock, the highest temperature, every clock event
+// reason seen (their bits or'ed). ok is false when no reading that arrived within 3
+// intervals and a second of to is there: the stream stopped or stalls, and the caller asks
+// nvidia-smi once instead.
+func (w *clockWatch) reading(round int, from, to time.Time) (Clock, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var picked []Clock
+	var newest time.Time
+	before := -1
+	for i, s := range w.samples {
+		if s.bad || s.at.After(to) {
+			continue
+		}
+		if s.at.Before(from) {
+			before = i
+			continue
+		}
+		picked = append(picked, s.c)
+		newest = s.at
+	}
+	if len(picked) == 0 && before >= 0 {
+		picked, newest = []Clock{w.samples[before].c}, w.samples[before].at
+	}
+	if len(picked) == 0 || newest.Before(to.Add(-(3*w.interval + time.Second))) {
+		return Clock{Round: round}, false
+	}
+	return foldClocks(round, picked), true
+}
+
+// foldClocks is the worst of several readings: the lowest SM clock, the highest
+// temperature, the reasons' bits or'ed. A reading whose reasons nvidia-smi could not give
+// ("[N/A]") leaves them unchecked: that text is kept, as for one reading.
+func foldClocks(round int, cs []Clock) Clock {
+	out := Clock{Round: round}
+	var mask uint64
+	for _, c := range cs {
+		if c.SMClockMHz != nil && (out.SMClockMHz == nil || *c.SMClockMHz < *out.SMClockMHz) {
+			out.SMClockMHz = ptr(*c.SMClockMHz)
+		}
+		if c.TemperatureC != nil && (out.TemperatureC == nil || *c.TemperatureC > *out.TemperatureC) {
+			out.TemperatureC = ptr(*c.TemperatureC)
+		}
+		m, err := strconv.ParseUint(c.Reasons, 0, 64)
+		if err != nil {
+			if out.Reasons == "" {
+				out.Reasons = c.Reasons
+			}
+			continue
+		}
+		mask |= m
+	}
+	if out.Reasons == "" {
+		out.Reasons = fmt.Sprintf("0x%016x", mask)
+	}
+	out.ReasonNames, out.Throttled = reasonsOf(mask)
+	return out
+}
+
+// trouble says why the stream is of no use any more ("" while it runs) and the first line
+// it printed that was not a reading.
+func (w *clockWatch) trouble() (ended, badLine string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ended, w.badLine
+}
+
+// stop ends nvidia-smi and waits for the reader.
+func (w *clockWatch) stop() {
+	w.cancel()
+	<-w.done
+}

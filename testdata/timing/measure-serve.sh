@@ -27,8 +27,8 @@
 #   torch      kernels/torch/kg_harness.py against itself (the PyTorch
 #              extension, flash_fwd × mission)                           serve, serve1
 #   launch     row_softmax × small (a few µs), C++: A/A, 3%               all three modes
-#   reference-AA-pyc  the reference served with PYTHONPYCACHEPREFIX: torch's bytecode cached
-#              once (python-bytecode.txt says whether site-packages has its own)
+#   -pyc       the torch form and the reference with torch's bytecode cached once in
+#              PYTHONPYCACHEPREFIX (python-bytecode.txt says whether site-packages has its own)
 #   triton     kernels/triton/softmax.py against itself (row_softmax ×
 #              small)                                                    serve
 #   lifetimes  REPEAT_AA more served attention A/A runs, for the false-slower rate over
@@ -41,7 +41,8 @@
 # 60s: an undecided pair then is inconclusive, with the rounds it reached) and the script
 # starts no run after TOTAL_BUDGET seconds (default 480). OUTDIR (default a new temporary
 # directory) keeps every run's result JSON and artifacts, and summary.tsv. The launch-bound
-# pair one process per round runs last.
+# pair one process per round runs last. ONLY (an extended regular expression) runs only
+# the runs whose NAME-MODE it matches whole, e.g. ONLY='attention-AA-serve|launch-3pct-.*'.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 out=${1:-$(mktemp -d)}
@@ -49,7 +50,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 SLOW3_CYCLES=${SLOW3_CYCLES:-220}
 SLOW5_CYCLES=${SLOW5_CYCLES:-370}
-LSLOW3_CYCLES=${LSLOW3_CYCLES:-400}
+LSLOW3_CYCLES=${LSLOW3_CYCLES:-160}
 RESTART_EVERY=${RESTART_EVERY:-4}
 SERVERS=${SERVERS:-4}
 WALL_BUDGET=${WALL_BUDGET:-60s}
@@ -88,6 +89,9 @@ printf 'case\tmode\tverdict\tratio\trounds\ttiming_s\ts_per_round\tsetup_s\tsetu
 # run NAME MODE KERNEL SHAPE BASE_CMD HEAD_CMD
 run() {
   local name=$1 mode=$2 kernel=$3 shape=$4 base=$5 head=$6
+  if [ -n "${ONLY:-}" ] && ! printf '%s\n' "$name-$mode" | grep -Eq "^($ONLY)\$"; then
+    return
+  fi
   if [ $((SECONDS - start)) -ge "$TOTAL_BUDGET" ]; then
     echo "measure-serve: $name $mode skipped: the script's budget of $TOTAL_BUDGET s is spent" >&2
     return
@@ -149,9 +153,11 @@ if [ "$has_torch" = 1 ]; then
     run reference-AA "$mode" flash_fwd mission "python3 kernels/sdpa_reference.py" "python3 kernels/sdpa_reference.py"
     run torch-AA "$mode" flash_fwd mission "$torch_cmd" "$torch_cmd"
   done
-  # Python reads bytecode from __pycache__ beside each module; where site-packages has none
-  # and cannot be written (a read-only install), every start compiles torch's sources again.
-  # PYTHONPYCACHEPREFIX, filled once here, shows what that costs.
+  # Python reads bytecode from __pycache__ beside each module, which pip writes when it
+  # installs a package. Where there is none and none may be written (PYTHONDONTWRITEBYTECODE,
+  # as on the machine these figures come from), every start compiles torch's sources again.
+  # The -pyc rows read torch's bytecode from PYTHONPYCACHEPREFIX, filled once here, as an
+  # installation with its bytecode would.
   python3 - >"$out/python-bytecode.txt" 2>&1 <<'PY'
 import glob, os, sys, torch
 d = os.path.dirname(torch.__file__)
@@ -159,8 +165,19 @@ print("torch", torch.__version__, "at", d)
 print("writable:", os.access(d, os.W_OK), "PYTHONDONTWRITEBYTECODE:", os.environ.get("PYTHONDONTWRITEBYTECODE"))
 print("pyc files under torch/:", len(glob.glob(os.path.join(d, "**", "__pycache__", "*.pyc"), recursive=True)), "of", len(glob.glob(os.path.join(d, "**", "*.py"), recursive=True)), ".py files")
 PY
-  PYTHONPYCACHEPREFIX="$out/pyc" python3 -c 'import torch' 2>/dev/null
-  run reference-AA-pyc serve flash_fwd mission "env PYTHONPYCACHEPREFIX=$out/pyc python3 kernels/sdpa_reference.py" "env PYTHONPYCACHEPREFIX=$out/pyc python3 kernels/sdpa_reference.py"
+  env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX="$out/pyc" python3 -c '
+import torch, torch.nn.functional, torch.nn.attention, torch.utils.cpp_extension
+torch.zeros(1, device="cuda")
+try:
+    import triton, triton.language
+except ImportError:
+    pass' 2>>"$out/python-bytecode.txt"
+  echo "bytecode files in PYTHONPYCACHEPREFIX: $(find "$out/pyc" -name '*.pyc' | wc -l)" >>"$out/python-bytecode.txt"
+  pyc="env PYTHONPYCACHEPREFIX=$out/pyc"
+  for mode in serve serve1; do
+    run torch-AA-pyc "$mode" flash_fwd mission "$pyc $torch_cmd" "$pyc $torch_cmd"
+  done
+  run reference-AA-pyc serve flash_fwd mission "$pyc python3 kernels/sdpa_reference.py" "$pyc python3 kernels/sdpa_reference.py"
 else
   echo "measure-serve: no PyTorch with CUDA: the Python rows are skipped" >&2
 fi

@@ -559,7 +559,36 @@ func (r *runner) startServing(ctx context.Context) (*Failure, error) {
 		sd.Servers = max(r.set.Servers, 1)
 	}
 	r.noteServing()
+	r.noteBytecode(res, present)
 	return nil, nil
+}
+
+// slowSetup is a serving process's start-up that is worth a hint when Python may be
+// compiling its packages at every start.
+const slowSetup = 2 * time.Second
+
+// noteBytecode says, once, when a side's serving processes took long to set up while
+// Python may not keep bytecode: with PYTHONDONTWRITEBYTECODE set and no
+// PYTHONPYCACHEPREFIX, a package installed without its bytecode (torch on the machine
+// docs/speedup-serving.md measured: 0 of 2141 modules) is compiled again at every start,
+// about half of a PyTorch harness's start-up there.
+func (r *runner) noteBytecode(res [3][]started, sides []int) {
+	for _, i := range sides {
+		env := append(append(slices.Clone(r.o.Environ), r.cmds[i].Env...), r.set.Env...)
+		dont, _ := LookupEnv(env, "PYTHONDONTWRITEBYTECODE")
+		prefix, _ := LookupEnv(env, "PYTHONPYCACHEPREFIX")
+		if dont == "" || prefix != "" {
+			continue
+		}
+		for _, st := range res[i] {
+			if st.s != nil && st.setup >= slowSetup {
+				r.warn("bytecode", result.Notice, MetricServe, "",
+					"the %s harness's serving processes took %.1f s to set up, and PYTHONDONTWRITEBYTECODE is set without PYTHONPYCACHEPREFIX: if it is a Python harness whose packages were installed without bytecode, every start compiles them again; setting bench.env PYTHONPYCACHEPREFIX to a directory kept between runs makes later starts read it (docs/speedup-serving.md)",
+					sideOf(i), st.setup.Seconds())
+				return
+			}
+		}
+	}
 }
 
 // stopSide ends side i's serving processes: it will run once per round.

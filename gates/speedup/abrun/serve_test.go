@@ -4,6 +4,7 @@ package abrun
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -523,4 +524,42 @@ func TestNonServingHarnesses(t *testing.T) {
 			t.Errorf("sides %s", raw)
 		}
 	})
+}
+
+// Serving processes slow to set up while Python keeps no bytecode get a hint, once; with
+// PYTHONPYCACHEPREFIX set, none.
+func TestSlowSetupWithoutBytecodeIsNoted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  []string
+		hint bool
+	}{
+		{"no bytecode", []string{"PYTHONDONTWRITEBYTECODE=1"}, true},
+		{"a bytecode prefix", []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONPYCACHEPREFIX=/tmp/pyc"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			slow := []string{fmt.Sprintf("setup_ms=%d", slowSetup.Milliseconds()+100)}
+			f := newServeFakes(t, slow, slow)
+			o := serveOptions(f, "")
+			o.Environ = append(o.Environ, tc.env...)
+			o.Bench.RestartEvery = 64 // one slow start per side
+			g, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hints []string
+			for _, n := range findings(g, result.Notice, MetricServe) {
+				if strings.Contains(n, "PYTHONPYCACHEPREFIX") {
+					hints = append(hints, n)
+				}
+			}
+			if tc.hint && (len(hints) != 1 || !strings.Contains(hints[0], "the base harness's serving processes took 2.")) {
+				t.Errorf("hints %q", hints)
+			}
+			if !tc.hint && len(hints) != 0 {
+				t.Errorf("hints %q", hints)
+			}
+		})
+	}
 }

@@ -4,8 +4,8 @@ package abrun
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"

@@ -33,8 +33,8 @@ const (
 	// PyTorch backend) cannot bias one side for the whole run. With DefaultServers
 	// processes per side answering in turn, the first look (min_rounds, 16) sees 4
 	// lifetimes of each side, so a bias of one lifetime moves at most a quarter of the
-	// per-round ratios, short of the half a median needs. On an H200 it kept 14 served A/A
-	// runs (72 lifetimes per side) free of a false slower (docs/speedup-serving.md).
+	// per-round ratios, short of the half a median needs. On an H200 it kept 36 served A/A
+	// runs (172 lifetimes per side) free of a false slower (docs/speedup-serving.md).
 	DefaultRestartEvery = 4
 	// DefaultServers is P: each side's serving processes are started P at a time, side by
 	// side, and answer the rounds in turn, so a side's start-up is paid once per P × K

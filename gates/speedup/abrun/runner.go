@@ -1304,7 +1304,7 @@ func (r *runner) notes() {
 		if len(temps) > 0 {
 			parts = append(parts, fmt.Sprintf("temperature %s °C", span(temps)))
 		}
-		r.warn("clocks", result.Notice, MetricClocks, "", "before the %d kept round(s): %s (nvidia-smi, read only)", r.kept, strings.Join(parts, ", "))
+		r.warn("clocks", result.Notice, MetricClocks, "", "during the %d kept round(s): %s (nvidia-smi, read only)", r.kept, strings.Join(parts, ", "))
 	}
 	for _, p := range r.pairs {
 		for i := range 2 {

@@ -567,6 +567,17 @@ func (r *runner) startServing(ctx context.Context) (*Failure, error) {
 // compiling its packages at every start.
 const slowSetup = 2 * time.Second
 
+// mentionsPython: a command that runs Python, as far as its words say (python3 x.py,
+// env ... python, sh -c "python3 ...", ./harness.py).
+func mentionsPython(argv []string) bool {
+	for _, w := range argv {
+		if w = strings.ToLower(w); strings.Contains(w, "python") || strings.Contains(w, ".py") {
+			return true
+		}
+	}
+	return false
+}
+
 // noteBytecode says, once, when a side's serving processes took long to set up while
 // Python may not keep bytecode: with PYTHONDONTWRITEBYTECODE set and no
 // PYTHONPYCACHEPREFIX, a package installed without its bytecode (torch on the machine
@@ -574,6 +585,9 @@ const slowSetup = 2 * time.Second
 // about half of a PyTorch harness's start-up there.
 func (r *runner) noteBytecode(res [3][]started, sides []int) {
 	for _, i := range sides {
+		if !mentionsPython(r.cmds[i].Argv) {
+			continue
+		}
 		env := append(append(slices.Clone(r.o.Environ), r.cmds[i].Env...), r.set.Env...)
 		dont, _ := LookupEnv(env, "PYTHONDONTWRITEBYTECODE")
 		prefix, _ := LookupEnv(env, "PYTHONPYCACHEPREFIX")
@@ -583,7 +597,7 @@ func (r *runner) noteBytecode(res [3][]started, sides []int) {
 		for _, st := range res[i] {
 			if st.s != nil && st.setup >= slowSetup {
 				r.warn("bytecode", result.Notice, MetricServe, "",
-					"the %s harness's serving processes took %.1f s to set up, and PYTHONDONTWRITEBYTECODE is set without PYTHONPYCACHEPREFIX: if it is a Python harness whose packages were installed without bytecode, every start compiles them again; setting bench.env PYTHONPYCACHEPREFIX to a directory kept between runs makes later starts read it (docs/speedup-serving.md)",
+					"the %s harness's serving processes took %.1f s to set up, and PYTHONDONTWRITEBYTECODE is set without PYTHONPYCACHEPREFIX: if its Python packages were installed without bytecode, every start compiles them again; setting bench.env PYTHONPYCACHEPREFIX to a directory kept between runs makes later starts read it (docs/speedup-serving.md)",
 					sideOf(i), st.setup.Seconds())
 				return
 			}

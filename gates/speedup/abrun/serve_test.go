@@ -530,17 +530,24 @@ func TestNonServingHarnesses(t *testing.T) {
 // PYTHONPYCACHEPREFIX set, none.
 func TestSlowSetupWithoutBytecodeIsNoted(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		env  []string
-		hint bool
+		name   string
+		env    []string
+		python bool // the command names Python
+		hint   bool
 	}{
-		{"no bytecode", []string{"PYTHONDONTWRITEBYTECODE=1"}, true},
-		{"a bytecode prefix", []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONPYCACHEPREFIX=/tmp/pyc"}, false},
+		{"no bytecode", []string{"PYTHONDONTWRITEBYTECODE=1"}, true, true},
+		{"a bytecode prefix", []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONPYCACHEPREFIX=/tmp/pyc"}, true, false},
+		{"a compiled harness", []string{"PYTHONDONTWRITEBYTECODE=1"}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			slow := []string{fmt.Sprintf("setup_ms=%d", slowSetup.Milliseconds()+100)}
 			f := newServeFakes(t, slow, slow)
+			if tc.python {
+				for _, c := range []*Command{&f.base, &f.head} {
+					c.Argv = append([]string{"env", "PYTHONPATH=" + t.TempDir()}, c.Argv...)
+				}
+			}
 			o := serveOptions(f, "")
 			o.Environ = append(o.Environ, tc.env...)
 			o.Bench.RestartEvery = 64 // one slow start per side

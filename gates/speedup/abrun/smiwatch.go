@@ -97,8 +97,13 @@ func (w *clockWatch) read(ctx context.Context, out io.Reader, cmd *exec.Cmd, std
 		}
 	}
 	stopped := ctx.Err() != nil
-	w.cancel() // a line too long leaves nvidia-smi running: it is stopped here
+	if !errors.Is(rerr, io.EOF) {
+		w.cancel() // a line too long leaves nvidia-smi running: it is stopped here
+	}
+	// At the end of its output nvidia-smi has exited, or is exiting: its own status, not the
+	// cancel's, says how (stop cancels one that keeps running without output).
 	werr := cmd.Wait()
+	w.cancel()
 	procgroup.KillRest(cmd)
 	var why string
 	switch {
@@ -140,11 +145,15 @@ func (w *clockWatch) add(at time.Time, line string) {
 // round shorter than the interval that has none of its own, the newest before from. Each
 // reading's worst counts: the lowest SM clock, the highest temperature, every clock event
 // reason seen (their bits or'ed). ok is false when no reading that arrived within 3
-// intervals and a second of to is there: the stream stopped or stalls, and the caller asks
+// intervals and a second of to is there, or the stream has ended: the caller asks
 // nvidia-smi once instead.
 func (w *clockWatch) reading(round int, from, to time.Time) (Clock, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.ended != "" {
+		// Once it has ended, every round is read the same way, by one query.
+		return Clock{Round: round}, false
+	}
 	var picked []Clock
 	var newest time.Time
 	before := -1

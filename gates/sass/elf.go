@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/kernel-gate/kernel-gate/internal/linescan"
 )
@@ -111,6 +112,11 @@ func (l *Listing) line(raw []byte, lineNo int) error {
 		name := strings.TrimSpace(m[3])
 		if err != nil || idx <= 0 || name == "" {
 			return fmt.Errorf("%w: line %d %s: no file index and name", ErrListing, lineNo, quote([]byte(t)))
+		}
+		if strings.IndexFunc(name, unicode.IsControl) >= 0 {
+			// A carriage return or another control character inside a line: no name
+			// cuobjdump prints, and one a report could not show as it is.
+			return fmt.Errorf("%w: line %d %s: a control character in the file name", ErrListing, lineNo, quote([]byte(t)))
 		}
 		if len(l.Files) == maxEmbedded {
 			return fmt.Errorf("%w: more than %d embedded files", ErrListing, maxEmbedded)

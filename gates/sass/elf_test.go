@@ -56,6 +56,7 @@ var listELFCases = []struct {
 	{name: "error after files", input: "ELF file    1: a.1.sm_90.cubin\ncuobjdump error   : bad fatbin\n", err: "bad fatbin"},
 	{name: "garbled line", input: "ELF file    x: a.cubin\n", err: `is not "ELF file N: NAME"`},
 	{name: "no name", input: "ELF file    1: \n", err: "is not"},
+	{name: "a carriage return inside the name", input: "ELF file    1: a.1\r.sm_90.cubin\n", err: "a control character in the file name"},
 	{name: "cut last line", input: "ELF file    1: a.1.sm_90.cubin\nELF file    2: a.2.sm_9", err: "the listing is cut"},
 	{name: "files and no device code", input: "ELF file    1: a.1.sm_90.cubin\ncuobjdump info    : File 'x' does not contain device code\n", err: "also says"},
 }

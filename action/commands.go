@@ -176,7 +176,7 @@ func runBenchRun(ctx context.Context, args []string, e env) (int, error) {
 	fs.IntVar(&f.samples, "samples", 0, "KG_SAMPLES: launches timed per round, `N` (default: the config's bench.samples, else 30)")
 	fs.StringVar(&f.shapes, "shapes", "", "KG_SHAPES: comma-separated `SHAPES` (default: the config's bench.shapes, else the harness's)")
 	fs.StringVar(&f.timeout, "timeout", "", "per-run `DURATION` before a harness is killed with its process group (default: the config's bench.timeout, else 10m)")
-	fs.StringVar(&f.smi, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH`, asked (read only) for clocks and throttling before each round")
+	fs.StringVar(&f.smi, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH`, asked (read only) for clocks and throttling during each round")
 	fs.Usage = usage(e, fs, `Usage: kernel-gate bench run [flags] --base-cmd CMD --head-cmd CMD
        kernel-gate bench run [flags] [--base REV] [--build CMD] --harness CMD
 

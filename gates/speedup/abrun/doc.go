@@ -34,8 +34,8 @@
 // reasons: one `nvidia-smi --query-gpu=clocks.sm,temperature.gpu,clocks_event_reasons.active
 // --format=csv,noheader,nounits` query (with --id from CUDA_VISIBLE_DEVICES when it names a
 // GPU), then the same query as a stream (-lms 100). A round's reading is the worst of the
-// readings that arrived while it ran (smiwatch.go); when the stream has none, one query
-// after the round. A round during which a reason other than none (0x0) and GPU idle (0x1)
+// readings that arrived while it ran and the newest one before it began (smiwatch.go);
+// when the stream has none recent, or has ended, one query after the round. A round during which a reason other than none (0x0) and GPU idle (0x1)
 // was active is run but dropped: its timings are not judged, its GPU time still counts
 // against the budget, and it is listed in the gate's data (runner.dropped_rounds) and a
 // warning. Without nvidia-smi the runner says so in a warning and goes on.

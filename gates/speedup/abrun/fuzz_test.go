@@ -3,6 +3,7 @@ package abrun
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strconv"
@@ -58,8 +59,10 @@ func FuzzServeAnswers(f *testing.F) {
 
 // FuzzClockStream feeds arbitrary bytes to the clock stream's reader as nvidia-smi's
 // output: lines are read within the cap, each kept as a reading or as a bad line, and a
-// round's reading folds only lines that read as readings, its throttled flag agreeing with
-// the reasons it reports. Nothing panics or hangs, and the readings kept stay bounded.
+// round's reading folds only lines that read as readings (parseReading), its throttled
+// flag agreeing with the reasons it reports and set when any reading's was, its SM clock
+// the lowest, and it encodes as JSON. Nothing panics or hangs, and the readings kept stay
+// bounded.
 func FuzzClockStream(f *testing.F) {
 	for _, seed := range []string{
 		"1980, 45, 0x0000000000000000\n1410, 88, 0x0000000000000020\n",
@@ -69,6 +72,8 @@ func FuzzClockStream(f *testing.F) {
 		"1e400, -0, 0xffffffffffffffff\n",
 		strings.Repeat("9", 5000) + "\n",
 		"\r\n\n, , \n",
+		"1980, 45, throttled\n345, 39, 0x0000000000000001\n",
+		"NaN, 45, 0x0\n1980, [Not Supported], [N/A]\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -105,6 +110,29 @@ func FuzzClockStream(f *testing.F) {
 		}
 		if mask, err := strconv.ParseUint(c.Reasons, 0, 64); ok && err == nil && c.Throttled != (mask&^0x1 != 0) {
 			t.Fatalf("reasons %s, throttled %v", c.Reasons, c.Throttled)
+		}
+		if _, err := json.Marshal(c); err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		if !ok {
+			return
+		}
+		throttled := false
+		var lowest *float64
+		for _, s := range w.samples {
+			if s.bad {
+				continue
+			}
+			throttled = throttled || s.c.Throttled
+			if v := s.c.SMClockMHz; v != nil && (lowest == nil || *v < *lowest) {
+				lowest = v
+			}
+		}
+		if c.Throttled != throttled {
+			t.Fatalf("folded throttled %v, readings' %v", c.Throttled, throttled)
+		}
+		if (lowest == nil) != (c.SMClockMHz == nil) || (lowest != nil && *lowest != *c.SMClockMHz) {
+			t.Fatalf("folded SM clock %v, lowest %v", c.SMClockMHz, lowest)
 		}
 	})
 }

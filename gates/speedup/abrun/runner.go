@@ -118,10 +118,12 @@ type RunnerData struct {
 	Rounds       int `json:"rounds"`
 	RoundsRun    int `json:"rounds_run"`
 	RoundsBudget int `json:"rounds_budget"`
-	// DroppedRounds are the rounds dropped because the GPU was throttled before them.
+	// DroppedRounds are the rounds dropped because the GPU was throttled during them.
 	DroppedRounds []Clock `json:"dropped_rounds"`
 	// Clocks is nvidia-smi's reading of each round (warm-up included): the worst of the
-	// readings its stream gave while the round ran; empty when it could not be asked.
+	// readings its stream gave from just before the round began until it ended, or, when
+	// the stream had none, one query's just after the round; empty when it could not be
+	// asked.
 	Clocks []Clock `json:"clocks"`
 	// Stopped says why no more rounds were run.
 	Stopped string `json:"stopped"`
@@ -870,7 +872,11 @@ func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 			if ended != "" {
 				r.warn("smi-stream-ended", result.Warning, MetricClocks, "", "nvidia-smi's stream of readings ended (%s): from then on the clocks were read once after each round", ended)
 			} else {
-				r.warn("smi-stream-stale", result.Warning, MetricClocks, "", "nvidia-smi's stream of readings had no recent one after round %d: such rounds' clocks were read once after the round", round)
+				why := ""
+				if bad != "" {
+					why = " (it printed lines that were not readings)"
+				}
+				r.warn("smi-stream-stale", result.Warning, MetricClocks, "", "nvidia-smi's stream of readings had no recent one after round %d%s: such rounds' clocks were read once after the round", round, why)
 			}
 		}
 		c, err := r.smi.sample(ctx, round, smiWarn)
@@ -1018,7 +1024,7 @@ func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 		}
 	}
 	if smiFailures > 0 {
-		r.warn("smi-count", result.Warning, MetricClocks, "", "nvidia-smi could not be read before %d of %d round(s)", smiFailures, r.data.RoundsRun+1)
+		r.warn("smi-count", result.Warning, MetricClocks, "", "nvidia-smi could not be read for %d of %d round(s)", smiFailures, r.data.RoundsRun+1)
 	}
 	return nil, nil
 }
@@ -1281,7 +1287,7 @@ func (r *runner) notes() {
 			list = append(list, "…")
 		}
 		r.warn("throttled", result.Warning, MetricThrottled, "",
-			"%d of %d round(s) dropped: nvidia-smi reported clock event reasons other than GPU idle before them, so their timings were not judged (GPU time still counted against the budget): rounds %s",
+			"%d of %d round(s) dropped: nvidia-smi reported clock event reasons other than GPU idle during them, so their timings were not judged (GPU time still counted against the budget): rounds %s",
 			n, r.data.RoundsRun, strings.Join(list, "; "))
 	}
 	var clocks, temps []float64

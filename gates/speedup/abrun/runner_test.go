@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -299,13 +301,18 @@ func TestHarnessErrorInHeadFails(t *testing.T) {
 	}
 }
 
-// smiStream says what the fake nvidia-smi prints when started with -lms (a stream): line
-// every 10 ms, or throttled while the file mark holds markRound, or "garbage" as its badOn-th
-// line; it exits after exitAfter lines (0: never; -1: at once).
+// smiStream says what the fake nvidia-smi prints when started with -lms (a stream): a line
+// every 10 ms, line (default: the one-shot's), or throttled while the file mark holds
+// markRound, or bad (default "garbage") as its badOn-th line. It exits with exitCode, after
+// printing exitMsg on stderr, after exitAfter lines (0: never; -1: at once), or once mark
+// holds exitRound.
 type smiStream struct {
+	line                       string
 	mark, markRound, throttled string
-	badOn, exitAfter           int
-	huge                       bool // first a line of 1 MiB
+	bad                        string
+	badOn, exitAfter, exitCode int
+	exitRound, exitMsg         string
+	huge                       bool // first 1 MiB without a newline, then nothing more
 }
 
 // fakeSMIPrinting puts an nvidia-smi on PATH that prints line, and special on its on-th
@@ -318,30 +325,47 @@ func fakeSMIPrinting(t *testing.T, line, special string, on int, st *smiStream) 
 	if st == nil {
 		st = &smiStream{}
 	}
-	huge := ""
+	huge := ":"
 	if st.huge {
-		huge = `head -c 1048576 /dev/zero | tr '\\0' x; echo`
+		huge = `head -c 1048576 /dev/zero | tr '\0' x; exec sleep 60`
 	}
-	script := fmt.Sprintf(`#!/bin/sh
-echo "$@" >>%[1]s/args
+	q := procgroup.ShellQuote
+	def := func(s, d string) string {
+		if s == "" {
+			return d
+		}
+		return s
+	}
+	script := strings.NewReplacer(
+		"@DIR@", q(dir), "@ON@", strconv.Itoa(on), "@SPECIAL@", q(special), "@LINE@", q(line),
+		"@STREAM@", q(def(st.line, line)), "@MARK@", q(st.mark), "@THROTTLEDON@", q(st.markRound),
+		"@THROTTLED@", q(st.throttled), "@BADON@", strconv.Itoa(st.badOn), "@BAD@", q(def(st.bad, "garbage")),
+		"@EXITAFTER@", strconv.Itoa(st.exitAfter), "@EXITCODE@", strconv.Itoa(st.exitCode),
+		"@EXITROUND@", q(st.exitRound), "@EXITMSG@", q(st.exitMsg), "@HUGE@", huge,
+	).Replace(`#!/bin/sh
+echo "$@" >>@DIR@/args
+bye() { [ -n @EXITMSG@ ] && echo @EXITMSG@ >&2; exit @EXITCODE@; }
 case " $* " in
 *" -lms "*)
-  echo $$ >%[1]s/stream.pid
-  [ %[6]d -lt 0 ] && exit 0
-  %[10]s
+  echo $$ >@DIR@/stream.pid
+  [ @EXITAFTER@ -lt 0 ] && bye
+  @HUGE@
   n=0
   while :; do
     n=$((n + 1))
-    if [ -n "%[5]s" ] && [ "$(cat "%[5]s" 2>/dev/null)" = "%[7]s" ]; then echo "%[8]s"
-    elif [ $n -eq %[9]d ]; then echo "garbage"
-    else echo "%[4]s"; fi
-    [ %[6]d -gt 0 ] && [ $n -ge %[6]d ] && exit 0
+    m=
+    [ -n @MARK@ ] && m=$(cat @MARK@ 2>/dev/null)
+    if [ -n @EXITROUND@ ] && [ "$m" = @EXITROUND@ ]; then bye
+    elif [ -n @THROTTLEDON@ ] && [ "$m" = @THROTTLEDON@ ]; then echo @THROTTLED@
+    elif [ $n -eq @BADON@ ]; then echo @BAD@
+    else echo @STREAM@; fi
+    [ @EXITAFTER@ -gt 0 ] && [ $n -ge @EXITAFTER@ ] && bye
     sleep 0.01
   done ;;
 esac
-n=$(( $(cat %[1]s/count 2>/dev/null || echo 0) + 1 )); echo $n >%[1]s/count
-if [ $n -eq %[2]d ]; then echo "%[3]s"; else echo "%[4]s"; fi
-`, dir, on, special, line, st.mark, st.exitAfter, st.markRound, st.throttled, st.badOn, huge)
+n=$(( $(cat @DIR@/count 2>/dev/null || echo 0) + 1 )); echo $n >@DIR@/count
+if [ $n -eq @ON@ ]; then echo @SPECIAL@; else echo @LINE@; fi
+`)
 	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -352,6 +376,7 @@ if [ $n -eq %[2]d ]; then echo "%[3]s"; else echo "%[4]s"; fi
 
 const (
 	smiCool      = "1980, 45, 0x0000000000000000"
+	smiWarm      = "1755, 50, 0x0000000000000000"
 	smiThrottled = "1410, 88, 0x0000000000000020"
 	smiQuery     = "--query-gpu=clocks.sm,temperature.gpu,clocks_event_reasons.active --format=csv,noheader,nounits"
 )
@@ -377,7 +402,8 @@ func checkReadOnly(t *testing.T, argsLog string) (oneShots, streams int) {
 	return oneShots, streams
 }
 
-// streamGone fails when the stream's nvidia-smi outlived the run.
+// streamGone fails when the stream's nvidia-smi, or anything in its process group (a
+// shell's sleep), outlived the run.
 func streamGone(t *testing.T, dir string) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(dir, "stream.pid"))
@@ -385,14 +411,47 @@ func streamGone(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
-	if pid > 0 && alive(pid) {
+	if pid <= 0 {
+		t.Fatalf("stream.pid: %q", raw)
+	}
+	if alive(pid) {
 		t.Errorf("the stream's nvidia-smi (pid %d) outlived the run", pid)
 	}
+	if left := groupMembers(pid); len(left) > 0 {
+		t.Errorf("the stream's process group %d outlived the run: pids %v", pid, left)
+	}
+}
+
+// groupMembers lists the live (not zombie) processes of process group pgid, from /proc
+// (none where there is no /proc).
+func groupMembers(pgid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold ") ".
+		i := bytes.LastIndex(stat, []byte(") "))
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+2:]))
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // A round during which nvidia-smi's stream reports a throttle reason is dropped and
 // reported; the stream is asked once (after one query that learns the reasons field) and is
-// gone when the run is.
+// gone, with its process group, when the run is.
 func TestThrottledRoundIsDropped(t *testing.T) {
 	fs := newServeFakes(t, nil, nil)
 	mark := filepath.Join(t.TempDir(), "round")
@@ -414,20 +473,26 @@ func TestThrottledRoundIsDropped(t *testing.T) {
 			t.Errorf("dropped round %+v", c)
 		}
 	}
-	// Round 2's readings are throttled; round 3 may have seen the mark for a moment.
+	// Round 2's readings are throttled; round 3's too, as a rule: the newest reading before
+	// it began, which stands for its start, came while round 2 ran.
 	if len(dropped) == 0 || dropped[0] != 2 || len(dropped) > 2 || (len(dropped) == 2 && dropped[1] != 3) {
 		t.Fatalf("dropped rounds %v, want 2 (and perhaps 3)\n%s", dropped, dump(g))
 	}
 	if d.Runner.Rounds != d.Runner.RoundsRun-len(dropped) || len(d.Runner.Clocks) != d.Runner.RoundsRun+1 {
 		t.Errorf("%d rounds kept of %d run, %d clock readings", d.Runner.Rounds, d.Runner.RoundsRun, len(d.Runner.Clocks))
 	}
+	for i, c := range d.Runner.Clocks {
+		if c.Round != i {
+			t.Errorf("clock reading %d is round %d's", i, c.Round)
+		}
+	}
 	for _, c := range d.Comparisons {
 		if c.DroppedRounds != len(dropped) || c.Rounds != d.Runner.Rounds {
 			t.Errorf("%s: %d rounds, %d dropped", c.Kernel, c.Rounds, c.DroppedRounds)
 		}
 	}
-	if w := findings(g, result.Warning, MetricThrottled); len(w) != 1 || !strings.Contains(w[0], "2 (SwThermalSlowdown)") {
-		t.Errorf("throttle warnings: %q\n%s", w, dump(g))
+	if w := findings(g, result.Warning, MetricThrottled); len(w) != 1 {
+		t.Errorf("throttle warnings: %q", w)
 	}
 	if n := findings(g, result.Notice, MetricClocks); len(n) != 1 || !strings.Contains(n[0], "SM clock 1980 MHz, temperature 45 °C") {
 		t.Errorf("clock notices: %q", n)
@@ -444,19 +509,29 @@ func TestThrottledRoundIsDropped(t *testing.T) {
 	streamGone(t, dir)
 }
 
-// A stream that ends, or prints what is not a reading, is said; the rounds after it are read
-// by one query each, and a throttled one is still dropped.
+// A stream that ends, or prints what is not a reading, is said once; rounds it gives no
+// reading for are read by one query each after the round, and one that query finds
+// throttled is still dropped: a line that is not a reading never passes as unthrottled.
 func TestClockStreamTrouble(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		st     smiStream
-		on     int // the one-shot call that reports throttling (1 is the probe)
-		warns  string
-		drop   bool
-		stream bool // the stream's readings are used
+		on     int      // the one-shot call that reports throttling (1 is the probe, 3 round 1)
+		warns  []string // the clock warnings, in order
+		drop   bool     // round 1 is dropped
+		stream bool     // the stream's readings are used
 	}{
-		{"ends at once", smiStream{exitAfter: -1}, 3, "nvidia-smi's stream of readings ended (nvidia-smi exited with status 0)", true, false},
-		{"garbage", smiStream{badOn: 1}, 0, `nvidia-smi's stream printed "garbage", which is not a reading`, false, true},
+		{"ends at once", smiStream{exitAfter: -1}, 3,
+			[]string{"nvidia-smi's stream of readings ended (nvidia-smi exited with status 0): from then on the clocks were read once after each round"}, true, false},
+		{"fails at once", smiStream{exitAfter: -1, exitCode: 15, exitMsg: "Unable to determine the device handle for GPU0000:18:00.0: Unknown Error"}, 3,
+			[]string{"nvidia-smi's stream of readings ended (nvidia-smi exited: exit status 15: Unable to determine the device handle for GPU0000:18:00.0: Unknown Error)"}, true, false},
+		{"a garbage line", smiStream{badOn: 1}, 0,
+			[]string{`nvidia-smi's stream printed "garbage", which is not a reading: such lines were not taken as unthrottled`}, false, true},
+		{"a line whose reasons are not a mask", smiStream{badOn: 2, bad: "1980, 45, throttled"}, 0,
+			[]string{`nvidia-smi's stream printed "1980, 45, throttled", which is not a reading`}, false, true},
+		{"only lines that are not readings", smiStream{line: "1980, 45, 0x00000000000000zz"}, 3,
+			[]string{`nvidia-smi's stream printed "1980, 45, 0x00000000000000zz", which is not a reading`,
+				"nvidia-smi's stream of readings had no recent one after round 0 (it printed lines that were not readings): such rounds' clocks were read once after the round"}, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args, dir := fakeSMIPrinting(t, smiCool, smiThrottled, tc.on, &tc.st)
@@ -469,8 +544,14 @@ func TestClockStreamTrouble(t *testing.T) {
 			}
 			d := decodeData(t, g)
 			w := findings(g, result.Warning, MetricClocks)
-			if len(w) != 1 || !strings.Contains(w[0], tc.warns) {
-				t.Errorf("clock warnings %q, want one saying %q", w, tc.warns)
+			if len(w) != len(tc.warns) {
+				t.Errorf("clock warnings %q, want %q", w, tc.warns)
+			} else {
+				for i := range w {
+					if !strings.Contains(w[i], tc.warns[i]) {
+						t.Errorf("clock warning %q, want %q", w[i], tc.warns[i])
+					}
+				}
 			}
 			if tc.drop && (len(d.Runner.DroppedRounds) != 1 || d.Runner.DroppedRounds[0].Round != 1) {
 				t.Errorf("dropped %+v, want round 1 (the query after it reported throttling)", d.Runner.DroppedRounds)
@@ -481,20 +562,68 @@ func TestClockStreamTrouble(t *testing.T) {
 			if len(d.Runner.Clocks) != d.Runner.RoundsRun+1 {
 				t.Errorf("%d readings for %d rounds and the warm-up", len(d.Runner.Clocks), d.Runner.RoundsRun)
 			}
-			one, _ := checkReadOnly(t, args)
+			one, streams := checkReadOnly(t, args)
+			if streams != 1 {
+				t.Errorf("%d streams started", streams)
+			}
 			if tc.stream && one != 1 {
 				t.Errorf("%d one-shot queries, want only the first", one)
 			}
 			if !tc.stream && one != d.Runner.RoundsRun+2 {
 				t.Errorf("%d one-shot queries, want the first and one per round (%d)", one, d.Runner.RoundsRun+1)
 			}
+			if n := findings(g, result.Warning, MetricClocks); tc.drop && len(findings(g, result.Warning, MetricThrottled)) != 1 {
+				t.Errorf("no throttle warning; clock warnings %q", n)
+			}
 			streamGone(t, dir)
 		})
 	}
 }
 
-// A stream line past the cap ends the stream (its nvidia-smi stopped) instead of growing
-// memory; rounds are then read once each.
+// A stream that exits in the middle of a run (the GPU lost) is said once; the rounds
+// before read from it, every round after by one query of its own.
+func TestClockStreamEndsMidway(t *testing.T) {
+	fs := newServeFakes(t, nil, nil)
+	mark := filepath.Join(t.TempDir(), "round")
+	for _, c := range []*Command{&fs.base, &fs.head} {
+		c.Argv = append(c.Argv, "round_ms=20", "mark="+mark)
+	}
+	// The stream prints smiCool until round 2 begins; one-shot queries print smiWarm.
+	args, dir := fakeSMIPrinting(t, smiWarm, "", 0, &smiStream{line: smiCool, mark: mark, exitRound: "2", exitCode: 15, exitMsg: "GPU is lost"})
+	o := serveOptions(fs, "")
+	o.NvidiaSMI = ""
+	g, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeData(t, g)
+	if d.Runner.RoundsRun < 4 || len(d.Runner.Clocks) != d.Runner.RoundsRun+1 {
+		t.Fatalf("%d readings for %d rounds and the warm-up\n%s", len(d.Runner.Clocks), d.Runner.RoundsRun, dump(g))
+	}
+	queried := 0
+	for i, c := range d.Runner.Clocks {
+		fromStream := *c.SMClockMHz == 1980
+		if !fromStream {
+			queried++
+		}
+		// Rounds 0 and 1 end before the stream does; by the end of round 3 it has long ended
+		// (round 2 may still have had readings of its own before it went).
+		if (i <= 1 && !fromStream) || (i >= 3 && fromStream) {
+			t.Errorf("round %d's reading %+v (SM clock 1980 is the stream's, 1755 a query's)", i, c)
+		}
+	}
+	w := findings(g, result.Warning, MetricClocks)
+	if len(w) != 1 || !strings.Contains(w[0], "nvidia-smi's stream of readings ended (nvidia-smi exited: exit status 15: GPU is lost): from then on the clocks were read once after each round") {
+		t.Errorf("clock warnings %q", w)
+	}
+	if one, streams := checkReadOnly(t, args); one != 1+queried || streams != 1 {
+		t.Errorf("%d one-shot queries and %d streams, want %d and 1", one, streams, 1+queried)
+	}
+	streamGone(t, dir)
+}
+
+// A stream line past the cap (1 MiB without a newline) ends the stream, its nvidia-smi
+// killed, instead of growing memory; rounds are then read once each.
 func TestClockStreamLineCap(t *testing.T) {
 	_, dir := fakeSMIPrinting(t, smiCool, "", 0, &smiStream{huge: true})
 	s, err := newSMI("nvidia-smi", nil)
@@ -506,29 +635,25 @@ func TestClockStreamLineCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.stop()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ended, _ := w.trouble()
-		if ended != "" {
-			if !strings.Contains(ended, "a line longer than 4096 bytes") {
-				t.Errorf("ended: %q", ended)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the stream did not end")
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-w.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stream did not end")
+	}
+	if ended, _ := w.trouble(); !strings.Contains(ended, "a line longer than 4096 bytes") {
+		t.Errorf("ended: %q", ended)
+	}
+	if len(w.samples) != 0 {
+		t.Errorf("%d readings kept", len(w.samples))
 	}
 	if _, ok := w.reading(1, time.Now().Add(-time.Second), time.Now()); ok {
 		t.Error("a reading from a stream that printed none")
 	}
-	<-w.done
 	streamGone(t, dir)
 }
 
-// A round's reading folds the readings that arrived while it ran (the worst of each), or,
-// for a round with none of its own, the newest before it; a stale stream gives none.
+// A round's reading folds the readings that arrived while it ran and the newest one before
+// it began (the worst of each); a stale or ended stream gives none.
 func TestClockReadingFolds(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -537,18 +662,24 @@ func TestClockReadingFolds(t *testing.T) {
 	w.add(at(100), "1980, 41, 0x0000000000000001")
 	w.add(at(200), "1755, 44, 0x0000000000000004")
 	w.add(at(300), "not a reading")
+	w.add(at(350), "1995, 99, [N/A]x")
 	w.add(at(400), "1980, 43, 0x0000000000000000")
+	w.add(at(500), "1980, 42, 0x0000000000000000")
 	for _, tc := range []struct {
 		name     string
 		from, to int
 		ok       bool
-		want     string // clock, temperature, reasons, throttled
+		want     string // clock, temperature, reasons, names, throttled
 	}{
-		{"one reading", 90, 150, true, "1980 41 0x0000000000000001 false"},
-		{"several: the worst", 50, 450, true, "1755 44 0x0000000000000005 true"},
-		{"none of its own: the newest before", 410, 450, true, "1980 43 0x0000000000000000 false"},
-		{"a bad line is not a reading", 290, 350, true, "1755 44 0x0000000000000004 true"},
+		{"one reading and the one before", 90, 150, true, "1980 41 0x0000000000000001 [] false"},
+		{"several: the worst", 50, 450, true, "1755 44 0x0000000000000005 [SwPowerCap] true"},
+		{"none of its own: the newest before", 410, 450, true, "1980 43 0x0000000000000000 [] false"},
+		{"the newest before counts, throttled", 210, 450, true, "1755 44 0x0000000000000004 [SwPowerCap] true"},
+		{"only the newest before", 450, 550, true, "1980 43 0x0000000000000000 [] false"},
+		{"bad lines are not readings", 290, 390, true, "1755 44 0x0000000000000004 [SwPowerCap] true"},
+		{"a reading that arrived after the round is not its", 150, 190, true, "1980 41 0x0000000000000001 [] false"},
 		{"stale", 2000, 2100, false, ""},
+		{"fresh enough", 1700, 1800, true, "1980 42 0x0000000000000000 [] false"},
 		{"before any", -100, -50, false, ""},
 	} {
 		c, ok := w.reading(7, at(tc.from), at(tc.to))
@@ -559,17 +690,95 @@ func TestClockReadingFolds(t *testing.T) {
 		if !ok {
 			continue
 		}
-		if got := fmt.Sprintf("%g %g %s %v", *c.SMClockMHz, *c.TemperatureC, c.Reasons, c.Throttled); got != tc.want {
+		if got := fmt.Sprintf("%g %g %s %v %v", *c.SMClockMHz, *c.TemperatureC, c.Reasons, c.ReasonNames, c.Throttled); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
 	if _, bad := w.trouble(); bad != "not a reading" {
 		t.Errorf("bad line %q", bad)
 	}
+	// An ended stream gives no reading, even for readings it had.
+	w.ended = "nvidia-smi exited with status 0"
+	if _, ok := w.reading(7, at(50), at(450)); ok {
+		t.Error("a reading from an ended stream")
+	}
 	// [N/A] reasons stay unchecked, as for one reading.
 	c := foldClocks(1, []Clock{{Reasons: "[N/A]"}, {Reasons: "0x0000000000000000"}})
 	if c.Reasons != "[N/A]" || c.Throttled {
 		t.Errorf("folded %+v", c)
+	}
+}
+
+// The readings kept are the newest maxClockSamples, read oldest first across the ring's
+// wrap.
+func TestClockRing(t *testing.T) {
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	at := func(i int) time.Time { return t0.Add(time.Duration(i) * time.Millisecond) }
+	w := &clockWatch{interval: 100 * time.Millisecond}
+	const extra = 10
+	for i := range maxClockSamples + extra {
+		reasons := "0x0000000000000000"
+		if i < extra {
+			reasons = "0x0000000000000004" // gone once the ring wraps
+		}
+		w.add(at(i), fmt.Sprintf("1980, %d, %s", i, reasons))
+	}
+	if len(w.samples) != maxClockSamples {
+		t.Fatalf("%d readings kept", len(w.samples))
+	}
+	for _, tc := range []struct {
+		name      string
+		from, to  time.Time
+		throttled bool
+		hottest   int
+	}{
+		{"all kept", at(-1), at(maxClockSamples + extra), false, maxClockSamples + extra - 1},
+		{"the newest before, across the wrap", at(maxClockSamples + 5).Add(time.Microsecond), at(maxClockSamples + 5).Add(time.Microsecond), false, maxClockSamples + 5},
+		{"the newest before, before the wrap", at(maxClockSamples - 1).Add(time.Microsecond), at(maxClockSamples - 1).Add(time.Microsecond), false, maxClockSamples - 1},
+	} {
+		c, ok := w.reading(1, tc.from, tc.to)
+		if !ok || c.Throttled != tc.throttled || *c.TemperatureC != float64(tc.hottest) {
+			t.Errorf("%s: ok %v, %+v, want temperature %d", tc.name, ok, c, tc.hottest)
+		}
+	}
+}
+
+// Which lines of the stream are readings: numbers, or nvidia-smi's bracketed words.
+func TestParseReading(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		ok   bool
+	}{
+		{"1980, 34, 0x0000000000000000", true},
+		{"345, 39, 0x0000000000000001", true},
+		{" 1980 , 40 , 0x2", true},
+		{"[N/A], [N/A], [N/A]", true},
+		{"1980, [Not Supported], 0x0000000000000004", true},
+		{"1980, 45, [Unknown Error]", true},
+		{"garbage", false},
+		{"No devices were found", false},
+		{"1980, 45", false},
+		{"1980, 45, 0x1, 4", false},
+		{"1980, 45, throttled", false},
+		{"1980, 45, 0x00000000000000zz", false},
+		{"1980 MHz, 45, 0x0", false},
+		{"NaN, 45, 0x0", false},
+		{"1980, +Inf, 0x0", false},
+		{"1980, 45, -1", false},
+		{"1980, 45, 0x10000000000000000", false},
+		{"1980, 45, [N/A", false},
+		{"1980, 45, [[N/A]]", false},
+		{", , ", false},
+	} {
+		c, err := parseReading(tc.line)
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: %v, want ok %v", tc.line, err, tc.ok)
+		}
+		if err == nil {
+			if want, _ := parseClock(tc.line, 0); !reflect.DeepEqual(want, c) {
+				t.Errorf("%q: %+v, parseClock %+v", tc.line, c, want)
+			}
+		}
 	}
 }
 

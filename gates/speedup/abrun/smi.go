@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"os/exec"
 	"strconv"
@@ -17,10 +18,12 @@ import (
 // smiTimeout bounds one nvidia-smi query.
 const smiTimeout = 20 * time.Second
 
-// Clock is the GPU's state just before one round, as nvidia-smi reported it. Numbers
-// nvidia-smi could not give ("[N/A]") are null.
+// Clock is the GPU's state during one round, as nvidia-smi reported it: the worst of the
+// readings its stream gave from just before the round began until it ended (smiwatch.go),
+// or, when the stream had none, one query's just after the round. Numbers nvidia-smi could
+// not give ("[N/A]") are null.
 type Clock struct {
-	// Round is the round it was read before (1-based; 0 is the warm-up round).
+	// Round is the round it was read for (1-based; 0 is the warm-up round).
 	Round        int      `json:"round"`
 	SMClockMHz   *float64 `json:"sm_clock_mhz"`
 	TemperatureC *float64 `json:"temperature_c"`
@@ -65,8 +68,8 @@ const (
 	oldReasonsField = "clocks_throttle_reasons.active"
 )
 
-// ClockQueryArgs are nvidia-smi's arguments for the reading the runner takes before each
-// round (on drivers that know clocks_event_reasons).
+// ClockQueryArgs are nvidia-smi's arguments for the runner's clock readings (on drivers
+// that know clocks_event_reasons); the stream adds --id and -lms.
 func ClockQueryArgs() []string { return clockQueryArgs(reasonsField) }
 
 func clockQueryArgs(field string) []string {
@@ -128,7 +131,7 @@ func (s *smi) query(ctx context.Context, field string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// sample reads the clocks before round; warn gets a message to report once.
+// sample reads the clocks for round with one query; warn gets a message to report once.
 func (s *smi) sample(ctx context.Context, round int, warn func(string)) (Clock, error) {
 	out, err := s.query(ctx, s.field)
 	if err != nil && s.field == reasonsField {
@@ -165,8 +168,8 @@ func parseClock(line string, round int) (Clock, error) {
 	}
 	num := func(s string) *float64 {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-		if err != nil {
-			return nil // [N/A], [Not Supported]
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil // [N/A], [Not Supported]; JSON has no NaN or Inf
 		}
 		return &v
 	}

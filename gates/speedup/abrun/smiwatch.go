@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -31,10 +32,9 @@ const (
 
 // clockSample is one reading of the stream, as it arrived.
 type clockSample struct {
-	at   time.Time
-	c    Clock
-	bad  bool // the line did not read as a reading
-	line string
+	at  time.Time
+	c   Clock
+	bad bool // the line did not read as a reading
 }
 
 // clockWatch is a running `nvidia-smi ... -lms N` and the readings it printed.
@@ -43,10 +43,13 @@ type clockWatch struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 
-	mu      sync.Mutex
-	samples []clockSample // the newest maxClockSamples, oldest first
-	badLine string        // the first line that was not a reading
-	ended   string        // why the stream ended; "" while it runs
+	mu sync.Mutex
+	// samples is a ring of the newest maxClockSamples readings: oldest first until it is
+	// full, then oldest at next.
+	samples []clockSample
+	next    int
+	badLine string // the first line that was not a reading
+	ended   string // why the stream ended; "" while it runs
 }
 
 // watch starts the stream. It first asks once, as sample does, to learn which reasons
@@ -128,25 +131,54 @@ func (w *clockWatch) read(ctx context.Context, out io.Reader, cmd *exec.Cmd, std
 
 // add keeps one line of the stream.
 func (w *clockWatch) add(at time.Time, line string) {
-	c, err := parseClock(line, 0)
-	s := clockSample{at: at, c: c, bad: err != nil, line: line}
+	c, err := parseReading(line)
+	s := clockSample{at: at, c: c, bad: err != nil}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if s.bad && w.badLine == "" {
 		w.badLine = clip(line, 200)
 	}
-	if len(w.samples) == maxClockSamples {
-		w.samples = append(w.samples[:0], w.samples[1:]...)
+	if len(w.samples) < maxClockSamples {
+		w.samples = append(w.samples, s)
+		return
 	}
-	w.samples = append(w.samples, s)
+	w.samples[w.next] = s
+	w.next = (w.next + 1) % len(w.samples)
 }
 
-// reading is round's clocks from the readings that arrived between from and to, or, for a
-// round shorter than the interval that has none of its own, the newest before from. Each
-// reading's worst counts: the lowest SM clock, the highest temperature, every clock event
-// reason seen (their bits or'ed). ok is false when no reading that arrived within 3
-// intervals and a second of to is there, or the stream has ended: the caller asks
-// nvidia-smi once instead.
+// parseReading reads one line of the stream as parseClock does, but more strictly: each
+// field must be a number or one of nvidia-smi's bracketed words ("[N/A]", "[Not
+// Supported]"). A line that is neither (a message, a cut line) is not a reading, so that
+// reasons nvidia-smi did not print are never taken as none.
+func parseReading(line string) (Clock, error) {
+	c, err := parseClock(line, 0)
+	if err != nil {
+		return c, err
+	}
+	for i, f := range strings.Split(line, ",") {
+		f = strings.TrimSpace(f)
+		if len(f) >= 2 && f[0] == '[' && f[len(f)-1] == ']' && !strings.ContainsAny(f[1:len(f)-1], "[]") {
+			continue
+		}
+		var err error
+		if i == 2 {
+			_, err = strconv.ParseUint(f, 0, 64)
+		} else if v, ferr := strconv.ParseFloat(f, 64); ferr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			err = errors.New("not a number")
+		}
+		if err != nil {
+			return c, fmt.Errorf("nvidia-smi printed %q, field %d is neither a number nor [N/A]", clip(line, 200), i+1)
+		}
+	}
+	return c, nil
+}
+
+// reading is round's clocks from the readings that arrived between from and to and the
+// newest one before from: the GPU's state from just before the round began until it ended
+// (a round shorter than the interval may have no reading of its own). Each reading's worst
+// counts: the lowest SM clock, the highest temperature, every clock event reason seen
+// (their bits or'ed). ok is false when no reading that arrived within 3 intervals and a
+// second of to is there, or the stream has ended: the caller asks nvidia-smi once instead.
 func (w *clockWatch) reading(round int, from, to time.Time) (Clock, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -156,20 +188,17 @@ func (w *clockWatch) reading(round int, from, to time.Time) (Clock, bool) {
 	}
 	var picked []Clock
 	var newest time.Time
-	before := -1
-	for i, s := range w.samples {
+	for i := range w.samples {
+		s := &w.samples[(w.next+i)%len(w.samples)]
 		if s.bad || s.at.After(to) {
 			continue
 		}
 		if s.at.Before(from) {
-			before = i
-			continue
+			// Only the newest before from: it stands for the round's start.
+			picked = picked[:0]
 		}
 		picked = append(picked, s.c)
 		newest = s.at
-	}
-	if len(picked) == 0 && before >= 0 {
-		picked, newest = []Clock{w.samples[before].c}, w.samples[before].at
 	}
 	if len(picked) == 0 || newest.Before(to.Add(-(3*w.interval + time.Second))) {
 		return Clock{Round: round}, false

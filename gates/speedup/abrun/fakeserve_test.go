@@ -37,6 +37,8 @@ import (
 //	setup_ms=N      sleeps N ms before its handshake;  round_ms=N  sleeps N ms per round
 //	teardown_ms=N   sleeps N ms at the end of its input before it logs its exit
 //	mark=PATH       writes the round number to PATH as each request arrives
+//	wait_on=R:PATH  asked for round R, waits (up to 20 s) for PATH to exist before its
+//	                round_ms: for a fake nvidia-smi to have seen the round's mark
 func fakeHarness(args []string) int {
 	set := map[string]string{"side": "x", "factor": "1", "seed": "1"}
 	for _, a := range args {
@@ -134,6 +136,9 @@ func fakeHarness(args []string) int {
 			fmt.Fprintf(answers, `{"round": %d, "file": %s}`+"\n", r+1, oneLine(file(r)))
 			continue
 		}
+		if wr, path, ok := strings.Cut(set["wait_on"], ":"); ok && wr == strconv.Itoa(r) {
+			waitForFile(path, 20*time.Second)
+		}
 		time.Sleep(time.Duration(num("round_ms")) * time.Millisecond)
 		if req.Samples != samples {
 			fmt.Fprintf(os.Stderr, "fake: asked for %d samples, KG_SAMPLES=%d\n", req.Samples, samples)
@@ -147,6 +152,15 @@ func fakeHarness(args []string) int {
 		time.Sleep(time.Minute)
 	}
 	return num("exit_code")
+}
+
+// waitForFile polls for path until it exists or limit passes.
+func waitForFile(path string, limit time.Duration) {
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+	}
 }
 
 func cmpOr(a, b string) string {

@@ -578,6 +578,18 @@ func mentionsPython(argv []string) bool {
 	return false
 }
 
+// setsBytecode: the command's own words set PYTHONPYCACHEPREFIX or PYTHONDONTWRITEBYTECODE
+// (env NAME=VALUE python3 ..., sh -c "NAME=VALUE python3 ..."), which the environment kernel-gate
+// sees does not show.
+func setsBytecode(argv []string) bool {
+	for _, w := range argv {
+		if strings.Contains(w, "PYTHONPYCACHEPREFIX=") || strings.Contains(w, "PYTHONDONTWRITEBYTECODE=") {
+			return true
+		}
+	}
+	return false
+}
+
 // noteBytecode says, once, when a side's serving processes took long to set up while
 // Python may not keep bytecode: with PYTHONDONTWRITEBYTECODE set and no
 // PYTHONPYCACHEPREFIX, a package installed without its bytecode (torch on the machine
@@ -585,7 +597,7 @@ func mentionsPython(argv []string) bool {
 // about half of a PyTorch harness's start-up there.
 func (r *runner) noteBytecode(res [3][]started, sides []int) {
 	for _, i := range sides {
-		if !mentionsPython(r.cmds[i].Argv) {
+		if !mentionsPython(r.cmds[i].Argv) || setsBytecode(r.cmds[i].Argv) {
 			continue
 		}
 		env := append(append(slices.Clone(r.o.Environ), r.cmds[i].Env...), r.set.Env...)

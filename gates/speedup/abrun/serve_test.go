@@ -527,17 +527,20 @@ func TestNonServingHarnesses(t *testing.T) {
 }
 
 // Serving processes slow to set up while Python keeps no bytecode get a hint, once; with
-// PYTHONPYCACHEPREFIX set, none.
+// PYTHONPYCACHEPREFIX set, in the environment or by the command itself, none.
 func TestSlowSetupWithoutBytecodeIsNoted(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		env    []string
-		python bool // the command names Python
+		python bool   // the command names Python
+		cmdEnv string // a setting the command's own words make (env NAME=VALUE ...)
 		hint   bool
 	}{
-		{"no bytecode", []string{"PYTHONDONTWRITEBYTECODE=1"}, true, true},
-		{"a bytecode prefix", []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONPYCACHEPREFIX=/tmp/pyc"}, true, false},
-		{"a compiled harness", []string{"PYTHONDONTWRITEBYTECODE=1"}, false, false},
+		{"no bytecode", []string{"PYTHONDONTWRITEBYTECODE=1"}, true, "", true},
+		{"a bytecode prefix", []string{"PYTHONDONTWRITEBYTECODE=1", "PYTHONPYCACHEPREFIX=/tmp/pyc"}, true, "", false},
+		{"a prefix the command sets", []string{"PYTHONDONTWRITEBYTECODE=1"}, true, "PYTHONPYCACHEPREFIX=/tmp/pyc", false},
+		{"bytecode the command allows", []string{"PYTHONDONTWRITEBYTECODE=1"}, true, "PYTHONDONTWRITEBYTECODE=", false},
+		{"a compiled harness", []string{"PYTHONDONTWRITEBYTECODE=1"}, false, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -546,6 +549,9 @@ func TestSlowSetupWithoutBytecodeIsNoted(t *testing.T) {
 			if tc.python {
 				for _, c := range []*Command{&f.base, &f.head} {
 					c.Argv = append([]string{"env", "PYTHONPATH=" + t.TempDir()}, c.Argv...)
+					if tc.cmdEnv != "" {
+						c.Argv = append([]string{"env", tc.cmdEnv}, c.Argv...)
+					}
 				}
 			}
 			o := serveOptions(f, "")

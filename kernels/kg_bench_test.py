@@ -679,6 +679,38 @@ class SDPAServeTest(unittest.TestCase):
         self.assertIn("needs PyTorch with CUDA", err)
 
 
+class ExitTest(unittest.TestCase):
+    """kg_bench.exit in a real process: serve mode ends at once, its status and buffered
+    output kept, atexit handlers skipped; the other modes exit as sys.exit does."""
+
+    SCRIPT = (
+        "import atexit, sys\n"
+        "sys.path.insert(0, {kernels!r})\n"
+        "import kg_bench\n"
+        "atexit.register(lambda: print('shutdown ran', flush=True))\n"
+        "sys.stdout.write('answered')\n"  # no newline: buffered until a flush
+        "sys.stderr.write('said')\n"
+        "kg_bench.exit(3)\n"
+        "print('after exit')\n"
+    )
+
+    def run_script(self, mode):
+        import subprocess  # noqa: PLC0415
+
+        env = dict(os.environ, KG_MODE=mode)
+        script = self.SCRIPT.format(kernels=os.path.dirname(os.path.abspath(kg_bench.__file__)))
+        return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60)
+
+    def test_serve_ends_at_once(self):
+        p = self.run_script("serve")
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (3, "answered", "said"))
+
+    def test_other_modes_shut_down(self):
+        for mode in ("bench", "check", "sanitize", ""):
+            p = self.run_script(mode)
+            self.assertEqual((p.returncode, p.stdout, p.stderr), (3, "answeredshutdown ran\n", "said"), mode)
+
+
 # The forms' harnesses and what testdata/replay/record.sh plants in them
 # (kernels/forms/forms_test.py) are tested with this file, which CI runs.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "forms"))

@@ -266,4 +266,4 @@ def main(environ: Optional[Mapping[str, str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    kg_bench.exit(main())

@@ -32,7 +32,7 @@
 #   triton     kernels/triton/softmax.py against itself (row_softmax ×
 #              small)                                                    serve
 #   lifetimes  REPEAT_AA more served attention A/A runs, for the false-slower rate over
-#              many server lifetimes
+#              many server lifetimes (and REPEAT_PY, default 0, more served torch-AA-pyc runs)
 #
 # Per run it prints the verdict, the realised ratio, the rounds, the wall seconds of the
 # timing (starting the harnesses to the last round: what bench.wall_budget bounds) and per
@@ -56,6 +56,7 @@ SERVERS=${SERVERS:-4}
 WALL_BUDGET=${WALL_BUDGET:-60s}
 TOTAL_BUDGET=${TOTAL_BUDGET:-480}
 REPEAT_AA=${REPEAT_AA:-3}
+REPEAT_PY=${REPEAT_PY:-0}
 SAMPLES=${SAMPLES:-30}
 start=$SECONDS
 
@@ -176,6 +177,9 @@ except ImportError:
   pyc="env PYTHONPYCACHEPREFIX=$out/pyc"
   for mode in serve serve1; do
     run torch-AA-pyc "$mode" flash_fwd mission "$pyc $torch_cmd" "$pyc $torch_cmd"
+  done
+  for i in $(seq 1 "$REPEAT_PY"); do
+    run "torch-AA-pyc-$i" serve flash_fwd mission "$pyc $torch_cmd" "$pyc $torch_cmd"
   done
   run reference-AA-pyc serve flash_fwd mission "$pyc python3 kernels/sdpa_reference.py" "$pyc python3 kernels/sdpa_reference.py"
 else

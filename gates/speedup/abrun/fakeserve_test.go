@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,6 +40,12 @@ import (
 //	mark=PATH       writes the round number to PATH as each request arrives
 //	wait_on=R:PATH  asked for round R, waits (up to 20 s) for PATH to exist before its
 //	                round_ms: for a fake nvidia-smi to have seen the round's mark
+//	gpu=N:DIR       a GPU with room for N processes: each serving process keeps a file
+//	                in DIR while it lives (removed as it exits, after teardown_ms); after
+//	                setup_ms, more than N live ones is out of memory, which oom says how
+//	                to report: exit (the default: exits 1 before its handshake, as a C++
+//	                harness whose cudaMalloc failed) or answer (answers every round with
+//	                a CUDA out-of-memory error, as kg_bench.serve_cases does)
 func fakeHarness(args []string) int {
 	set := map[string]string{"side": "x", "factor": "1", "seed": "1"}
 	for _, a := range args {
@@ -96,7 +103,21 @@ func fakeHarness(args []string) int {
 		return 2
 	}
 	answers := os.NewFile(uintptr(fd), "answers")
+	gpuRoom, gpuDir, _ := strings.Cut(set["gpu"], ":")
+	if gpuDir != "" {
+		mine := filepath.Join(gpuDir, strconv.Itoa(os.Getpid()))
+		os.WriteFile(mine, nil, 0o644)
+		defer os.Remove(mine)
+	}
 	time.Sleep(time.Duration(num("setup_ms")) * time.Millisecond)
+	oomErr := ""
+	if room, _ := strconv.Atoi(gpuRoom); gpuDir != "" && livePids(gpuDir) > room {
+		oomErr = fmt.Sprintf("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; %d processes, room for %d)", livePids(gpuDir), room)
+		if set["oom"] != "answer" {
+			fmt.Fprintf(os.Stderr, "harness: cudaMalloc: out of memory\n")
+			return 1
+		}
+	}
 	fmt.Println("fake: set up; stdout is not where answers go")
 	fmt.Fprintf(answers, `{"serve": "kernel-gate/serve/v1"}`+"\n")
 	in := bufio.NewScanner(os.Stdin)
@@ -139,6 +160,10 @@ func fakeHarness(args []string) int {
 		if wr, path, ok := strings.Cut(set["wait_on"], ":"); ok && wr == strconv.Itoa(r) {
 			waitForFile(path, 20*time.Second)
 		}
+		if oomErr != "" {
+			fmt.Fprintf(answers, `{"round": %d, "file": %s}`+"\n", r, oneLine(errorFile(samples, shapes, oomErr)))
+			continue
+		}
 		time.Sleep(time.Duration(num("round_ms")) * time.Millisecond)
 		if req.Samples != samples {
 			fmt.Fprintf(os.Stderr, "fake: asked for %d samples, KG_SAMPLES=%d\n", req.Samples, samples)
@@ -152,6 +177,30 @@ func fakeHarness(args []string) int {
 		time.Sleep(time.Minute)
 	}
 	return num("exit_code")
+}
+
+// livePids counts the files in dir named by the pid of a live process (not a zombie).
+func livePids(dir string) int {
+	ents, _ := os.ReadDir(dir)
+	n := 0
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && alive(pid) {
+			n++
+		}
+	}
+	return n
+}
+
+// errorFile is a round's harness file whose every result is the error msg.
+func errorFile(samples int, shapes []string, msg string) string {
+	var res []string
+	for _, k := range []string{"gemm", "softmax"} {
+		for _, sh := range shapes {
+			res = append(res, fmt.Sprintf(`{"kernel": %q, "shape": %q, "error": %q}`, k, sh, msg))
+		}
+	}
+	return fmt.Sprintf(`{"schema": "kernel-gate/bench/v1", "device": {"name": "NVIDIA H200", "compute_cap": "9.0", "driver": "580.159.04", "cuda": "13.0"}, "request": {"mode": "bench", "shapes": [], "rounds": 1, "samples": %d}, "results": [%s]}`,
+		samples, strings.Join(res, ", "))
 }
 
 // waitForFile polls for path until it exists or limit passes.

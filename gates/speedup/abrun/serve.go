@@ -125,12 +125,14 @@ func (r *runner) startServer(ctx context.Context, side Side, lifetime, firstRoun
 	}
 	failed := func(why, output string) started {
 		st.fail = &Failure{Side: side, Stage: "run", Round: firstRound, Why: fmt.Sprintf("its serving process %d ", lifetime) + why, Output: output, Log: r.logPaths[i]}
+		st.oom = outOfGPUMemory(why) || outOfGPUMemory(output)
 		return st
 	}
 	switch {
 	case gone:
 		o := s.kill()
 		st.notServing = why + lastOutput(o.Output)
+		st.oom = outOfGPUMemory(o.Output)
 		return st
 	case why != "":
 		o := s.kill()
@@ -153,7 +155,23 @@ func (r *runner) startServer(ctx context.Context, side Side, lifetime, firstRoun
 	}
 	s.warm = f
 	st.s = s
+	for _, res := range f.Results {
+		st.oom = st.oom || outOfGPUMemory(res.Error)
+	}
 	return st
+}
+
+// outOfGPUMemory: a harness's error or output says the GPU ran out of memory (the CUDA
+// runtime's "out of memory", PyTorch's "CUDA out of memory" and OutOfMemoryError, the
+// driver's CUDA_ERROR_OUT_OF_MEMORY, cudaErrorMemoryAllocation).
+func outOfGPUMemory(text string) bool {
+	t := strings.ToLower(text)
+	for _, w := range []string{"out of memory", "out_of_memory", "outofmemory", "cudaerrormemoryallocation"} {
+		if strings.Contains(t, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // lastOutput quotes the end of what a process printed, for a note.
@@ -420,6 +438,7 @@ type started struct {
 	fail          *Failure
 	err           error
 	setup, warmup time.Duration
+	oom           bool // its output, failure or warm-up answer says the GPU ran out of memory
 }
 
 // startAll starts bench.servers serving processes of each given side, all side by side
@@ -517,6 +536,19 @@ func (r *runner) startServing(ctx context.Context) (*Failure, error) {
 	}
 	res := r.startAll(ctx, present, 0)
 	r.keep(res, present)
+	if n := max(r.set.Servers, 1); n > 1 {
+		if what, ok := firstOOM(res, present); ok {
+			// Each process holds a CUDA context and its inputs: on a small GPU a set of
+			// them may not fit where one a side does. Nothing has been timed yet.
+			r.killServers()
+			r.set.Servers = 1
+			r.warn("servers-oom", result.Warning, MetricServe, "",
+				"%d serving processes a side (bench.servers: %d), started side by side, ran out of GPU memory (%s): the run went on with 1 a side, each answering at most %d rounds; set bench.servers: 1 to skip the first attempt",
+				n, n, what, max(r.set.RestartEvery, 1))
+			res = r.startAll(ctx, present, 0)
+			r.keep(res, present)
+		}
+	}
 	for _, i := range present {
 		for _, st := range res[i] {
 			if st.err != nil || st.fail != nil {
@@ -654,16 +686,25 @@ func (r *runner) restart(ctx context.Context, round int) (*Failure, error) {
 	r.srv = [3][]*server{}
 	stopped := make(chan *Failure, 1)
 	go func() { stopped <- stopEach(old, round, r.logPaths) }()
-	fail, err := r.startNext(ctx, round)
-	if stopFail := <-stopped; stopFail != nil && fail == nil && err == nil {
+	fail, oom, err := r.startNext(ctx, round, true)
+	stopFail := <-stopped
+	if stopFail != nil && fail == nil && err == nil {
 		r.killServers()
 		return stopFail, nil
+	}
+	if oom != "" && fail == nil && err == nil {
+		// The old set's teardown and the new set's setup together did not fit in GPU
+		// memory: the new set again, now that the old one has ended.
+		r.warn("restart-oom", result.Warning, MetricServe, "",
+			"the serving processes started for round %d ran out of GPU memory while the previous ones ended (%s): they were started again once those had exited", round, oom)
+		fail, _, err = r.startNext(ctx, round, false)
 	}
 	return fail, err
 }
 
-// startNext starts each serving side's next processes, before round.
-func (r *runner) startNext(ctx context.Context, round int) (*Failure, error) {
+// startNext starts each serving side's next processes, before round. With retryOOM, a
+// start that ran out of GPU memory is killed and said (oom) instead of failing the run.
+func (r *runner) startNext(ctx context.Context, round int, retryOOM bool) (fail *Failure, oom string, err error) {
 	var serving []int
 	for _, i := range r.sidesPresent() {
 		if r.sides[i].Serving {
@@ -672,21 +713,50 @@ func (r *runner) startNext(ctx context.Context, round int) (*Failure, error) {
 	}
 	res := r.startAll(ctx, serving, round)
 	r.keep(res, serving)
+	if what, ok := firstOOM(res, serving); ok && retryOOM {
+		r.killServers()
+		return nil, what, nil
+	}
 	st, i, bad := firstProblem(res, serving)
 	switch {
 	case !bad:
 		if fail := r.sameDevices(serving, round); fail != nil {
 			r.killServers()
-			return fail, nil
+			return fail, "", nil
 		}
-		return nil, nil
+		return nil, "", nil
 	case st.err != nil || st.fail != nil:
 		r.killServers()
-		return st.fail, st.err
+		return st.fail, "", st.err
 	}
 	r.killServers()
 	return &Failure{Side: sideOf(i), Stage: "run", Round: round, Log: r.logPaths[i],
-		Why: fmt.Sprintf("a serving process started for round %d did not serve: it %s", round, st.notServing)}, nil
+		Why: fmt.Sprintf("a serving process started for round %d did not serve: it %s", round, st.notServing)}, "", nil
+}
+
+// firstOOM says which started process ran out of GPU memory first, and how it said so.
+func firstOOM(res [3][]started, sides []int) (string, bool) {
+	for _, i := range sides {
+		for _, st := range res[i] {
+			if !st.oom {
+				continue
+			}
+			what := st.notServing
+			switch {
+			case st.fail != nil:
+				what = st.fail.Why
+			case st.s != nil:
+				for _, r := range st.s.warm.Results {
+					if outOfGPUMemory(r.Error) {
+						what = fmt.Sprintf("its warm-up answer for %s × %s: %s", r.Kernel, r.Shape, strings.TrimSpace(r.Error))
+						break
+					}
+				}
+			}
+			return fmt.Sprintf("the %s harness: %s", sideOf(i), clip(what, 300)), true
+		}
+	}
+	return "", false
 }
 
 // sameDevices checks the device each serving process's warm-up round reported: every one

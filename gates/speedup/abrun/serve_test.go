@@ -576,3 +576,87 @@ func TestSlowSetupWithoutBytecodeIsNoted(t *testing.T) {
 		})
 	}
 }
+
+// A set of serving processes that does not fit in GPU memory (a small GPU: room for 2
+// processes, 4 a side asked for) is started again with one a side, before anything is
+// timed, and said in a warning; the run goes on and decides. Either way a harness says it:
+// exiting before its handshake, or answering with a CUDA out-of-memory error.
+func TestServersOutOfMemoryFallBackToOne(t *testing.T) {
+	for _, how := range []string{"exit", "answer"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			gpu := "gpu=2:" + t.TempDir()
+			args := []string{gpu, "oom=" + how, "setup_ms=150"}
+			f := newServeFakes(t, args, args)
+			o := serveOptions(f, "")
+			o.Bench.Servers = 4
+			g, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := decodeData(t, g)
+			if d.Runner.Failure != nil || d.Runner.Serve == nil || !d.Runner.Serve.Serving || d.Runner.Serve.Servers != 1 {
+				t.Fatalf("want a served run with 1 process a side\n%s", dump(g))
+			}
+			w := findings(g, result.Warning, MetricServe)
+			if len(w) != 1 || !strings.Contains(w[0], "4 serving processes a side (bench.servers: 4), started side by side, ran out of GPU memory (the base harness: ") ||
+				!strings.Contains(w[0], "out of memory") || !strings.Contains(w[0], "the run went on with 1 a side, each answering at most 4 rounds") {
+				t.Errorf("warnings %q", w)
+			}
+			for _, c := range d.Comparisons {
+				if c.Verdict != "same" && c.Verdict != "faster" && c.Verdict != "slower" {
+					t.Errorf("%s × %s: %s", c.Kernel, c.Shape, c.Verdict)
+				}
+			}
+			// The first attempt's 4 starts a side, then one a side per 4 rounds.
+			for _, sd := range d.Runner.Serve.Sides {
+				if want := 4 + (d.Runner.RoundsRun+3)/4; sd.Starts != want {
+					t.Errorf("%s: %d starts, want %d for %d rounds", sd.Side, sd.Starts, want, d.Runner.RoundsRun)
+				}
+			}
+		})
+	}
+}
+
+// A replacement set that runs out of GPU memory while the previous set is still ending (its
+// teardown beside the new setup) is started again once that set has exited, with a
+// warning; one that does not fit even then fails the run, naming the error.
+func TestRestartOutOfMemoryWaitsForTheOldSet(t *testing.T) {
+	t.Run("fits once the old set is gone", func(t *testing.T) {
+		t.Parallel()
+		// Room for 3: base and head (one each) fit, not with the 2 ending beside them.
+		args := []string{"gpu=3:" + t.TempDir(), "oom=answer", "setup_ms=50", "teardown_ms=400"}
+		f := newServeFakes(t, args, args)
+		g, err := Run(context.Background(), serveOptions(f, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := decodeData(t, g)
+		if d.Runner.Failure != nil || d.Runner.RoundsRun < 16 {
+			t.Fatalf("want a whole run\n%s", dump(g))
+		}
+		w := findings(g, result.Warning, MetricServe)
+		if len(w) == 0 || !strings.Contains(w[0], "the serving processes started for round 5 ran out of GPU memory while the previous ones ended (the base harness: its warm-up answer for gemm × small: CUDA out of memory.") ||
+			!strings.Contains(w[0], "they were started again once those had exited") {
+			t.Errorf("warnings %q", w)
+		}
+		for _, m := range findings(g, result.Warning, MetricRun) {
+			t.Errorf("a harness error reached the rounds: %s", m)
+		}
+	})
+	t.Run("does not fit at all", func(t *testing.T) {
+		t.Parallel()
+		args := []string{"gpu=1:" + t.TempDir(), "oom=answer", "setup_ms=50"}
+		f := newServeFakes(t, args, args)
+		g, err := Run(context.Background(), serveOptions(f, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Verdict == result.Pass {
+			t.Fatalf("a run whose every answer is an out-of-memory error passed\n%s", dump(g))
+		}
+		if !strings.Contains(dump(g), "CUDA out of memory") {
+			t.Errorf("the failure does not name the error\n%s", dump(g))
+		}
+	})
+}

@@ -84,8 +84,10 @@ func TestScannerRealFiles(t *testing.T) {
 			{"13.0.88", raw88, "shared-h200-cuda13.0/versions.txt:5"},
 			{"13.0.85", raw85, "shared-h200-cuda13.0/versions.txt:40"},
 		},
-		"forms-h200/versions-nvcc.txt":      {{"13.0.88", raw88, "forms-h200/versions-nvcc.txt:6"}},
-		"forms-h200/versions-cuobjdump.txt": {{"13.0.85", raw85, "forms-h200/versions-cuobjdump.txt:5"}},
+		"forms-h200/versions-nvcc.txt": {{"13.0.88", raw88, "forms-h200/versions-nvcc.txt:6"}},
+		// The H100 measurement's machine description (nvidia-smi, then nvcc --version | tail -2).
+		"timing/serve-h100-sets/machine.txt": {{"13.0.88", raw88, "timing/serve-h100-sets/machine.txt:3"}},
+		"forms-h200/versions-cuobjdump.txt":  {{"13.0.85", raw85, "forms-h200/versions-cuobjdump.txt:5"}},
 		// ptxas records the toolkit in each cubin's .note.nv.tkinfo; nvdisasm prints it.
 		"cuda13-h200/nvdisasm_softmax_sm90a.txt": {
 			{"13.0.88", raw88, "cuda13-h200/nvdisasm_softmax_sm90a.txt:837"},

@@ -662,9 +662,12 @@ func (r *runner) noteServing() {
 	var parts []string
 	for _, i := range r.sidesPresent() {
 		switch {
+		case len(r.srv[i]) > 0 && max(r.set.Servers, 1) == 1:
+			parts = append(parts, fmt.Sprintf("%s serves its rounds (KG_MODE=serve: one process at a time, each answering at most %d rounds, then a fresh one)",
+				sideOf(i), max(r.set.RestartEvery, 1)))
 		case len(r.srv[i]) > 0:
 			parts = append(parts, fmt.Sprintf("%s serves its rounds (KG_MODE=serve: %d processes started side by side answer in turn, each at most %d rounds, then %d fresh ones)",
-				sideOf(i), max(r.set.Servers, 1), max(r.set.RestartEvery, 1), max(r.set.Servers, 1)))
+				sideOf(i), r.set.Servers, max(r.set.RestartEvery, 1), r.set.Servers))
 		case r.sides[i].NotServing != "":
 			parts = append(parts, fmt.Sprintf("%s runs once per round: %s", sideOf(i), r.sides[i].NotServing))
 		}

@@ -10,8 +10,8 @@
 # side (60%) can, and a restart, whose new processes set up while the old ones end (4, 120%),
 # cannot. `kernel-gate bench run` (servers 4, restart_every 4) must say both in warnings and
 # still decide. Then two out-of-memory messages are captured as the harnesses print them:
-# kernels/harness.cu in bench mode with all but 200 MiB held (harness-oom.*), and hold.py
-# itself asking for more than the GPU has (torch-oom.stderr).
+# kernels/harness.cu in bench mode with all but SPARE MiB of the free memory held
+# (harness-oom-SPARE.*), and hold.py itself asking for more than the GPU has (torch-oom.stderr).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 out=${1:?OUTDIR}
@@ -35,8 +35,13 @@ cmd="python3 testdata/serve-oom/hold.py $hold $out/A"
 "${KG_BIN:?KG_BIN}" bench run --config "$out/kernel-gate.yml" --base-cmd "$cmd" --head-cmd "$cmd" \
   --artifacts "$out/artifacts" --format json --out "$out/result.json" 2>"$out/progress.log"
 echo "kernel-gate bench run: exit $?" | tee -a "$out/plan.txt"
-KG_MODE=bench KG_SHAPES=long KG_KERNELS=flash_fwd KG_ROUNDS=1 KG_OUT="$out/harness-oom.json" \
-  python3 testdata/serve-oom/hold.py $((total - 200)) "$out/A" >"$out/harness-oom.stdout" 2>"$out/harness-oom.stderr"
-echo "harness under a hold of all but 200 MiB: exit $?" | tee -a "$out/plan.txt"
+# The harness's own message: hold.py takes what is free but SPARE MiB (its own CUDA context
+# comes out of those too), and the harness's context and inputs then do not fit.
+free=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits --id=0) || exit 2
+for spare in 1200 900 700; do
+  KG_MODE=bench KG_SHAPES=long KG_KERNELS=flash_fwd KG_ROUNDS=1 KG_OUT="$out/harness-oom-$spare.json" \
+    python3 testdata/serve-oom/hold.py $((free - spare)) "$out/A" >"$out/harness-oom-$spare.stdout" 2>"$out/harness-oom-$spare.stderr"
+  echo "harness under a hold of all but $spare of the $free MiB free: exit $?" | tee -a "$out/plan.txt"
+done
 python3 testdata/serve-oom/hold.py $((total + 1024)) true >/dev/null 2>"$out/torch-oom.stderr"
 echo "hold.py asking for more than the GPU has: exit $?" | tee -a "$out/plan.txt"

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
+	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -608,6 +609,9 @@ func TestServersOutOfMemoryFallBackToOne(t *testing.T) {
 					t.Errorf("%s × %s: %s", c.Kernel, c.Shape, c.Verdict)
 				}
 			}
+			if n := findings(g, result.Notice, MetricServe); len(n) != 1 || !strings.Contains(n[0], "base serves its rounds (KG_MODE=serve: one process at a time, each answering at most 4 rounds, then a fresh one)") {
+				t.Errorf("notices %q", n)
+			}
 			// The first attempt's 4 starts a side, then one a side per 4 rounds.
 			for _, sd := range d.Runner.Serve.Sides {
 				if want := 4 + (d.Runner.RoundsRun+3)/4; sd.Starts != want {
@@ -659,4 +663,67 @@ func TestRestartOutOfMemoryWaitsForTheOldSet(t *testing.T) {
 			t.Errorf("the failure does not name the error\n%s", dump(g))
 		}
 	})
+}
+
+// outOfGPUMemory on what real harnesses printed (testdata/serve-oom/run.sh on an H100):
+// kernels/harness.cu's cudaMalloc failure, in its log and its result file, and PyTorch's
+// OutOfMemoryError; never on a real CUDA error that is not one (an illegal address, a launch
+// failure). The recorded run itself fell back to one process a side and decided.
+func TestOutOfGPUMemoryOnRealOutput(t *testing.T) {
+	const dir = "../../../testdata/serve-oom/h100/"
+	errorsIn := func(path string) []string {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		bf, err := benchfile.Read(f)
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		var out []string
+		for _, r := range bf.Results {
+			if r.Error != "" {
+				out = append(out, r.Error)
+			}
+		}
+		if len(out) == 0 {
+			t.Fatalf("%s: no error results", path)
+		}
+		return out
+	}
+	read := func(path string) string {
+		t.Helper()
+		raw, err := os.ReadFile(path)
+		if err != nil || len(raw) == 0 {
+			t.Fatalf("%s: %v (%d bytes)", path, err, len(raw))
+		}
+		return string(raw)
+	}
+	for _, text := range append([]string{read(dir + "harness-oom-1200.stderr"), read(dir + "torch-oom.stderr")}, errorsIn(dir+"harness-oom-1200.json")...) {
+		if !outOfGPUMemory(text) {
+			t.Errorf("not taken for out of memory: %q", text)
+		}
+	}
+	for _, path := range []string{"../../../testdata/harness-python/bench.json", "../../../testdata/replay/torch-oob/attention-torch/check.json"} {
+		for _, text := range errorsIn(path) {
+			if outOfGPUMemory(text) {
+				t.Errorf("%s: taken for out of memory: %q", path, text)
+			}
+		}
+	}
+	var doc struct {
+		Gates []result.Gate `json:"gates"`
+	}
+	if err := json.Unmarshal([]byte(read(dir+"result.json")), &doc); err != nil || len(doc.Gates) != 1 {
+		t.Fatalf("result.json: %v", err)
+	}
+	g := doc.Gates[0]
+	d := decodeData(t, g)
+	w := findings(g, result.Warning, MetricServe)
+	if g.Verdict != result.Pass || d.Runner.Serve == nil || d.Runner.Serve.Servers != 1 || len(w) != 1 ||
+		!strings.Contains(w[0], "torch.OutOfMemoryError: CUDA out of memory.") || !strings.Contains(w[0], "the run went on with 1 a side") {
+		t.Errorf("the recorded run: %s", dump(g))
+	}
 }

@@ -234,6 +234,7 @@ func TestShardAndMergeUsage(t *testing.T) {
 		{[]string{"merge"}, "merge takes the shards' result files"},
 		{[]string{"merge", "--expect-shards", "999", "x.json"}, "--expect-shards 999"},
 		{[]string{"merge", "--expect-gpus", "-1", "x.json"}, "--expect-gpus -1"},
+		{append([]string{"merge"}, slices.Repeat([]string{"x.json"}, maxMergeFiles+1)...), "merge takes at most 16384 result files (256 shards on each of 64 GPUs); got 16385"},
 	} {
 		code, _, stderr := kg(t, "", tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {

@@ -15,6 +15,9 @@ import (
 // maxExpectGPUs bounds --expect-gpus: a typo, not a matrix, beyond it.
 const maxExpectGPUs = 64
 
+// maxMergeFiles bounds the result files of one merge: every shard of a run on every GPU.
+const maxMergeFiles = shard.Max * maxExpectGPUs
+
 // runMerge is `kernel-gate merge`: the results of a run's shards (kernel-gate run --shard
 // i/n, on one GPU or a matrix of them) made into one result. Each file is read as the
 // reporting job reads a result another job uploaded (ghaction.ReadUntrusted): a shard's
@@ -52,6 +55,10 @@ gate, naming it; otherwise each gate is its shards' gates joined. Results of sev
 	switch {
 	case len(files) == 0:
 		return failed(usagef("merge takes the shards' result files (kernel-gate merge results/*.json)"))
+	case len(files) > maxMergeFiles:
+		// Each result is cut to its limits as it is read (ghaction.ReadUntrusted), so the
+		// count bounds what is held: no run has more shards than this.
+		return failed(usagef("merge takes at most %d result files (%d shards on each of %d GPUs); got %d", maxMergeFiles, shard.Max, maxExpectGPUs, len(files)))
 	case o.ExpectShards < 0 || o.ExpectShards > shard.Max:
 		return failed(usagef("--expect-shards %d: want 1 to %d (or 0: what the results say)", o.ExpectShards, shard.Max))
 	case o.ExpectGPUs < 0 || o.ExpectGPUs > maxExpectGPUs:

@@ -44,8 +44,9 @@ import (
 //	                in DIR while it lives (removed as it exits, after teardown_ms); after
 //	                setup_ms, more than N live ones is out of memory, which oom says how
 //	                to report: exit (the default: exits 1 before its handshake, as a C++
-//	                harness whose cudaMalloc failed) or answer (answers every round with
-//	                a CUDA out-of-memory error, as kg_bench.serve_cases does)
+//	                harness whose cudaMalloc failed), die (exits 1 when asked for its
+//	                first round) or answer (answers every round with a CUDA out-of-memory
+//	                error, as kg_bench.serve_cases does)
 func fakeHarness(args []string) int {
 	set := map[string]string{"side": "x", "factor": "1", "seed": "1"}
 	for _, a := range args {
@@ -113,7 +114,7 @@ func fakeHarness(args []string) int {
 	oomErr := ""
 	if room, _ := strconv.Atoi(gpuRoom); gpuDir != "" && livePids(gpuDir) > room {
 		oomErr = fmt.Sprintf("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; %d processes, room for %d)", livePids(gpuDir), room)
-		if set["oom"] != "answer" {
+		if set["oom"] == "exit" || set["oom"] == "" {
 			fmt.Fprintf(os.Stderr, "harness: cudaMalloc: out of memory\n")
 			return 1
 		}
@@ -159,6 +160,10 @@ func fakeHarness(args []string) int {
 		}
 		if wr, path, ok := strings.Cut(set["wait_on"], ":"); ok && wr == strconv.Itoa(r) {
 			waitForFile(path, 20*time.Second)
+		}
+		if oomErr != "" && set["oom"] == "die" {
+			fmt.Fprintf(os.Stderr, "harness: flash_fwd mission: out of memory at cudaMalloc(&p, n)\n")
+			return 1
 		}
 		if oomErr != "" {
 			fmt.Fprintf(answers, `{"round": %d, "file": %s}`+"\n", r, oneLine(errorFile(samples, shapes, oomErr)))

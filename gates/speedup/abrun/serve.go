@@ -748,6 +748,9 @@ func firstOOM(res [3][]started, sides []int) (string, bool) {
 			switch {
 			case st.fail != nil:
 				what = st.fail.Why
+				if !outOfGPUMemory(what) {
+					what += lastOutput(st.fail.Output)
+				}
 			case st.s != nil:
 				for _, r := range st.s.warm.Results {
 					if outOfGPUMemory(r.Error) {

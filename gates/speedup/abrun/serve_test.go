@@ -580,10 +580,11 @@ func TestSlowSetupWithoutBytecodeIsNoted(t *testing.T) {
 
 // A set of serving processes that does not fit in GPU memory (a small GPU: room for 2
 // processes, 4 a side asked for) is started again with one a side, before anything is
-// timed, and said in a warning; the run goes on and decides. Either way a harness says it:
-// exiting before its handshake, or answering with a CUDA out-of-memory error.
+// timed, and said in a warning; the run goes on and decides. Every way a harness says it:
+// exiting before its handshake or in its warm-up round, or answering with a CUDA
+// out-of-memory error.
 func TestServersOutOfMemoryFallBackToOne(t *testing.T) {
-	for _, how := range []string{"exit", "answer"} {
+	for _, how := range []string{"exit", "die", "answer"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			gpu := "gpu=2:" + t.TempDir()

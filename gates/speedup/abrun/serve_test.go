@@ -588,7 +588,7 @@ func TestServersOutOfMemoryFallBackToOne(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			gpu := "gpu=2:" + t.TempDir()
-			args := []string{gpu, "oom=" + how, "setup_ms=150"}
+			args := []string{gpu, "oom=" + how, "setup_ms=300"}
 			f := newServeFakes(t, args, args)
 			o := serveOptions(f, "")
 			o.Bench.Servers = 4
@@ -630,7 +630,7 @@ func TestRestartOutOfMemoryWaitsForTheOldSet(t *testing.T) {
 	t.Run("fits once the old set is gone", func(t *testing.T) {
 		t.Parallel()
 		// Room for 3: base and head (one each) fit, not with the 2 ending beside them.
-		args := []string{"gpu=3:" + t.TempDir(), "oom=answer", "setup_ms=50", "teardown_ms=400"}
+		args := []string{"gpu=3:" + t.TempDir(), "oom=answer", "setup_ms=50", "teardown_ms=1500"}
 		f := newServeFakes(t, args, args)
 		g, err := Run(context.Background(), serveOptions(f, ""))
 		if err != nil {

@@ -125,14 +125,21 @@ func (r *runner) startServer(ctx context.Context, side Side, lifetime, firstRoun
 	}
 	failed := func(why, output string) started {
 		st.fail = &Failure{Side: side, Stage: "run", Round: firstRound, Why: fmt.Sprintf("its serving process %d ", lifetime) + why, Output: output, Log: r.logPaths[i]}
-		st.oom = outOfGPUMemory(why) || outOfGPUMemory(output)
+		switch {
+		case outOfGPUMemory(st.fail.Why):
+			st.oom = st.fail.Why
+		case outOfGPUMemory(output):
+			st.oom = st.fail.Why + lastOutput(output)
+		}
 		return st
 	}
 	switch {
 	case gone:
 		o := s.kill()
 		st.notServing = why + lastOutput(o.Output)
-		st.oom = outOfGPUMemory(o.Output)
+		if outOfGPUMemory(o.Output) {
+			st.oom = st.notServing
+		}
 		return st
 	case why != "":
 		o := s.kill()
@@ -156,7 +163,10 @@ func (r *runner) startServer(ctx context.Context, side Side, lifetime, firstRoun
 	s.warm = f
 	st.s = s
 	for _, res := range f.Results {
-		st.oom = st.oom || outOfGPUMemory(res.Error)
+		if outOfGPUMemory(res.Error) {
+			st.oom = fmt.Sprintf("its warm-up answer for %s × %s: %s", res.Kernel, res.Shape, strings.TrimSpace(res.Error))
+			break
+		}
 	}
 	return st
 }
@@ -438,7 +448,7 @@ type started struct {
 	fail          *Failure
 	err           error
 	setup, warmup time.Duration
-	oom           bool // its output, failure or warm-up answer says the GPU ran out of memory
+	oom           string // how its output, failure or warm-up answer said the GPU ran out of memory; "" if none did
 }
 
 // startAll starts bench.servers serving processes of each given side, all side by side
@@ -741,25 +751,9 @@ func (r *runner) startNext(ctx context.Context, round int, retryOOM bool) (fail 
 func firstOOM(res [3][]started, sides []int) (string, bool) {
 	for _, i := range sides {
 		for _, st := range res[i] {
-			if !st.oom {
-				continue
+			if st.oom != "" {
+				return fmt.Sprintf("the %s harness: %s", sideOf(i), clip(st.oom, 300)), true
 			}
-			what := st.notServing
-			switch {
-			case st.fail != nil:
-				what = st.fail.Why
-				if !outOfGPUMemory(what) {
-					what += lastOutput(st.fail.Output)
-				}
-			case st.s != nil:
-				for _, r := range st.s.warm.Results {
-					if outOfGPUMemory(r.Error) {
-						what = fmt.Sprintf("its warm-up answer for %s × %s: %s", r.Kernel, r.Shape, strings.TrimSpace(r.Error))
-						break
-					}
-				}
-			}
-			return fmt.Sprintf("the %s harness: %s", sideOf(i), clip(what, 300)), true
 		}
 	}
 	return "", false

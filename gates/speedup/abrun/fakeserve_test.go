@@ -204,8 +204,13 @@ func errorFile(samples int, shapes []string, msg string) string {
 			res = append(res, fmt.Sprintf(`{"kernel": %q, "shape": %q, "error": %q}`, k, sh, msg))
 		}
 	}
-	return fmt.Sprintf(`{"schema": "kernel-gate/bench/v1", "device": {"name": "NVIDIA H200", "compute_cap": "9.0", "driver": "580.159.04", "cuda": "13.0"}, "request": {"mode": "bench", "shapes": [], "rounds": 1, "samples": %d}, "results": [%s]}`,
-		samples, strings.Join(res, ", "))
+	return fakeFileHead(samples) + strings.Join(res, ", ") + "]}"
+}
+
+// fakeFileHead is a fake harness file up to its results' list: the device and request.
+func fakeFileHead(samples int) string {
+	return `{"schema": "kernel-gate/bench/v1", "device": {"name": "NVIDIA H200", "compute_cap": "9.0", "driver": "580.159.04", "cuda": "13.0"},` + "\n" +
+		fmt.Sprintf(` "request": {"mode": "bench", "shapes": [], "rounds": 1, "samples": %d}, "results": [`, samples)
 }
 
 // waitForFile polls for path until it exists or limit passes.
@@ -233,8 +238,7 @@ func fakeFile(round, seed int, factor float64, samples int, shapes []string) str
 	drift := 1 + 0.1*(rand.New(rand.NewPCG(uint64(round), 7)).Float64()-0.5)
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(round)))
 	var b strings.Builder
-	b.WriteString(`{"schema": "kernel-gate/bench/v1", "device": {"name": "NVIDIA H200", "compute_cap": "9.0", "driver": "580.159.04", "cuda": "13.0"},` + "\n")
-	fmt.Fprintf(&b, ` "request": {"mode": "bench", "shapes": [], "rounds": 1, "samples": %d}, "results": [`, samples)
+	b.WriteString(fakeFileHead(samples))
 	first := true
 	for _, k := range []string{"gemm", "softmax"} {
 		for j, sh := range shapes {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
-	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -674,17 +673,8 @@ func TestOutOfGPUMemoryOnRealOutput(t *testing.T) {
 	const dir = "../../../testdata/serve-oom/h100/"
 	errorsIn := func(path string) []string {
 		t.Helper()
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		bf, err := benchfile.Read(f)
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
 		var out []string
-		for _, r := range bf.Results {
+		for _, r := range readBench(t, path).Results {
 			if r.Error != "" {
 				out = append(out, r.Error)
 			}
@@ -714,11 +704,9 @@ func TestOutOfGPUMemoryOnRealOutput(t *testing.T) {
 			}
 		}
 	}
-	var doc struct {
-		Gates []result.Gate `json:"gates"`
-	}
-	if err := json.Unmarshal([]byte(read(dir+"result.json")), &doc); err != nil || len(doc.Gates) != 1 {
-		t.Fatalf("result.json: %v", err)
+	doc, err := result.Read(strings.NewReader(read(dir + "result.json")))
+	if err != nil || len(doc.Gates) != 1 {
+		t.Fatalf("result.json: %v, %d gates", err, len(doc.Gates))
 	}
 	g := doc.Gates[0]
 	d := decodeData(t, g)

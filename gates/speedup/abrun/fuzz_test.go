@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,6 +78,12 @@ func FuzzClockStream(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	// The real stream (TestClockStreamRealLines's capture), comment lines and all.
+	raw, err := os.ReadFile("testdata/smi-stream-h100.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := &clockWatch{interval: 100 * time.Millisecond}
 		t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)

@@ -1091,3 +1091,40 @@ func TestCommandEnvPerSide(t *testing.T) {
 		}
 	}
 }
+
+// The stream as a real nvidia-smi printed it (testdata/smi-stream-h100.txt: the runner's
+// query with --id=0 -lms 100 on an idle H100, driver 580.159.04, stopped after 1.5 s): every
+// line is a reading, and a round over them reads the idle clock, its temperature and the
+// GpuIdle bit, which is not a throttle.
+func TestClockStreamRealLines(t *testing.T) {
+	raw, err := os.ReadFile("testdata/smi-stream-h100.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	w := &clockWatch{interval: clockInterval}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		if _, err := parseReading(line); err != nil {
+			t.Errorf("line %q: %v", line, err)
+		}
+		w.add(t0.Add(time.Duration(n)*clockInterval), line)
+		n++
+	}
+	if n < 10 {
+		t.Fatalf("%d readings in the capture", n)
+	}
+	if _, bad := w.trouble(); bad != "" {
+		t.Errorf("a real line taken for a bad one: %q", bad)
+	}
+	c, ok := w.reading(3, t0, t0.Add(time.Duration(n-1)*clockInterval))
+	if !ok {
+		t.Fatal("no reading")
+	}
+	if got := fmt.Sprintf("%g %g %s %v %v", *c.SMClockMHz, *c.TemperatureC, c.Reasons, c.ReasonNames, c.Throttled); got != "345 40 0x0000000000000001 [] false" {
+		t.Errorf("reading %s", got)
+	}
+}

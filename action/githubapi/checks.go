@@ -143,7 +143,7 @@ func (c *Client) StartCheck(ctx context.Context, name, headSHA, detailsURL strin
 		opts.DetailsURL = &detailsURL
 	}
 	var id int64
-	err := c.retry(ctx, newOp(), func(ctx context.Context, gh *github.Client) (string, *github.Response, error) {
+	err := c.retry(ctx, newOp(what), func(ctx context.Context, gh *github.Client) (string, *github.Response, error) {
 		run, resp, err := gh.Checks.CreateCheckRun(ctx, c.owner, c.repo, opts)
 		if err == nil && run.GetID() == 0 {
 			err = errors.New("GitHub's answer has no check run id")
@@ -188,7 +188,7 @@ func (c *Client) update(ctx context.Context, id int64, conclusion string, out Ou
 	if conclusion == "" && out.empty() {
 		return posted, nil
 	}
-	o := newOp()
+	o := newOp(fmt.Sprintf("updating check run %d", id))
 	name, err := c.checkName(ctx, o, id)
 	if err != nil {
 		return posted, err

@@ -46,7 +46,7 @@ func (c *Client) UpsertComment(ctx context.Context, pr int, marker, body string)
 		full = cut(full, MaxCommentBytes, fmt.Sprintf(commentNote, MaxCommentBytes, len(full)))
 	}
 	var id int64
-	err := c.retry(ctx, newOp(), func(ctx context.Context, gh *github.Client) (string, *github.Response, error) {
+	err := c.retry(ctx, newOp(fmt.Sprintf("commenting on pull request #%d", pr)), func(ctx context.Context, gh *github.Client) (string, *github.Response, error) {
 		found, what, resp, err := c.findComment(ctx, gh, pr, tag)
 		if err != nil {
 			return what, resp, err

@@ -115,6 +115,11 @@ type Client struct {
 	logMu sync.Mutex
 	log   io.Writer
 
+	whoMu  sync.Mutex // held while GET /user is asked
+	selfMu sync.Mutex
+	self   *identity // who the token acts as, once known (identity.go)
+	asked  bool      // GET /user was asked once already
+
 	namesMu sync.Mutex
 	names   map[int64]string // check-run names by id: every update must repeat the name
 }

@@ -357,7 +357,8 @@ func (c *Client) retry(ctx context.Context, o *op, fn attempt) error {
 
 // Call makes one request (or a short sequence of them) through fn, retrying it as the
 // Client retries its own: 429, 5xx, rate limits and lost connections within the retry
-// deadline (Options.Deadline, counted afresh for each Call), after GitHub's Retry-After
+// deadline (Options.Deadline, counted afresh for each Call) and what is left of the
+// run's Budget, each request within Options.RequestTimeout, after GitHub's Retry-After
 // or the rate limit's reset when it gives one, else with exponential backoff and jitter;
 // any other answer is final. Each attempt gets a new go-github client for the Client's
 // repository, API URL and token. what says what kernel-gate was doing ("reading the

@@ -29,6 +29,7 @@ import (
 	"syscall"
 
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 )
@@ -42,9 +43,13 @@ const (
 )
 
 func main() {
+	// First of all: the tokens leave the process's environment, so that no process it
+	// starts can inherit one; the commands that need one (action, trend, baseline with
+	// the git store) read it from getenv, which keeps their values (internal/childenv).
+	getenv := childenv.TakeSecrets()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], env{
-		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: getenv,
 	})
 	stop()
 	os.Exit(code)

@@ -191,8 +191,7 @@ func (r *run) loadTrend(ctx context.Context, res result.Result) *report.Trend {
 	if err != nil {
 		return skip(err.Error())
 	}
-	store, err := baseline.NewGit(ctx, baseline.GitOptions{Options: githubapi.Options{APIURL: r.o.Getenv("GITHUB_API_URL"),
-		Token: r.in.Token, Repository: r.ev.Repository, HTTPClient: r.o.HTTPClient, Sleep: r.o.Sleep, Log: r.o.Log}})
+	store, err := baseline.NewGit(ctx, baseline.GitOptions{Options: r.api()})
 	if err != nil {
 		return skip(err.Error())
 	}

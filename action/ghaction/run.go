@@ -44,6 +44,10 @@ type Options struct {
 	// HTTPClient and Sleep are for tests (nil: the defaults).
 	HTTPClient *http.Client
 	Sleep      func(context.Context, time.Duration) error
+	// APIRequestTimeout and APIBudget bound GitHub's API: one request, and every call of
+	// the run together (githubapi.DefaultRequestTimeout and DefaultBudget when zero).
+	APIRequestTimeout time.Duration
+	APIBudget         time.Duration
 }
 
 // Run is `kernel-gate action`. It returns the exit code of the verdict (0 pass, 1 a gate
@@ -69,7 +73,7 @@ func Run(ctx context.Context, o Options) (int, error) {
 	if err != nil {
 		return exitcode.Usage, err
 	}
-	r := &run{o: o, in: in, ev: ev, plan: plan, root: root}
+	r := &run{o: o, in: in, ev: ev, plan: plan, root: root, budget: githubapi.NewBudget(o.APIBudget)}
 	r.logf("kernel-gate action: %s event: %s", workflowcmd.Neutralize(ev.Name), workflowcmd.Neutralize(plan.String()))
 	var res result.Result
 	var notes []string
@@ -142,9 +146,7 @@ func (r *run) openStore(ctx context.Context) (baseline.Store, string, error) {
 			return nil, where, errors.New("no github-token (the git store writes with contents: write, and reads with contents: read)")
 		}
 	}
-	s, err := baseline.Open(ctx, spec, baseline.GitOptions{Options: githubapi.Options{APIURL: r.o.Getenv("GITHUB_API_URL"),
-		Token: r.in.Token, Repository: r.ev.Repository, HTTPClient: r.o.HTTPClient, Sleep: r.o.Sleep, Log: r.o.Log},
-		Branch: set.Branch, Keep: set.Keep})
+	s, err := baseline.Open(ctx, spec, baseline.GitOptions{Options: r.api(), Branch: set.Branch, Keep: set.Keep})
 	return s, where, err
 }
 
@@ -180,6 +182,8 @@ type run struct {
 	// trend is the summary's trend section, when the inputs ask for one and the baseline
 	// has a history for the run's GPU.
 	trend *report.Trend
+	// budget is the time all of the run's API calls may take together (api).
+	budget *githubapi.Budget
 }
 
 func (r *run) logf(format string, a ...any) { fmt.Fprintf(r.o.Log, format+"\n", a...) }
@@ -199,8 +203,7 @@ func (r *run) connect(ctx context.Context, defaultName string) {
 		r.fallback = "no github-token was given"
 		return
 	}
-	c, err := githubapi.New(ctx, githubapi.Options{APIURL: r.o.Getenv("GITHUB_API_URL"), Token: r.in.Token,
-		Repository: r.ev.Repository, HTTPClient: r.o.HTTPClient, Sleep: r.o.Sleep, Log: r.o.Log})
+	c, err := githubapi.New(ctx, r.api())
 	if err == nil {
 		r.checkID, err = c.StartCheck(ctx, cmp.Or(r.in.CheckName, defaultName), r.plan.HeadSHA, r.ev.RunURL)
 	}

@@ -143,17 +143,20 @@ func (c *Client) StartCheck(ctx context.Context, name, headSHA, detailsURL strin
 		opts.DetailsURL = &detailsURL
 	}
 	var id int64
-	err := c.retry(ctx, newOp(), func(ctx context.Context, gh *github.Client) (string, *github.Response, error) {
+	var app *github.App
+	err := c.retry(ctx, newOp(what), func(ctx context.Context, gh *github.Client) (string, *github.Response, error) {
 		run, resp, err := gh.Checks.CreateCheckRun(ctx, c.owner, c.repo, opts)
 		if err == nil && run.GetID() == 0 {
 			err = errors.New("GitHub's answer has no check run id")
 		}
-		id = run.GetID()
+		id, app = run.GetID(), run.GetApp()
 		return what, resp, err
 	})
 	if err != nil {
 		return 0, err
 	}
+	// The run is the token's app's: its bot is who the token's comments are by.
+	c.learnApp(app, id)
 	c.namesMu.Lock()
 	c.names[id] = name
 	c.namesMu.Unlock()
@@ -188,7 +191,7 @@ func (c *Client) update(ctx context.Context, id int64, conclusion string, out Ou
 	if conclusion == "" && out.empty() {
 		return posted, nil
 	}
-	o := newOp()
+	o := newOp(fmt.Sprintf("updating check run %d", id))
 	name, err := c.checkName(ctx, o, id)
 	if err != nil {
 		return posted, err

@@ -27,11 +27,13 @@ func MarkerTag(marker string) string {
 }
 
 // UpsertComment keeps one comment per marker on pull request pr: it edits the comment
-// whose body contains MarkerTag(marker), looking through every page of the pull
-// request's comments, and creates it when there is none. The body, after the tag, is cut
-// to GitHub's limit with a note. It returns the comment's id. A retried attempt looks
-// for the comment again first, so that a create GitHub did but did not confirm is not
-// made twice.
+// whose body contains MarkerTag(marker) and whose author is the token's own identity
+// (identity.go), looking through every page of the pull request's comments, and creates
+// it when there is none. A comment by anyone else that carries the marker is never
+// edited; when who the token is cannot be known for certain, nothing is edited and a new
+// comment is made. The body, after the tag, is cut to GitHub's limit with a note. It
+// returns the comment's id. A retried attempt looks for the comment again first, so that
+// a create GitHub did but did not confirm is not made twice.
 func (c *Client) UpsertComment(ctx context.Context, pr int, marker, body string) (int64, error) {
 	if pr < 1 {
 		return 0, fmt.Errorf("githubapi: commenting on pull request %d: not a pull request number", pr)
@@ -45,25 +47,35 @@ func (c *Client) UpsertComment(ctx context.Context, pr int, marker, body string)
 		c.logf("githubapi: the comment on pull request #%d is %d bytes: cut to GitHub's limit of %d", pr, len(full), MaxCommentBytes)
 		full = cut(full, MaxCommentBytes, fmt.Sprintf(commentNote, MaxCommentBytes, len(full)))
 	}
+	o := newOp(fmt.Sprintf("commenting on pull request #%d", pr))
+	c.whoami(ctx, o)
 	var id int64
-	err := c.retry(ctx, newOp(), func(ctx context.Context, gh *github.Client) (string, *github.Response, error) {
-		found, what, resp, err := c.findComment(ctx, gh, pr, tag)
-		if err != nil {
-			return what, resp, err
-		}
-		if found != nil {
-			id = found.GetID()
-			if found.GetBody() == full {
-				return "", nil, nil
+	err := c.retry(ctx, o, func(ctx context.Context, gh *github.Client) (string, *github.Response, error) {
+		// Asked at each attempt: a comment made by an attempt whose answer came says it.
+		if self := c.known(); self != nil {
+			found, what, resp, err := c.findComment(ctx, gh, pr, tag, self)
+			if err != nil {
+				return what, resp, err
 			}
-			_, resp, err := gh.Issues.EditComment(ctx, c.owner, c.repo, id, &github.IssueComment{Body: &full})
-			return fmt.Sprintf("editing comment %d on pull request #%d", id, pr), resp, err
+			if found != nil {
+				id = found.GetID()
+				if found.GetBody() == full {
+					return "", nil, nil
+				}
+				_, resp, err := gh.Issues.EditComment(ctx, c.owner, c.repo, id, &github.IssueComment{Body: &full})
+				return fmt.Sprintf("editing comment %d on pull request #%d", id, pr), resp, err
+			}
 		}
 		made, resp, err := gh.Issues.CreateComment(ctx, c.owner, c.repo, pr, &github.IssueComment{Body: &full})
 		if err == nil && made.GetID() == 0 {
 			err = errors.New("GitHub's answer has no comment id")
 		}
 		id = made.GetID()
+		if err == nil {
+			// Made with this token: its author is the token's identity.
+			u := made.GetUser()
+			c.learn(identity{login: u.GetLogin(), id: u.GetID(), bot: u.GetType() == "Bot", how: fmt.Sprintf("comment %d, which it made", id)})
+		}
 		return fmt.Sprintf("commenting on pull request #%d", pr), resp, err
 	})
 	if err != nil {
@@ -72,9 +84,12 @@ func (c *Client) UpsertComment(ctx context.Context, pr int, marker, body string)
 	return id, nil
 }
 
-// findComment returns the oldest comment on pr whose body contains tag, or nil.
-func (c *Client) findComment(ctx context.Context, gh *github.Client, pr int, tag string) (*github.IssueComment, string, *github.Response, error) {
+// findComment returns the oldest comment on pr whose body contains tag and whose author
+// is self, or nil. The first comment that carries tag but is someone else's is named in
+// the log: it is left alone.
+func (c *Client) findComment(ctx context.Context, gh *github.Client, pr int, tag string, self *identity) (*github.IssueComment, string, *github.Response, error) {
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: commentsPerPage}}
+	noted := false
 	for page, pages := 1, 0; pages < maxCommentPages; pages++ {
 		opts.Page = page
 		comments, resp, err := gh.Issues.ListComments(ctx, c.owner, c.repo, pr, opts)
@@ -82,8 +97,16 @@ func (c *Client) findComment(ctx context.Context, gh *github.Client, pr int, tag
 			return nil, fmt.Sprintf("reading the comments of pull request #%d (page %d)", pr, page), resp, err
 		}
 		for _, cm := range comments {
-			if strings.Contains(cm.GetBody(), tag) {
+			if !strings.Contains(cm.GetBody(), tag) {
+				continue
+			}
+			if self.authored(cm.GetUser()) {
 				return cm, "", resp, nil
+			}
+			if !noted {
+				noted = true
+				c.logf("githubapi: comment %d on pull request #%d carries kernel-gate's marker but is by %q, not by the token's %s: left alone",
+					cm.GetID(), pr, cm.GetUser().GetLogin(), self)
 			}
 		}
 		if resp.NextPage <= page {

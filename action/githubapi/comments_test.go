@@ -1,6 +1,7 @@
 package githubapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -9,10 +10,14 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
 )
 
-// methods lists the requests' methods and API paths (with the page of a list).
-func methods(srv *fakegithub.Server) []string {
+// methods lists the requests' methods (with the page of a list), from the from-th on.
+func methods(srv *fakegithub.Server, from ...int) []string {
 	var out []string
-	for _, r := range srv.Requests() {
+	reqs := srv.Requests()
+	if len(from) > 0 {
+		reqs = reqs[from[0]:]
+	}
+	for _, r := range reqs {
 		s := r.Method
 		if p := r.Query.Get("page"); p != "" {
 			s += " page=" + p
@@ -22,8 +27,17 @@ func methods(srv *fakegithub.Server) []string {
 	return out
 }
 
+// asActions starts a check run, as kernel-gate action does before it comments: the run's
+// app says who the token is (github-actions[bot]). It returns how many requests that took.
+func (h *harness) asActions(t *testing.T) int {
+	t.Helper()
+	h.start(t)
+	return len(h.srv.Requests())
+}
+
 func TestUpsertCommentEditsInPlace(t *testing.T) {
 	h := newHarness(t)
+	from := h.asActions(t)
 	ctx := context.Background()
 	h.srv.AddComment(repo, 7, "reviewer", "looks good")
 	id1, err := h.c.UpsertComment(ctx, 7, "summary", "first run: 2 gates failed")
@@ -65,7 +79,7 @@ func TestUpsertCommentEditsInPlace(t *testing.T) {
 		t.Fatalf("ids %d %d %d; comments %d and %d", id1, id3, id4, len(h.srv.Comments(repo, 7)), len(h.srv.Comments(repo, 8)))
 	}
 	want := "GET page=1,POST,GET page=1,PATCH,GET page=1,GET page=1,POST,GET page=1,POST"
-	if got := strings.Join(methods(h.srv), ","); got != want {
+	if got := strings.Join(methods(h.srv, from), ","); got != want {
 		t.Fatalf("requests %s, want %s", got, want)
 	}
 }
@@ -85,6 +99,7 @@ func TestUpsertCommentPages(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
+			from := h.asActions(t)
 			var marked int64
 			for i := range max(tc.before, 0) {
 				h.srv.AddComment(repo, 12, "someone", fmt.Sprint("comment ", i, " <!-- kernel-gate:other -->"))
@@ -100,7 +115,7 @@ func TestUpsertCommentPages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Join(methods(h.srv), ","); got != tc.want {
+			if got := strings.Join(methods(h.srv, from), ","); got != tc.want {
 				t.Fatalf("requests %s, want %s", got, tc.want)
 			}
 			if marked != 0 && id != marked {
@@ -124,6 +139,7 @@ func TestUpsertCommentPages(t *testing.T) {
 // there is still one comment.
 func TestUpsertCommentRetry(t *testing.T) {
 	h := newHarness(t)
+	from := h.asActions(t)
 	h.srv.Inject(fakegithub.Fault{Method: "POST", Status: 502})
 	h.srv.Inject(fakegithub.Fault{Method: "GET", Status: 500})
 	id, err := h.c.UpsertComment(context.Background(), 3, "summary", "report")
@@ -132,7 +148,7 @@ func TestUpsertCommentRetry(t *testing.T) {
 	}
 	// Faults apply in the order injected to the requests they match: the first GET
 	// fails, then the POST.
-	if got := strings.Join(methods(h.srv), ","); got != "GET page=1,GET page=1,POST,GET page=1,POST" {
+	if got := strings.Join(methods(h.srv, from), ","); got != "GET page=1,GET page=1,POST,GET page=1,POST" {
 		t.Fatalf("requests %s", got)
 	}
 	if n := len(h.srv.Comments(repo, 3)); n != 1 || len(h.Sleeps()) != 2 {
@@ -194,5 +210,86 @@ func TestUpsertCommentTooLong(t *testing.T) {
 	// Found again by its marker though it was cut.
 	if id2, err := h.c.UpsertComment(context.Background(), 2, "summary", "short"); err != nil || id2 != id || len(h.srv.Comments(repo, 2)) != 1 {
 		t.Fatalf("second call: %d %v", id2, err)
+	}
+}
+
+// The marker is text anyone can put in a comment: only a comment by the token's own
+// identity is ever edited. The Actions token is known by its check run's app
+// (github-actions[bot]), a user's token by GET /user; when neither says, nothing is
+// edited and a new comment is made.
+func TestUpsertCommentNeverEditsAnothersMarker(t *testing.T) {
+	tag := MarkerTag("summary")
+	for _, tc := range []struct {
+		name    string
+		user    string // SetUser: the token is this user's
+		actions bool   // a check run was started first
+		// comments on the pull request before the call, by author; "ours" is the
+		// comment the call must edit ("" for a new one).
+		authors []string
+		ours    string
+		log     string
+	}{
+		{name: "the Actions token: a user's and another app's marker are left, ours edited", actions: true,
+			authors: []string{"mallory", "evil-app[bot]", fakegithub.BotLogin}, ours: fakegithub.BotLogin,
+			log: `carries kernel-gate's marker but is by "mallory", not by the token's "github-actions[bot]" (from the app of check run`},
+		{name: "the Actions token: only others' markers, a new comment", actions: true,
+			authors: []string{"mallory", "evil-app[bot]"}, log: `is by "mallory"`},
+		{name: "a user's token: the bot's and another user's markers are left", user: "kg-user",
+			authors: []string{fakegithub.BotLogin, "mallory", "kg-user"}, ours: "kg-user",
+			log: `is by "github-actions[bot]", not by the token's "kg-user" (from GET /user)`},
+		{name: "a user's token: the same login but for case, of another id, is another account", user: "kg-user",
+			authors: []string{"KG-User"}},
+		{name: "an unknown identity: even the bot's marker is left", authors: []string{fakegithub.BotLogin},
+			log: "who the token is is not known (githubapi: asking who the token is (GET /user): 403 Resource not accessible by integration; no check run of this run names its app)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			if tc.user != "" {
+				h.srv.SetUser(tc.user)
+			}
+			if tc.actions {
+				h.start(t)
+			}
+			ids := map[int64]string{}
+			var ours int64
+			for _, a := range tc.authors {
+				id := h.srv.AddComment(repo, 5, a, tag+"\nkernel-gate: pass (written by "+a+")")
+				ids[id] = a
+				if a == tc.ours {
+					ours = id
+				}
+			}
+			id, err := h.c.UpsertComment(context.Background(), 5, "summary", "fail: 2 gates")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for cid, a := range ids {
+				c, _ := h.srv.Comment(cid)
+				if cid == ours {
+					if id != ours || c.Edits != 1 || !strings.HasSuffix(c.Body, "\nfail: 2 gates") {
+						t.Errorf("our comment %d (by %s) was not the one edited (got %d): %+v", ours, a, id, c)
+					}
+					continue
+				}
+				if c.Edits != 0 || !strings.Contains(c.Body, "written by "+a) {
+					t.Errorf("%s's comment %d was edited: %+v", a, cid, c)
+				}
+			}
+			if ours == 0 {
+				made, ok := h.srv.Comment(id)
+				if _, old := ids[id]; old || !ok || made.User != cmp.Or(tc.user, fakegithub.BotLogin) || made.Body != tag+"\nfail: 2 gates" {
+					t.Errorf("no new comment of the token's: %d %+v", id, made)
+				}
+				// Made by this Client, its author is known as the token's from now on: the
+				// next call edits the oldest comment of that author with the marker.
+				again, err := h.c.UpsertComment(context.Background(), 5, "summary", "pass")
+				if c, _ := h.srv.Comment(again); err != nil || c.User != made.User || c.Edits != 1 {
+					t.Errorf("the second call did not edit a comment of the token's: %d %v %+v", again, err, c)
+				}
+			}
+			if !strings.Contains(h.log.String(), tc.log) {
+				t.Errorf("the log lacks %q:\n%s", tc.log, h.log)
+			}
+		})
 	}
 }

@@ -2,6 +2,15 @@
 // go-github): a check run with its annotations, and one pull-request comment kept up to
 // date. It retries what GitHub asks to be retried (429, 5xx, rate limits, lost
 // connections) within a time budget, and nothing else.
+//
+// Every call ends within stated limits, however the server behaves (one that answers 500
+// forever, or never answers at all): one request DefaultRequestTimeout, one call with its
+// retries DefaultDeadline, and all the calls of one run together, through every Client
+// given the same Budget, DefaultBudget. Past them a call fails with an *Error saying
+// which limit ended it; what kernel-gate judged does not change.
+//
+// The token goes to the API's own origin (scheme, host and port) only: a redirect to
+// another is not followed, and no request to another carries it.
 package githubapi
 
 import (
@@ -25,8 +34,20 @@ import (
 // DefaultAPIURL is GitHub.com's API, used when Options.APIURL is empty.
 const DefaultAPIURL = "https://api.github.com/"
 
-// DefaultDeadline is the retry budget of one call when Options.Deadline is zero.
-const DefaultDeadline = 60 * time.Second
+// The time limits of the API calls (Options.RequestTimeout, Options.Deadline and
+// Options.Budget when zero or nil). A GitHub that is down cannot hold a gate for longer
+// than DefaultBudget in all, however many calls a run makes.
+const (
+	// DefaultRequestTimeout bounds one request: connecting, sending, and reading the
+	// whole answer.
+	DefaultRequestTimeout = 20 * time.Second
+	// DefaultDeadline bounds one call (StartCheck, UpsertComment, Call, ...): its
+	// requests and the waits between their retries.
+	DefaultDeadline = 60 * time.Second
+	// DefaultBudget bounds all the calls of one run together: every request and every
+	// wait of every Client that shares the Budget.
+	DefaultBudget = 3 * time.Minute
+)
 
 const userAgent = "kernel-gate"
 
@@ -53,12 +74,22 @@ type Options struct {
 	Token string
 	// Repository is "owner/name" (GITHUB_REPOSITORY).
 	Repository string
-	// HTTPClient makes the requests; nil means one with a 30-second timeout per request.
+	// HTTPClient's Transport makes the requests (nil: http.DefaultTransport); its
+	// Timeout, when shorter than RequestTimeout, bounds each request. The Client makes
+	// its own http.Client around them, which adds the token (for the API's origin only)
+	// and refuses a redirect to another origin.
 	HTTPClient *http.Client
+	// RequestTimeout bounds one request, its answer read whole; DefaultRequestTimeout
+	// when zero. A request that gets no answer in time is retried as a lost connection.
+	RequestTimeout time.Duration
 	// Deadline is the time one call (StartCheck, UpdateCheck, ...) may spend on its
 	// requests and the waits between their retries; DefaultDeadline when zero. A retry
 	// whose wait would pass it is not made: the call fails with the last error.
 	Deadline time.Duration
+	// Budget is the time all the calls of a run may take together, shared by every
+	// Client given it (the check run's, the baseline store's); nil gives this Client a
+	// Budget of its own of DefaultBudget. A call made once it is spent fails at once.
+	Budget *Budget
 	// Sleep waits between retries; nil means a timer that ctx cancels. Tests inject one
 	// that records the waits and returns at once.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -69,17 +100,25 @@ type Options struct {
 
 // Client talks to one repository's REST API. It is safe for concurrent use.
 type Client struct {
-	apiURL     string   // as configured, with a trailing slash
-	base       *url.URL // api.github.com's base; nil for GitHub Enterprise Server
-	token      string
-	owner      string
-	repo       string
-	httpClient *http.Client
-	deadline   time.Duration
-	sleep      func(context.Context, time.Duration) error
+	apiURL         string   // as configured, with a trailing slash
+	base           *url.URL // api.github.com's base; nil for GitHub Enterprise Server
+	origin         string   // the API's scheme://host:port, the only one the token goes to
+	token          string
+	owner          string
+	repo           string
+	httpClient     *http.Client
+	requestTimeout time.Duration
+	deadline       time.Duration
+	budget         *Budget
+	sleep          func(context.Context, time.Duration) error
 
 	logMu sync.Mutex
 	log   io.Writer
+
+	whoMu  sync.Mutex // held while GET /user is asked
+	selfMu sync.Mutex
+	self   *identity // who the token acts as, once known (identity.go)
+	asked  bool      // GET /user was asked once already
 
 	namesMu sync.Mutex
 	names   map[int64]string // check-run names by id: every update must repeat the name
@@ -115,30 +154,36 @@ func New(ctx context.Context, o Options) (*Client, error) {
 		u.Path += "/"
 	}
 	c := &Client{
-		apiURL:     u.String(),
-		token:      o.Token,
-		owner:      owner,
-		repo:       repo,
-		httpClient: o.HTTPClient,
-		deadline:   o.Deadline,
-		sleep:      o.Sleep,
-		log:        o.Log,
-		names:      map[int64]string{},
+		apiURL:         u.String(),
+		origin:         originOf(u),
+		token:          o.Token,
+		owner:          owner,
+		repo:           repo,
+		requestTimeout: o.RequestTimeout,
+		deadline:       o.Deadline,
+		budget:         o.Budget,
+		sleep:          o.Sleep,
+		log:            o.Log,
+		names:          map[int64]string{},
 	}
 	if strings.EqualFold(u.Hostname(), "api.github.com") {
 		c.base = u
 	} else if _, err := github.NewClient(nil).WithEnterpriseURLs(c.apiURL, c.apiURL); err != nil {
 		return nil, fmt.Errorf("githubapi: the API URL %q: %v", raw, err)
 	}
-	if c.httpClient == nil {
-		c.httpClient = &http.Client{Timeout: 30 * time.Second}
+	if c.requestTimeout <= 0 {
+		c.requestTimeout = DefaultRequestTimeout
 	}
 	if c.deadline <= 0 {
 		c.deadline = DefaultDeadline
 	}
+	if c.budget == nil {
+		c.budget = NewBudget(DefaultBudget)
+	}
 	if c.sleep == nil {
 		c.sleep = ctxsleep.Sleep
 	}
+	c.httpClient = c.newHTTPClient(o.HTTPClient)
 	return c, nil
 }
 
@@ -155,7 +200,7 @@ func isLoopback(host string) bool {
 // request until its reset by the wall clock. The retry loop decides the waits itself (by
 // its own clock, which an injected Sleep moves), so no attempt may inherit that memory.
 func (c *Client) gh() *github.Client {
-	g := github.NewClient(c.httpClient).WithAuthToken(c.token)
+	g := github.NewClient(c.httpClient) // the token: authTransport
 	g.UserAgent = userAgent
 	if c.base == nil {
 		if eg, err := g.WithEnterpriseURLs(c.apiURL, c.apiURL); err == nil { // checked in New
@@ -219,12 +264,14 @@ func StatusCode(err error) int {
 
 // op is one public call's retry budget. spent counts the time its requests took plus the
 // waits it asked Sleep for, so an injected Sleep moves its clock as a real one would.
+// what names the call for an error before any request was made.
 type op struct {
+	what  string
 	start time.Time
 	spent time.Duration
 }
 
-func newOp() *op { return &op{start: time.Now()} }
+func newOp(what string) *op { return &op{what: what, start: time.Now()} }
 
 func (o *op) now() time.Time { return o.start.Add(o.spent) }
 
@@ -234,18 +281,49 @@ type attempt func(ctx context.Context, gh *github.Client) (what string, resp *gi
 
 // retry runs fn until it succeeds, fails in a way that is not retried, or the next wait
 // would pass the deadline.
+//
+// Each attempt runs under what is left of the call's deadline and of the run's Budget
+// (each request under RequestTimeout, through the http.Client), so that no server can
+// keep it longer.
 func (c *Client) retry(ctx context.Context, o *op, fn attempt) error {
+	var last *Error
 	for n := 1; ; n++ {
+		limit, which := c.deadline-o.spent, fmt.Sprintf("the %s retry deadline", c.deadline)
+		if left := c.budget.Left(); left < limit {
+			limit, which = left, c.budget.String()
+		}
+		if limit <= 0 {
+			if last == nil {
+				return &Error{Op: o.what, Message: "not sent: " + which + " is spent"}
+			}
+			last.GaveUp = fmt.Sprintf("gave up after %s: %s is spent", plural(n-1, "attempt"), which)
+			return last
+		}
+		actx, cancel := context.WithTimeout(ctx, limit)
 		t0 := time.Now()
-		what, resp, err := fn(ctx, c.gh())
-		o.spent += time.Since(t0)
+		what, resp, err := fn(actx, c.gh())
+		took, ranOut := time.Since(t0), actx.Err() != nil
+		cancel()
+		o.spent += took
+		c.budget.spend(took)
 		if err == nil {
 			return nil
 		}
+		if what == "" {
+			what = o.what
+		}
 		e := c.apiError(what, err)
 		e.Attempts = n
+		last = e
 		if ctx.Err() != nil {
 			e.Status, e.Message = 0, c.scrub(ctx.Err().Error())
+			return e
+		}
+		if ranOut {
+			// Not the caller's context: the time this attempt had, the whole of what was
+			// left, ran out.
+			e.Status, e.Message = 0, fmt.Sprintf("no answer from GitHub within the %s left", roundWait(limit))
+			e.GaveUp = fmt.Sprintf("gave up after %s: %s ran out", plural(n, "attempt"), which)
 			return e
 		}
 		wait, why, ok := retryWait(resp, err, n, o.now())
@@ -262,25 +340,32 @@ func (c *Client) retry(ctx context.Context, o *op, fn attempt) error {
 				plural(n, "attempt"), roundWait(wait), why, c.deadline)
 			return e
 		}
+		if left := c.budget.Left(); wait >= left {
+			e.GaveUp = fmt.Sprintf("gave up after %s: waiting %s more (%s) would pass %s",
+				plural(n, "attempt"), roundWait(wait), why, c.budget)
+			return e
+		}
 		c.logf("githubapi: %s: %s; retry %d in %s (%s)", what, e.detail(), n, roundWait(wait), why)
 		if err := c.sleep(ctx, wait); err != nil {
 			e.GaveUp = fmt.Sprintf("stopped waiting to retry: %v", err)
 			return e
 		}
 		o.spent += wait
+		c.budget.spend(wait)
 	}
 }
 
 // Call makes one request (or a short sequence of them) through fn, retrying it as the
 // Client retries its own: 429, 5xx, rate limits and lost connections within the retry
-// deadline (Options.Deadline, counted afresh for each Call), after GitHub's Retry-After
+// deadline (Options.Deadline, counted afresh for each Call) and what is left of the
+// run's Budget, each request within Options.RequestTimeout, after GitHub's Retry-After
 // or the rate limit's reset when it gives one, else with exponential backoff and jitter;
 // any other answer is final. Each attempt gets a new go-github client for the Client's
 // repository, API URL and token. what says what kernel-gate was doing ("reading the
 // branch x"): it is the *Error's Op, and it names the request in the retry log. A failure
 // is an *Error, whose message never contains the token.
 func (c *Client) Call(ctx context.Context, what string, fn func(ctx context.Context, gh *github.Client) (*github.Response, error)) error {
-	return c.retry(ctx, newOp(), func(ctx context.Context, gh *github.Client) (string, *github.Response, error) {
+	return c.retry(ctx, newOp(what), func(ctx context.Context, gh *github.Client) (string, *github.Response, error) {
 		resp, err := fn(ctx, gh)
 		return what, resp, err
 	})
@@ -355,7 +440,13 @@ func (c *Client) apiError(what string, err error) *Error {
 	default:
 		e.Message = err.Error()
 		var ue *url.Error
-		if errors.As(err, &ue) {
+		var re *RedirectError
+		switch {
+		case errors.As(err, &re):
+			e.Message = re.Error()
+		case errors.As(err, &ue) && ue.Timeout():
+			e.Message = fmt.Sprintf("no answer from GitHub within %s (%s %s)", c.requestTimeout, ue.Op, ue.URL)
+		case errors.As(err, &ue):
 			e.Message = "no answer from GitHub: " + e.Message
 		}
 	}
@@ -381,9 +472,12 @@ func retryWait(resp *github.Response, err error, attempt int, now time.Time) (ti
 	var ab *github.AbuseRateLimitError
 	var er *github.ErrorResponse
 	var ue *url.Error
+	var ne net.Error
 	var h http.Header
 	secondary := false
 	switch {
+	case errors.Is(err, ErrRedirect):
+		return 0, "", false
 	case errors.As(err, &rl):
 		if rl.Response != nil {
 			h = rl.Response.Header
@@ -408,6 +502,8 @@ func retryWait(resp *github.Response, err error, attempt int, now time.Time) (ti
 		}
 	case errors.As(err, &ue) && (resp == nil || resp.Response == nil):
 		// No answer: a refused or dropped connection, a timeout.
+	case errors.As(err, &ne) && ne.Timeout():
+		// An answer cut off by the request's timeout while its body was read.
 	default:
 		return 0, "", false
 	}

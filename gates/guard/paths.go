@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -220,6 +221,7 @@ func treeModes(ctx context.Context, repo, rev string, paths []string) map[string
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		cmd := exec.CommandContext(ctx, "git", append([]string{"ls-tree", "-z", "--full-tree", rev, "--"}, batch...)...)
 		cmd.Dir = repo
+		cmd.Env = childenv.Environ(nil)
 		b, err := cmd.Output()
 		cancel()
 		if err != nil {

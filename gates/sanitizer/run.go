@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -199,9 +200,7 @@ func runOne(ctx context.Context, bin, tool string, cmd []string, dir string, o R
 	defer cancel()
 	c := exec.CommandContext(tctx, bin, append(Args(tool, xmlPath, logPath, o), cmd...)...)
 	c.Stdout, c.Stderr = out, out
-	if len(o.ExtraEnv) > 0 {
-		c.Env = append(os.Environ(), o.ExtraEnv...)
-	}
+	c.Env = childenv.Environ(append(os.Environ(), o.ExtraEnv...))
 	procgroup.KillOnCancel(c)
 	c.WaitDelay = waitDelay
 	runErr := c.Run()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -34,6 +35,7 @@ func FromNVCC(ctx context.Context, nvcc string) (Version, error) {
 		return Version{}, fmt.Errorf("running %s: %w", what, err)
 	}
 	cmd := exec.CommandContext(ctx, nvcc, "--version")
+	cmd.Env = childenv.Environ(nil)
 	procgroup.KillOnCancel(cmd)
 	cmd.WaitDelay = waitDelay
 	stdout := &capped{max: maxOutput}

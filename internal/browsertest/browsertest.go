@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -64,6 +65,7 @@ func Run(t testing.TB, chromium, page string, args ...string) string {
 		"--no-first-run", "--no-default-browser-check", "--hide-scrollbars", "--mute-audio",
 		"--user-data-dir=" + t.TempDir()}, args...)
 	cmd := exec.CommandContext(ctx, chromium, append(all, "file://"+page)...)
+	cmd.Env = childenv.Environ(nil)
 	procgroup.KillOnCancel(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer

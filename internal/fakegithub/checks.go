@@ -223,6 +223,7 @@ type checkRunJSON struct {
 	StartedAt   *time.Time     `json:"started_at,omitempty"`
 	CompletedAt *time.Time     `json:"completed_at,omitempty"`
 	Output      checkOutputOut `json:"output"`
+	App         *appJSON       `json:"app"`
 }
 
 type checkOutputOut struct {
@@ -245,6 +246,7 @@ func (c *CheckRun) json(r *http.Request) checkRunJSON {
 		HTMLURL:    "https://github.com/" + c.Repo + "/runs/" + fmt.Sprint(c.ID),
 		DetailsURL: c.DetailsURL,
 		Status:     c.Status,
+		App:        actionsApp(),
 		Output: checkOutputOut{
 			AnnotationsCount: len(c.Annotations),
 			AnnotationsURL:   api + "/annotations",
@@ -269,6 +271,9 @@ func (c *CheckRun) json(r *http.Request) checkRunJSON {
 }
 
 func (s *Server) createCheckRun(w http.ResponseWriter, r *http.Request) {
+	if !s.appOnly(w) {
+		return
+	}
 	var b checkRunRequest
 	if !decode(w, r, &b) {
 		return

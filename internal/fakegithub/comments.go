@@ -33,14 +33,11 @@ type commentJSON struct {
 
 type userJSON struct {
 	Login string `json:"login"`
+	ID    int64  `json:"id"`
 	Type  string `json:"type"`
 }
 
 func (c *Comment) json(r *http.Request) commentJSON {
-	typ := "User"
-	if strings.HasSuffix(c.User, "[bot]") {
-		typ = "Bot"
-	}
 	return commentJSON{
 		ID:        c.ID,
 		NodeID:    fmt.Sprintf("IC_fake%d", c.ID),
@@ -48,7 +45,7 @@ func (c *Comment) json(r *http.Request) commentJSON {
 		HTMLURL:   fmt.Sprintf("https://github.com/%s/pull/%d#issuecomment-%d", c.Repo, c.Issue, c.ID),
 		IssueURL:  fmt.Sprintf("http://%s/repos/%s/issues/%d", r.Host, c.Repo, c.Issue),
 		Body:      c.Body,
-		User:      userJSON{Login: c.User, Type: typ},
+		User:      userJSON{Login: c.User, ID: UserID(c.User), Type: userType(c.User)},
 		CreatedAt: c.Created,
 		UpdatedAt: c.Updated,
 	}
@@ -139,7 +136,7 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request) {
 	}
 	now := time.Now().UTC()
 	s.mu.Lock()
-	c := &Comment{ID: s.newID(), Repo: repoOf(r), Issue: number, User: BotLogin, Body: *b.Body, Created: now, Updated: now}
+	c := &Comment{ID: s.newID(), Repo: repoOf(r), Issue: number, User: s.author(), Body: *b.Body, Created: now, Updated: now}
 	s.comments[c.ID] = c
 	out := c.json(r)
 	s.mu.Unlock()

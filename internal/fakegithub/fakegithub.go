@@ -12,6 +12,7 @@
 //	GET   /repos/{owner}/{repo}/issues/{number}/comments   (paginated: per_page, page, Link)
 //	POST  /repos/{owner}/{repo}/issues/{number}/comments
 //	PATCH /repos/{owner}/{repo}/issues/comments/{id}
+//	GET   /user                                          (403 for the default, installation token: SetUser)
 //	POST  /repos/{owner}/{repo}/git/blobs
 //	GET   /repos/{owner}/{repo}/git/blobs/{sha}            (JSON, or raw with Accept: ...raw)
 //	POST  /repos/{owner}/{repo}/git/trees                  (base_tree, nested paths, sha: null deletes)
@@ -85,6 +86,9 @@ type Server struct {
 	faults    []*Fault
 	holds     []*hold
 	git       map[string]*gitRepo // by "owner/name"
+	user      string              // the token's user (SetUser); "" for an installation token
+	closing   chan struct{}       // closed by Close: a Hang fault's request ends
+	closeOnce sync.Once
 }
 
 // Request is one request as the fake received it.
@@ -180,6 +184,9 @@ type Fault struct {
 	// After serves the request first, keeping whatever it changed, and then gives the
 	// fault instead of the answer: a write that happened although the client saw it fail.
 	After bool
+	// Hang never answers: the request waits until the client gives up on it (or the
+	// Server is closed), and then the connection is closed.
+	Hang bool
 }
 
 // New starts a fake API on 127.0.0.1 that accepts DefaultToken.
@@ -190,6 +197,7 @@ func New() *Server {
 		checkRuns: map[int64]*CheckRun{},
 		comments:  map[int64]*Comment{},
 		git:       map[string]*gitRepo{},
+		closing:   make(chan struct{}),
 	}
 	mux := http.NewServeMux()
 	for _, prefix := range []string{"", "/api/v3"} {
@@ -199,6 +207,7 @@ func New() *Server {
 		mux.HandleFunc("GET "+prefix+"/repos/{owner}/{repo}/issues/{number}/comments", s.listComments)
 		mux.HandleFunc("POST "+prefix+"/repos/{owner}/{repo}/issues/{number}/comments", s.createComment)
 		mux.HandleFunc("PATCH "+prefix+"/repos/{owner}/{repo}/issues/comments/{id}", s.editComment)
+		mux.HandleFunc("GET "+prefix+"/user", s.getUser)
 		git := prefix + "/repos/{owner}/{repo}/git/"
 		mux.HandleFunc("POST "+git+"blobs", s.createBlob)
 		mux.HandleFunc("GET "+git+"blobs/{sha}", s.getBlob)
@@ -235,8 +244,11 @@ func (s *Server) URL() string { return s.srv.URL + "/" }
 // Client is an HTTP client for the fake (a plain one: the fake is HTTP).
 func (s *Server) Client() *http.Client { return s.srv.Client() }
 
-// Close shuts the fake down.
-func (s *Server) Close() { s.srv.Close() }
+// Close shuts the fake down (a request a Hang fault holds ends first).
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.closing) })
+	s.srv.Close()
+}
 
 // Token is the token the fake accepts.
 func (s *Server) Token() string {
@@ -451,6 +463,14 @@ func (s *Server) front(next http.Handler) http.Handler {
 			s.mu.Lock()
 			s.requests[i].Fault = true
 			s.mu.Unlock()
+			if f.Hang {
+				select {
+				case <-r.Context().Done():
+				case <-s.closing:
+				}
+				dropConnection(w)
+				return
+			}
 			if f.Drop {
 				dropConnection(w)
 				return

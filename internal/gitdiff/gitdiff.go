@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -158,6 +159,7 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
+	cmd.Env = childenv.Environ(nil)
 	procgroup.KillOnCancel(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
 )
 
 // waitDelay bounds the wait for a command's output pipes once it has exited or been
@@ -21,7 +23,7 @@ const DefaultTailBytes = 2000
 type Spec struct {
 	Argv    []string
 	Dir     string
-	Env     []string // nil: the caller's environment
+	Env     []string // nil: this process's; either way less what childenv withholds (tokens)
 	Timeout time.Duration
 	// Log gets everything the command prints (stdout and stderr interleaved), at most
 	// LogCap bytes of it; nil keeps nothing.
@@ -57,7 +59,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	defer cancel()
 	cmd := exec.CommandContext(tctx, s.Argv[0], s.Argv[1:]...)
 	cmd.Dir = s.Dir
-	cmd.Env = s.Env
+	cmd.Env = childenv.Environ(s.Env)
 	tail := &TailBuffer{Max: s.TailBytes}
 	if tail.Max <= 0 {
 		tail.Max = DefaultTailBytes

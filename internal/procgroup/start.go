@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"sync"
 	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
 )
 
 // A long-lived process (a harness that serves rounds: gates/speedup/abrun) is started with
@@ -24,7 +26,7 @@ const AnswerFD = 3
 type StartSpec struct {
 	Argv []string
 	Dir  string
-	Env  []string // nil: the caller's environment
+	Env  []string // nil: this process's; either way less what childenv withholds (tokens)
 	// Log gets everything the command prints on stdout and stderr (interleaved), at most
 	// LogCap bytes of it; nil keeps nothing.
 	Log    io.Writer
@@ -66,7 +68,7 @@ func Start(ctx context.Context, s StartSpec) (*Proc, error) {
 	}
 	cmd := exec.CommandContext(ctx, s.Argv[0], s.Argv[1:]...)
 	cmd.Dir = s.Dir
-	cmd.Env = s.Env
+	cmd.Env = childenv.Environ(s.Env)
 	tail := &TailBuffer{Max: s.TailBytes}
 	if tail.Max <= 0 {
 		tail.Max = DefaultTailBytes

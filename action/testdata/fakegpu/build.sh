@@ -5,6 +5,9 @@
 # variable does; then it writes build/lib/kg_ext.so (fake-binary.sh). A tree holding
 # kernels/BROKEN fails the way a compile error does. Every run appends what it saw to
 # $FAKE_ENV_LOG, when set.
+# FAKE_ENV_DUMP=DIR: write the environment this process was started with to DIR (the
+# token tests: no child of kernel-gate may hold one).
+if [ -n "$FAKE_ENV_DUMP" ]; then { tr '\0' '\n' </proc/$$/environ || env; } >"$FAKE_ENV_DUMP/build.$$" 2>/dev/null; fi
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 [ -n "$FAKE_ENV_LOG" ] && echo "build cache=$KG_CACHE_DIR torch=$TORCH_EXTENSIONS_DIR append=$NVCC_APPEND_FLAGS" >>"$FAKE_ENV_LOG"

@@ -4,6 +4,9 @@
 # reports one launch; bench mode draws timings like gates/speedup/abrun/testdata/fake-harness.sh. FAKE_HARNESS_GPU_ERROR=1 makes the check
 # run die the way a faulting kernel does (and creates the file $FAKE_SMI_DEAD_AFTER, if set,
 # which makes the fake nvidia-smi fail from then on).
+# FAKE_ENV_DUMP=DIR: write the environment this process was started with to DIR (the
+# token tests: no child of kernel-gate may hold one).
+if [ -n "$FAKE_ENV_DUMP" ]; then { tr '\0' '\n' </proc/$$/environ || env; } >"$FAKE_ENV_DUMP/harness.$$" 2>/dev/null; fi
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 case $KG_MODE in

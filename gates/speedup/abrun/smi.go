@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -111,6 +112,7 @@ func (s *smi) query(ctx context.Context, field string) ([]byte, error) {
 		args = append(args, "--id="+s.id)
 	}
 	cmd := exec.CommandContext(ctx, s.bin, args...)
+	cmd.Env = childenv.Environ(nil)
 	procgroup.KillOnCancel(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	var out, stderr capBuffer

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -66,6 +67,7 @@ func (s *smi) watch(ctx context.Context, interval time.Duration, warn func(strin
 	}
 	args := append(clockQueryArgs(s.field), "--id="+id, "-lms", strconv.FormatInt(interval.Milliseconds(), 10))
 	cmd := exec.CommandContext(ctx, s.bin, args...)
+	cmd.Env = childenv.Environ(nil)
 	procgroup.KillOnCancel(cmd)
 	cmd.WaitDelay = 2 * time.Second
 	stderr := &capBuffer{max: 4 << 10}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -45,6 +46,7 @@ func Git(ctx context.Context, dir string, args ...string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
 	cmd.Dir = dir
+	cmd.Env = childenv.Environ(nil)
 	procgroup.KillOnCancel(cmd)
 	cmd.WaitDelay = waitDelay
 	var stdout, stderr capBuffer

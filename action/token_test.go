@@ -1,0 +1,146 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+)
+
+// The token stays with kernel-gate: a live run on the fake toolchain, whose every tool
+// (nvcc, nvidia-smi, cuobjdump, the harness, ...) writes down the environment it was
+// started with, through `kernel-gate run` and through `kernel-gate action` (a pull request
+// gated against the fake API, the token as the action's input), with every credential a
+// runner may hold in kernel-gate's environment: no tool was handed one, by name or by value,
+// nor the runner's command files. The canary shows the dumps are the tools' environments.
+func TestNoChildSeesAToken(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	api.SetToken("ghs_kgtest_INPUT_github_token_7a1f")
+	secrets := map[string]string{
+		"GITHUB_TOKEN":                   "ghs_kgtest_GITHUB_TOKEN_3c9e",
+		"GH_TOKEN":                       "gho_kgtest_GH_TOKEN_51d0",
+		"ACTIONS_RUNTIME_TOKEN":          "kgtest-runtime-token-e44b",
+		"ACTIONS_ID_TOKEN_REQUEST_TOKEN": "kgtest-oidc-request-token-90aa",
+		"ACTIONS_ID_TOKEN_REQUEST_URL":   "https://pipelines.example/kgtest-oidc-url-77c2",
+		"INPUT_GITHUB-TOKEN":             api.Token(),
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, repo, dumps string) (int, string)
+	}{
+		{"kernel-gate run", func(t *testing.T, repo, dumps string) (int, string) {
+			code, _, stderr := kg(t, "", runArgs(t, repo, filepath.Join(t.TempDir(), "art"), "--base", "main")...)
+			return code, stderr
+		}},
+		{"kernel-gate action", func(t *testing.T, repo, dumps string) (int, string) {
+			work := t.TempDir()
+			vars := map[string]string{
+				"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
+				"GITHUB_EVENT_PATH": absPath(t, filepath.Join("testdata", "events", "pull_request_synchronize.json")),
+				"GITHUB_REPOSITORY": "Codertocat/Hello-World", "GITHUB_WORKSPACE": repo, "GITHUB_API_URL": api.URL(),
+				"GITHUB_SERVER_URL": "https://github.com", "GITHUB_RUN_ID": "7",
+				"GITHUB_OUTPUT": filepath.Join(work, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(work, "summary"),
+				"INPUT_CONFIG": filepath.Join(repo, "kernel-gate.yml"), "INPUT_BASE-REF": "main",
+				"INPUT_RESULTS-FILE": filepath.Join(work, "result.json"),
+			}
+			for k, v := range secrets {
+				vars[k] = v
+			}
+			for _, k := range []string{"GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"} {
+				t.Setenv(k, vars[k])
+			}
+			args := append([]string{"action"}, fakeGPU(t)...)
+			t.Chdir(work) // the action keeps its artifacts in the working directory
+			var out, errb bytes.Buffer
+			code := run(context.Background(), args, env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
+				getenv: func(k string) string { return vars[k] }})
+			if len(api.CheckRuns()) != 1 {
+				t.Errorf("%d check runs: the token did not reach the API", len(api.CheckRuns()))
+			}
+			return code, errb.String()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo, dumps := fakeRepo(t), t.TempDir()
+			for k, v := range secrets {
+				t.Setenv(k, v)
+			}
+			t.Setenv("FAKE_ENV_DUMP", dumps)
+			t.Setenv("KG_TOKEN_TEST_CANARY", "the-canary-is-seen")
+			code, stderr := tc.run(t, repo, dumps)
+			if code != exitPass {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			seen := map[string]bool{}
+			files, _ := os.ReadDir(dumps)
+			for _, f := range files {
+				raw, err := os.ReadFile(filepath.Join(dumps, f.Name()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				tool, _, _ := strings.Cut(f.Name(), ".")
+				seen[tool] = true
+				env := string(raw)
+				if !strings.Contains(env, "KG_TOKEN_TEST_CANARY=the-canary-is-seen") {
+					t.Errorf("%s: the dump is not the tool's environment:\n%s", f.Name(), env)
+				}
+				for name, value := range secrets {
+					if strings.Contains(env, value) {
+						t.Errorf("%s was handed the value of %s", f.Name(), name)
+					}
+				}
+				for _, line := range strings.Split(env, "\n") {
+					name, _, _ := strings.Cut(line, "=")
+					if _, ok := secrets[name]; ok || name == "GITHUB_OUTPUT" || name == "GITHUB_STEP_SUMMARY" {
+						t.Errorf("%s was handed %s", f.Name(), name)
+					}
+				}
+			}
+			for _, tool := range []string{"nvcc", "nvidia-smi", "harness"} {
+				if !seen[tool] {
+					t.Errorf("%s left no environment dump (dumps: %v)", tool, seen)
+				}
+			}
+		})
+	}
+}
+
+// main takes the tokens out of the process's environment before anything else runs
+// (childenv.TakeSecrets, tested there): a process started by code that forgot
+// childenv.Environ still inherits none.
+func TestMainTakesTheSecretsFirst(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, filepath.Join("action", "main.go"), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Name.Name != "main" || fn.Recv != nil {
+			continue
+		}
+		if len(fn.Body.List) > 0 {
+			if as, ok := fn.Body.List[0].(*ast.AssignStmt); ok && len(as.Rhs) == 1 {
+				if call, ok := as.Rhs[0].(*ast.CallExpr); ok {
+					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "TakeSecrets" {
+						if id, ok := sel.X.(*ast.Ident); ok && id.Name == "childenv" {
+							return
+						}
+					}
+				}
+			}
+		}
+		t.Fatal("main's first statement is not childenv.TakeSecrets()")
+	}
+	t.Fatal("no func main in action/main.go")
+}

@@ -23,6 +23,8 @@
 //	POST  /repos/{owner}/{repo}/git/refs
 //	PATCH /repos/{owner}/{repo}/git/refs/{ref}             (force=false: fast-forward only)
 //	DELETE /repos/{owner}/{repo}/git/refs/{ref}
+//	GET   /repos/{owner}/{repo}/pulls                      (state, head=user:ref, base; paginated;
+//	                                                         AddPullRequest makes them)
 //
 // Besides faults before a request is served, a Fault can answer after serving it (the
 // effect stays, the answer is lost), and Hold makes requests wait for each other, so that
@@ -85,6 +87,7 @@ type Server struct {
 	faults    []*Fault
 	holds     []*hold
 	git       map[string]*gitRepo // by "owner/name"
+	pulls     []PullRequest
 }
 
 // Request is one request as the fake received it.
@@ -199,6 +202,7 @@ func New() *Server {
 		mux.HandleFunc("GET "+prefix+"/repos/{owner}/{repo}/issues/{number}/comments", s.listComments)
 		mux.HandleFunc("POST "+prefix+"/repos/{owner}/{repo}/issues/{number}/comments", s.createComment)
 		mux.HandleFunc("PATCH "+prefix+"/repos/{owner}/{repo}/issues/comments/{id}", s.editComment)
+		mux.HandleFunc("GET "+prefix+"/repos/{owner}/{repo}/pulls", s.listPulls)
 		git := prefix + "/repos/{owner}/{repo}/git/"
 		mux.HandleFunc("POST "+git+"blobs", s.createBlob)
 		mux.HandleFunc("GET "+git+"blobs/{sha}", s.getBlob)

@@ -192,16 +192,28 @@ func workflowProblem(want []string, wr WorkflowRun) string {
 		orNone(wr.Name), orNone(wr.Path), strings.Join(want, ", "))
 }
 
-// whyConcluded explains the conclusions of a run that did not succeed.
-var whyConcluded = map[string]string{
-	"failure":         "a step failed",
-	"timed_out":       "a job ran out of its timeout-minutes",
-	"cancelled":       "it was cancelled",
-	"action_required": "it waits for a maintainer's approval, and ran nothing",
-	"skipped":         "its jobs were skipped",
-	"startup_failure": "it could not start",
-	"stale":           "GitHub marked it stale",
-	"neutral":         "it concluded neither success nor failure",
+// whyConcluded explains a conclusion of a run that did not succeed ("" for one it does not
+// know).
+func whyConcluded(c string) string {
+	switch c {
+	case "failure":
+		return "a step failed"
+	case "timed_out":
+		return "a job ran out of its timeout-minutes"
+	case "cancelled":
+		return "it was cancelled"
+	case "action_required":
+		return "it waits for a maintainer's approval, and ran nothing"
+	case "skipped":
+		return "its jobs were skipped"
+	case "startup_failure":
+		return "it could not start"
+	case "stale":
+		return "GitHub marked it stale"
+	case "neutral":
+		return "it concluded neither success nor failure"
+	}
+	return ""
 }
 
 // conclusionProblem refuses a result that is not a failure from a run that did not
@@ -217,9 +229,9 @@ func conclusionProblem(wr WorkflowRun, v result.Verdict) string {
 	case c == "":
 		return fmt.Sprintf("stage A's run %d has no conclusion: a run that did not succeed is never posted as %s", wr.ID, v)
 	}
-	why := ""
-	if w, ok := whyConcluded[c]; ok {
-		why = ": " + w
+	why := whyConcluded(c)
+	if why != "" {
+		why = ": " + why
 	}
 	return fmt.Sprintf("stage A's run %d concluded %s%s; its result says %s, but a run that did not succeed is never posted as %s", wr.ID, c, why, v, v)
 }
@@ -338,7 +350,7 @@ func (r *run) stageBHeader(b io.Writer) {
 	if u := r.stageAURL(); u != "" {
 		run = fmt.Sprintf("[%s](%s)", run, mdLinkURL(u))
 	}
-	fmt.Fprintf(b, "> Reported from stage A's %s (%s, %s on %s), which concluded %s: the verdict is that run's.\n\n",
+	fmt.Fprintf(b, "> The result of stage A's %s (%s, %s on %s), which concluded %s.\n\n",
 		run, mdCode(cmp.Or(wr.Path, wr.Name)), mdCode(wr.Event), abrun.ShortRev(r.plan.HeadSHA), mdCode(cmp.Or(wr.Conclusion, "nothing")))
 	if r.fromFork() {
 		fmt.Fprintf(b, "> [!WARNING]\n> **Untrusted: from a fork (%s).** Stage A ran this pull request's own code on the GPU runner, and that code could have written any verdict, finding or timing below. kernel-gate checked only that the result is of this commit, of the workflow and GPU expected, and that a failed run is not shown as a pass. Judge the change itself.\n\n",

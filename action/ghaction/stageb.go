@@ -310,8 +310,8 @@ func gpuProblem(want []string, d *result.Device) string {
 }
 
 // refuse reports why stage A's result is not posted: on the check run as a failure (never
-// anything else), in the job summary and in the log. It returns the refusal as an error
-// that exits 2.
+// anything else), in the job summary, the log and, when the inputs ask for one on failure,
+// the pull request's comment. It returns the refusal as an error that exits 2.
 func (r *run) refuse(ctx context.Context, problems []string) error {
 	for _, p := range problems {
 		r.logf("kernel-gate action: refused: %s", workflowcmd.Neutralize(p))
@@ -336,6 +336,11 @@ func (r *run) refuse(ctx context.Context, problems []string) error {
 	if err := workflowcmd.AppendSummary(r.o.Getenv, md, workflowcmd.DefaultSummaryLimit); err != nil {
 		r.logf("kernel-gate action: the job summary: %s", workflowcmd.Neutralize(oneLine(err.Error())))
 	}
+	// A refusal fails the check: the pull request's comment, when asked for on failure,
+	// says why.
+	refused := result.Result{Verdict: result.Fail}
+	r.findPullRequest(ctx, refused)
+	r.comment(ctx, refused, md)
 	return exitcode.BadInputf("refusing to post stage A's result: %s", strings.Join(problems, "; "))
 }
 

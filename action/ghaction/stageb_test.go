@@ -398,6 +398,24 @@ func TestStageBForkPullRequest(t *testing.T) {
 	}
 }
 
+// A refusal fails the check, so comment: on-failure says why on the pull request (a fork's,
+// found through the API).
+func TestStageBRefusalIsCommented(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	api.AddPullRequest(fakegithub.PullRequest{Number: 7, Repo: stageARepo, HeadRef: "kernel-tweak", HeadSHA: stageAHead, HeadRepo: "Codertocat/octo-repo"})
+	res := stageAResult(result.Pass)
+	env := stageBEnv(t, api, stageAPayload(t, "workflow_run_fork.json", map[string]any{"workflow_run.conclusion": "cancelled"}), &res,
+		map[string]string{"comment": "on-failure"})
+	code, log, _ := runAction(t, env, api)
+	if code != exitcode.Usage {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	if c := api.Comments(stageARepo, 7); len(c) != 1 || !strings.Contains(c[0].Body, "refused to post stage A's result") || !strings.Contains(c[0].Body, "concluded cancelled") {
+		t.Errorf("comments %+v\n%s", c, log)
+	}
+}
+
 // A fork's refused result is labelled too; a run whose head repository GitHub no longer
 // names (a deleted fork) is taken for a fork's.
 func TestStageBForkRefusalAndDeletedFork(t *testing.T) {

@@ -404,15 +404,15 @@ func (r *run) findPullRequest(ctx context.Context, res result.Result) {
 	case wr.HeadOwner == "" || wr.HeadBranch == "":
 		none("the event names no head repository or branch to find the pull request by")
 		return
-	}
-	c, err := r.apiClient(ctx)
-	if err != nil {
-		none(err.Error())
+	case r.client == nil:
+		// comment says nothing without a pull request: said here, as it would.
+		none(cmp.Or(r.fallback, "check runs are off, and so is the API client"))
 		return
 	}
+	c := r.client
 	var found []int
 	opts := &github.PullRequestListOptions{State: "open", Head: wr.HeadOwner + ":" + wr.HeadBranch, ListOptions: github.ListOptions{PerPage: 100}}
-	err = c.Call(ctx, "listing the pull requests of "+wr.HeadOwner, func(ctx context.Context, gh *github.Client) (*github.Response, error) {
+	err := c.Call(ctx, "listing the pull requests of "+wr.HeadOwner, func(ctx context.Context, gh *github.Client) (*github.Response, error) {
 		prs, resp, err := gh.PullRequests.List(ctx, c.Owner(), c.Repo(), opts)
 		found = found[:0]
 		for _, pr := range prs {

@@ -398,6 +398,37 @@ func TestStageBForkPullRequest(t *testing.T) {
 	}
 }
 
+// Without a token (or with check runs off) there is no API client: the log says once why
+// there is no comment.
+func TestStageBNoCommentSaidOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		token  bool
+		inputs map[string]string
+		why    string
+	}{
+		{"no token", false, map[string]string{"comment": "always"}, "no github-token was given"},
+		{"check runs off", true, map[string]string{"comment": "always", "annotations": "workflow-commands"}, "check runs are off"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := fakegithub.New()
+			defer api.Close()
+			res := stageAResult(result.Pass)
+			env := stageBEnv(t, api, filepath.Join(repoRoot, "testdata", "events", "workflow_run_fork.json"), &res, tc.inputs)
+			if !tc.token {
+				delete(env, "INPUT_GITHUB-TOKEN")
+			}
+			code, log, err := runAction(t, env, api)
+			if err != nil || code != 0 {
+				t.Fatalf("exit %d, err %v\n%s", code, err, log)
+			}
+			if n := strings.Count(log, "no pull-request comment"); n != 1 || !strings.Contains(log, tc.why) {
+				t.Errorf("said %d times why there is no comment, want once (%q):\n%s", n, tc.why, log)
+			}
+		})
+	}
+}
+
 // A refusal fails the check, so comment: on-failure says why on the pull request (a fork's,
 // found through the API).
 func TestStageBRefusalIsCommented(t *testing.T) {

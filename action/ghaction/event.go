@@ -1,6 +1,7 @@
 package ghaction
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,16 +46,35 @@ type PullRequest struct {
 // Fork reports whether the pull request comes from another repository.
 func (p PullRequest) Fork(repo string) bool { return !strings.EqualFold(p.HeadRepo, repo) }
 
-// WorkflowRun is the completed run a workflow_run event reports on.
+// WorkflowRun is the completed run a workflow_run event reports on. GitHub writes these
+// fields, not the pull request's author (but HeadBranch, which the author named).
 type WorkflowRun struct {
 	ID         int64
 	Event      string // the event that started it (pull_request)
 	HeadSHA    string
 	HeadBranch string
-	Conclusion string
+	Status     string // "completed" for a completed event
+	Conclusion string // "" while the run is not completed
+	// Name and Path are the workflow's: its `name:` and its file in the repository
+	// (".github/workflows/kernel-gate-pr.yml"); the payload's top-level workflow fills them
+	// where workflow_run leaves them empty.
+	Name, Path string
+	// HTMLURL is the run's page, where its logs and artifacts are.
+	HTMLURL string
+	// HeadRepo is the repository the head commit came from ("owner/name"; a fork's for a
+	// fork's pull request, "" when GitHub gives none, as for a deleted fork); HeadOwner
+	// is its owner's login.
+	HeadRepo, HeadOwner string
 	// PullRequests are the numbers of its pull requests (empty for a fork's: GitHub does
 	// not list them, the head SHA is what the check run attaches to).
 	PullRequests []int
+}
+
+// Fork reports whether the run's head commit came from another repository than repo, the
+// one the workflow runs in: a fork's pull request, whose code the run ran. Without a head
+// repository it is taken for one.
+func (w WorkflowRun) Fork(repo string) bool {
+	return w.HeadRepo == "" || !strings.EqualFold(w.HeadRepo, repo)
 }
 
 // maxEventSize bounds the payload kernel-gate reads (GitHub's are a few tens of KiB).
@@ -116,15 +136,31 @@ type payload struct {
 	Before      string         `json:"before"`
 	Inputs      map[string]any `json:"inputs"`
 	WorkflowRun *struct {
-		ID           int64  `json:"id"`
-		Event        string `json:"event"`
-		HeadSHA      string `json:"head_sha"`
-		HeadBranch   string `json:"head_branch"`
-		Conclusion   string `json:"conclusion"`
-		PullRequests []struct {
+		ID             int64    `json:"id"`
+		Name           string   `json:"name"`
+		Path           string   `json:"path"`
+		Event          string   `json:"event"`
+		HeadSHA        string   `json:"head_sha"`
+		HeadBranch     string   `json:"head_branch"`
+		Status         string   `json:"status"`
+		Conclusion     string   `json:"conclusion"`
+		HTMLURL        string   `json:"html_url"`
+		HeadRepository *repoRef `json:"head_repository"`
+		PullRequests   []struct {
 			Number int `json:"number"`
 		} `json:"pull_requests"`
 	} `json:"workflow_run"`
+	// Workflow is workflow_run's workflow, an object; workflow_dispatch's is its path, a
+	// string, which kernel-gate does not read.
+	Workflow json.RawMessage `json:"workflow"`
+}
+
+// repoRef is a repository of a payload, as far as kernel-gate reads it.
+type repoRef struct {
+	FullName string `json:"full_name"`
+	Owner    struct {
+		Login string `json:"login"`
+	} `json:"owner"`
 }
 
 func (ev *Event) parse(raw []byte) error {
@@ -150,7 +186,22 @@ func (ev *Event) parse(raw []byte) error {
 		}
 	}
 	if wr := p.WorkflowRun; wr != nil {
-		ev.WorkflowRun = &WorkflowRun{ID: wr.ID, Event: wr.Event, HeadSHA: wr.HeadSHA, HeadBranch: wr.HeadBranch, Conclusion: wr.Conclusion}
+		ev.WorkflowRun = &WorkflowRun{ID: wr.ID, Event: wr.Event, HeadSHA: wr.HeadSHA, HeadBranch: wr.HeadBranch,
+			Status: wr.Status, Conclusion: wr.Conclusion, Name: wr.Name, Path: wr.Path, HTMLURL: wr.HTMLURL}
+		if h := wr.HeadRepository; h != nil {
+			ev.WorkflowRun.HeadRepo, ev.WorkflowRun.HeadOwner = h.FullName, h.Owner.Login
+		}
+		var w struct {
+			Name string `json:"name"`
+			Path string `json:"path"`
+		}
+		if len(p.Workflow) > 0 && p.Workflow[0] == '{' {
+			if err := json.Unmarshal(p.Workflow, &w); err != nil {
+				return fmt.Errorf("workflow: %w", err)
+			}
+		}
+		ev.WorkflowRun.Name = cmp.Or(ev.WorkflowRun.Name, w.Name)
+		ev.WorkflowRun.Path = cmp.Or(ev.WorkflowRun.Path, w.Path)
 		for _, pr := range wr.PullRequests {
 			ev.WorkflowRun.PullRequests = append(ev.WorkflowRun.PullRequests, pr.Number)
 		}

@@ -38,6 +38,8 @@ type Inputs struct {
 	// TrendURL links the baseline's trend page (kernel-gate trend) from the job summary,
 	// which then shows the baseline's last points; empty leaves both out.
 	TrendURL string
+	// Report are mode report's inputs (stageb.go).
+	Report ReportInputs
 }
 
 // The input values.
@@ -74,6 +76,9 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 		}
 	}
 	var err error
+	if in.Report, err = readReportInputs(get); err != nil {
+		return in, err
+	}
 	if in.UpdateBaseline, err = parseBool("update-baseline", get("update-baseline")); err != nil {
 		return in, err
 	}

@@ -76,17 +76,12 @@ func Run(ctx context.Context, o Options) (int, error) {
 	r := &run{o: o, in: in, ev: ev, plan: plan, root: root, budget: githubapi.NewBudget(o.APIBudget)}
 	r.logf("kernel-gate action: %s event: %s", workflowcmd.Neutralize(ev.Name), workflowcmd.Neutralize(plan.String()))
 	var res result.Result
-	var notes []string
 	switch plan.Mode {
 	case ModeReport:
-		res, notes, err = ReadUntrusted(in.ResultsFile)
-		if err != nil {
-			return exitcode.Usage, err
+		// Checked against the event, named by the inputs; a refusal is posted as a failure.
+		if res, err = r.stageB(ctx); err != nil {
+			return exitcode.Of(err), err
 		}
-		for _, n := range notes {
-			r.logf("kernel-gate action: the result file: %s", n)
-		}
-		r.connect(ctx, checkName(res.Device, res.Shard))
 	default:
 		res, err = r.gate(ctx)
 		if err != nil {
@@ -205,7 +200,7 @@ func (r *run) connect(ctx context.Context, defaultName string) {
 	}
 	c, err := githubapi.New(ctx, r.api())
 	if err == nil {
-		r.checkID, err = c.StartCheck(ctx, cmp.Or(r.in.CheckName, defaultName), r.plan.HeadSHA, r.ev.RunURL)
+		r.checkID, err = c.StartCheck(ctx, cmp.Or(r.in.CheckName, defaultName), r.plan.HeadSHA, r.runURL())
 	}
 	if err != nil {
 		r.fallback = oneLine(err.Error())
@@ -328,7 +323,7 @@ func (r *run) report(ctx context.Context, res result.Result) {
 			note = fmt.Sprintf("%d more findings with a source line are not annotated (GitHub shows at most %d here); every finding is in the job summary and the result file.\n\n", omitted, MaxCheckAnnotations)
 		}
 		summary := note + r.summary(res, githubapi.MaxOutputBytes-len(note))
-		_, err := r.client.CompleteCheck(ctx, r.checkID, conclusion(res.Verdict), githubapi.Output{Title: title(res), Summary: summary, Annotations: annots})
+		_, err := r.client.CompleteCheck(ctx, r.checkID, conclusion(res.Verdict), githubapi.Output{Title: r.checkTitle(res), Summary: summary, Annotations: annots})
 		if err != nil {
 			r.fallback = oneLine(err.Error())
 			r.logf("kernel-gate action: completing the check run failed (%s): the findings go to workflow-command annotations and the job summary", workflowcmd.Neutralize(r.fallback))
@@ -365,15 +360,12 @@ func (r *run) report(ctx context.Context, res result.Result) {
 
 // summary is the markdown report within limit bytes (failures first, the rest cut with a
 // note pointing at the run's artifacts), headed by whose result it is when it came from
-// another job.
+// another job (stageBHeader).
 func (r *run) summary(res result.Result, limit int) string {
 	var b bytes.Buffer
-	if r.plan.Mode == ModeReport && r.ev.WorkflowRun != nil {
-		fmt.Fprintf(&b, "> Reported from workflow run %d (%s on %s): the verdict is that run's.\n\n", r.ev.WorkflowRun.ID,
-			workflowcmd.Neutralize(r.ev.WorkflowRun.Event), abrun.ShortRev(r.plan.HeadSHA))
-	}
+	r.stageBHeader(&b)
 	head := b.Len()
-	if err := report.Render(&b, res, report.Markdown, report.Options{ArtifactsURL: r.ev.RunURL, Limit: limit - head, Trend: r.trend}); err != nil {
+	if err := report.Render(&b, res, report.Markdown, report.Options{ArtifactsURL: r.runURL(), Limit: limit - head, Trend: r.trend}); err != nil {
 		fmt.Fprintf(&b, "\n(the report could not be rendered: %v)\n", err)
 	}
 	return b.String()

@@ -187,7 +187,7 @@ func TestReportModeWithHostileResult(t *testing.T) {
 	env, _ := actionEnv(t, api, nil)
 	env["GITHUB_EVENT_NAME"] = "workflow_run"
 	env["GITHUB_EVENT_PATH"] = filepath.Join(repoRoot, "testdata", "events", "workflow_run_completed.json")
-	env["INPUT_COMMENT"] = "on-failure"
+	env["INPUT_COMMENT"], env["INPUT_WORKFLOW"] = "on-failure", ".github/workflows/test.yml"
 	hostile := "flash\n::add-mask::x\n::error file=evil::owned ##[error]boom"
 	var findings []result.Finding
 	for i := range 100_000 {
@@ -196,6 +196,7 @@ func TestReportModeWithHostileResult(t *testing.T) {
 	}
 	g := result.Gate{Name: "sanitizer\n::warning::x", Verdict: result.Fail, Findings: findings}
 	res := result.New("kernel-gate", g)
+	res.Trigger = &result.Trigger{Event: "repository_dispatch", SHA: "3484a3fb816e0859fd6e1cea078d76385ff50625"}
 	f, _ := os.Create(env["INPUT_RESULTS-FILE"])
 	result.Write(f, res)
 	f.Close()

@@ -46,9 +46,9 @@ func shardOf(i, n int, dev *result.Device, v result.Verdict) result.Result {
 	return r
 }
 
-// Report mode posts a merged result of two GPUs as one check run named for no one GPU;
-// one shard's result alone is posted under a name that says it is a shard, so its pass
-// cannot stand in for the whole run's check.
+// Report mode posts a merged result of two GPUs as one check run under the inputs' name
+// (the default here); one shard's result alone is refused, so its pass cannot stand in
+// for the whole run's check.
 func TestReportModePostsMergedAndShardResults(t *testing.T) {
 	l4, h100 := &result.Device{Name: "NVIDIA L4", Arch: "sm_89"}, &result.Device{Name: "NVIDIA H100", Arch: "sm_90"}
 	merged, err := result.Merge([]result.MergeInput{
@@ -66,7 +66,7 @@ func TestReportModePostsMergedAndShardResults(t *testing.T) {
 		code       int
 	}{
 		{"merged", merged, "kernel-gate", "failure", 1},
-		{"one shard", shardOf(1, 2, l4, result.Pass), "kernel-gate (L4, sm_89, shard 1/2)", "success", 0},
+		{"one shard", shardOf(1, 2, l4, result.Pass), "kernel-gate", "failure", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := fakegithub.New()
@@ -74,13 +74,15 @@ func TestReportModePostsMergedAndShardResults(t *testing.T) {
 			env, _ := actionEnv(t, api, nil)
 			env["GITHUB_EVENT_NAME"] = "workflow_run"
 			env["GITHUB_EVENT_PATH"] = filepath.Join(repoRoot, "testdata", "events", "workflow_run_completed.json")
+			env["INPUT_WORKFLOW"] = ".github/workflows/test.yml"
+			tc.res.Trigger = &result.Trigger{Event: "repository_dispatch", SHA: "3484a3fb816e0859fd6e1cea078d76385ff50625"}
 			var b bytes.Buffer
 			if err := result.Write(&b, tc.res); err != nil {
 				t.Fatal(err)
 			}
 			os.WriteFile(env["INPUT_RESULTS-FILE"], b.Bytes(), 0o644)
 			code, log, err := runAction(t, env, api)
-			if err != nil || code != tc.code {
+			if (err != nil) != (tc.code == 2) || code != tc.code {
 				t.Fatalf("exit %d, err %v\n%s", code, err, log)
 			}
 			runs := api.CheckRuns()

@@ -379,6 +379,13 @@ type actResult struct {
 // and token as github.token.
 func (h *harness) run(t *testing.T, apiURL, token string) actResult {
 	t.Helper()
+	return h.runEvent(t, "pull_request", filepath.Join(h.repo, eventFile), eventRepo, apiURL, token)
+}
+
+// runEvent runs the workflow's event with payload (a file) as GITHUB_EVENT_PATH and repo as
+// GITHUB_REPOSITORY, as run does.
+func (h *harness) runEvent(t *testing.T, event, payload, repo, apiURL, token string) actResult {
+	t.Helper()
 	goEnv := map[string]string{}
 	cmd := exec.Command("go", "env", "-json", "GOCACHE", "GOMODCACHE", "GOPATH", "GOENV")
 	cmd.Dir = h.root
@@ -412,15 +419,15 @@ func (h *harness) run(t *testing.T, apiURL, token string) actResult {
 		env = append(env, k+"="+v)
 	}
 
-	args := []string{"pull_request",
+	args := []string{event,
 		"-W", filepath.Join(".github", "workflows", "e2e.yml"),
 		"-P", "self-hosted=-self-hosted",
-		"-e", filepath.Join(h.repo, eventFile),
+		"-e", payload,
 		"--action-cache-path", filepath.Join(h.tmp, "act-cache"),
 		"--local-repository", h.setupGo + "=" + h.stub,
 		"--no-cache-server",
 		"--env", "GITHUB_API_URL=" + apiURL,
-		"--env", "GITHUB_REPOSITORY=" + eventRepo,
+		"--env", "GITHUB_REPOSITORY=" + repo,
 		"--env", "RUNNER_DEBUG=1",
 		"--env", "GOPROXY=off",
 		"--env", "GOTOOLCHAIN=local",

@@ -24,6 +24,8 @@
 //	POST  /repos/{owner}/{repo}/git/refs
 //	PATCH /repos/{owner}/{repo}/git/refs/{ref}             (force=false: fast-forward only)
 //	DELETE /repos/{owner}/{repo}/git/refs/{ref}
+//	GET   /repos/{owner}/{repo}/pulls                      (state, head=user:ref, base; paginated;
+//	                                                         AddPullRequest makes them)
 //
 // Besides faults before a request is served, a Fault can answer after serving it (the
 // effect stays, the answer is lost), and Hold makes requests wait for each other, so that
@@ -89,6 +91,7 @@ type Server struct {
 	user      string              // the token's user (SetUser); "" for an installation token
 	closing   chan struct{}       // closed by Close: a Hang fault's request ends
 	closeOnce sync.Once
+	pulls     []PullRequest
 }
 
 // Request is one request as the fake received it.
@@ -208,6 +211,7 @@ func New() *Server {
 		mux.HandleFunc("POST "+prefix+"/repos/{owner}/{repo}/issues/{number}/comments", s.createComment)
 		mux.HandleFunc("PATCH "+prefix+"/repos/{owner}/{repo}/issues/comments/{id}", s.editComment)
 		mux.HandleFunc("GET "+prefix+"/user", s.getUser)
+		mux.HandleFunc("GET "+prefix+"/repos/{owner}/{repo}/pulls", s.listPulls)
 		git := prefix + "/repos/{owner}/{repo}/git/"
 		mux.HandleFunc("POST "+git+"blobs", s.createBlob)
 		mux.HandleFunc("GET "+git+"blobs/{sha}", s.getBlob)

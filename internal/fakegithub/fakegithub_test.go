@@ -382,7 +382,7 @@ func TestRecording(t *testing.T) {
 	if err := r.Decode(&b); err != nil || b.Body != "hi" {
 		t.Fatalf("Decode: %v %+v", err, b)
 	}
-	if code, _, _ := do(t, s, "GET", "/repos/o/r/pulls", bearer(s), nil); code != 404 {
+	if code, _, _ := do(t, s, "GET", "/repos/o/r/releases", bearer(s), nil); code != 404 {
 		t.Fatalf("an endpoint the fake does not serve: %d, want 404", code)
 	}
 }

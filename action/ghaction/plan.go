@@ -140,6 +140,9 @@ type Plan struct {
 	Reason         string
 	// Gates limits the gates run and reported (empty: all).
 	Gates []string
+	// BaseMayBeGone is set when BaseRef is a push's "before", which a force-push may have
+	// removed from the repository: head is then gated alone (pipeline.Options).
+	BaseMayBeGone bool
 }
 
 // Decide makes the plan. headRev is the commit checked out in the workspace (git
@@ -173,8 +176,9 @@ func Decide(in Inputs, ev Event, headRev string) (Plan, error) {
 			p.BaseRef = "origin/" + pr.BaseRef
 		}
 	}
-	if ev.Name == "pull_request_target" && ev.PullRequest != nil && headRev != "" && strings.EqualFold(headRev, ev.PullRequest.HeadSHA) {
-		return p, exitcode.BadInputf("refusing to run: under pull_request_target the workflow has a write token and secrets, and the checked-out commit %s is the pull request's head; gate pull requests on pull_request (and report with workflow_run)", abrun.ShortRev(headRev))
+	if ev.Name == "pull_request_target" && ev.PullRequest != nil && headRev != "" &&
+		(strings.EqualFold(headRev, ev.PullRequest.HeadSHA) || strings.EqualFold(headRev, ev.PullRequest.MergeSHA)) {
+		return p, exitcode.BadInputf("refusing to run under pull_request_target: the workflow has a write token and secrets, and the checked-out commit %s is the pull request's; %s", abrun.ShortRev(headRev), prHint)
 	}
 	if p.Mode == ModeAuto {
 		switch ev.Name {
@@ -190,7 +194,7 @@ func Decide(in Inputs, ev Event, headRev string) (Plan, error) {
 			// live A/B, and the stored entry gets head's own timings. A new branch has no
 			// "before" and falls back to bench.base_ref.
 			if p.BaseRef == "" && isCommitSHA(ev.Before) && strings.Trim(ev.Before, "0") != "" {
-				p.BaseRef = ev.Before
+				p.BaseRef, p.BaseMayBeGone = ev.Before, true
 			}
 		case "workflow_dispatch":
 			p.Mode = ModeGate

@@ -69,6 +69,9 @@ func Run(ctx context.Context, o Options) (int, error) {
 	if err != nil {
 		return exitcode.Usage, err
 	}
+	if err := CheckCheckout(ctx, root, in, ev, plan); err != nil {
+		return exitcode.Of(err), err
+	}
 	r := &run{o: o, in: in, ev: ev, plan: plan, root: root}
 	r.logf("kernel-gate action: %s event: %s", workflowcmd.Neutralize(ev.Name), workflowcmd.Neutralize(plan.String()))
 	var res result.Result

@@ -1,13 +1,17 @@
 package ghaction
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kernel-gate/kernel-gate/action/pipeline"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
 )
@@ -339,6 +343,77 @@ func TestDispatchRefMustBeTheCheckout(t *testing.T) {
 			}
 			if err == nil || code != exitcode.Usage || !strings.Contains(err.Error(), want) {
 				t.Fatalf("exit %d, err %v, want %q\n%s", code, err, want, log)
+			}
+		})
+	}
+}
+
+// fakeTools is the fake CUDA toolchain of action/testdata/fakegpu (the H200's recorded
+// outputs), for live runs without a GPU.
+func fakeTools() pipeline.Tools {
+	f := filepath.Join(repoRoot, "action", "testdata", "fakegpu")
+	return pipeline.Tools{NVCC: filepath.Join(f, "nvcc"), Cuobjdump: filepath.Join(f, "cuobjdump"),
+		Sanitizer: filepath.Join(f, "compute-sanitizer"), NCU: filepath.Join(f, "ncu"), NvidiaSMI: filepath.Join(f, "nvidia-smi")}
+}
+
+// A push to the default branch whose "before" was force-pushed away (no longer in the
+// repository, which actions/checkout fetched whole) gates HEAD alone and stores the
+// baseline, where it failed to find a merge base (exit 2) and stored nothing. In a shallow
+// clone the missing commit may only be unfetched: that stays an error that says so.
+func TestPushAfterForcePushGatesHeadAlone(t *testing.T) {
+	r := newRepo(t)
+	cfg, err := os.ReadFile(filepath.Join(repoRoot, "kernel-gate.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.write("kernel-gate.yml", string(cfg))
+	r.write("kernels/harness.cu", "// one\n")
+	r.commit("one")
+	r.write("kernels/harness.cu", "// two\n")
+	gone := r.commit("two, force-pushed away")
+	r.git("reset", "-q", "--hard", "HEAD~1")
+	r.write("kernels/harness.cu", "// three\n")
+	r.commit("three")
+	r.git("reflog", "expire", "--expire=now", "--all")
+	r.git("gc", "-q", "--prune=now")
+	if _, err := exec.Command("git", "-C", r.dir, "cat-file", "-e", gone+"^{commit}").CombinedOutput(); err == nil {
+		t.Fatal("the force-pushed commit is still in the repository")
+	}
+	shallow := filepath.Join(t.TempDir(), "shallow")
+	gitIn(t, filepath.Dir(r.dir), "clone", "-q", "--depth", "1", "file://"+r.dir, shallow)
+	for _, tc := range []struct {
+		name, ws string
+		code     int
+		want     []string
+	}{
+		{"a whole clone", r.dir, 0, []string{"no base: the base " + gone[:12] + " is not in the repository (a force-push replaced it): head is gated alone",
+			"baseline stored on branch kernel-gate-baseline"}},
+		{"a shallow clone", shallow, exitcode.Usage, []string{"finding the base", "fetch-depth: 0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Chdir(t.TempDir()) // the artifacts directory is relative
+			api := fakegithub.New()
+			defer api.Close()
+			env, _ := actionEnv(t, api, map[string]string{"config": filepath.Join(tc.ws, "kernel-gate.yml"), "gates": "ptxas,sass", "annotations": "none"})
+			delete(env, "INPUT_BASE-REF")
+			env["GITHUB_EVENT_NAME"], env["GITHUB_REF"], env["GITHUB_WORKSPACE"] = "push", "refs/heads/master", tc.ws
+			env["GITHUB_EVENT_PATH"] = editedPayload(t, "push.json", func(m map[string]any) {
+				m["ref"], m["before"], m["after"] = "refs/heads/master", gone, r.git("rev-parse", "HEAD")
+			})
+			var log bytes.Buffer
+			code, err := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, Log: &log, Tool: "kernel-gate test",
+				Tools: fakeTools(), Environ: os.Environ(), HTTPClient: api.Client(), Sleep: func(context.Context, time.Duration) error { return nil }})
+			if code != tc.code {
+				t.Fatalf("exit %d (err %v), want %d\n%s", code, err, tc.code, log.String())
+			}
+			got := log.String()
+			if err != nil {
+				got += "\n" + err.Error()
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("the log lacks %q:\n%s", w, got)
+				}
 			}
 		})
 	}

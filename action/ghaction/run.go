@@ -243,7 +243,7 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 	pipelineGates := slices.DeleteFunc(slices.Clone(r.plan.Gates), func(g string) bool { return g == "guard" })
 	if len(r.plan.Gates) == 0 || len(pipelineGates) > 0 {
 		res, err = pipeline.Run(ctx, cfg, pipeline.Options{
-			Replay: r.in.Replay, BaseRef: r.plan.BaseRef, Gates: pipelineGates, Dir: r.root,
+			Replay: r.in.Replay, BaseRef: r.plan.BaseRef, BaseMayBeGone: r.plan.BaseMayBeGone, Gates: pipelineGates, Dir: r.root,
 			Tools: r.o.Tools, Environ: r.o.Environ, Progress: r.o.Log, Getenv: r.o.Getenv, Tool: r.o.Tool,
 			OnStage:       func(stage string) { r.progress(ctx, stage) },
 			BaselineStore: r.storedBaseline(ctx), Shard: r.in.Shard,

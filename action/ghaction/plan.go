@@ -38,6 +38,9 @@ type Inputs struct {
 	// TrendURL links the baseline's trend page (kernel-gate trend) from the job summary,
 	// which then shows the baseline's last points; empty leaves both out.
 	TrendURL string
+	// FilterMode limits the annotations to what the change touched (filter.go); the
+	// verdict and the summary always count every finding.
+	FilterMode string // added | diff_context | file | nofilter
 }
 
 // The input values.
@@ -64,6 +67,7 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 		Annotations: or(get("annotations"), AnnotateCheckRun), ResultsFile: or(get("results-file"), DefaultResultsFile),
 		CheckName: get("check-name"), Comment: or(get("comment"), "off"), Replay: get("replay"),
 		Ref: get("ref"), Reason: strings.TrimSpace(get("reason")), TrendURL: strings.TrimSpace(get("trend-url")),
+		FilterMode: or(get("filter-mode"), FilterFile),
 	}
 	if err := checkTrendURL(in.TrendURL); err != nil {
 		return in, err
@@ -90,6 +94,7 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 		{"fail-on", in.FailOn, []string{"error", "warning"}},
 		{"annotations", in.Annotations, []string{AnnotateCheckRun, AnnotateCommands, AnnotateBoth, AnnotateNone}},
 		{"comment", in.Comment, []string{"off", "on-failure", "always"}},
+		{"filter-mode", in.FilterMode, []string{FilterAdded, FilterDiffContext, FilterFile, FilterNone}},
 	} {
 		if !slices.Contains(c.allowed, c.value) {
 			return in, exitcode.BadInputf("input %s: %q is not one of %s", c.name, c.value, strings.Join(c.allowed, ", "))

@@ -117,7 +117,7 @@ func TestDecideRefuses(t *testing.T) {
 }
 
 func TestReadInputsRejectsWhatItDoesNotKnow(t *testing.T) {
-	for _, kv := range [][2]string{{"mode", "yolo"}, {"fail-on", "notice"}, {"annotations", "all"}, {"comment", "sometimes"}, {"gates", "ptxas,nope"}, {"update-baseline", "maybe"}, {"shard", "0/2"}, {"shard", "3"}} {
+	for _, kv := range [][2]string{{"mode", "yolo"}, {"fail-on", "notice"}, {"annotations", "all"}, {"comment", "sometimes"}, {"gates", "ptxas,nope"}, {"update-baseline", "maybe"}, {"shard", "0/2"}, {"shard", "3"}, {"filter-mode", "changed"}} {
 		_, err := ReadInputs(func(k string) string {
 			if k == kv[0] {
 				return kv[1]

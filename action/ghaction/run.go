@@ -319,13 +319,21 @@ func (r *run) abandon(ctx context.Context, cause error) {
 // workflow commands when the check run cannot be had.
 func (r *run) report(ctx context.Context, res result.Result) {
 	r.trend = r.loadTrend(ctx, res)
-	md := r.summary(res, workflowcmd.DefaultSummaryLimit)
+	// filter-mode: the annotations show only what the change touched; the verdict, the
+	// outputs and the summary are the whole result's.
+	filter := r.diffFilter(ctx)
+	shown, hidden, hiddenErrors := filter.apply(res, r.root)
+	filterNote := filter.note(hidden, hiddenErrors)
+	if filterNote != "" {
+		r.logf("kernel-gate action: %s", strings.TrimSpace(filterNote))
+	}
+	md := filterNote + r.summary(res, workflowcmd.DefaultSummaryLimit-len(filterNote))
 	posted := false
 	if r.client != nil {
-		annots, omitted := annotations(res, r.root, MaxCheckAnnotations)
-		note := ""
+		annots, omitted := annotations(shown, r.root, MaxCheckAnnotations)
+		note := filterNote
 		if omitted > 0 {
-			note = fmt.Sprintf("%d more findings with a source line are not annotated (GitHub shows at most %d here); every finding is in the job summary and the result file.\n\n", omitted, MaxCheckAnnotations)
+			note += fmt.Sprintf("%d more findings with a source line are not annotated (GitHub shows at most %d here); every finding is in the job summary and the result file.\n\n", omitted, MaxCheckAnnotations)
 		}
 		summary := note + r.summary(res, githubapi.MaxOutputBytes-len(note))
 		_, err := r.client.CompleteCheck(ctx, r.checkID, conclusion(res.Verdict), githubapi.Output{Title: title(res), Summary: summary, Annotations: annots})
@@ -338,7 +346,7 @@ func (r *run) report(ctx context.Context, res result.Result) {
 		}
 	}
 	if r.in.Annotations == AnnotateCommands || r.in.Annotations == AnnotateBoth || r.wantsCheckRun() && !posted {
-		st := workflowcmd.Annotate(r.o.Log, workflowcmd.FromResult(res), workflowcmd.AnnotateOptions{Root: r.root})
+		st := workflowcmd.Annotate(r.o.Log, workflowcmd.FromResult(shown), workflowcmd.AnnotateOptions{Root: r.root})
 		if st.Err != nil {
 			r.logf("kernel-gate action: annotations: %s", workflowcmd.Neutralize(st.Err.Error()))
 		}

@@ -19,7 +19,7 @@ import (
 func TestDiffFilterModes(t *testing.T) {
 	root := "/ws"
 	files := map[string]gitdiff.Change{
-		"k.cu":     {Path: "k.cu", Added: []gitdiff.Range{{10, 11}}, Hunks: []gitdiff.Range{{7, 14}}},
+		"k.cu":     {Path: "k.cu", Added: []gitdiff.Range{{Start: 10, End: 11}}, Hunks: []gitdiff.Range{{Start: 7, End: 14}}},
 		"other.cu": {Path: "other.cu"},
 	}
 	findings := []struct {

@@ -2,6 +2,7 @@ package ghaction
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,11 +72,12 @@ func stepOutputs(t *testing.T, path string) map[string]string {
 }
 
 // Every output action.yml declares is set by `kernel-gate action` (the default command),
-// with the run's values: failed-gates was declared and never set.
+// with the run's values: failed-gates was declared and never set. (format: sarif, so that
+// sarif-path has a value too.)
 func TestEveryDeclaredOutputIsSet(t *testing.T) {
 	api := fakegithub.New()
 	defer api.Close()
-	env, dir := actionEnv(t, api, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "race")})
+	env, dir := actionEnv(t, api, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "race"), "format": "sarif"})
 	code, log, err := runAction(t, env, api)
 	if err != nil || code != 1 {
 		t.Fatalf("exit %d, err %v\n%s", code, err, log)
@@ -88,6 +90,7 @@ func TestEveryDeclaredOutputIsSet(t *testing.T) {
 	want := map[string]string{
 		"verdict": "fail", "result-path": filepath.Join(dir, "result.json"), "check-run-id": strconv.FormatInt(runs[0].ID, 10),
 		"regressions": "1", "summary-path": filepath.Join(dir, "result-summary.md"), "failed-gates": "sanitizer",
+		"sarif-path": filepath.Join(dir, "result.sarif"),
 	}
 	for name, step := range declaredOutputs(t) {
 		v, ok := got[step]
@@ -116,6 +119,79 @@ func TestFailedGates(t *testing.T) {
 	} {
 		if got := failedGates(result.Result{Gates: tc.gates}); got != tc.want {
 			t.Errorf("failedGates(%+v) = %q, want %q", tc.gates, got, tc.want)
+		}
+	}
+}
+
+// format: sarif writes the whole result as SARIF beside the result file (every finding,
+// whatever filter-mode annotates) and names it in sarif-path; json writes none and leaves
+// sarif-path empty; a link planted where the file goes is not written through.
+func TestFormatSARIF(t *testing.T) {
+	for _, tc := range []struct {
+		format, filter string
+		link           bool
+		want           bool
+	}{
+		{"sarif", "", false, true},
+		{"SARIF", "added", false, true},
+		{"json", "", false, false},
+		{"", "", false, false},
+		{"sarif", "", true, false},
+	} {
+		env, dir := actionEnv(t, nil, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "race"),
+			"format": tc.format, "filter-mode": tc.filter, "annotations": "none"})
+		sarif := filepath.Join(dir, "result.sarif")
+		elsewhere := filepath.Join(t.TempDir(), "victim")
+		if tc.link {
+			os.WriteFile(elsewhere, []byte("keep"), 0o644)
+			if err := os.Symlink(elsewhere, sarif); err != nil {
+				t.Fatal(err)
+			}
+		}
+		code, log, err := runAction(t, env, nil)
+		if err != nil || code != 1 {
+			t.Fatalf("format %q: exit %d, err %v\n%s", tc.format, code, err, log)
+		}
+		got := stepOutputs(t, env["GITHUB_OUTPUT"])
+		raw, rerr := os.ReadFile(sarif)
+		if tc.want {
+			var log struct {
+				Version string `json:"version"`
+				Runs    []struct {
+					Results []struct {
+						RuleID    string `json:"ruleId"`
+						Locations []struct {
+							PhysicalLocation struct {
+								ArtifactLocation struct{ URI string } `json:"artifactLocation"`
+								Region           struct{ StartLine int } `json:"region"`
+							} `json:"physicalLocation"`
+						} `json:"locations"`
+					} `json:"results"`
+				} `json:"runs"`
+			}
+			if rerr != nil || json.Unmarshal(raw, &log) != nil || log.Version != "2.1.0" || len(log.Runs) != 1 {
+				t.Fatalf("format %q: the SARIF log: %v\n%.300s", tc.format, rerr, raw)
+			}
+			race := false
+			for _, r := range log.Runs[0].Results {
+				for _, l := range r.Locations {
+					race = race || l.PhysicalLocation.ArtifactLocation.URI == "kernels/flash_fwd.cu" && l.PhysicalLocation.Region.StartLine == 190
+				}
+			}
+			if !race || got["sarif-path"] != sarif {
+				t.Errorf("format %q: the race in the SARIF log %v, sarif-path %q", tc.format, race, got["sarif-path"])
+			}
+			continue
+		}
+		if v, ok := got["sarif-path"]; !ok || v != "" {
+			t.Errorf("format %q: sarif-path %q (set %v), want set and empty", tc.format, v, ok)
+		}
+		if tc.link {
+			if b, _ := os.ReadFile(elsewhere); string(b) != "keep" || !strings.Contains(log, "the SARIF log") {
+				t.Errorf("written through the link: %q\n%s", b, log)
+			}
+		} else if rerr == nil {
+			t.Errorf("format %q wrote %s", tc.format, sarif)
 		}
 	}
 }

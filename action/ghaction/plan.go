@@ -41,6 +41,9 @@ type Inputs struct {
 	// FilterMode limits the annotations to what the change touched (filter.go); the
 	// verdict and the summary always count every finding.
 	FilterMode string // added | diff_context | file | nofilter
+	// Format is what is written beside the result file besides it: json (nothing more) or
+	// sarif (a SARIF log for code scanning, output sarif-path).
+	Format string
 }
 
 // The input values.
@@ -54,6 +57,9 @@ const (
 	AnnotateCommands = "workflow-commands"
 	AnnotateBoth     = "both"
 	AnnotateNone     = "none"
+
+	FormatJSON  = "json"
+	FormatSARIF = "sarif"
 )
 
 // DefaultResultsFile is where the result is written (gate) or read (report).
@@ -67,7 +73,7 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 		Annotations: or(get("annotations"), AnnotateCheckRun), ResultsFile: or(get("results-file"), DefaultResultsFile),
 		CheckName: get("check-name"), Comment: or(get("comment"), "off"), Replay: get("replay"),
 		Ref: get("ref"), Reason: strings.TrimSpace(get("reason")), TrendURL: strings.TrimSpace(get("trend-url")),
-		FilterMode: or(get("filter-mode"), FilterFile),
+		FilterMode: or(get("filter-mode"), FilterFile), Format: strings.ToLower(or(get("format"), FormatJSON)),
 	}
 	if err := checkTrendURL(in.TrendURL); err != nil {
 		return in, err
@@ -95,6 +101,7 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 		{"annotations", in.Annotations, []string{AnnotateCheckRun, AnnotateCommands, AnnotateBoth, AnnotateNone}},
 		{"comment", in.Comment, []string{"off", "on-failure", "always"}},
 		{"filter-mode", in.FilterMode, []string{FilterAdded, FilterDiffContext, FilterFile, FilterNone}},
+		{"format", in.Format, []string{FormatJSON, FormatSARIF}},
 	} {
 		if !slices.Contains(c.allowed, c.value) {
 			return in, exitcode.BadInputf("input %s: %q is not one of %s", c.name, c.value, strings.Join(c.allowed, ", "))

@@ -355,6 +355,7 @@ func (r *run) report(ctx context.Context, res result.Result) {
 		r.logf("kernel-gate action: the job summary: %s", workflowcmd.Neutralize(oneLine(err.Error())))
 	}
 	summaryPath := r.writeSummary(md)
+	sarifPath := r.writeSARIF(res)
 	r.comment(ctx, res, md)
 	checkID := ""
 	if posted {
@@ -363,6 +364,7 @@ func (r *run) report(ctx context.Context, res result.Result) {
 	for _, out := range [][2]string{
 		{"verdict", string(res.Verdict)}, {"result-path", r.in.ResultsFile}, {"check-run-id", checkID},
 		{"regressions", fmt.Sprint(regressions(res))}, {"summary-path", summaryPath}, {"failed-gates", failedGates(res)},
+		{"sarif-path", sarifPath},
 	} {
 		if err := workflowcmd.SetOutput(r.o.Getenv, out[0], out[1]); err != nil {
 			r.logf("kernel-gate action: step outputs are not set: %s", workflowcmd.Neutralize(oneLine(err.Error())))

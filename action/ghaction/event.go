@@ -32,6 +32,10 @@ type Event struct {
 	RunURL string
 	// Before is a push's previous tip of the ref ("before"); all zeros for a new branch.
 	Before string
+	// CommentedPullRequest is the pull request an issue_comment event's comment is on (0:
+	// none, or another event): such a workflow runs with the base repository's token while
+	// a pull request is at hand, as pull_request_target does.
+	CommentedPullRequest int
 }
 
 // PullRequest is a pull request of the payload.
@@ -41,6 +45,9 @@ type PullRequest struct {
 	HeadRepo string // "owner/name"; another repository than Event.Repository for a fork
 	BaseRef  string
 	BaseSHA  string
+	// MergeSHA is the test merge commit GitHub made of the pull request (refs/pull/N/merge;
+	// merge_commit_sha), when the payload has one.
+	MergeSHA string
 }
 
 // Fork reports whether the pull request comes from another repository.
@@ -132,7 +139,12 @@ type payload struct {
 			Ref string `json:"ref"`
 			SHA string `json:"sha"`
 		} `json:"base"`
+		MergeCommitSHA string `json:"merge_commit_sha"`
 	} `json:"pull_request"`
+	Issue *struct {
+		Number      int             `json:"number"`
+		PullRequest json.RawMessage `json:"pull_request"`
+	} `json:"issue"`
 	Before      string         `json:"before"`
 	Inputs      map[string]any `json:"inputs"`
 	WorkflowRun *struct {
@@ -174,10 +186,13 @@ func (ev *Event) parse(raw []byte) error {
 		ev.Repository = p.Repository.FullName
 	}
 	if pr := p.PullRequest; pr != nil {
-		ev.PullRequest = &PullRequest{Number: pr.Number, HeadSHA: pr.Head.SHA, BaseRef: pr.Base.Ref, BaseSHA: pr.Base.SHA}
+		ev.PullRequest = &PullRequest{Number: pr.Number, HeadSHA: pr.Head.SHA, BaseRef: pr.Base.Ref, BaseSHA: pr.Base.SHA, MergeSHA: pr.MergeCommitSHA}
 		if pr.Head.Repo != nil {
 			ev.PullRequest.HeadRepo = pr.Head.Repo.FullName
 		}
+	}
+	if is := p.Issue; is != nil && len(is.PullRequest) > 0 && string(is.PullRequest) != "null" {
+		ev.CommentedPullRequest = is.Number
 	}
 	if len(p.Inputs) > 0 {
 		ev.Inputs = map[string]string{}

@@ -40,6 +40,12 @@ type Inputs struct {
 	TrendURL string
 	// Report are mode report's inputs (stageb.go).
 	Report ReportInputs
+	// FilterMode limits the annotations to what the change touched (filter.go); the
+	// verdict and the summary always count every finding.
+	FilterMode string // added | diff_context | file | nofilter
+	// Format is what is written beside the result file besides it: json (nothing more) or
+	// sarif (a SARIF log for code scanning, output sarif-path).
+	Format string
 }
 
 // The input values.
@@ -53,6 +59,9 @@ const (
 	AnnotateCommands = "workflow-commands"
 	AnnotateBoth     = "both"
 	AnnotateNone     = "none"
+
+	FormatJSON  = "json"
+	FormatSARIF = "sarif"
 )
 
 // DefaultResultsFile is where the result is written (gate) or read (report).
@@ -66,6 +75,7 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 		Annotations: or(get("annotations"), AnnotateCheckRun), ResultsFile: or(get("results-file"), DefaultResultsFile),
 		CheckName: get("check-name"), Comment: or(get("comment"), "off"), Replay: get("replay"),
 		Ref: get("ref"), Reason: strings.TrimSpace(get("reason")), TrendURL: strings.TrimSpace(get("trend-url")),
+		FilterMode: or(get("filter-mode"), FilterFile), Format: strings.ToLower(or(get("format"), FormatJSON)),
 	}
 	if err := checkTrendURL(in.TrendURL); err != nil {
 		return in, err
@@ -95,6 +105,8 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 		{"fail-on", in.FailOn, []string{"error", "warning"}},
 		{"annotations", in.Annotations, []string{AnnotateCheckRun, AnnotateCommands, AnnotateBoth, AnnotateNone}},
 		{"comment", in.Comment, []string{"off", "on-failure", "always"}},
+		{"filter-mode", in.FilterMode, []string{FilterAdded, FilterDiffContext, FilterFile, FilterNone}},
+		{"format", in.Format, []string{FormatJSON, FormatSARIF}},
 	} {
 		if !slices.Contains(c.allowed, c.value) {
 			return in, exitcode.BadInputf("input %s: %q is not one of %s", c.name, c.value, strings.Join(c.allowed, ", "))
@@ -145,6 +157,9 @@ type Plan struct {
 	Reason         string
 	// Gates limits the gates run and reported (empty: all).
 	Gates []string
+	// BaseMayBeGone is set when BaseRef is a push's "before", which a force-push may have
+	// removed from the repository: head is then gated alone (pipeline.Options).
+	BaseMayBeGone bool
 }
 
 // Decide makes the plan. headRev is the commit checked out in the workspace (git
@@ -178,8 +193,9 @@ func Decide(in Inputs, ev Event, headRev string) (Plan, error) {
 			p.BaseRef = "origin/" + pr.BaseRef
 		}
 	}
-	if ev.Name == "pull_request_target" && ev.PullRequest != nil && headRev != "" && strings.EqualFold(headRev, ev.PullRequest.HeadSHA) {
-		return p, exitcode.BadInputf("refusing to run: under pull_request_target the workflow has a write token and secrets, and the checked-out commit %s is the pull request's head; gate pull requests on pull_request (and report with workflow_run)", abrun.ShortRev(headRev))
+	if ev.Name == "pull_request_target" && ev.PullRequest != nil && headRev != "" &&
+		(strings.EqualFold(headRev, ev.PullRequest.HeadSHA) || strings.EqualFold(headRev, ev.PullRequest.MergeSHA)) {
+		return p, exitcode.BadInputf("refusing to run under pull_request_target: the workflow has a write token and secrets, and the checked-out commit %s is the pull request's; %s", abrun.ShortRev(headRev), prHint)
 	}
 	if p.Mode == ModeAuto {
 		switch ev.Name {
@@ -195,7 +211,7 @@ func Decide(in Inputs, ev Event, headRev string) (Plan, error) {
 			// live A/B, and the stored entry gets head's own timings. A new branch has no
 			// "before" and falls back to bench.base_ref.
 			if p.BaseRef == "" && isCommitSHA(ev.Before) && strings.Trim(ev.Before, "0") != "" {
-				p.BaseRef = ev.Before
+				p.BaseRef, p.BaseMayBeGone = ev.Before, true
 			}
 		case "workflow_dispatch":
 			p.Mode = ModeGate

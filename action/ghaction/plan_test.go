@@ -102,6 +102,12 @@ func TestDecideRefuses(t *testing.T) {
 			}
 		})
 	}
+	// GitHub's merge commit of the pull request (merge_commit_sha) is the pull request's code.
+	prt := event(t, "pull_request_target", "pull_request_synchronize.json", nil)
+	prt.PullRequest.MergeSHA = "0123456789abcdef0123456789abcdef01234567"
+	if _, err := Decide(inputs(t), prt, prt.PullRequest.MergeSHA); err == nil || !strings.Contains(err.Error(), "refusing to run under pull_request_target") {
+		t.Errorf("pull_request_target on the merge commit: %v", err)
+	}
 	// The dispatch form's own inputs count when the workflow passes none.
 	ev := event(t, "workflow_dispatch", "workflow_dispatch.json", nil)
 	ev.Inputs = map[string]string{"update-baseline": "true", "reason": "", "gates": "ptxas"}
@@ -111,7 +117,7 @@ func TestDecideRefuses(t *testing.T) {
 }
 
 func TestReadInputsRejectsWhatItDoesNotKnow(t *testing.T) {
-	for _, kv := range [][2]string{{"mode", "yolo"}, {"fail-on", "notice"}, {"annotations", "all"}, {"comment", "sometimes"}, {"gates", "ptxas,nope"}, {"update-baseline", "maybe"}, {"shard", "0/2"}, {"shard", "3"}} {
+	for _, kv := range [][2]string{{"mode", "yolo"}, {"fail-on", "notice"}, {"annotations", "all"}, {"comment", "sometimes"}, {"gates", "ptxas,nope"}, {"update-baseline", "maybe"}, {"shard", "0/2"}, {"shard", "3"}, {"filter-mode", "changed"}} {
 		_, err := ReadInputs(func(k string) string {
 			if k == kv[0] {
 				return kv[1]

@@ -73,6 +73,9 @@ func Run(ctx context.Context, o Options) (int, error) {
 	if err != nil {
 		return exitcode.Usage, err
 	}
+	if err := CheckCheckout(ctx, root, in, ev, plan); err != nil {
+		return exitcode.Of(err), err
+	}
 	r := &run{o: o, in: in, ev: ev, plan: plan, root: root, budget: githubapi.NewBudget(o.APIBudget)}
 	r.logf("kernel-gate action: %s event: %s", workflowcmd.Neutralize(ev.Name), workflowcmd.Neutralize(plan.String()))
 	var res result.Result
@@ -238,7 +241,7 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 	pipelineGates := slices.DeleteFunc(slices.Clone(r.plan.Gates), func(g string) bool { return g == "guard" })
 	if len(r.plan.Gates) == 0 || len(pipelineGates) > 0 {
 		res, err = pipeline.Run(ctx, cfg, pipeline.Options{
-			Replay: r.in.Replay, BaseRef: r.plan.BaseRef, Gates: pipelineGates, Dir: r.root,
+			Replay: r.in.Replay, BaseRef: r.plan.BaseRef, BaseMayBeGone: r.plan.BaseMayBeGone, Gates: pipelineGates, Dir: r.root,
 			Tools: r.o.Tools, Environ: r.o.Environ, Progress: r.o.Log, Getenv: r.o.Getenv, Tool: r.o.Tool,
 			OnStage:       func(stage string) { r.progress(ctx, stage) },
 			BaselineStore: r.storedBaseline(ctx), Shard: r.in.Shard,
@@ -314,13 +317,21 @@ func (r *run) abandon(ctx context.Context, cause error) {
 // workflow commands when the check run cannot be had.
 func (r *run) report(ctx context.Context, res result.Result) {
 	r.trend = r.loadTrend(ctx, res)
-	md := r.summary(res, workflowcmd.DefaultSummaryLimit)
+	// filter-mode: the annotations show only what the change touched; the verdict, the
+	// outputs and the summary are the whole result's.
+	filter := r.diffFilter(ctx)
+	shown, hidden, hiddenErrors := filter.apply(res, r.root)
+	filterNote := filter.note(hidden, hiddenErrors)
+	if filterNote != "" {
+		r.logf("kernel-gate action: %s", strings.TrimSpace(filterNote))
+	}
+	md := filterNote + r.summary(res, workflowcmd.DefaultSummaryLimit-len(filterNote))
 	posted := false
 	if r.client != nil {
-		annots, omitted := annotations(res, r.root, MaxCheckAnnotations)
-		note := ""
+		annots, omitted := annotations(shown, r.root, MaxCheckAnnotations)
+		note := filterNote
 		if omitted > 0 {
-			note = fmt.Sprintf("%d more findings with a source line are not annotated (GitHub shows at most %d here); every finding is in the job summary and the result file.\n\n", omitted, MaxCheckAnnotations)
+			note += fmt.Sprintf("%d more findings with a source line are not annotated (GitHub shows at most %d here); every finding is in the job summary and the result file.\n\n", omitted, MaxCheckAnnotations)
 		}
 		summary := note + r.summary(res, githubapi.MaxOutputBytes-len(note))
 		_, err := r.client.CompleteCheck(ctx, r.checkID, conclusion(res.Verdict), githubapi.Output{Title: r.checkTitle(res), Summary: summary, Annotations: annots})
@@ -333,7 +344,7 @@ func (r *run) report(ctx context.Context, res result.Result) {
 		}
 	}
 	if r.in.Annotations == AnnotateCommands || r.in.Annotations == AnnotateBoth || r.wantsCheckRun() && !posted {
-		st := workflowcmd.Annotate(r.o.Log, workflowcmd.FromResult(res), workflowcmd.AnnotateOptions{Root: r.root})
+		st := workflowcmd.Annotate(r.o.Log, workflowcmd.FromResult(shown), workflowcmd.AnnotateOptions{Root: r.root})
 		if st.Err != nil {
 			r.logf("kernel-gate action: annotations: %s", workflowcmd.Neutralize(st.Err.Error()))
 		}
@@ -342,6 +353,7 @@ func (r *run) report(ctx context.Context, res result.Result) {
 		r.logf("kernel-gate action: the job summary: %s", workflowcmd.Neutralize(oneLine(err.Error())))
 	}
 	summaryPath := r.writeSummary(md)
+	sarifPath := r.writeSARIF(res)
 	r.comment(ctx, res, md)
 	checkID := ""
 	if posted {
@@ -349,7 +361,8 @@ func (r *run) report(ctx context.Context, res result.Result) {
 	}
 	for _, out := range [][2]string{
 		{"verdict", string(res.Verdict)}, {"result-path", r.in.ResultsFile}, {"check-run-id", checkID},
-		{"regressions", fmt.Sprint(regressions(res))}, {"summary-path", summaryPath},
+		{"regressions", fmt.Sprint(regressions(res))}, {"summary-path", summaryPath}, {"failed-gates", failedGates(res)},
+		{"sarif-path", sarifPath},
 	} {
 		if err := workflowcmd.SetOutput(r.o.Getenv, out[0], out[1]); err != nil {
 			r.logf("kernel-gate action: step outputs are not set: %s", workflowcmd.Neutralize(oneLine(err.Error())))

@@ -59,6 +59,15 @@ func (p *pipeline) resolveBase(ctx context.Context, replaying bool) error {
 	}
 	ref := cmp.Or(p.o.BaseRef, bench.BaseRef)
 	p.decided.BaseRef = ref
+	if p.o.BaseMayBeGone {
+		_, missing := abrun.Git(ctx, top, "cat-file", "-e", ref+"^{commit}")
+		// A shallow clone lacks it for want of fetching: that stays an error with its hint.
+		if shallow, err := abrun.Git(ctx, top, "rev-parse", "--is-shallow-repository"); missing != nil && err == nil && shallow == "false" {
+			p.decided.NoBase = fmt.Sprintf("the base %s is not in the repository (a force-push replaced it): head is gated alone", abrun.ShortRev(ref))
+			p.progress("no base: %s", p.decided.NoBase)
+			return nil
+		}
+	}
 	mb, err := abrun.Git(ctx, top, "merge-base", ref, "HEAD")
 	if err != nil {
 		return exitcode.BadInputf("finding the base: %v (is %s fetched? actions/checkout needs fetch-depth: 0; or pass --base REV, or --no-base)", err, ref)

@@ -47,6 +47,10 @@ type Options struct {
 	BaseRef string
 	// NoBase builds head alone: nothing compared, nothing skipped as unchanged.
 	NoBase bool
+	// BaseMayBeGone: BaseRef is a commit that may no longer exist (a push's "before",
+	// replaced by a force-push). When a repository with its whole history lacks it, head
+	// is built alone and the run says why, instead of failing to find a merge base.
+	BaseMayBeGone bool
 	// All runs every GPU step also where a target's SASS is unchanged.
 	All bool
 	// KeepGoing runs a target's GPU steps even after one of its gates failed.

@@ -509,9 +509,10 @@ const showOutputs = `      - if: always()
           FAILED: ${{ steps.kg.outputs.failed-gates }}
           RESULT: ${{ steps.kg.outputs.result-path }}
           CHECK_RUN: ${{ steps.kg.outputs.check-run-id }}
+          SARIF: ${{ steps.kg.outputs.sarif-path }}
           OUTCOME: ${{ steps.kg.outcome }}
         run: |
-          echo "outputs: outcome=$OUTCOME verdict=$VERDICT failed-gates=$FAILED result-path=$RESULT check-run-id=$CHECK_RUN result-present=$(test -s "$RESULT" && echo yes || echo no)"
+          echo "outputs: outcome=$OUTCOME verdict=$VERDICT failed-gates=$FAILED result-path=$RESULT check-run-id=$CHECK_RUN result-present=$(test -s "$RESULT" && echo yes || echo no) sarif-path=$SARIF sarif-present=$(test -s "$SARIF" && grep -q '"version": *"2.1.0"' "$SARIF" && echo yes || echo no)"
 `
 
 func mustContain(t *testing.T, log string, want ...string) {
@@ -594,6 +595,7 @@ jobs:
           command: run
           replay: testdata/replay/race
           results-file: kg-result.json
+          format: sarif
 `+showOutputs)
 	r := h.run(t, "http://127.0.0.1:9/", fakegithub.DefaultToken)
 	if r.code == 0 {
@@ -607,7 +609,7 @@ jobs:
 	}
 	got := outputs(r.log)
 	for k, want := range map[string]string{"outcome": "failure", "verdict": "fail", "failed-gates": "sanitizer",
-		"result-path": "kg-result.json", "result-present": "yes"} {
+		"result-path": "kg-result.json", "result-present": "yes", "sarif-path": "kg-result.sarif", "sarif-present": "yes"} {
 		if got[k] != want {
 			t.Errorf("output %s = %q, want %q", k, got[k], want)
 		}

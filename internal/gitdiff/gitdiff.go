@@ -27,6 +27,9 @@ type Range struct{ Start, End int }
 type Change struct {
 	Path  string
 	Added []Range
+	// Hunks are the lines of the file after the change that the diff shows, its context
+	// lines included (with Changes, whose diff has no context, the added lines).
+	Hunks []Range
 }
 
 // Touches reports whether any line in [start, end] was added.
@@ -76,19 +79,62 @@ func spec(base, head string, mb bool, s string) (Spec, error) {
 // timeout bounds each git command.
 const timeout = 2 * time.Minute
 
+// DefaultContext is how many unchanged lines git shows around a change (git diff's default,
+// and what a pull request's diff shows).
+const DefaultContext = 3
+
 // Changes lists the files the change adds or modifies (deleted files are gone: nothing to
 // judge) with their added lines.
 func Changes(ctx context.Context, dir string, s Spec) ([]Change, error) {
-	rng := s.Base + ".." + s.Head
+	return ChangesWithContext(ctx, dir, s, 0)
+}
+
+// ChangesWithContext is Changes from a diff with lines unchanged lines around each change:
+// each Change's Hunks are then the lines a reader of that diff sees.
+func ChangesWithContext(ctx context.Context, dir string, s Spec, lines int) ([]Change, error) {
+	var changes []Change
+	err := gitStream(ctx, dir, func(r io.Reader) error {
+		var err error
+		changes, err = parseDiff(r)
+		return err
+	}, "diff", "--no-color", "--no-ext-diff", "--unified="+strconv.Itoa(max(lines, 0)), "--diff-filter=ACMRT",
+		"--find-renames", "--src-prefix=a/", "--dst-prefix=b/", s.rangeArg(), "--")
+	return changes, err
+}
+
+// Files lists the paths (as they are after the change) of every file the change adds,
+// modifies, renames or retypes, also those whose content it does not change (a pure rename).
+func Files(ctx context.Context, dir string, s Spec) ([]string, error) {
+	var files []string
+	err := gitStream(ctx, dir, func(r io.Reader) error {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		sc.Split(splitNUL)
+		for sc.Scan() {
+			if sc.Text() != "" {
+				files = append(files, sc.Text())
+			}
+		}
+		return sc.Err()
+	}, "diff", "--no-color", "--no-ext-diff", "--name-only", "-z", "--diff-filter=ACMRT", "--find-renames", s.rangeArg(), "--")
+	return files, err
+}
+
+func (s Spec) rangeArg() string {
 	if s.MergeBase {
-		rng = s.Base + "..." + s.Head
+		return s.Base + "..." + s.Head
 	}
-	out, err := git(ctx, dir, "diff", "--no-color", "--no-ext-diff", "--unified=0", "--diff-filter=ACMRT",
-		"--find-renames", "--src-prefix=a/", "--dst-prefix=b/", rng, "--")
-	if err != nil {
-		return nil, err
+	return s.Base + ".." + s.Head
+}
+
+func splitNUL(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return i + 1, data[:i], nil
 	}
-	return parseDiff(bytes.NewReader(out))
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
 }
 
 // Show returns a file as it is at rev.
@@ -96,51 +142,123 @@ func Show(ctx context.Context, dir, rev, path string) ([]byte, error) {
 	return git(ctx, dir, "show", rev+":"+path)
 }
 
-// parseDiff reads `git diff --unified=0` output: "+++ b/path" names the file, each
-// "@@ -a,b +c,d @@" hunk adds lines c..c+d-1.
+// parseDiff reads `git diff` output (any --unified): "+++ b/path" names the file, each
+// "@@ -a,b +c,d @@" hunk shows lines c..c+d-1 of it, and its "+" lines are the added ones.
+// A hunk is read for exactly the lines its header counts, so an added line that itself
+// begins "++ " (shown as "+++ ...") is a line of the file, never the next file's header.
 func parseDiff(r io.Reader) ([]Change, error) {
 	var changes []Change
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var oldLeft, newLeft, next int // what the current hunk still holds; the new side's next line
+	cur := -1                      // the file the hunks are of (-1: none, a deleted file's)
 	for sc.Scan() {
 		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "+++ "):
-			name := strings.TrimPrefix(line, "+++ ")
-			if name == "/dev/null" {
-				continue
+		if oldLeft > 0 || newLeft > 0 {
+			switch {
+			case strings.HasPrefix(line, "+"):
+				if newLeft == 0 {
+					return nil, fmt.Errorf("git diff: a hunk has more added lines than its header counts (at %q)", clip(line))
+				}
+				if cur < 0 {
+					next++
+					newLeft--
+					continue
+				}
+				c := &changes[cur]
+				if n := len(c.Added); n > 0 && c.Added[n-1].End == next-1 {
+					c.Added[n-1].End = next
+				} else {
+					c.Added = append(c.Added, Range{Start: next, End: next})
+				}
+				next++
+				newLeft--
+			case strings.HasPrefix(line, "-"):
+				if oldLeft == 0 {
+					return nil, fmt.Errorf("git diff: a hunk has more removed lines than its header counts (at %q)", clip(line))
+				}
+				oldLeft--
+			case strings.HasPrefix(line, " "), line == "":
+				if oldLeft == 0 || newLeft == 0 {
+					return nil, fmt.Errorf("git diff: a hunk has more context lines than its header counts (at %q)", clip(line))
+				}
+				oldLeft--
+				newLeft--
+				next++
+			case strings.HasPrefix(line, "\\"): // "\ No newline at end of file"
+			default:
+				return nil, fmt.Errorf("git diff: a hunk ends early, at %q", clip(line))
 			}
-			changes = append(changes, Change{Path: unquote(strings.TrimPrefix(unquote(name), "b/"))})
-		case strings.HasPrefix(line, "@@ ") && len(changes) > 0:
-			rg, err := hunk(line)
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, "diff --git "):
+			cur = -1
+		case strings.HasPrefix(line, "+++ "):
+			cur = -1
+			if name := strings.TrimPrefix(line, "+++ "); name != "/dev/null" {
+				changes = append(changes, Change{Path: unquote(strings.TrimPrefix(unquote(name), "b/"))})
+				cur = len(changes) - 1
+			}
+		case strings.HasPrefix(line, "@@ "):
+			old, rg, err := hunk(line)
 			if err != nil {
 				return nil, err
 			}
-			if rg.End >= rg.Start {
-				c := &changes[len(changes)-1]
-				c.Added = append(c.Added, rg)
+			if cur >= 0 && rg.End >= rg.Start {
+				changes[cur].Hunks = append(changes[cur].Hunks, rg)
 			}
+			oldLeft, newLeft, next = old, rg.End-rg.Start+1, rg.Start
+		case strings.HasPrefix(line, "--- "):
+		case strings.HasPrefix(line, "+"), strings.HasPrefix(line, "-"), strings.HasPrefix(line, " "):
+			return nil, fmt.Errorf("git diff: a changed line outside any hunk (at %q)", clip(line))
 		}
 	}
-	return changes, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("git diff: %w", err)
+	}
+	if oldLeft > 0 || newLeft > 0 {
+		return nil, errors.New("git diff: the output ends inside a hunk")
+	}
+	return changes, nil
 }
 
-// hunk reads the added range of "@@ -12,3 +14,5 @@ context".
-func hunk(line string) (Range, error) {
+// hunk reads "@@ -12,3 +14,5 @@ context": how many lines of the old file it holds, and the
+// new file's lines it shows.
+func hunk(line string) (old int, shown Range, err error) {
 	f := strings.Fields(line)
-	if len(f) < 3 || !strings.HasPrefix(f[2], "+") {
-		return Range{}, fmt.Errorf("git diff: cannot read hunk header %q", line)
+	if len(f) < 3 || !strings.HasPrefix(f[1], "-") || !strings.HasPrefix(f[2], "+") {
+		return 0, Range{}, fmt.Errorf("git diff: cannot read hunk header %q", clip(line))
 	}
-	start, count := f[2][1:], "1"
-	if s, c, ok := strings.Cut(start, ","); ok {
-		start, count = s, c
+	_, o, err1 := span(f[1][1:])
+	a, n, err2 := span(f[2][1:])
+	if err1 != nil || err2 != nil {
+		return 0, Range{}, fmt.Errorf("git diff: cannot read hunk header %q", clip(line))
 	}
-	a, err1 := strconv.Atoi(start)
-	n, err2 := strconv.Atoi(count)
-	if err1 != nil || err2 != nil || a < 0 || n < 0 {
-		return Range{}, fmt.Errorf("git diff: cannot read hunk header %q", line)
+	return o, Range{Start: a, End: a + n - 1}, nil
+}
+
+// span reads "start,count" or "start" (a count of 1).
+func span(s string) (start, count int, err error) {
+	st, c, ok := strings.Cut(s, ",")
+	if !ok {
+		c = "1"
 	}
-	return Range{Start: a, End: a + n - 1}, nil
+	start, err = strconv.Atoi(st)
+	if err == nil {
+		count, err = strconv.Atoi(c)
+	}
+	if err == nil && (start < 0 || count < 0 || count > 1<<30) {
+		err = errors.New("out of range")
+	}
+	return start, count, err
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
 }
 
 // unquote undoes git's C-style quoting of unusual path names ("a/\303\251.sh").
@@ -155,6 +273,18 @@ func unquote(s string) string {
 }
 
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	var out []byte
+	err := gitStream(ctx, dir, func(r io.Reader) error {
+		var err error
+		out, err = io.ReadAll(r)
+		return err
+	}, args...)
+	return out, err
+}
+
+// gitStream runs one git command and hands its standard output to read as it comes, so a
+// diff is parsed without being held whole. A read error stops git.
+func gitStream(ctx context.Context, dir string, read func(io.Reader) error, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", args...)
@@ -163,15 +293,45 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	procgroup.KillOnCancel(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	cmd.Stderr = &limited{w: &stderr, n: 8 << 10}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("git %s: %w", args[0], err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("git %s: %w", args[0], err)
+	}
+	readErr := read(stdout)
+	if readErr != nil {
+		cancel() // git may still be writing: stop it rather than wait on a full pipe
+	}
+	_, _ = io.Copy(io.Discard, stdout)
+	err = cmd.Wait()
+	if readErr != nil {
+		return readErr
+	}
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && msg != "" {
-			return nil, fmt.Errorf("git %s: %s", strings.Join(args[:1], " "), msg)
+			return fmt.Errorf("git %s: %s", args[0], msg)
 		}
-		return nil, fmt.Errorf("git %s: %w", strings.Join(args[:1], " "), err)
+		return fmt.Errorf("git %s: %w", args[0], err)
 	}
-	return out, nil
+	return nil
+}
+
+// limited keeps the first n bytes written to it and drops the rest.
+type limited struct {
+	w io.Writer
+	n int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.n -= k
+		_, _ = l.w.Write(p[:k])
+	}
+	return len(p), nil
 }

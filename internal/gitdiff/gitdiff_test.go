@@ -110,3 +110,94 @@ func TestParseDiffHunks(t *testing.T) {
 		t.Error("a bad hunk header must be an error")
 	}
 }
+
+// repo makes a git repository with one commit per map of files (a nil content deletes).
+func repo(t *testing.T, commits ...map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	run(t, dir, "init", "-q", "-b", "main")
+	for i, files := range commits {
+		for p, s := range files {
+			full := filepath.Join(dir, p)
+			os.MkdirAll(filepath.Dir(full), 0o755)
+			if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		run(t, dir, "add", "-A")
+		run(t, dir, "commit", "-qm", "commit "+strconv.Itoa(i))
+	}
+	return dir
+}
+
+func numbered(n int, format string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		b.WriteString(strings.ReplaceAll(format, "N", strconv.Itoa(i)) + "\n")
+	}
+	return b.String()
+}
+
+// An added line that begins "++ " is shown by git as "+++ ...": it is a line of the file,
+// not the header of another one. Read as a header, the hunks after it went to the file it
+// named (here an unchanged README.md), and the guard never saw the shutdown added below it.
+func TestAddedLineThatLooksLikeAFileHeader(t *testing.T) {
+	base := numbered(20, "echo step N")
+	lines := strings.Split(strings.TrimSuffix(base, "\n"), "\n")
+	lines[1] = "++ README.md"
+	lines[14] = "sudo shutdown -h now"
+	dir := repo(t, map[string]string{"ci.sh": base, "README.md": "hello\n"},
+		map[string]string{"ci.sh": strings.Join(lines, "\n") + "\n"})
+	for _, ctxLines := range []int{0, DefaultContext} {
+		cs, err := ChangesWithContext(context.Background(), dir, Spec{Base: "HEAD~1", Head: "HEAD"}, ctxLines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(cs) != 1 || cs[0].Path != "ci.sh" || !slices.Equal(cs[0].Added, []Range{{2, 2}, {15, 15}}) {
+			t.Errorf("context %d: changes %+v, want ci.sh with lines 2 and 15 added", ctxLines, cs)
+		}
+	}
+}
+
+// With context, Hunks are the lines a reader of the diff sees around each change; Files
+// also names a file that was only renamed.
+func TestHunksWithContextAndFiles(t *testing.T) {
+	base := numbered(30, "line N")
+	lines := strings.Split(strings.TrimSuffix(base, "\n"), "\n")
+	lines[9] = "changed 10"
+	lines = append(lines[:20], append([]string{"inserted"}, lines[20:]...)...)
+	dir := repo(t, map[string]string{"k.cu": base, "old.cu": "a\nb\n"},
+		map[string]string{"k.cu": strings.Join(lines, "\n") + "\n"})
+	run(t, dir, "mv", "old.cu", "new.cu")
+	run(t, dir, "commit", "-qm", "rename")
+	s := Spec{Base: "HEAD~2", Head: "HEAD", MergeBase: true}
+	cs, err := ChangesWithContext(context.Background(), dir, s, DefaultContext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || !slices.Equal(cs[0].Added, []Range{{10, 10}, {21, 21}}) || !slices.Equal(cs[0].Hunks, []Range{{7, 13}, {18, 24}}) {
+		t.Errorf("changes %+v", cs)
+	}
+	files, err := Files(context.Background(), dir, s)
+	slices.Sort(files)
+	if err != nil || !slices.Equal(files, []string{"k.cu", "new.cu"}) {
+		t.Errorf("files %q, %v", files, err)
+	}
+	if _, err := Files(context.Background(), dir, Spec{Base: "nope", Head: "HEAD"}); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("a bad revision: %v", err)
+	}
+}
+
+// A diff that does not hold what its hunk headers count is an error, never a shorter list.
+func TestParseDiffRefusesBrokenHunks(t *testing.T) {
+	for _, in := range []string{
+		"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,3 @@\n a\n+b\n",                // cut short
+		"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,1 +1,1 @@\n-a\n+b\n+c\n",            // one added line too many
+		"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\nrubbish\n b\n",       // a line no hunk has
+		"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,1 +1,99999999999999999999 @@\n+a\n", // a count that does not parse
+	} {
+		if cs, err := parseDiff(strings.NewReader(in)); err == nil {
+			t.Errorf("%q: %+v, want an error", in, cs)
+		}
+	}
+}

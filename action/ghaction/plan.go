@@ -201,8 +201,11 @@ func Decide(in Inputs, ev Event, headRev string) (Plan, error) {
 		switch ev.Name {
 		case "pull_request", "pull_request_target":
 			p.Mode = ModeGate
-			if ev.PullRequest != nil && headRev == "" {
-				p.HeadSHA = ev.PullRequest.HeadSHA
+			if pr := ev.PullRequest; pr != nil && (headRev == "" || isTestMerge(headRev, ev)) {
+				// A pull request's checks are shown for its head commit: one attached to
+				// GitHub's test merge commit (what actions/checkout checks out on
+				// pull_request) would never appear on the pull request.
+				p.HeadSHA = pr.HeadSHA
 			}
 		case "push":
 			p.Mode = ModeGate
@@ -247,6 +250,14 @@ func Decide(in Inputs, ev Event, headRev string) (Plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// isTestMerge reports whether headRev is GitHub's test merge commit of the event's pull
+// request (refs/pull/N/merge): GITHUB_SHA on pull_request, or the payload's
+// merge_commit_sha. Both are GitHub's, not the pull request author's.
+func isTestMerge(headRev string, ev Event) bool {
+	return ev.PullRequest != nil && (strings.EqualFold(headRev, ev.SHA) && ev.Name == "pull_request" ||
+		ev.PullRequest.MergeSHA != "" && strings.EqualFold(headRev, ev.PullRequest.MergeSHA))
 }
 
 // String says the plan in one line for the log.

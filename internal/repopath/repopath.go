@@ -71,6 +71,13 @@ func Visible(s string) bool {
 	return true
 }
 
+// Disguised reports whether s holds a format character (Unicode category Cf: the
+// bidirectional controls, zero-width characters), which can make a name display as
+// another's.
+func Disguised(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return unicode.Is(unicode.Cf, r) })
+}
+
 // IsBidi reports the Unicode bidirectional formatting characters ("Trojan Source"):
 // U+061C, U+200E, U+200F, U+202A–U+202E and U+2066–U+2069.
 func IsBidi(r rune) bool {

@@ -79,12 +79,20 @@ func TestQuote(t *testing.T) {
 	}
 }
 
+func TestDisguised(t *testing.T) {
+	for s, want := range map[string]bool{"a/b.cu": false, "a\nb": false, "txt\u202eexe": true, "a\u200bb": true, "a\u2069": true, "\u061c": true} {
+		if got := Disguised(s); got != want {
+			t.Errorf("Disguised(%q) = %v", s, got)
+		}
+	}
+}
+
 func TestIsBidi(t *testing.T) {
 	var bidi []rune
 	for r := rune(0); r < 0x30000; r++ {
 		if IsBidi(r) {
 			bidi = append(bidi, r)
-			if Visible(string(r)) {
+			if Visible(string(r)) || !Disguised(string(r)) {
 				t.Errorf("U+%04X is bidirectional but Visible", r)
 			}
 		}

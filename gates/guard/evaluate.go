@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -184,7 +185,7 @@ func skippedNotices(skips []skipped) []result.Finding {
 		list := byWhy[why]
 		names := make([]string, 0, maxSkippedNames)
 		for _, s := range list[:min(len(list), maxSkippedNames)] {
-			names = append(names, s.path)
+			names = append(names, repopath.Quote(s.path)) // a name that could hide or reorder the text is escaped
 		}
 		msg := fmt.Sprintf("%d path(s) not read, %s: %s", len(list), why, strings.Join(names, ", "))
 		if n := len(list) - len(names); n > 0 {

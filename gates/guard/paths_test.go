@@ -263,7 +263,8 @@ func TestScanPathsCannotRead(t *testing.T) {
 // the gate's data; a pass never hides one.
 func TestScanPathsNamesWhatItSkips(t *testing.T) {
 	repo := shutdownRepo(t)
-	files := map[string]string{"vendor/lib/x.sh": "reboot\n", "third_party/y.sh": "reboot\n", "docs/guide.md": "sudo reboot\n"}
+	files := map[string]string{"vendor/lib/x.sh": "reboot\n", "third_party/y.sh": "reboot\n", "docs/guide.md": "sudo reboot\n",
+		"notes/txt\u202egnp.md": "x\n"} // a name that displays reversed is named escaped
 	for i := range 25 {
 		files["src/k"+string(rune('a'+i))+".cu"] = "__global__ void k() {}\n"
 	}
@@ -276,7 +277,7 @@ func TestScanPathsNamesWhatItSkips(t *testing.T) {
 	}
 	notices := noticesOf(g)
 	for _, want := range []string{
-		"2 path(s) not read, prose (Markdown, text, docs/), never blocked: README.md, docs/guide.md (1 of them named on the command line)",
+		`3 path(s) not read, prose (Markdown, text, docs/), never blocked: README.md, docs/guide.md, notes/txt\u202egnp.md (1 of them named on the command line)`,
 		"27 path(s) not read, not a shell script, workflow, composite action, Makefile, Dockerfile or Python file (by its path, first line and mode), and run by none of them by its name: src/ky.cu, ci/stop, src/ka.cu, src/kb.cu, src/kc.cu, src/kd.cu, src/ke.cu, src/kernel.cu, src/kf.cu, src/kg.cu and 17 more (1 of them named on the command line)",
 		"1 path(s) not read, excluded by guard.exclude: third_party/",
 		"1 path(s) not read, in a directory the guard does not enter",
@@ -293,7 +294,7 @@ func TestScanPathsNamesWhatItSkips(t *testing.T) {
 	if err := json.Unmarshal(g.Data, &data); err != nil {
 		t.Fatal(err)
 	}
-	if data.SkippedTotal != 31 || len(data.Skipped) != 31 || data.Skipped[0] != (Skipped{Path: "README.md", Why: whyProse, Given: true}) {
+	if data.SkippedTotal != 32 || len(data.Skipped) != 32 || data.Skipped[0] != (Skipped{Path: "README.md", Why: whyProse, Given: true}) {
 		t.Errorf("data: %d skipped, %+v", data.SkippedTotal, data.Skipped[:min(3, len(data.Skipped))])
 	}
 }

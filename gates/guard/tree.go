@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	fileinput "github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/repopath"
 )
 
 // skipDir are directories ScanDir never enters (a file there that the repository runs by
@@ -148,7 +149,7 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 			}
 			if len(dropped) > 0 {
 				excl.Exclude = kept
-				out.notes = append(out.notes, fmt.Sprintf("%s was named on the command line, so it is judged although guard.exclude matches it (%s)", st.rel, strings.Join(dropped, ", ")))
+				out.notes = append(out.notes, fmt.Sprintf("%s was named on the command line, so it is judged although guard.exclude matches it (%s)", repopath.Quote(st.rel), strings.Join(dropped, ", ")))
 			}
 		}
 		lst, err := os.Lstat(startAbs)

@@ -90,6 +90,7 @@ func TestScanPathsPointedAnywhere(t *testing.T) {
 		want            []string
 	}{
 		{"the repository", ".", ".", both},
+		{"the repository's absolute root, as the action names it", ".github", repo, both},
 		{".github", ".", ".github", both},
 		{".github/", ".", ".github/", both},
 		{".github/workflows", ".", ".github/workflows", both},

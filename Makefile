@@ -39,6 +39,7 @@ FUZZ_TARGETS = \
 	./baseline:FuzzKeyFile \
 	./internal/gpuinfo:FuzzParse \
 	./internal/kernelsrc:FuzzScan \
+	./internal/repopath:FuzzRel \
 	./action/report:FuzzRender \
 	./action/trend:FuzzWriteHTML \
 	./action/workflowcmd:FuzzEscape \

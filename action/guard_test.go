@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // --diff judges only what the change brings: a dangerous line that was already there is not
@@ -57,5 +59,107 @@ func TestGuardDiff(t *testing.T) {
 	}
 	if strings.Contains(all, "scripts/old.sh") {
 		t.Errorf("a line the change did not touch was judged: %q", got)
+	}
+}
+
+// TestGuardPointedAtGithub: `kernel-gate guard .github` scanned nothing and passed though a
+// workflow there held `sudo shutdown -h now`; so did `guard .github/workflows` and `guard`
+// run inside .github. Every way of pointing at the workflow fails, naming it by its path in
+// the repository; so does --diff with --repo .github.
+func TestGuardPointedAtGithub(t *testing.T) {
+	repo := filepath.Join(t.TempDir(), "repo")
+	write := func(p, s string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(repo, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(repo, p), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write("README.md", "# r\n")
+	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
+	if _, err := exec.LookPath("git"); err == nil {
+		os.RemoveAll(filepath.Join(repo, ".git"))
+		git("init", "-q", "-b", "main")
+		git("add", "-A")
+		git("commit", "-qm", "base")
+	}
+	write(".github/workflows/ci.yml", "on: pull_request\njobs:\n  gpu:\n    runs-on: [self-hosted, gpu]\n    steps:\n      - run: make\n      - run: sudo shutdown -h now\n")
+	link := filepath.Join(t.TempDir(), "gh")
+	if err := os.Symlink(filepath.Join(repo, ".github"), link); err != nil {
+		link = ""
+	}
+	tests := []struct{ name, cwd, path string }{
+		{"guard .github", ".", ".github"},
+		{"guard .github/workflows", ".", ".github/workflows"},
+		{"guard the workflow", ".", ".github/workflows/ci.yml"},
+		{"guard an absolute .github", ".", filepath.Join(repo, ".github")},
+		{"guard run inside .github", ".github", ""},
+		{"guard ci.yml run inside workflows", ".github/workflows", "ci.yml"},
+		{"guard a link to .github", ".", link},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.path == "" && tt.name == "guard a link to .github" {
+				t.Skip("no symbolic links here")
+			}
+			t.Chdir(filepath.Join(repo, tt.cwd))
+			args := []string{"guard", "--format", "json"}
+			if tt.path != "" {
+				args = append(args, tt.path)
+			}
+			code, out, stderr := kg(t, "", args...)
+			if code != exitFail {
+				t.Fatalf("exit %d, want %d: %s%s", code, exitFail, stderr, out)
+			}
+			r := decode(t, out)
+			if f := r.Gates[0].Findings; len(f) == 0 || f[0].Metric != "host-shutdown" || f[0].File != ".github/workflows/ci.yml" || f[0].Line != 7 {
+				t.Errorf("findings %+v, want host-shutdown at .github/workflows/ci.yml:7", f)
+			}
+		})
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return
+	}
+	git("add", "-A")
+	git("commit", "-qm", "head")
+	for _, at := range []string{".github", ".github/workflows"} {
+		t.Run("--diff --repo "+at, func(t *testing.T) {
+			t.Chdir(filepath.Join(repo, at))
+			code, out, stderr := kg(t, "", "guard", "--diff", "HEAD~1..HEAD", "--format", "json")
+			if code != exitFail {
+				t.Fatalf("exit %d, want %d: %s%s", code, exitFail, stderr, out)
+			}
+			if f := decode(t, out).Gates[0].Findings; len(f) == 0 || f[0].File != ".github/workflows/ci.yml" {
+				t.Errorf("findings %+v", f)
+			}
+		})
+	}
+}
+
+// TestGuardUnreadableFails: a tree with a file the guard cannot read (a FIFO named like a
+// script: even root cannot read one without a writer) fails the gate, exit 1, naming it.
+func TestGuardUnreadableFails(t *testing.T) {
+	repo := t.TempDir()
+	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
+	os.MkdirAll(filepath.Join(repo, "ci"), 0o755)
+	os.WriteFile(filepath.Join(repo, "ci", "build.sh"), []byte("make\n"), 0o644)
+	if out, err := exec.Command("mkfifo", filepath.Join(repo, "ci", "teardown.sh")).CombinedOutput(); err != nil {
+		t.Skipf("mkfifo: %v %s", err, out)
+	}
+	code, out, stderr := kg(t, "", "guard", "--format", "json", repo)
+	if code != exitFail {
+		t.Fatalf("exit %d, want %d: %s%s", code, exitFail, stderr, out)
+	}
+	if f := decode(t, out).Gates[0].Findings; len(f) == 0 || f[0].Severity != result.Error || f[0].File != "ci/teardown.sh" {
+		t.Errorf("findings %+v, want an error naming ci/teardown.sh", f)
 	}
 }

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -167,14 +167,9 @@ func clean(s string, n int, multiline bool) string {
 }
 
 // safePath keeps a repository-relative, slash-separated path; anything else is dropped
-// (an annotation must not point outside the repository).
+// (an annotation must not point outside the repository, nor show a name that displays as
+// another's): repopath.Rel decides, as for SARIF and workflow commands.
 func safePath(p string) string {
-	if p == "" || strings.Contains(p, "\\") || strings.HasPrefix(p, "/") || len(p) >= 2 && p[1] == ':' {
-		return ""
-	}
-	c := path.Clean(p)
-	if c == "." || c == ".." || strings.HasPrefix(c, "../") {
-		return ""
-	}
+	c, _ := repopath.Rel(p)
 	return c
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -13,6 +14,8 @@ func FuzzRender(f *testing.F) {
 	f.Add("kg::flash_fwd<64, 64, false>", "uses 153 registers", "45056", "sm_90a", 153.0, 128.0)
 	f.Add("</details><img src=x>", "[link](http://x) @octocat", "a|b\\", "sm_80\x1b[31m", 1676.0, 0.0)
 	f.Add("evil\x1b[2J\r\n", "msg\u009b\u202e`x`", "\x07\x00\xff", "|", -1.5, 0.25)
+	f.Add("https://evil.example/k", "see www.evil.example and mailto:a@evil.example", "../../etc/passwd", "file:///etc/passwd", 1.0, 2.0)
+	f.Add("k", "m", "txt\u202eexe.cu", "C:\\x", 1.0, 2.0)
 	f.Fuzz(func(t *testing.T, kernel, message, cell, arch string, value, limit float64) {
 		g := result.Gate{
 			Name:    kernel,
@@ -48,6 +51,10 @@ func FuzzRender(f *testing.F) {
 			t.Fatal(err)
 		}
 		checkMarkdownSafe(t, buf.String())
+		// Rendered as GitHub renders it, untrusted text makes no link (autolinks included).
+		if m := hrefRE.FindStringSubmatch(githubHTML(t, buf.String())); m != nil {
+			t.Fatalf("a link %q from names %q, %q, %q, %q", m[1], kernel, message, cell, arch)
+		}
 
 		// The speedup gate's chart and words from hostile names and numbers, whole and cut.
 		speed := result.Gate{Name: "speedup", Verdict: result.Fail}
@@ -64,6 +71,11 @@ func FuzzRender(f *testing.F) {
 		}
 		full := buf.String()
 		checkMarkdownSafe(t, full)
+		for _, m := range hrefRE.FindAllStringSubmatch(githubHTML(t, full), -1) {
+			if !strings.HasPrefix(m[1], "https://x.test/") {
+				t.Fatalf("a link %q besides the artifacts' from names %q, %q, %q, %q", m[1], kernel, message, cell, arch)
+			}
+		}
 		for _, l := range mermaidBlock(t, full)[2:] {
 			for _, q := range regexp.MustCompile(`"[^"]*"`).FindAllString(l, -1) {
 				if !mermaidSafe(q) {
@@ -83,10 +95,11 @@ func FuzzRender(f *testing.F) {
 			t.Fatal(err)
 		}
 		buf.Reset()
-		if err := Render(&buf, r, SARIF, Options{Root: "/w/" + cell}); err != nil {
+		o := Options{Root: "/w/" + cell, Fallback: arch}
+		if err := Render(&buf, r, SARIF, o); err != nil {
 			t.Fatal(err)
 		}
-		validateSARIF(t, buf.Bytes(), r)
+		validateSARIF(t, buf.Bytes(), r, o)
 	})
 }
 

@@ -65,9 +65,13 @@ type Options struct {
 	// Width is the terminal width that tables are fitted to; 0 means 100.
 	Width int
 	// Root is the repository's checkout (GITHUB_WORKSPACE) for sarif: a finding's absolute
-	// path under it is written relative to it. Empty leaves paths as they are (an absolute
-	// one becomes a file: URI).
+	// path under it is written relative to it. Any other absolute path, and any path that
+	// leaves the repository, is not posted (see Fallback).
 	Root string
+	// Fallback, for sarif, is the repository file (relative to its root) a result is
+	// located at when its finding names no file, or one that cannot be posted (GitHub code
+	// scanning shows no result without a location): DefaultFallback when empty.
+	Fallback string
 	// ArtifactsURL, for markdown, links the run's artifacts (its logs, tool output and JSON
 	// result: the workflow run's artifacts page) under the verdict table and in the note of
 	// a cut summary. Only an absolute http or https URL is linked; anything else is left out.
@@ -101,7 +105,7 @@ func Render(w io.Writer, r result.Result, f Format, o Options) error {
 	case Markdown:
 		out = renderMarkdown(r, o)
 	case SARIF:
-		return renderSARIF(w, r, o.Root)
+		return renderSARIF(w, r, o.Root, o.Fallback)
 	default:
 		return fmt.Errorf("unknown format %q (valid formats: %s)", f, validFormats)
 	}

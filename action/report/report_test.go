@@ -401,7 +401,7 @@ func TestHostileMarkdown(t *testing.T) {
 	checkMarkdownSafe(t, out)
 	for _, want := range []string{
 		"&lt;/details&gt;&lt;img src=x onerror=alert(1)&gt;",
-		`see \[link\](http://x) and !\[img\](http://x/y.png)`,
+		"see \\[link\\](http\u200b://x) and !\\[img\\](http\u200b://x/y.png)",
 		"cc @\u200boctocat",
 		"&#96;code&#96; \\*emph\\* \\$x\\$ a\\|b \\\\\\| \\~\\~del\\~\\~ &amp;amp;",
 		"flash\\_fwd&lt;64, 128&gt;",

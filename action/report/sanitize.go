@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kernel-gate/kernel-gate/internal/repopath"
 )
 
 // clean makes untrusted text safe to print on one line: tab, CR and LF become spaces; other
@@ -56,17 +58,7 @@ func needsClean(s string) bool {
 func isC1(r rune) bool { return r >= 0x80 && r <= 0x9f }
 
 // isBidi reports the Unicode bidirectional formatting characters ("Trojan Source").
-func isBidi(r rune) bool {
-	switch {
-	case r == 0x061c, r == 0x200e, r == 0x200f:
-		return true
-	case r >= 0x202a && r <= 0x202e:
-		return true
-	case r >= 0x2066 && r <= 0x2069:
-		return true
-	}
-	return false
-}
+func isBidi(r rune) bool { return repopath.IsBidi(r) }
 
 // width is the display width of cleaned text, one column per rune.
 func width(s string) int { return utf8.RuneCountInString(s) }
@@ -94,9 +86,10 @@ func truncMiddle(s string, n int) string {
 // table cells): HTML-significant characters and backticks become entities, so no HTML tag
 // or code span can open; markdown punctuation is backslash-escaped, so no link, image,
 // emphasis, strikethrough or math can form; '|' is escaped so it cannot end a table cell;
-// and '@' is followed by a zero-width space so that it cannot mention anybody.
+// '@' is followed by a zero-width space so that it cannot mention anybody (nor make an
+// e-mail address a link); and what GitHub would link by itself is broken (see unlink).
 func md(s string) string {
-	s = clean(s)
+	s = unlink(clean(s))
 	var b strings.Builder
 	b.Grow(len(s) + len(s)/8)
 	for _, r := range s {
@@ -140,4 +133,34 @@ func mdParagraph(s string) string {
 		return e[:digits] + `\` + e[digits:]
 	}
 	return e
+}
+
+// zwsp is the zero-width space: GitHub renders it as nothing, and no autolink spans it.
+const zwsp = "\u200b"
+
+// unlink breaks, with a zero-width space, what GitHub's markdown (GFM's autolink
+// extension) would turn into a link by itself though nobody wrote one: a scheme's "://"
+// (https://evil.example/x, ftp://, any other), "www." and the "mailto:" and "xmpp:" of an
+// address. The text reads the same; it is no link.
+func unlink(s string) string {
+	if !strings.Contains(s, ":") && !strings.Contains(s, ".") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ':' && (strings.HasPrefix(s[i:], "://") || hasSuffixFold(s[:i], "mailto") || hasSuffixFold(s[:i], "xmpp")):
+			b.WriteString(zwsp)
+		case c == '.' && hasSuffixFold(s[:i], "www"):
+			b.WriteString(zwsp)
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// hasSuffixFold is strings.HasSuffix with ASCII letters compared without case.
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
 }

@@ -6,12 +6,12 @@ import (
 	"io"
 	"math"
 	"net/url"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -23,6 +23,7 @@ const (
 	sarifVersion = "2.1.0"
 	// srcRoot is the uriBaseId of every relative path: the repository's checkout.
 	srcRoot = "%SRCROOT%"
+	infoURI = "https://github.com/kernel-gate/kernel-gate"
 )
 
 type sarifLog struct {
@@ -57,6 +58,8 @@ type sarifDriver struct {
 type sarifRule struct {
 	ID               string       `json:"id"`
 	ShortDescription sarifMessage `json:"shortDescription"`
+	FullDescription  sarifMessage `json:"fullDescription"`
+	Help             sarifMessage `json:"help"`
 }
 
 type sarifMessage struct {
@@ -104,19 +107,36 @@ type sarifRegion struct {
 	StartColumn int `json:"startColumn,omitempty"`
 }
 
+// DefaultFallback is the file a finding is located at when it names none, or names one
+// that cannot be posted (see Options.Fallback).
+const DefaultFallback = "kernel-gate.yml"
+
 // renderSARIF writes r as a SARIF 2.1.0 log: one run; one rule per gate × metric (ruleId
 // "ptxas/registers", or the gate's name for findings without a metric), sorted by id; one
 // result per finding, in the result's order, at level error, warning or note (any other
-// severity is a note), located at its file (relative to root when under it, with uriBaseId
-// %SRCROOT%; an absolute path elsewhere as a file: URI) and line and column when it has them.
-// A finding without a file has no location. Untrusted strings are escaped by encoding/json.
-func renderSARIF(w io.Writer, r result.Result, root string) error {
+// severity is a note).
+//
+// Every result has a location, as GitHub code scanning shows none without one: its file
+// as a path in the repository (relative to %SRCROOT%; an absolute path under root made
+// relative to it), at its line and column (line 1 for a finding about a whole file). A
+// finding without a file, or whose path cannot be posted (one outside the repository:
+// "../../etc/passwd", "/etc/passwd", "file:///etc/passwd", "C:\x", a URL; or one that
+// would display as another's, with a control or bidirectional character:
+// repopath.Rel decides), is located at line 1 of fallback, and a refused path is named
+// in its message, escaped. Brackets in messages are escaped as SARIF's plain text wants,
+// so that untrusted text cannot make an embedded link; encoding/json escapes the rest.
+func renderSARIF(w io.Writer, r result.Result, root, fallback string) error {
 	root = cleanRoot(root)
+	if fb, ok := repopath.Rel(fallback); ok {
+		fallback = fb
+	} else {
+		fallback = DefaultFallback
+	}
 	run := sarifRun{
 		Tool: sarifTool{Driver: sarifDriver{
 			Name:           "kernel-gate",
 			Version:        toolVersion(r.Tool),
-			InformationURI: "https://github.com/kernel-gate/kernel-gate",
+			InformationURI: infoURI,
 			Rules:          []sarifRule{},
 		}},
 		Results:    []sarifResult{},
@@ -135,8 +155,9 @@ func renderSARIF(w io.Writer, r result.Result, root string) error {
 			id := ruleID(g.Name, f.Metric)
 			if _, ok := ruleIndex[id]; !ok {
 				ruleIndex[id] = 0
-				run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{
-					ID: id, ShortDescription: sarifMessage{Text: ruleDescription(g.Name, f.Metric)}})
+				d := ruleDescription(g.Name, f.Metric)
+				run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: id, ShortDescription: sarifMessage{Text: d},
+					FullDescription: sarifMessage{Text: d}, Help: sarifMessage{Text: d + "; documentation: " + infoURI}})
 			}
 		}
 	}
@@ -148,25 +169,21 @@ func renderSARIF(w io.Writer, r result.Result, root string) error {
 	for _, g := range r.Gates {
 		for _, f := range g.Findings {
 			id := ruleID(g.Name, f.Metric)
+			loc, refused := sarifLocationOf(f, root, fallback)
+			text := sarifText(f)
+			if refused {
+				text += " (file " + repopath.Quote(f.File) + ")"
+			}
 			res := sarifResult{
 				RuleID:    id,
 				RuleIndex: ruleIndex[id],
 				Level:     sarifLevel(f.Severity),
-				Message:   sarifMessage{Text: sarifText(f)},
+				Message:   sarifMessage{Text: sarifEscape(text)},
+				Locations: []sarifLocation{loc},
 				Properties: &sarifResultProperties{
 					Gate: g.Name, Kernel: f.Kernel, Arch: f.Arch, Metric: f.Metric,
 					Value: finite(f.Value), Limit: finite(f.Limit), Baseline: finite(f.Baseline), Delta: finite(f.Delta),
 				},
-			}
-			if f.File != "" {
-				loc := sarifLocation{PhysicalLocation: sarifPhysicalLocation{ArtifactLocation: artifactLocation(f.File, root)}}
-				if f.Line > 0 {
-					loc.PhysicalLocation.Region = &sarifRegion{StartLine: f.Line}
-					if f.Column > 0 {
-						loc.PhysicalLocation.Region.StartColumn = f.Column
-					}
-				}
-				res.Locations = []sarifLocation{loc}
 			}
 			run.Results = append(run.Results, res)
 		}
@@ -262,20 +279,50 @@ func cleanRoot(root string) string {
 	return filepath.Clean(root)
 }
 
-// artifactLocation is file relative to %SRCROOT% when it is relative or under root, and a
-// file: URI when it is an absolute path elsewhere. Paths use forward slashes and are
-// percent-encoded as URIs need.
-func artifactLocation(file, root string) sarifArtifactLocation {
-	if filepath.IsAbs(file) {
-		if root != "" {
-			if rel, err := filepath.Rel(root, file); err == nil && rel != ".." &&
-				!strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return sarifArtifactLocation{URI: relativeURI(filepath.ToSlash(rel)), URIBaseID: srcRoot}
-			}
-		}
-		return sarifArtifactLocation{URI: fileURI(filepath.ToSlash(filepath.Clean(file)))}
+// sarifLocationOf is where a finding is posted: its file in the repository at its line and
+// column, or line 1 of fallback; refused is true when the finding named a file that cannot
+// be posted.
+func sarifLocationOf(f result.Finding, root, fallback string) (loc sarifLocation, refused bool) {
+	rel, ok := "", false
+	if f.File != "" {
+		rel, ok = repoFile(f.File, root)
 	}
-	return sarifArtifactLocation{URI: relativeURI(path.Clean(filepath.ToSlash(file))), URIBaseID: srcRoot}
+	region := &sarifRegion{StartLine: 1}
+	if ok {
+		if f.Line > 0 {
+			region.StartLine = f.Line
+			region.StartColumn = max(f.Column, 0)
+		}
+	} else {
+		rel, refused = fallback, f.File != ""
+	}
+	return sarifLocation{PhysicalLocation: sarifPhysicalLocation{
+		ArtifactLocation: sarifArtifactLocation{URI: relativeURI(rel), URIBaseID: srcRoot},
+		Region:           region,
+	}}, refused
+}
+
+// repoFile is file as a path in the repository: an absolute path under root made relative
+// to it, then whatever repopath.Rel accepts.
+func repoFile(file, root string) (string, bool) {
+	if filepath.IsAbs(file) {
+		rel, ok := result.Under(root, file)
+		if !ok {
+			return "", false
+		}
+		file = rel
+	}
+	return repopath.Rel(file)
+}
+
+// sarifEscape escapes the brackets of plain message text with a backslash, as SARIF
+// (§3.11.6) has a literal bracket written, so that no "[text](https://...)" in an
+// untrusted message is read as an embedded link.
+func sarifEscape(s string) string {
+	if !strings.ContainsAny(s, "[]") {
+		return s
+	}
+	return strings.NewReplacer("[", `\[`, "]", `\]`).Replace(s)
 }
 
 // relativeURI percent-encodes a relative path (url.URL also guards a first segment with a

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -40,7 +41,7 @@ func TestSARIFGolden(t *testing.T) {
 	if err := Render(&buf, r, SARIF, Options{Root: raceRoot}); err != nil {
 		t.Fatal(err)
 	}
-	validateSARIF(t, buf.Bytes(), r)
+	validateSARIF(t, buf.Bytes(), r, Options{Root: raceRoot})
 	path := filepath.Join("testdata", "race.sarif.golden")
 	if *update {
 		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -55,7 +56,7 @@ func TestSARIFGolden(t *testing.T) {
 	if buf.String() != string(want) {
 		t.Errorf("output differs from %s (go test -update rewrites it)\ngot:\n%s", path, buf.String())
 	}
-	validateSARIF(t, want, r)
+	validateSARIF(t, want, r, Options{Root: raceRoot})
 
 	// The racecheck error is located where the sanitizer found it, relative to the checkout.
 	var log map[string]any
@@ -83,7 +84,7 @@ func TestSARIFDeterministic(t *testing.T) {
 		if a.String() != b.String() {
 			t.Error("two renderings differ")
 		}
-		validateSARIF(t, a.Bytes(), r)
+		validateSARIF(t, a.Bytes(), r, Options{Root: raceRoot})
 	}
 }
 
@@ -100,29 +101,56 @@ func TestSARIFEmpty(t *testing.T) {
 	}
 }
 
+// TestSARIFLocations: every result is located in the repository (GitHub code scanning
+// shows no result without a location): at its file, relative to the checkout, or, for a
+// finding without a file or with one that leaves the repository or would display as
+// another's, at line 1 of the fallback (kernel-gate.yml by default), the path named in the
+// message, escaped.
 func TestSARIFLocations(t *testing.T) {
 	tests := []struct {
-		name, file, root string
-		line, col        int
-		uri, base        string
-		region           string
+		name, file, root, fallback string
+		line, col                  int
+		uri                        string
+		region                     string
+		msg                        string // the message's text, when the path is refused
 	}{
 		{name: "under the root", file: "/w/repo/kernels/a.cu", root: "/w/repo", line: 3, col: 9,
-			uri: "kernels/a.cu", base: "%SRCROOT%", region: `{"startColumn":9,"startLine":3}`},
+			uri: "kernels/a.cu", region: `{"startColumn":9,"startLine":3}`},
 		{name: "root with a trailing slash", file: "/w/repo/a.cu", root: "/w/repo/", line: 3,
-			uri: "a.cu", base: "%SRCROOT%", region: `{"startLine":3}`},
-		{name: "outside the root", file: "/tmp/x/a.cu", root: "/w/repo",
-			uri: "file:///tmp/x/a.cu"},
-		{name: "a sibling sharing the root's prefix", file: "/w/repo2/a.cu", root: "/w/repo",
-			uri: "file:///w/repo2/a.cu"},
-		{name: "absolute, no root", file: "/w/repo/a.cu", line: 1,
-			uri: "file:///w/repo/a.cu", region: `{"startLine":1}`},
+			uri: "a.cu", region: `{"startLine":3}`},
 		{name: "relative", file: "./kernels/../kernels/a.cu", line: 0, col: 4,
-			uri: "kernels/a.cu", base: "%SRCROOT%"},
+			uri: "kernels/a.cu", region: `{"startLine":1}`},
 		{name: "characters a URI must encode", file: "dir with space/a%b#c?.cu",
-			uri: "dir%20with%20space/a%25b%23c%3F.cu", base: "%SRCROOT%"},
-		{name: "a colon in the first segment", file: "c:d/a.cu",
-			uri: "./c:d/a.cu", base: "%SRCROOT%"},
+			uri: "dir%20with%20space/a%25b%23c%3F.cu", region: `{"startLine":1}`},
+		{name: "no file", uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m"},
+		{name: "no file, a fallback named", fallback: "./ci/kernel-gate.yml", line: 5, uri: "ci/kernel-gate.yml", region: `{"startLine":1}`, msg: "m"},
+		{name: "a fallback that leaves the repository", fallback: "../../etc/passwd", uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m"},
+		{name: "outside the root", file: "/tmp/x/a.cu", root: "/w/repo", line: 4,
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m (file /tmp/x/a.cu)"},
+		{name: "a sibling sharing the root's prefix", file: "/w/repo2/a.cu", root: "/w/repo",
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m (file /w/repo2/a.cu)"},
+		{name: "absolute, no root", file: "/w/repo/a.cu", line: 1,
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m (file /w/repo/a.cu)"},
+		{name: "/etc/passwd", file: "/etc/passwd", root: "/w/repo", line: 1,
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m (file /etc/passwd)"},
+		{name: "climbing out", file: "../../etc/passwd", root: "/w/repo", line: 1,
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m (file ../../etc/passwd)"},
+		{name: "climbing out from inside", file: "kernels/../../../etc/passwd", line: 1,
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m (file kernels/../../../etc/passwd)"},
+		{name: "a file: URI", file: "file:///etc/passwd", root: "/w/repo", line: 1,
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m (file file:///etc/passwd)"},
+		{name: "an https URL", file: "https://evil.example/x", line: 2,
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m (file https://evil.example/x)"},
+		{name: "a Windows drive", file: `C:\x`, line: 2,
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: `m (file C:\x)`},
+		{name: "a colon in the first segment reads as a scheme", file: "c:d/a.cu",
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m (file c:d/a.cu)"},
+		{name: "a bidirectional override", file: "kernels/txt\u202eexe.cu", line: 2,
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: `m (file kernels/txt\u202eexe.cu)`},
+		{name: "an isolate", file: "kernels/a\u2066b\u2069.cu", line: 2,
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: `m (file kernels/a\u2066b\u2069.cu)`},
+		{name: "a path with brackets, refused", file: "/[x](https://evil.example)", line: 2,
+			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: `m (file /\[x\](https://evil.example))`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,23 +158,29 @@ func TestSARIFLocations(t *testing.T) {
 				Line: tt.line, Column: tt.col, Metric: "rule", Message: "m"}}}
 			g.Decide(true)
 			r := result.New("kernel-gate v1", g)
+			o := Options{Root: tt.root, Fallback: tt.fallback}
 			var buf bytes.Buffer
-			if err := Render(&buf, r, SARIF, Options{Root: tt.root}); err != nil {
+			if err := Render(&buf, r, SARIF, o); err != nil {
 				t.Fatal(err)
 			}
-			validateSARIF(t, buf.Bytes(), r)
+			validateSARIF(t, buf.Bytes(), r, o)
 			var log map[string]any
 			json.Unmarshal(buf.Bytes(), &log)
 			loc := dig(log, "runs", 0, "results", 0, "locations", 0, "physicalLocation")
 			if got := dig(loc, "artifactLocation", "uri"); got != tt.uri {
 				t.Errorf("uri %v, want %q", got, tt.uri)
 			}
-			if got, _ := dig(loc, "artifactLocation", "uriBaseId").(string); got != tt.base {
-				t.Errorf("uriBaseId %q, want %q", got, tt.base)
+			if got, _ := dig(loc, "artifactLocation", "uriBaseId").(string); got != "%SRCROOT%" {
+				t.Errorf("uriBaseId %q, want %%SRCROOT%%", got)
 			}
-			region, _ := json.Marshal(dig(loc, "region"))
-			if want := tt.region; (want == "" && string(region) != "null") || (want != "" && string(region) != want) {
-				t.Errorf("region %s, want %q", region, want)
+			if region, _ := json.Marshal(dig(loc, "region")); string(region) != tt.region {
+				t.Errorf("region %s, want %s", region, tt.region)
+			}
+			if got := dig(log, "runs", 0, "results", 0, "message", "text"); tt.msg != "" && got != tt.msg {
+				t.Errorf("message %q, want %q", got, tt.msg)
+			}
+			if strings.ContainsFunc(buf.String(), repopath.IsBidi) {
+				t.Errorf("a bidirectional control in the log:\n%s", buf.String())
 			}
 		})
 	}
@@ -162,15 +196,21 @@ func TestSARIFUntrustedStrings(t *testing.T) {
 	if err := Render(&buf, r, SARIF, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	validateSARIF(t, buf.Bytes(), r)
+	validateSARIF(t, buf.Bytes(), r, Options{})
 	var log map[string]any
 	if err := json.Unmarshal(buf.Bytes(), &log); err != nil {
 		t.Fatal(err)
 	}
 	results := dig(log, "runs", 0, "results").([]any)
 	for i, f := range r.Gates[0].Findings {
-		if got := dig(results[i], "message", "text"); got != sarifText(f) {
-			t.Errorf("result %d: message %q, want %q", i, got, sarifText(f))
+		// The message as it was, its brackets escaped (no embedded link), and the file it
+		// names when that cannot be posted.
+		want := sarifText(f)
+		if _, ok := repoFile(f.File, ""); f.File != "" && !ok {
+			want += " (file " + repopath.Quote(f.File) + ")"
+		}
+		if got := dig(results[i], "message", "text"); got != sarifEscape(want) {
+			t.Errorf("result %d: message %q, want %q", i, got, sarifEscape(want))
 		}
 		if got, _ := dig(results[i], "properties", "kernel").(string); got != f.Kernel && utf8.ValidString(f.Kernel) {
 			t.Errorf("result %d: kernel %q, want %q", i, got, f.Kernel)
@@ -208,7 +248,10 @@ func dig(v any, path ...any) any {
 // result per finding in order, each with a ruleId among the rules and the matching
 // ruleIndex, a valid level and a message, and a location exactly when the finding has a
 // file (with a region exactly when it has a line).
-func validateSARIF(t testing.TB, data []byte, r result.Result) {
+// validateSARIF checks a log rendered from r with o: GitHub's required fields, one result
+// per finding, each located in the repository (at its file when that can be posted, else
+// at line 1 of the fallback, the file named in the message).
+func validateSARIF(t testing.TB, data []byte, r result.Result, o Options) {
 	t.Helper()
 	if !json.Valid(data) {
 		t.Fatalf("not JSON:\n%s", data)
@@ -276,34 +319,44 @@ func validateSARIF(t testing.TB, data []byte, r result.Result) {
 			t.Errorf("result %d: no message text", i)
 		}
 		locs, _ := dig(res, "locations").([]any)
-		if (f.File != "") != (len(locs) == 1) || len(locs) > 1 {
+		if len(locs) != 1 {
 			t.Errorf("result %d: %d locations for file %q", i, len(locs), f.File)
-			continue
-		}
-		if len(locs) == 0 {
 			continue
 		}
 		uri, _ := dig(locs[0], "physicalLocation", "artifactLocation", "uri").(string)
 		u, err := url.Parse(uri)
-		if uri == "" || err != nil {
+		if uri == "" || err != nil || u.IsAbs() || u.Host != "" {
 			t.Errorf("result %d: uri %q: %v", i, uri, err)
+			continue
 		}
-		base, hasBase := dig(locs[0], "physicalLocation", "artifactLocation", "uriBaseId").(string)
-		if err == nil && (u.IsAbs() == hasBase || (hasBase && base != "%SRCROOT%")) {
-			t.Errorf("result %d: uri %q with uriBaseId %q", i, uri, base)
+		if base, _ := dig(locs[0], "physicalLocation", "artifactLocation", "uriBaseId").(string); base != "%SRCROOT%" {
+			t.Errorf("result %d: uriBaseId %q", i, base)
 		}
-		region := dig(locs[0], "physicalLocation", "region")
-		if (f.Line > 0) != (region != nil) {
-			t.Errorf("result %d: line %d, region %v", i, f.Line, region)
+		if p, ok := repopath.Rel(u.Path); !ok || p != u.Path {
+			t.Errorf("result %d: uri %q is not a path in the repository", i, uri)
 		}
-		if region != nil {
-			if line, _ := dig(region, "startLine").(float64); int(line) != f.Line {
-				t.Errorf("result %d: startLine %v, want %d", i, line, f.Line)
+		line, _ := dig(locs[0], "physicalLocation", "region", "startLine").(float64)
+		col, _ := dig(locs[0], "physicalLocation", "region", "startColumn").(float64)
+		text, _ := dig(res, "message", "text").(string)
+		if want, ok := repoFile(f.File, cleanRoot(o.Root)); f.File != "" && ok {
+			wantLine, wantCol := max(f.Line, 1), 0
+			if f.Line > 0 {
+				wantCol = max(f.Column, 0)
 			}
-			col, _ := dig(region, "startColumn").(float64)
-			if want := max(f.Column, 0); int(col) != want {
-				t.Errorf("result %d: startColumn %v, want %d", i, col, want)
+			if u.Path != want || int(line) != wantLine || int(col) != wantCol {
+				t.Errorf("result %d: at %s:%v:%v, want %s:%d:%d", i, u.Path, line, col, want, wantLine, wantCol)
 			}
+			continue
+		}
+		fallback, ok := repopath.Rel(o.Fallback)
+		if !ok {
+			fallback = DefaultFallback
+		}
+		if u.Path != fallback || line != 1 || col != 0 {
+			t.Errorf("result %d: file %q at %s:%v:%v, want the fallback %s:1", i, f.File, u.Path, line, col, fallback)
+		}
+		if f.File != "" && !strings.Contains(text, " (file "+sarifEscape(repopath.Quote(f.File))+")") {
+			t.Errorf("result %d: message %q does not name the file %q", i, text, f.File)
 		}
 	}
 }

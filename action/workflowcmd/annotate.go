@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -153,8 +154,12 @@ func writeAnnotation(b *strings.Builder, level int, f *GateFinding, root string)
 		b.WriteString(sep + name + "=" + EscapeProperty(value))
 		sep = ","
 	}
-	if f.File != "" {
-		prop("file", annotationPath(f.File, root))
+	file := ""
+	if f.File != "" && !repopath.Disguised(f.File) {
+		file = annotationPath(f.File, root) // a name that displays as another's is named in the message, escaped
+	}
+	if file != "" {
+		prop("file", file)
 		if f.Line > 0 {
 			prop("line", strconv.Itoa(f.Line))
 			if f.Column > 0 {
@@ -170,6 +175,9 @@ func writeAnnotation(b *strings.Builder, level int, f *GateFinding, root string)
 		if msg == "" {
 			msg = "(no message)"
 		}
+	}
+	if file == "" && f.File != "" {
+		msg += " (file " + repopath.Quote(f.File) + ")"
 	}
 	b.WriteString(EscapeData(Neutralize(msg)))
 	b.WriteByte('\n')

@@ -71,6 +71,13 @@ func TestAnnotateCommands(t *testing.T) {
 			data: "line one\n∶:stop-commands::t\r\n#♯[add-mask]z %0A%25 done",
 		},
 		{
+			name: "a path with a bidirectional control is named in the message, escaped, not posted",
+			f: GateFinding{Gate: "guard", Finding: result.Finding{Severity: result.Error,
+				File: "scripts/txt\u202eexe.sh", Line: 3, Message: "reboots"}},
+			props: map[string]string{"title": "kernel-gate guard"},
+			data:  `reboots (file scripts/txt\u202eexe.sh)`,
+		},
+		{
 			name:  "unknown severity is a notice; empty message uses the metric",
 			f:     GateFinding{Gate: "x", Finding: result.Finding{Severity: "bogus", Metric: "spill_stores"}},
 			props: map[string]string{"title": "kernel-gate x"},

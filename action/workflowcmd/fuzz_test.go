@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/kernel-gate/kernel-gate/internal/repopath"
 )
 
 func FuzzEscape(f *testing.F) {
-	for _, s := range []string{"", "plain", "100%", "a\nb\r\nc", "%0A%0D%25%3A%2C", "%250A", "::a,b=c::", "%%0A0A", "\r%\n"} {
+	for _, s := range []string{"", "plain", "100%", "a\nb\r\nc", "%0A%0D%25%3A%2C", "%250A", "::a,b=c::", "%%0A0A", "\r%\n", "txt\u202eexe.cu"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -33,11 +35,16 @@ func FuzzEscape(f *testing.F) {
 		if len(cmds) != 1 || strings.Count(buf.String(), "\n") != 1 {
 			t.Fatalf("annotation of %q is %d commands: %q", s, len(cmds), buf.String())
 		}
-		if got, want := cmds[0].props["file"], annotationPath("f"+s, ""); got != want {
-			t.Fatalf("file property decodes to %q, want %q: %q", got, want, buf.String())
+		// A path that would display as another's is named in the message, not posted.
+		wantFile, wantMsg := annotationPath("f"+s, ""), s
+		if repopath.Disguised("f" + s) {
+			wantFile, wantMsg = "", s+" (file "+repopath.Quote("f"+s)+")"
 		}
-		if got := cmds[0].data; strings.TrimSpace(s) != "" && got != Neutralize(s) {
-			t.Fatalf("message decodes to %q, want %q", got, Neutralize(s))
+		if got := cmds[0].props["file"]; got != wantFile || repopath.Disguised(got) {
+			t.Fatalf("file property decodes to %q, want %q: %q", got, wantFile, buf.String())
+		}
+		if got := cmds[0].data; strings.TrimSpace(s) != "" && got != Neutralize(wantMsg) {
+			t.Fatalf("message decodes to %q, want %q", got, Neutralize(wantMsg))
 		}
 	})
 }

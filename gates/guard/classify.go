@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 )
 
@@ -127,4 +129,29 @@ func matchPathGlob(g, p string) bool {
 		}
 	}
 	return false
+}
+
+// isYAMLName reports a .yml or .yaml file.
+func isYAMLName(p string) bool {
+	ext := strings.ToLower(path.Ext(p))
+	return ext == ".yml" || ext == ".yaml"
+}
+
+// shapeKind is what a YAML file's keys make it, for a file whose path cannot say (named on
+// the command line away from .github/workflows, or outside any repository): a mapping with
+// `jobs` is a workflow, one whose `runs` has `using` an action. A file that is not YAML,
+// or holds neither, is KindNone.
+func shapeKind(content []byte) Kind {
+	var root yaml.Node
+	if err := yaml.Unmarshal(content, &root); err != nil || len(root.Content) == 0 {
+		return KindNone
+	}
+	doc := root.Content[0]
+	if j := mapGet(doc, "jobs"); j != nil && j.Kind == yaml.MappingNode {
+		return KindWorkflow
+	}
+	if r := mapGet(doc, "runs"); r != nil && mapGet(r, "using") != nil {
+		return KindAction
+	}
+	return KindNone
 }

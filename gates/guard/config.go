@@ -35,10 +35,12 @@ type Config struct {
 	Disable []string `yaml:"disable"`
 	// Rules are extra patterns; a rule with the ID of a built-in one adds a pattern to it.
 	Rules configpos.List[RuleConfig] `yaml:"rules"`
-	// Exclude are path globs (relative to the scanned root, '/'-separated) not scanned:
-	// '*' matches any run of characters ('/' included), '?' one; a glob matches a path when
-	// it matches the whole path, one of its parent directories, or (a glob without '/')
-	// its base name.
+	// Exclude are path globs (paths in the repository, '/'-separated, whatever directory
+	// the guard was pointed at) not scanned: '*' matches any run of characters ('/'
+	// included), '?' one; a glob matches a path when it matches the whole path, one of its
+	// parent directories, or (a glob without '/') its base name. A path named on the
+	// command line is judged although a glob matches it (a notice says so), and so is a
+	// file that another runs by its name; excluded files are named in a notice.
 	Exclude []string `yaml:"exclude"`
 	// Warn are rule IDs whose findings are warnings: reported, not refused. The rules in
 	// DefaultWarn (GPU clock and power-limit changes) warn unless Block names them.

@@ -49,6 +49,15 @@
 // and Python's subprocess, os.system, boto3, runpod and requests calls are read with a
 // small tokenizer, so comments, docstrings and printed strings are never code.
 //
+// What a file is comes from its path in its repository (the directory above it that holds
+// .git), whatever directory the guard was pointed at or runs in: `guard .github`, `guard
+// .github/workflows/ci.yml` and `guard .` run inside .github all read the workflow as a
+// workflow, and the scripts it runs by their names from the repository's root. Outside
+// any repository the path says it (a .github/workflows/x.yml in it), or a YAML file's
+// keys do (`jobs:` is a workflow, `runs: using:` an action). Every file named or found
+// that the guard did not read (not code, prose, excluded, in vendor/) is named in a
+// notice, at most ten for each reason, and listed in the gate's data.
+//
 // # What cannot be judged
 //
 // A file the guard cannot judge fails it, naming the file, the line and why (an unjudged
@@ -56,8 +65,10 @@
 // code, nested beyond the parsers' limits (500 levels of shell brackets, quotes, blocks or
 // pipeline stages; 2,000 levels of shell syntax tree; 200 of Python brackets; 32 of make's
 // $(...); 12 scripts inside scripts or function calls; 64 variables in one value), too
-// complex to finish, a symbolic link out of the repository, a step or RUN in a shell it
-// does not read (pwsh, cmd). Every bound is checked before the recursive walk it protects,
+// complex to finish, a symbolic link out of the repository or (named like code) one that
+// does not resolve, a file or directory it cannot read (permissions; a FIFO, socket or
+// device, whatever its name), a workflow or action its YAML parser refuses, a step or RUN
+// in a shell it does not read (pwsh, cmd). Every bound is checked before the recursive walk it protects,
 // so no input can exhaust the stack. `guard.unjudged: warn` turns these into warnings, and
 // `guard.skip` path globs let a vendored tree go unjudged (its findings still fail). A byte
 // that is not UTF-8 is read as an unknown byte, not a reason to stop; a shell syntax error

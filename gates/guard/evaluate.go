@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -14,12 +16,39 @@ type Data struct {
 	Findings []Finding `json:"findings"`
 	Warnings []Warning `json:"warnings"`
 	Files    int       `json:"files"`
+	// Skipped are files and directories (ending in '/') named or found that the guard did
+	// not read, with why: at most MaxSkippedData of them, those named on the command line
+	// first; SkippedTotal counts them all.
+	Skipped      []Skipped `json:"skipped,omitempty"`
+	SkippedTotal int       `json:"skipped_total,omitempty"`
 }
+
+// Skipped is a file or directory the guard did not read.
+type Skipped struct {
+	Path string `json:"path"`
+	Why  string `json:"why"`
+	// Given is true for a path named on the command line.
+	Given bool `json:"given,omitempty"`
+}
+
+// MaxSkippedData is the most skipped paths Data lists; maxSkippedNames the most a notice
+// names for each reason.
+const (
+	MaxSkippedData  = 200
+	maxSkippedNames = 10
+)
 
 // Evaluate turns a scan into the "guard" gate: every finding not allowed is an error,
 // an allowed one a notice naming its reason, every warning a warning. files is how many
 // files were analysed; with none the gate skips.
 func Evaluate(findings []Finding, warnings []Warning, files int, cfg Config) (result.Gate, error) {
+	return evaluate(treeOut{findings: findings, warnings: warnings, files: files}, cfg)
+}
+
+// evaluate is Evaluate that also names, in a notice for each reason, the files the scan did
+// not read.
+func evaluate(scan treeOut, cfg Config) (result.Gate, error) {
+	findings, warnings, files := scan.findings, scan.warnings, scan.files
 	g := result.Gate{Name: "guard", Findings: []result.Finding{}}
 	fs := slices.Clone(findings)
 	slices.SortStableFunc(fs, func(a, b Finding) int {
@@ -75,7 +104,15 @@ func Evaluate(findings []Finding, warnings []Warning, files int, cfg Config) (re
 	if len(table.Rows) > 0 {
 		g.Table = table
 	}
-	data := Data{Findings: fs, Warnings: slices.Clone(warnings), Files: files}
+	skips := sortSkipped(scan.skipped)
+	for _, n := range scan.notes {
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Notice, Message: n})
+	}
+	g.Findings = append(g.Findings, skippedNotices(skips)...)
+	data := Data{Findings: fs, Warnings: slices.Clone(warnings), Files: files, SkippedTotal: len(skips)}
+	for _, s := range skips[:min(len(skips), MaxSkippedData)] {
+		data.Skipped = append(data.Skipped, Skipped{Path: s.path, Why: s.why, Given: s.given})
+	}
 	if data.Findings == nil {
 		data.Findings = []Finding{}
 	}
@@ -114,4 +151,50 @@ func warnSource(cfg Config, id string) string {
 		return cfg.Where(cmp.Or(cfg.KeyLine("warn["+strconv.Itoa(i)+"]"), cfg.KeyLine("warn"))) + " guard.warn lists it"
 	}
 	return id + " warns by default"
+}
+
+// sortSkipped orders skipped paths, those named on the command line first, then by path,
+// and drops repeats.
+func sortSkipped(in []skipped) []skipped {
+	out := slices.Clone(in)
+	slices.SortStableFunc(out, func(a, b skipped) int {
+		return cmp.Or(cmp.Compare(boolRank(!a.given), boolRank(!b.given)), strings.Compare(a.path, b.path))
+	})
+	seen := map[string]bool{}
+	return slices.DeleteFunc(out, func(s skipped) bool {
+		dup := seen[s.path]
+		seen[s.path] = true
+		return dup
+	})
+}
+
+// skippedNotices names what was not read, one notice per reason: at most maxSkippedNames
+// paths each (those named on the command line first), and how many more.
+func skippedNotices(skips []skipped) []result.Finding {
+	var whys []string
+	byWhy := map[string][]skipped{}
+	for _, s := range skips {
+		if byWhy[s.why] == nil {
+			whys = append(whys, s.why)
+		}
+		byWhy[s.why] = append(byWhy[s.why], s)
+	}
+	slices.Sort(whys)
+	var out []result.Finding
+	for _, why := range whys {
+		list := byWhy[why]
+		names := make([]string, 0, maxSkippedNames)
+		for _, s := range list[:min(len(list), maxSkippedNames)] {
+			names = append(names, repopath.Quote(s.path)) // a name that could hide or reorder the text is escaped
+		}
+		msg := fmt.Sprintf("%d path(s) not read, %s: %s", len(list), why, strings.Join(names, ", "))
+		if n := len(list) - len(names); n > 0 {
+			msg += fmt.Sprintf(" and %d more", n)
+		}
+		if given := len(slices.DeleteFunc(slices.Clone(list), func(s skipped) bool { return !s.given })); given > 0 {
+			msg += fmt.Sprintf(" (%d of them named on the command line)", given)
+		}
+		out = append(out, result.Finding{Severity: result.Notice, Message: msg})
+	}
+	return out
 }

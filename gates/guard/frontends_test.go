@@ -165,18 +165,24 @@ func TestWorkflowWarnings(t *testing.T) {
 		name, path, src string
 		line            int
 		msg             string
+		unjudged        bool // fails the gate: the guard could not judge it
 	}{
-		{"pwsh", wfPath, "jobs:\n  a:\n    steps:\n      - shell: pwsh\n        run: Stop-Computer\n", 5, `shell "pwsh"`},
-		{"windows default", wfPath, "jobs:\n  a:\n    runs-on: windows-latest\n    steps:\n      - run: Restart-Computer\n", 5, `shell "pwsh (the default on Windows`},
-		{"cmd", ".github/actions/x/action.yaml", "runs:\n  steps:\n    - shell: cmd\n      run: shutdown /s\n", 4, `shell "cmd"`},
-		{"yaml error", wfPath, "on: push\njobs:\n  a:\n    steps:\n      - run: echo\n     bad: [\n", 3, "could not parse YAML"},
-		{"shell parse error", wfPath, "jobs:\n  a:\n    steps:\n      - run: |\n          echo ok\n          if true; then\n", 6, "could not parse the run: script"},
+		{"pwsh", wfPath, "jobs:\n  a:\n    steps:\n      - shell: pwsh\n        run: Stop-Computer\n", 5, `shell "pwsh"`, true},
+		{"windows default", wfPath, "jobs:\n  a:\n    runs-on: windows-latest\n    steps:\n      - run: Restart-Computer\n", 5, `shell "pwsh (the default on Windows`, true},
+		{"cmd", ".github/actions/x/action.yaml", "runs:\n  steps:\n    - shell: cmd\n      run: shutdown /s\n", 4, `shell "cmd"`, true},
+		// Not GitHub's YAML parser: what it cannot parse GitHub may still run.
+		{"yaml error", wfPath, "on: push\njobs:\n  a:\n    steps:\n      - run: echo\n     bad: [\n", 3, "could not parse YAML", true},
+		// The shell stops at a syntax error too.
+		{"shell parse error", wfPath, "jobs:\n  a:\n    steps:\n      - run: |\n          echo ok\n          if true; then\n", 6, "could not parse the run: script", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fs, ws := ScanFile(tt.path, []byte(tt.src), Config{})
 			if len(fs) != 0 {
 				t.Errorf("findings:%s", describeFindings(fs))
+			}
+			if len(ws) == 1 && ws[0].Unjudged != tt.unjudged {
+				t.Errorf("warning %+v: unjudged %v, want %v", ws[0], ws[0].Unjudged, tt.unjudged)
 			}
 			if len(ws) != 1 || ws[0].Line != tt.line || !strings.Contains(ws[0].Message, tt.msg) {
 				t.Errorf("warnings %+v, want one at line %d containing %q", ws, tt.line, tt.msg)

@@ -53,6 +53,7 @@ func FuzzScanFile(f *testing.F) {
 		f.Add(uint8(0), []byte(s))
 	}
 	f.Add(uint8(1), []byte("jobs:\n  a:\n    steps:\n      - run: |\n          sudo reboot\n      - shell: python\n        run: \"import os; os.system('halt')\"\n"))
+	f.Add(uint8(2), []byte("runs:\n  using: composite\n  steps:\n    - shell: bash\n      run: sudo poweroff\n"))
 	f.Add(uint8(3), []byte("X := $(shell sudo reboot)\nall:\n\t@$(X) $$HOME \\\n\t  nvidia-smi -r\n"))
 	f.Add(uint8(4), []byte("RUN <<EOF\nreboot\nEOF\nRUN [\"sh\", \"-c\", \"halt\"]\n"))
 	f.Add(uint8(5), []byte("import subprocess as sp\nsp.run(f'''{x}\nsudo reboot''', shell=True)\n"))
@@ -80,6 +81,10 @@ func FuzzScanFile(f *testing.F) {
 			if strings.Contains(w.Message, "internal error") || w.Line < 0 || w.Line > lines {
 				t.Errorf("warning %+v", w)
 			}
+		}
+		// What a YAML file named on the command line is, by its keys.
+		if k := shapeKind(content); k != KindNone && k != KindWorkflow && k != KindAction {
+			t.Errorf("shapeKind = %q", k)
 		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,39 +19,149 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// ScanPaths is the guard over files and directory trees as they are on disk; findings'
-// paths are relative to where the command runs.
+// ScanPaths is the guard over files and directory trees as they are on disk. What a file
+// is (a workflow, a composite action, a script...) is decided from its path in its
+// repository, found by walking up from it to the directory that holds .git, whatever
+// directory was named or the command runs in: `guard .github`, `guard .github/workflows`,
+// `guard ci.yml` run in .github/workflows, or a link to one of them, judge the workflows
+// as workflows. Findings are reported by that path. For a path outside any repository,
+// the repository is taken to be the directory above its last .github (a
+// .github/workflows/x.yml in the path is a workflow), or else the directory named (or the
+// named file's), and findings keep the path as named; a YAML file whose path says nothing
+// is read by its keys there, and so is any named on the command line.
+//
+// A file named or found that the guard did not read is named in a notice; one it should
+// have read but could not (unreadable, not a regular file, too large, a link that does
+// not resolve) fails the gate.
 func ScanPaths(paths []string, cfg Config) (result.Gate, error) {
-	var findings []Finding
-	var warnings []Warning
-	files := 0
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return result.Gate{}, exitcode.BadInput(err)
-		}
-		if st.IsDir() {
-			f, w, n, err := ScanTree(p, cfg)
-			if err != nil {
-				return result.Gate{}, exitcode.BadInput(err)
-			}
-			for i := range f {
-				f[i].Path = filepath.ToSlash(filepath.Join(p, f[i].Path))
-			}
-			for i := range w {
-				w[i].Path = filepath.ToSlash(filepath.Join(p, w[i].Path))
-			}
-			findings, warnings, files = append(findings, f...), append(warnings, w...), files+n
-			continue
-		}
-		content, err := os.ReadFile(p)
-		if err != nil {
-			return result.Gate{}, exitcode.BadInput(err)
-		}
-		f, w := ScanFile(filepath.ToSlash(p), content, cfg)
-		findings, warnings, files = append(findings, f...), append(warnings, w...), files+1
+	type group struct {
+		root    string // the repository's root, real and absolute
+		display string // what reported paths are joined to: "" in a repository
+		repo    bool
+		starts  []treeStart
 	}
-	return Evaluate(findings, warnings, files, cfg)
+	var groups []*group
+	for _, p := range paths {
+		t, err := locate(p)
+		if err != nil {
+			return result.Gate{}, exitcode.BadInput(err)
+		}
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.root == t.root && g.display == t.display })
+		if i < 0 {
+			groups = append(groups, &group{root: t.root, display: t.display, repo: t.repo})
+			i = len(groups) - 1
+		}
+		groups[i].starts = append(groups[i].starts, treeStart{rel: t.rel, given: true})
+	}
+	var all treeOut
+	for _, g := range groups {
+		out, err := scanTree(g.root, g.starts, cfg, !g.repo)
+		if err != nil {
+			return result.Gate{}, exitcode.BadInput(err)
+		}
+		if g.display != "" {
+			show := func(rel string) string {
+				dir := strings.HasSuffix(rel, "/")
+				p := filepath.ToSlash(filepath.Join(g.display, filepath.FromSlash(rel)))
+				if dir {
+					p += "/"
+				}
+				return p
+			}
+			for i := range out.findings {
+				out.findings[i].Path = show(out.findings[i].Path)
+			}
+			for i := range out.warnings {
+				out.warnings[i].Path = show(out.warnings[i].Path)
+			}
+			for i := range out.skipped {
+				out.skipped[i].path = show(out.skipped[i].path)
+			}
+		}
+		all.findings = append(all.findings, out.findings...)
+		all.warnings = append(all.warnings, out.warnings...)
+		all.skipped = append(all.skipped, out.skipped...)
+		all.notes = append(all.notes, out.notes...)
+		all.files += out.files
+	}
+	return evaluate(all, cfg)
+}
+
+// target is a path named on the command line: the root of its repository (real and
+// absolute), its path there ('/'-separated, "." for the root itself), and what reported
+// paths are joined to ("" in a repository, where they are the repository's paths).
+type target struct {
+	root, rel, display string
+	repo               bool
+}
+
+// locate finds the repository of a named path. A directory is followed through symbolic
+// links to where it is; a file keeps its name (a link named like a script is judged as
+// one) in the directory it really is in.
+func locate(p string) (target, error) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return target{}, err
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return target{}, err
+	}
+	var real, dir string
+	if st.IsDir() {
+		if real, err = filepath.EvalSymlinks(abs); err != nil {
+			return target{}, err
+		}
+		dir = real
+	} else {
+		if dir, err = filepath.EvalSymlinks(filepath.Dir(abs)); err != nil {
+			return target{}, err
+		}
+		real = filepath.Join(dir, filepath.Base(abs))
+	}
+	t := target{}
+	t.root, t.repo = repoRoot(dir)
+	if !t.repo {
+		t.root = dir
+		if i := strings.LastIndex(filepath.ToSlash(real)+"/", "/.github/"); i > 0 {
+			t.root = filepath.FromSlash(filepath.ToSlash(real)[:i])
+		}
+	}
+	rel, err := filepath.Rel(t.root, real)
+	if err != nil {
+		return target{}, err
+	}
+	t.rel = filepath.ToSlash(rel)
+	if !t.repo {
+		// Paths as named: the named path less its part below the root, else the root.
+		named := filepath.ToSlash(filepath.Clean(p))
+		switch {
+		case t.rel == ".":
+			t.display = named
+		case named == t.rel:
+			t.display = "."
+		case strings.HasSuffix(named, "/"+t.rel):
+			t.display = strings.TrimSuffix(named, "/"+t.rel)
+		default:
+			t.display = filepath.ToSlash(t.root)
+		}
+	}
+	return t, nil
+}
+
+// repoRoot is the nearest directory at or above dir that holds .git (a directory, or the
+// file of a worktree or submodule).
+func repoRoot(dir string) (string, bool) {
+	for d := dir; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d, true
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return "", false
+		}
+		d = up
+	}
 }
 
 // ScanDiff is the guard over what a change brings: every file the change adds or modifies
@@ -60,7 +171,15 @@ func ScanPaths(paths []string, cfg Config) (result.Gate, error) {
 // definition may be what changed). A file that a changed line runs by its name (`bash
 // ci/teardown`) is judged too, whole; a changed symbolic link is judged as the file it
 // points to, and a changed executable without an extension or a shebang as a shell script.
+//
+// repo may be any directory of the repository (.github, a subdirectory): the change is
+// read from the repository's top level, so its paths are the repository's whatever git's
+// diff.relative says, and a changed file the guard does not read is named in a notice.
 func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (result.Gate, error) {
+	repo, err := topLevel(ctx, repo)
+	if err != nil {
+		return result.Gate{}, exitcode.BadInput(err)
+	}
 	changes, err := gitdiff.Changes(ctx, repo, spec)
 	if err != nil {
 		return result.Gate{}, exitcode.BadInput(err)
@@ -81,9 +200,11 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 	var refs []refFrom
 	read := map[string]Kind{}
 	byPath := map[string]gitdiff.Change{}
+	var skips []skipped
 	for _, ch := range changes {
 		byPath[ch.Path] = ch
 		if cfg.excluded(ch.Path) {
+			skips = append(skips, skipped{path: ch.Path, why: whyExcluded, given: true})
 			continue
 		}
 		content, err := gitdiff.Show(ctx, repo, spec.Head, ch.Path)
@@ -94,16 +215,22 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 		whole := false // every finding counts: the change makes the file run as it is
 		switch modes[ch.Path] {
 		case "120000":
-			target, w, ok := diffLink(ctx, repo, spec.Head, ch.Path, string(content), kind)
+			target, to, w, ok := diffLink(ctx, repo, spec.Head, ch.Path, string(content), kind)
 			if w != nil {
 				warnings = append(warnings, *w)
 			}
 			if !ok {
+				if w == nil {
+					skips = append(skips, skipped{path: ch.Path, why: whyLink, given: true})
+				}
 				continue
 			}
 			content, whole = target, true
 			if kind == KindNone {
 				kind = shebangKind(headOf(content))
+			}
+			if kind != KindNone && kind != KindDoc {
+				read[to] = kind // judged through the link
 			}
 		case "100755":
 			if kind == KindNone && path.Ext(path.Base(ch.Path)) == "" && len(content) > 0 &&
@@ -112,7 +239,12 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 			}
 		}
 		f, w, rf := scanKindRefs(ch.Path, kind, content, rs)
-		if kind != KindNone && kind != KindDoc {
+		switch kind {
+		case KindNone:
+			skips = append(skips, skipped{path: ch.Path, why: whyNotCode, given: true})
+		case KindDoc:
+			skips = append(skips, skipped{path: ch.Path, why: whyProse, given: true})
+		default:
 			read[ch.Path] = kind
 		}
 		for _, x := range f {
@@ -132,7 +264,7 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 		if path.IsAbs(r.ref.path) || strings.HasPrefix(r.ref.path, "~") {
 			continue
 		}
-		for _, cand := range []string{path.Clean(r.ref.path), path.Join(path.Dir(r.from), r.ref.path)} {
+		for _, cand := range refCandidates(r.from, r.ref.path) {
 			if cand == "." || cand == ".." || strings.HasPrefix(cand, "../") || cfg.excluded(cand) {
 				continue
 			}
@@ -176,39 +308,64 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 		}
 	}
 	cfg.markSkipped(warnings)
-	return Evaluate(findings, warnings, len(changes), cfg)
+	// A changed file skipped by its name but run by a changed file by its name was judged.
+	skips = slices.DeleteFunc(skips, func(s skipped) bool { return read[s.path] != KindNone })
+	return evaluate(treeOut{findings: findings, warnings: warnings, files: len(changes), skipped: skips}, cfg)
 }
 
-// diffLink reads the file a changed symbolic link points to, at the change's head, when it
-// is in the repository.
-func diffLink(ctx context.Context, repo, rev, link, dest string, byName Kind) ([]byte, *Warning, bool) {
+// topLevel is the top directory of the git repository that dir is in.
+func topLevel(ctx context.Context, dir string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", fmt.Errorf("%s is not in a git repository (git rev-parse --show-toplevel: %s)", dir, msg)
+	}
+	top := strings.TrimRight(string(out), "\r\n")
+	if top == "" {
+		return "", fmt.Errorf("%s: git rev-parse --show-toplevel named no directory (a bare repository?)", dir)
+	}
+	return top, nil
+}
+
+// diffLink reads the file a changed symbolic link points to (to), at the change's head,
+// when it is in the repository.
+func diffLink(ctx context.Context, repo, rev, link, dest string, byName Kind) (content []byte, to string, w *Warning, ok bool) {
 	code := byName != KindNone && byName != KindDoc
 	target := path.Clean(path.Join(path.Dir(link), dest))
 	if path.IsAbs(dest) || target == ".." || strings.HasPrefix(target, "../") {
 		if !code {
-			return nil, nil, false
+			return nil, "", nil, false
 		}
-		return nil, &Warning{Path: link, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, outside the repository: the guard reads only the repository, so it cannot judge what runs through it", dest)}, false
+		return nil, "", &Warning{Path: link, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, outside the repository: the guard reads only the repository, so it cannot judge what runs through it", dest)}, false
 	}
 	for range 8 { // a link to a link
 		switch treeModes(ctx, repo, rev, []string{target})[target] {
 		case "100644", "100755":
 			content, err := gitdiff.Show(ctx, repo, rev, target)
-			return content, nil, err == nil
+			return content, target, nil, err == nil
 		case "120000":
 			next, err := gitdiff.Show(ctx, repo, rev, target)
 			if err != nil || path.IsAbs(string(next)) {
-				return nil, nil, false
+				return nil, "", nil, false
 			}
 			target = path.Clean(path.Join(path.Dir(target), string(next)))
 			if strings.HasPrefix(target, "../") || target == ".." {
-				return nil, nil, false
+				return nil, "", nil, false
 			}
 		default:
-			return nil, nil, false
+			return nil, "", nil, false
 		}
 	}
-	return nil, nil, false
+	return nil, "", nil, false
 }
 
 // treeModes asks git for the modes of paths at rev ("100644", "100755", "120000"; absent

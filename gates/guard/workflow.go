@@ -68,7 +68,9 @@ func scanWorkflow(fc *fileCtx, kind Kind) {
 				fc.unjudged(nil, line, fmt.Sprintf("the YAML nests too deep for its parser (%s): the guard cannot judge this %s", msg, kind))
 				return
 			}
-			fc.warn(nil, line, fmt.Sprintf("could not parse YAML (%s): the %s was not analysed", msg, kind))
+			// Not GitHub's parser: what this one refuses GitHub may run, so a file it
+			// cannot parse is not judged safe.
+			fc.unjudged(nil, line, fmt.Sprintf("could not parse YAML (%s): the %s was not analysed, so the guard cannot judge it", msg, kind))
 			return
 		}
 		w := &wfScan{fc: fc, text: text, seen: map[*yaml.Node]bool{}}

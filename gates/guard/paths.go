@@ -184,6 +184,24 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 	if err != nil {
 		return result.Gate{}, exitcode.BadInput(err)
 	}
+	// A file renamed, copied, retyped or made executable may now run (a YAML file moved
+	// into .github/workflows) although no line of it was added: it is judged whole.
+	movedList, err := gitdiff.Moved(ctx, repo, spec)
+	if err != nil {
+		return result.Gate{}, exitcode.BadInput(err)
+	}
+	listed := map[string]bool{}
+	for _, ch := range changes {
+		listed[ch.Path] = true
+	}
+	moved := map[string]bool{}
+	for _, p := range movedList {
+		moved[p] = true
+		if !listed[p] { // no line of it was added, so the content diff does not list it
+			changes = append(changes, gitdiff.Change{Path: p})
+			listed[p] = true
+		}
+	}
 	rs := cfg.ruleSet()
 	var paths []string
 	for _, ch := range changes {
@@ -212,7 +230,7 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 			return result.Gate{}, exitcode.BadInput(err)
 		}
 		kind := Classify(ch.Path, headOf(content))
-		whole := false // every finding counts: the change makes the file run as it is
+		whole := moved[ch.Path] // every finding counts: the change makes the file run as it is
 		switch modes[ch.Path] {
 		case "120000":
 			target, to, w, ok := diffLink(ctx, repo, spec.Head, ch.Path, string(content), kind)

@@ -341,3 +341,62 @@ func TestScanDiffFromAnywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestScanDiffMovedFiles: a change that adds no line can still make a file run. A workflow
+// kept outside .github and renamed (or copied) into .github/workflows, a script made
+// executable, are judged whole; a file renamed where it runs no differently is not.
+func TestScanDiffMovedFiles(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, tc := range []struct {
+		name   string
+		change []string // git commands that make head
+		want   []string
+	}{
+		{"a pure rename into .github/workflows", []string{"mv docs/notes.yml .github/workflows/notes.yml"},
+			[]string{".github/workflows/notes.yml host-shutdown"}},
+		{"a copy into .github/workflows", []string{"cp docs/notes.yml .github/workflows/notes.yml"},
+			[]string{".github/workflows/notes.yml host-shutdown"}},
+		{"a rename into .github/workflows with one line changed", []string{"mv docs/notes.yml .github/workflows/notes.yml", "sed -i s/name:.x/name:\\ y/ .github/workflows/notes.yml"},
+			[]string{".github/workflows/notes.yml host-shutdown"}},
+		{"a script made executable", []string{"chmod +x tools/stop"},
+			[]string{"tools/stop host-shutdown"}},
+		{"a document renamed", []string{"mv docs/README.md docs/GUIDE.md"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sh := func(script string) {
+				t.Helper()
+				cmd := exec.Command("sh", "-c", script)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("%s: %v\n%s", script, err, out)
+				}
+			}
+			sh("git init -q -b main")
+			writeTree(t, dir, map[string]string{
+				"docs/notes.yml":           "name: x\non: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: sudo shutdown -h now\n",
+				"docs/README.md":           "To stop the machine: sudo shutdown -h now\n",
+				"tools/stop":               "#!/bin/sh\nsudo shutdown -h now\n",
+				".github/workflows/ci.yml": "on: push\njobs:\n  a:\n    steps:\n      - run: make\n",
+			})
+			sh("git add -A && git commit -qm base")
+			for _, c := range tc.change {
+				sh(c)
+			}
+			sh("git add -A && git commit -qm head")
+			g, err := ScanDiff(t.Context(), dir, gitdiff.Spec{Base: "HEAD~1", Head: "HEAD"}, Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := errorsOf(g); !slices.Equal(got, tc.want) {
+				t.Errorf("verdict %s, errors %q, want %q", g.Verdict, got, tc.want)
+			}
+			if (len(tc.want) > 0) != (g.Verdict == result.Fail) {
+				t.Errorf("verdict %s with errors %q", g.Verdict, tc.want)
+			}
+		})
+	}
+}

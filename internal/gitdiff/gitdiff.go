@@ -120,6 +120,45 @@ func Files(ctx context.Context, dir string, s Spec) ([]string, error) {
 	return files, err
 }
 
+// Moved lists the paths (as they are after the change) of the files the change gives a new
+// path, type or mode: renamed or copied (whatever else changed), retyped (a file made a
+// link) or made executable. Such a file may run where it did not before, or run as
+// another kind of file, although none of its lines was added, so a judge of the change
+// reads it whole.
+func Moved(ctx context.Context, dir string, s Spec) ([]string, error) {
+	var moved []string
+	err := gitStream(ctx, dir, func(r io.Reader) error {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		sc.Split(splitNUL)
+		for sc.Scan() {
+			// --raw -z: ":OLDMODE NEWMODE OLDSHA NEWSHA STATUS", then the path, and for a
+			// rename or copy the path before and the path after.
+			head := sc.Text()
+			f := strings.Fields(strings.TrimPrefix(head, ":"))
+			if !strings.HasPrefix(head, ":") || len(f) != 5 || f[4] == "" {
+				return fmt.Errorf("git diff --raw: unexpected record %q", head)
+			}
+			paths := 1
+			if st := f[4][0]; st == 'R' || st == 'C' {
+				paths = 2
+			}
+			var p string
+			for range paths {
+				if !sc.Scan() {
+					return fmt.Errorf("git diff --raw: record %q ends before its path", head)
+				}
+				p = sc.Text()
+			}
+			if st := f[4][0]; st == 'R' || st == 'C' || st == 'T' || f[0] != f[1] {
+				moved = append(moved, p)
+			}
+		}
+		return sc.Err()
+	}, "diff", "--no-color", "--no-ext-diff", "--raw", "-z", "--diff-filter=ACMRT", "--find-renames", "--find-copies", s.rangeArg(), "--")
+	return moved, err
+}
+
 func (s Spec) rangeArg() string {
 	if s.MergeBase {
 		return s.Base + "..." + s.Head

@@ -160,6 +160,11 @@ type payload struct {
 		HeadRepository *repoRef `json:"head_repository"`
 		PullRequests   []struct {
 			Number int `json:"number"`
+			Base   struct {
+				Repo struct {
+					URL string `json:"url"`
+				} `json:"repo"`
+			} `json:"base"`
 		} `json:"pull_requests"`
 	} `json:"workflow_run"`
 	// Workflow is workflow_run's workflow, an object; workflow_dispatch's is its path, a
@@ -173,6 +178,15 @@ type repoRef struct {
 	Owner    struct {
 		Login string `json:"login"`
 	} `json:"owner"`
+}
+
+// repoOfAPIURL is "owner/name" of a repository's API URL (".../repos/owner/name"), or "".
+func repoOfAPIURL(u string) string {
+	_, rest, ok := strings.Cut(u, "/repos/")
+	if !ok || strings.Count(rest, "/") != 1 {
+		return ""
+	}
+	return rest
 }
 
 func (ev *Event) parse(raw []byte) error {
@@ -218,7 +232,12 @@ func (ev *Event) parse(raw []byte) error {
 		ev.WorkflowRun.Name = cmp.Or(ev.WorkflowRun.Name, w.Name)
 		ev.WorkflowRun.Path = cmp.Or(ev.WorkflowRun.Path, w.Path)
 		for _, pr := range wr.PullRequests {
-			ev.WorkflowRun.PullRequests = append(ev.WorkflowRun.PullRequests, pr.Number)
+			// GitHub lists the pull requests whose head is the run's branch, in any
+			// repository: a fork's branch can have one in the fork itself, whose number
+			// means another pull request here. Only this repository's are kept.
+			if base := repoOfAPIURL(pr.Base.Repo.URL); base != "" && strings.EqualFold(base, ev.Repository) {
+				ev.WorkflowRun.PullRequests = append(ev.WorkflowRun.PullRequests, pr.Number)
+			}
 		}
 	}
 	return nil

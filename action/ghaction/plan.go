@@ -73,7 +73,7 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 		Config: get("config"), Mode: or(get("mode"), ModeAuto), BaseRef: get("base-ref"),
 		Token: get("github-token"), FailOn: or(get("fail-on"), "error"),
 		Annotations: or(get("annotations"), AnnotateCheckRun), ResultsFile: or(get("results-file"), DefaultResultsFile),
-		CheckName: get("check-name"), Comment: or(get("comment"), "off"), Replay: get("replay"),
+		CheckName: strings.TrimSpace(get("check-name")), Comment: or(get("comment"), "off"), Replay: get("replay"),
 		Ref: get("ref"), Reason: strings.TrimSpace(get("reason")), TrendURL: strings.TrimSpace(get("trend-url")),
 		FilterMode: or(get("filter-mode"), FilterFile), Format: strings.ToLower(or(get("format"), FormatJSON)),
 	}

@@ -66,8 +66,12 @@ func TestDecideEveryEvent(t *testing.T) {
 			"mode gate, head abc, gates sanitizer,speedup"},
 		{"workflow_dispatch with update-baseline and a reason", event(t, "workflow_dispatch", "workflow_dispatch.json", nil), inputs(t, "update-baseline", "true", "reason", "new driver 580"), "abc",
 			`mode gate, head abc, baseline update (reason: "new driver 580")`},
-		{"workflow_run: report the run's result on its head", event(t, "workflow_run", "workflow_run_completed.json", nil), inputs(t), "",
+		{"workflow_run: report the run's result on its head", event(t, "workflow_run", "workflow_run_completed.json", map[string]string{"GITHUB_REPOSITORY": "Codertocat/Hello-World"}), inputs(t), "",
 			"mode report, head 3484a3fb816e, pull request #2"},
+		// The payload lists a pull request of Codertocat/Hello-World while the event is
+		// octo-org/octo-repo's: its number means another pull request here.
+		{"workflow_run: another repository's pull request is not commented on", event(t, "workflow_run", "workflow_run_completed.json", nil), inputs(t), "",
+			"mode report, head 3484a3fb816e"},
 		{"explicit gate on another event", event(t, "workflow_run", "workflow_run_completed.json", nil), inputs(t, "mode", "gate"), "abc",
 			"mode gate, head abc"},
 	}

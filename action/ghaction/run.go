@@ -180,6 +180,8 @@ type run struct {
 	// trend is the summary's trend section, when the inputs ask for one and the baseline
 	// has a history for the run's GPU.
 	trend *report.Trend
+	// noProgress is set when a progress update failed: later stages are not shown.
+	noProgress bool
 	// budget is the time all of the run's API calls may take together (api).
 	budget *githubapi.Budget
 }
@@ -215,12 +217,15 @@ func (r *run) connect(ctx context.Context, defaultName string) {
 
 // progress shows a stage on the check run.
 func (r *run) progress(ctx context.Context, stage string) {
-	if r.client == nil {
+	if r.client == nil || r.noProgress {
 		return
 	}
 	if _, err := r.client.UpdateCheck(ctx, r.checkID, githubapi.Output{Title: "running: " + stage,
 		Summary: "kernel-gate is running: " + stage}); err != nil {
-		r.logf("kernel-gate action: updating the check run: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+		// Progress is a courtesy: after one failure the API's budget is kept for
+		// completing the check run with the verdict.
+		r.noProgress = true
+		r.logf("kernel-gate action: updating the check run: %s (no more progress updates)", workflowcmd.Neutralize(oneLine(err.Error())))
 	}
 }
 

@@ -105,3 +105,33 @@ func TestStickyCommentIsOnlyEverTheTokens(t *testing.T) {
 		t.Fatalf("kernel-gate's comment %+v", ours)
 	}
 }
+
+// A check-run progress update that fails is the last one (one that got no answer may have
+// spent much of the run's API budget, which is kept for completing the check run with the
+// verdict; a refused one is not retried): the completion still happens.
+func TestProgressStopsAfterAFailedUpdate(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	api.Inject(fakegithub.Fault{Method: "PATCH", Path: "/check-runs/", Status: 422, Times: 1})
+	env, _ := actionEnv(t, api, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "race")})
+	code, log, err := runWithLimits(t, env, api, 50*time.Millisecond, time.Minute)
+	if err != nil || code != 1 {
+		t.Fatalf("exit %d, err %v, want 1\n%s", code, err, log)
+	}
+	patches := 0
+	for _, r := range api.Requests() {
+		if r.Method == "PATCH" && strings.Contains(r.APIPath, "/check-runs/") {
+			patches++
+		}
+	}
+	if patches != 2 {
+		t.Errorf("%d check-run updates, want 2 (the progress update that failed, then the completion)\n%s", patches, log)
+	}
+	runs := api.CheckRuns()
+	if len(runs) != 1 || runs[0].Status != "completed" || runs[0].Conclusion != "failure" {
+		t.Errorf("check runs %+v, want one completed failure", runs)
+	}
+	if !strings.Contains(log, "no more progress updates") {
+		t.Errorf("the log does not say progress stopped:\n%s", log)
+	}
+}

@@ -142,7 +142,8 @@ func underActions(e env) bool { return e.getenv("GITHUB_ACTIONS") == "true" }
 // render writes the report and returns the exit code of the verdict.
 func render(res result.Result, c common, f report.Format, e env) (int, error) {
 	var buf bytes.Buffer
-	opts := report.Options{Root: e.getenv("GITHUB_WORKSPACE")}
+	// A finding without a file is located in SARIF at the config the run was given.
+	opts := report.Options{Root: e.getenv("GITHUB_WORKSPACE"), Fallback: c.config}
 	if opts.Root == "" {
 		opts.Root, _ = os.Getwd() // absolute paths under the checkout become relative in SARIF
 	}

@@ -51,7 +51,7 @@ func (r *run) writeSARIF(res result.Result) string {
 	}
 	p := SARIFPath(r.in.ResultsFile)
 	var b bytes.Buffer
-	err := report.Render(&b, res, report.SARIF, report.Options{Root: r.root})
+	err := report.Render(&b, res, report.SARIF, report.Options{Root: r.root, Fallback: r.cfg.Path})
 	if err == nil {
 		// Never through a link planted where the file goes.
 		err = procgroup.WriteArtifact(filepath.Dir(p), filepath.Base(p), b.Bytes(), 0o644)

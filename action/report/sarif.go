@@ -127,7 +127,12 @@ const DefaultFallback = "kernel-gate.yml"
 // so that untrusted text cannot make an embedded link; encoding/json escapes the rest.
 func renderSARIF(w io.Writer, r result.Result, root, fallback string) error {
 	root = cleanRoot(root)
-	if fb, ok := repopath.Rel(fallback); ok {
+	if filepath.IsAbs(fallback) {
+		if rel, ok := result.Under(root, fallback); ok {
+			fallback = rel
+		}
+	}
+	if fb, ok := repopath.Rel(filepath.ToSlash(fallback)); ok {
 		fallback = fb
 	} else {
 		fallback = DefaultFallback

@@ -125,6 +125,8 @@ func TestSARIFLocations(t *testing.T) {
 		{name: "no file", uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m"},
 		{name: "no file, a fallback named", fallback: "./ci/kernel-gate.yml", line: 5, uri: "ci/kernel-gate.yml", region: `{"startLine":1}`, msg: "m"},
 		{name: "a fallback that leaves the repository", fallback: "../../etc/passwd", uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m"},
+		{name: "an absolute fallback under the root", root: "/w/repo", fallback: "/w/repo/.github/kernel-gate.yml", uri: ".github/kernel-gate.yml", region: `{"startLine":1}`, msg: "m"},
+		{name: "an absolute fallback elsewhere", root: "/w/repo", fallback: "/etc/kernel-gate.yml", uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m"},
 		{name: "outside the root", file: "/tmp/x/a.cu", root: "/w/repo", line: 4,
 			uri: "kernel-gate.yml", region: `{"startLine":1}`, msg: "m (file /tmp/x/a.cu)"},
 		{name: "a sibling sharing the root's prefix", file: "/w/repo2/a.cu", root: "/w/repo",

@@ -350,7 +350,11 @@ func validateSARIF(t testing.TB, data []byte, r result.Result, o Options) {
 			}
 			continue
 		}
-		fallback, ok := repopath.Rel(o.Fallback)
+		fallback := o.Fallback
+		if rel, under := result.Under(cleanRoot(o.Root), fallback); filepath.IsAbs(fallback) && under {
+			fallback = rel
+		}
+		fallback, ok := repopath.Rel(fallback)
 		if !ok {
 			fallback = DefaultFallback
 		}

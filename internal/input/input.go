@@ -221,7 +221,7 @@ func Open(path string) (*os.File, error) {
 	if !st.Mode().IsRegular() {
 		return nil, notRegular(path, st.Mode())
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|NonBlock, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func OpenIn(root *os.Root, name string) (*os.File, error) {
 	if !st.Mode().IsRegular() {
 		return nil, notRegular(name, st.Mode())
 	}
-	f, err := root.OpenFile(name, os.O_RDONLY|nonBlock, 0)
+	f, err := root.OpenFile(name, os.O_RDONLY|NonBlock, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -89,4 +89,3 @@ func TestUpdateKeepsFieldsItDoesNotKnow(t *testing.T) {
 		})
 	}
 }
-

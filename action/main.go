@@ -24,9 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
-	"syscall"
 
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
@@ -42,12 +40,11 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, exit := stopOnSignal(os.Stderr)
 	code := run(ctx, os.Args[1:], env{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,
 	})
-	stop()
-	os.Exit(code)
+	os.Exit(exit(code))
 }
 
 // env is what a command may touch of the outside world, so tests can run it in-process.

@@ -67,10 +67,17 @@ func hangingAPI(t *testing.T) string {
 func TestSIGTERMStopsEveryCommand(t *testing.T) {
 	tmp := t.TempDir()
 	bin := buildKernelGate(t, tmp)
+	// Each case runs in its own directory (what a command leaves in its working directory,
+	// kernel-gate-artifacts/, stays there): repo names the repository's files.
+	root, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := func(rel string) string { return filepath.Join(root, filepath.FromSlash(rel)) }
 	// Each case gets its own FIFO ({fifo} in its arguments and environment): two commands
 	// opening one FIFO, one to read and one to write, would unblock each other.
 	const fifo = "{fifo}"
-	result := filepath.Join("testdata", "replay", "clean", "result.json")
+	result := repo("testdata/replay/clean/result.json")
 	const key = "nvidia-h200.sm_90.json" // result's GPU's file in a directory store
 
 	// A directory store holding result's key, whose lock this test holds for ever.
@@ -99,7 +106,8 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 	gitStore := []string{"GITHUB_API_URL=" + api, "GITHUB_TOKEN=kg-test-token", "GITHUB_REPOSITORY=o/r"}
 	actions := func(env ...string) []string {
 		return append([]string{"GITHUB_ACTIONS=true", "GITHUB_EVENT_NAME=push", "GITHUB_EVENT_PATH=" + event,
-			"GITHUB_REPOSITORY=o/r", "GITHUB_SHA=1111111111111111111111111111111111111111", "GITHUB_REF=refs/heads/main"}, env...)
+			"GITHUB_REPOSITORY=o/r", "GITHUB_SHA=1111111111111111111111111111111111111111", "GITHUB_REF=refs/heads/main",
+			"INPUT_CONFIG=" + repo("kernel-gate.yml")}, env...)
 	}
 
 	for _, tc := range []struct {
@@ -118,26 +126,26 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 		backstop bool
 	}{
 		{name: "action/event FIFO", args: []string{"action"}, env: append(actions(), "GITHUB_EVENT_PATH="+fifo), done: []int{exitUsage}},
-		{name: "action/summary FIFO", args: []string{"action"}, env: actions("INPUT_REPLAY=testdata/replay/clean", "INPUT_ANNOTATIONS=none",
+		{name: "action/summary FIFO", args: []string{"action"}, env: actions("INPUT_REPLAY="+repo("testdata/replay/clean"), "INPUT_ANNOTATIONS=none",
 			"INPUT_RESULTS-FILE="+filepath.Join(tmp, "action-summary", "kg-result.json"), "GITHUB_STEP_SUMMARY="+fifo), done: []int{exitPass}},
-		{name: "action/output FIFO", args: []string{"action"}, env: actions("INPUT_REPLAY=testdata/replay/clean", "INPUT_ANNOTATIONS=none",
+		{name: "action/output FIFO", args: []string{"action"}, env: actions("INPUT_REPLAY="+repo("testdata/replay/clean"), "INPUT_ANNOTATIONS=none",
 			"INPUT_RESULTS-FILE="+filepath.Join(tmp, "action-output", "kg-result.json"), "GITHUB_OUTPUT="+fifo), done: []int{exitPass}},
 		{name: "action/nvidia-smi hangs", args: []string{"action", "--nvidia-smi", "{tool}"}, env: actions("INPUT_ANNOTATIONS=none",
 			"INPUT_RESULTS-FILE="+filepath.Join(tmp, "action-smi", "kg-result.json")), tool: "nvidia-smi"},
-		{name: "run/nvcc hangs", args: []string{"run", "--no-base", "--artifacts", filepath.Join(tmp, "run-art"), "--nvcc", "{tool}",
-			"--nvidia-smi", filepath.Join("action", "testdata", "fakegpu", "nvidia-smi")}, tool: "nvcc"},
+		{name: "run/nvcc hangs", args: []string{"run", "-C", root, "--config", repo("kernel-gate.yml"), "--no-base", "--artifacts", filepath.Join(tmp, "run-art"),
+			"--nvcc", "{tool}", "--nvidia-smi", repo("action/testdata/fakegpu/nvidia-smi")}, tool: "nvcc"},
 		{name: "ptxas/stdin", args: []string{"ptxas"}, stdin: true},
 		{name: "ptxas/FIFO", args: []string{"ptxas", fifo}, done: []int{exitUsage}},
-		{name: "ptxas/output FIFO", args: []string{"ptxas", "testdata/replay/clean/head/attention/build.log"},
+		{name: "ptxas/output FIFO", args: []string{"ptxas", repo("testdata/replay/clean/head/attention/build.log")},
 			env: []string{"GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + fifo}, done: []int{exitPass, exitFail}},
-		{name: "ptxas/summary FIFO", args: []string{"ptxas", "testdata/replay/clean/head/attention/build.log"},
+		{name: "ptxas/summary FIFO", args: []string{"ptxas", repo("testdata/replay/clean/head/attention/build.log")},
 			env: []string{"GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + filepath.Join(tmp, "ptxas-output"), "GITHUB_STEP_SUMMARY=" + fifo}, done: []int{exitPass, exitFail}},
 		{name: "sass/stdin", args: []string{"sass", "--sass", "-"}, stdin: true},
 		{name: "sanitize/tool hangs", args: []string{"sanitize", "--tools", "memcheck", "--sanitizer", "{tool}", "--", "true"}, tool: "compute-sanitizer"},
-		{name: "ncu/tool hangs", args: []string{"ncu", "--ncu", "{tool}", "--", "true"}, tool: "ncu"},
+		{name: "ncu/tool hangs", args: []string{"ncu", "--config", repo("kernel-gate.yml"), "--ncu", "{tool}", "--", "true"}, tool: "ncu"},
 		{name: "check/stdin", args: []string{"check", "-"}, stdin: true},
 		{name: "bench run/harness hangs", args: []string{"bench", "run", "--base-cmd", "{tool}", "--head-cmd", "{tool}", "--nvidia-smi", "/nonexistent/nvidia-smi"}, tool: "harness"},
-		{name: "bench compare/stdin", args: []string{"bench", "compare", "-", "testdata/sanitizer-kernels-h200/harness_bench_clean.json"}, stdin: true},
+		{name: "bench compare/stdin", args: []string{"bench", "compare", "-", repo("testdata/sanitizer-kernels-h200/harness_bench_clean.json")}, stdin: true},
 		// gates/guard reads a path it is given with os.ReadFile: main's last resort ends it.
 		{name: "guard/FIFO", args: []string{"guard", fifo}, done: []int{exitUsage}, backstop: true},
 		{name: "guard --diff/git hangs", args: []string{"guard", "--diff", "HEAD~1..HEAD"}, env: []string{"PATH={tooldir}" + string(os.PathListSeparator) + os.Getenv("PATH")}, tool: "git"},
@@ -151,7 +159,7 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 		{name: "baseline diff/FIFO", args: []string{"baseline", "diff", "--store", fifoStore, result}, done: []int{exitUsage}},
 		{name: "baseline diff/API hangs", args: []string{"baseline", "diff", "--store", "git", result}, env: gitStore},
 		{name: "trend/API hangs", args: []string{"trend", "--store", "git", "--out", filepath.Join(tmp, "trend.html")}, env: gitStore},
-		{name: "demo/output FIFO", args: []string{"demo"}, env: []string{"GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + fifo}, done: []int{exitPass}},
+		{name: "demo/output FIFO", args: []string{"demo", "--dir", repo("testdata/replay"), "--config", repo("kernel-gate.yml")}, env: []string{"GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + fifo}, done: []int{exitPass}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -174,6 +182,7 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 				env = append(env, fill.Replace(v))
 			}
 			cmd := exec.Command(bin, args...)
+			cmd.Dir = dir
 			// Nothing of the test's own environment (it may run under Actions itself).
 			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir}, env...)
 			var stderr bytes.Buffer

@@ -40,7 +40,7 @@ const (
 )
 
 func main() {
-	ctx, exit := stopOnSignal(os.Stderr)
+	ctx, exit := stopOnSignal(os.Stderr, stopGrace)
 	code := run(ctx, os.Args[1:], env{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv,
 	})

@@ -26,26 +26,21 @@ const stopGraceMessage = "kernel-gate: exiting without waiting for the command"
 // or SIGTERM, and exit, which main calls with the command's exit code once it returned:
 // a command the signal stopped exits 2 (internal/exitcode), whatever it ended with (a
 // harness killed mid-run is not a failed gate). After the first signal, a second one or
-// stopGrace ends the process at once, exit 2, so that no signal is ever ignored.
-func stopOnSignal(stderr io.Writer) (ctx context.Context, exit func(code int) int) {
+// grace (main's is stopGrace) ends the process at once, exit 2, so that no signal is ever
+// ignored.
+func stopOnSignal(stderr io.Writer, grace time.Duration) (ctx context.Context, exit func(code int) int) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		s, ok := <-sigs
-		if !ok {
-			return
-		}
+		s := <-sigs
 		cancel(fmt.Errorf("%v received", s))
-		why := ""
+		var why string
 		select {
-		case s2, ok := <-sigs:
-			if !ok {
-				return
-			}
+		case s2 := <-sigs:
 			why = fmt.Sprintf("a second signal (%v)", s2)
-		case <-time.After(stopGrace):
-			why = fmt.Sprintf("it still runs %s after %v", stopGrace, s)
+		case <-time.After(grace):
+			why = fmt.Sprintf("it still runs %s after %v", grace, s)
 		}
 		fmt.Fprintf(stderr, "%s: %s\n", stopGraceMessage, why)
 		os.Exit(exitUsage)

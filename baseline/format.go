@@ -184,9 +184,21 @@ func decodeKeyFile(raw []byte, name string, want *Key) (*keyFile, error) {
 	}
 	var f keyFile
 	var entries []json.RawMessage
-	for field, value := range fields {
+	seen := map[string]string{}
+	for _, field := range slices.Sorted(maps.Keys(fields)) {
+		value := fields[field]
+		// The fields this kernel-gate knows, matched as encoding/json matches a struct's
+		// (case aside), and only once: "entries" and "Entries" would leave which history
+		// is the file's to the order of a map.
+		known := strings.ToLower(field)
+		if known == "schema" || known == "key" || known == "entries" {
+			if other, ok := seen[known]; ok {
+				return nil, fmt.Errorf("baseline file %s: %q and %q are one field given twice", name, other, field)
+			}
+			seen[known] = field
+		}
 		var err error
-		switch field {
+		switch known {
 		case "schema":
 			err = json.Unmarshal(value, &f.Schema)
 		case "key":

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
@@ -87,5 +88,21 @@ func TestUpdateKeepsFieldsItDoesNotKnow(t *testing.T) {
 			}
 			check(t, read(), []string{futureFields[0], `"future_entry":"second"`, `"commit":"c2"`}, []string{`"commit":"c0"`, `"future_kernel"`})
 		})
+	}
+}
+
+// The fields this kernel-gate knows are matched as encoding/json matches them, case aside
+// ("Entries" is the history, not an unknown field kept beside it), and one given twice
+// under two spellings is refused rather than chosen between by a map's order.
+func TestKnownFieldsMatchedOnce(t *testing.T) {
+	k := h200()
+	const head = `{"schema":"kernel-gate/baseline/v1","key":{"gpu":"NVIDIA H200","arch":"sm_90"},`
+	const e = `{"commit":"c0","time":"2026-03-04T05:06:07Z","verdict":"pass","fingerprint":{"gpu":"NVIDIA H200","arch":"sm_90"}}`
+	f, err := decodeKeyFile([]byte(head+`"Entries":[`+e+`]}`), "f", &k)
+	if err != nil || len(f.Entries) != 1 || len(f.extra) != 0 {
+		t.Fatalf("Entries: %+v %v", f, err)
+	}
+	if _, err := decodeKeyFile([]byte(head+`"entries":[],"Entries":[`+e+`]}`), "f", &k); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("entries and Entries: %v", err)
 	}
 }

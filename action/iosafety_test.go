@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -231,5 +232,57 @@ func TestReplayRefusesALinkOut(t *testing.T) {
 	code, out, stderr := kg(t, "", "run", "--replay", rec)
 	if code != exitUsage || !strings.Contains(stderr, "gpu.csv") || strings.Contains(out+stderr, "hunter2") {
 		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
+// --out that is a symbolic link leading out of its directory (a workspace file the pull
+// request committed as a link to ~/.bashrc), dangling or not, is refused by every command
+// that writes a report: exit 2, its target neither overwritten nor created. A link to a
+// file in the same directory is written through.
+func TestOutRefusesALinkOutOfItsDirectory(t *testing.T) {
+	check := "testdata/replay/clean/attention/check.json"
+	res := "testdata/replay/clean/result.json"
+	store := t.TempDir()
+	if code, _, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", "0123456789abcdef", res); code != exitPass {
+		t.Fatalf("filling the store: exit %d: %s", code, stderr)
+	}
+	for _, args := range [][]string{
+		{"check", check},
+		{"report", res},
+		{"merge", res},
+		{"baseline", "show", "--store", store},
+		{"trend", "--store", store},
+		{"demo", "--trend"},
+	} {
+		dir, outside := t.TempDir(), t.TempDir()
+		victim := filepath.Join(outside, ".bashrc")
+		os.WriteFile(victim, []byte("precious\n"), 0o644)
+		os.Symlink(victim, filepath.Join(dir, "abs.json"))
+		rel, _ := filepath.Rel(dir, victim)
+		os.Symlink(rel, filepath.Join(dir, "rel.json"))
+		os.Symlink(filepath.Join(outside, "authorized_keys"), filepath.Join(dir, "dangling.json"))
+		for _, link := range []string{"abs.json", "rel.json", "dangling.json"} {
+			a := append(slices.Clone(args), "--out", filepath.Join(dir, link))
+			code, stderr := kgCtx(t, context.Background(), 30*time.Second, strings.NewReader(""), a...)
+			if code != exitUsage || !strings.Contains(stderr, "leads out of its directory") {
+				t.Errorf("%q: exit %d, want %d; stderr: %s", a, code, exitUsage, stderr)
+			}
+		}
+		if raw, _ := os.ReadFile(victim); string(raw) != "precious\n" {
+			t.Errorf("%q wrote through a link: %q", args, raw)
+		}
+		if _, err := os.Lstat(filepath.Join(outside, "authorized_keys")); err == nil {
+			t.Errorf("%q created a dangling link's target", args)
+		}
+		real := filepath.Join(dir, "report.out")
+		os.WriteFile(real, nil, 0o644)
+		os.Symlink("report.out", filepath.Join(dir, "inner.json"))
+		a := append(slices.Clone(args), "--out", filepath.Join(dir, "inner.json"))
+		if code, stderr := kgCtx(t, context.Background(), 30*time.Second, strings.NewReader(""), a...); code == exitUsage || code == exitInternal {
+			t.Errorf("%q: exit %d: %s", a, code, stderr)
+		}
+		if st, err := os.Stat(real); err != nil || st.Size() == 0 {
+			t.Errorf("%q: nothing written through a link inside the directory", a)
+		}
 	}
 }

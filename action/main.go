@@ -24,9 +24,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
-	"syscall"
 
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/internal/childenv"
@@ -47,12 +45,11 @@ func main() {
 	// starts can inherit one; the commands that need one (action, trend, baseline with
 	// the git store) read it from getenv, which keeps their values (internal/childenv).
 	getenv := childenv.TakeSecrets()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, exit := stopOnSignal(os.Stderr, stopGrace)
 	code := run(ctx, os.Args[1:], env{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: getenv,
 	})
-	stop()
-	os.Exit(code)
+	os.Exit(exit(code))
 }
 
 // env is what a command may touch of the outside world, so tests can run it in-process.

@@ -54,9 +54,11 @@ func setup(c common, r reads) (config.Config, report.Format, error) {
 }
 
 // checkOut refuses (exit 2) an --out that names a directory, something a report cannot be
-// written to (a FIFO, a socket), one of the files the command reads (by any name: a link or
-// a hard link to it is the same file), or a path inside a directory it reads. It runs
-// before anything is read, so a refused --out has written nothing.
+// written to (a FIFO, a socket), a symbolic link that leads out of its directory (a
+// workspace file the pull request made a link to ~/.bashrc), one of the files the command
+// reads (by any name: a link or a hard link to it is the same file), or a path inside a
+// directory it reads. It runs before anything is read, so a refused --out has written
+// nothing.
 func checkOut(out string, r reads) error {
 	if out == "" {
 		return nil
@@ -86,7 +88,37 @@ func checkOut(out string, r reads) error {
 			return usagef("--out %s is inside %s, which this command reads: write the report elsewhere", out, d)
 		}
 	}
+	return linkOut(out)
+}
+
+// linkOut refuses (exit 2) an --out that is a symbolic link leading out of its directory,
+// dangling or not: writing would create or overwrite its target, wherever that is. As
+// os.Root, which writeOut opens it through, a link that names its target by an absolute
+// path is taken to lead out.
+func linkOut(out string) error {
+	st, err := os.Lstat(out)
+	if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	dir, name := splitOut(out)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return usagef("--out %s: %v", out, err)
+	}
+	defer root.Close()
+	if _, err := root.Stat(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return usagef("--out %s is a symbolic link that leads out of its directory, or names its target by an absolute path: refusing to write through it (name the file itself)", out)
+	}
 	return nil
+}
+
+// splitOut is an --out path's directory ("." for a bare name) and file name.
+func splitOut(out string) (dir, name string) {
+	dir, name = filepath.Split(out)
+	if dir == "" {
+		dir = "."
+	}
+	return dir, name
 }
 
 // within reports whether path, its links resolved as far as they exist, lies inside dir.
@@ -178,14 +210,25 @@ func render(res result.Result, c common, f report.Format, e env) (int, error) {
 	return exitPass, nil
 }
 
-// writeOut writes the report to path. The file is opened without blocking (a FIFO nobody
-// reads is an error, not a hang) and a write that waits on its reader ends when ctx does.
+// writeOut writes the report to path, opened through an os.Root of its directory (a link
+// that leads out of it is refused, even one that appeared since checkOut) and without
+// blocking (a FIFO nobody reads is an error, not a hang); a write that waits on its reader
+// ends when ctx does.
 func writeOut(ctx context.Context, path string, data []byte) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|nonBlock, 0o644)
+	dir, name := splitOut(path)
+	root, err := os.OpenRoot(dir)
 	if err != nil {
+		return exitcode.CouldNotRunf("writing the report: %v", err)
+	}
+	defer root.Close()
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|input.NonBlock, 0o644)
+	if err != nil {
+		if lerr := linkOut(path); lerr != nil {
+			return lerr
+		}
 		return exitcode.CouldNotRunf("writing the report: %v", err)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = f.SetWriteDeadline(time.Now()) })

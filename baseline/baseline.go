@@ -12,22 +12,24 @@
 package baseline
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// Load reads a saved result file.
+// Load reads a saved result file: a regular file (a FIFO is refused, not waited on) of at
+// most input.JSON's limit.
 func Load(path string) (result.Result, error) {
-	f, err := os.Open(path)
+	raw, err := input.ReadFile(context.Background(), path, input.JSON)
 	if err != nil {
 		return result.Result{}, fmt.Errorf("baseline: %w", err)
 	}
-	defer f.Close()
-	res, err := result.Read(f)
+	res, err := result.Read(bytes.NewReader(raw))
 	if err != nil {
 		return result.Result{}, fmt.Errorf("baseline %s: %w", path, err)
 	}

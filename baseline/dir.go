@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/input"
 )
 
 // Dir is a Store in a local directory, for a developer's machine, tests, and self-hosted
@@ -29,6 +32,8 @@ type Dir struct {
 	keep int
 	// lock is lockFile; tests swap in lockDir, the other platforms' lock, or none.
 	lock func(ctx context.Context, path string) (unlock func() error, err error)
+	// lockWait bounds the wait for a key's lock (DefaultLockWait; tests shorten it).
+	lockWait time.Duration
 	// afterRead, when set, runs between reading a key's file and writing it: tests widen
 	// the window in which an unlocked writer would lose an update.
 	afterRead func()
@@ -39,8 +44,18 @@ var _ Store = (*Dir)(nil)
 // NewDir returns the store in path (created on the first update) that keeps the newest
 // keep entries per key (DefaultKeep when keep <= 0).
 func NewDir(path string, keep int) *Dir {
-	return &Dir{path: path, keep: keepOrDefault(keep), lock: lockFile}
+	return &Dir{path: path, keep: keepOrDefault(keep), lock: lockFile, lockWait: DefaultLockWait}
 }
+
+// DefaultLockWait is how long an update or prune waits for a key's lock before it gives
+// up with an error naming the lock and its holder: a writer holds it for milliseconds (a
+// slow disk, seconds), so one held this long belongs to a writer that hangs, and waiting
+// on would hang this one too.
+const DefaultLockWait = 2 * time.Minute
+
+// ErrLockWait is wrapped by the error of an update or prune that gave up waiting for a
+// key's lock (DefaultLockWait).
+var ErrLockWait = errors.New("the lock stayed held")
 
 // Update adds e to its key's file under the key's lock.
 func (d *Dir) Update(ctx context.Context, e Entry) error {
@@ -57,8 +72,13 @@ func (d *Dir) Update(ctx context.Context, e Entry) error {
 // edit changes key k's file under its lock; change reports whether it changed anything.
 func (d *Dir) edit(ctx context.Context, k Key, change func(*keyFile) (bool, error)) (err error) {
 	name := filepath.Join(d.path, k.File())
-	unlock, err := d.lock(ctx, name+".lock")
+	lctx, cancel := context.WithTimeout(ctx, d.lockWait)
+	unlock, err := d.lock(lctx, name+".lock")
+	cancel()
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("baseline: %s: %w: gave up after %s: %w (another writer keeps it; try again once it ended)", k, ErrLockWait, d.lockWait, err)
+		}
 		return fmt.Errorf("baseline: %s: %w", k, err)
 	}
 	defer func() {
@@ -66,7 +86,7 @@ func (d *Dir) edit(ctx context.Context, k Key, change func(*keyFile) (bool, erro
 			err = fmt.Errorf("baseline: %s: releasing the lock: %w", k, uerr)
 		}
 	}()
-	f, err := d.read(k)
+	f, err := d.read(ctx, k)
 	if err != nil {
 		return err
 	}
@@ -90,15 +110,25 @@ func (d *Dir) edit(ctx context.Context, k Key, change func(*keyFile) (bool, erro
 	return nil
 }
 
-// read returns key k's file, nil when it has none.
-func (d *Dir) read(k Key) (*keyFile, error) {
-	name := filepath.Join(d.path, k.File())
-	raw, err := os.ReadFile(name)
+// read returns key k's file, nil when it has none. The file is read inside the store's
+// directory (a link out of it is refused), only when it is a regular file (a FIFO would
+// block the read beyond any signal) of at most MaxFileBytes, checked before it is read.
+func (d *Dir) read(ctx context.Context, k Key) (*keyFile, error) {
+	root, err := os.OpenRoot(d.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	defer root.Close()
+	raw, err := input.ReadFileIn(ctx, root, k.File(), fileLimit)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	name := filepath.Join(d.path, k.File())
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %s: %w", name, err)
 	}
 	f, err := decodeKeyFile(raw, name, &k)
 	if err != nil {
@@ -115,7 +145,7 @@ func (d *Dir) History(ctx context.Context, k Key, n int) ([]Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
-	f, err := d.read(k)
+	f, err := d.read(ctx, k)
 	if err != nil || f == nil {
 		return nil, err
 	}
@@ -134,15 +164,22 @@ func (d *Dir) Keys(ctx context.Context) ([]Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}
+	root, err := os.OpenRoot(d.path)
+	if err != nil {
+		return nil, fmt.Errorf("baseline: %w", err)
+	}
+	defer root.Close()
 	var keys []Key
 	for _, de := range des {
-		if !isKeyFile(de.Name()) || !de.Type().IsRegular() {
+		if !isKeyFile(de.Name()) {
 			continue
 		}
+		// Whatever is named like a key's file is read as one, or refused, named: a GPU's
+		// history is never left out of a listing unsaid (a FIFO, a link out, a directory).
 		name := filepath.Join(d.path, de.Name())
-		raw, err := os.ReadFile(name)
+		raw, err := input.ReadFileIn(ctx, root, de.Name(), fileLimit)
 		if err != nil {
-			return nil, fmt.Errorf("baseline: %w", err)
+			return nil, fmt.Errorf("baseline: %s: %w", name, err)
 		}
 		k, err := readKey(raw, name)
 		if err != nil {

@@ -8,8 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+
+	"github.com/kernel-gate/kernel-gate/internal/input"
 )
 
 // Schema names the format of a baseline file. Within v1 fields are only added, and a
@@ -27,11 +30,43 @@ const DefaultKeep = 200
 // names the file and its schema. Such a file is never overwritten.
 var ErrSchema = errors.New("unsupported baseline format")
 
+// MaxFileBytes is the most a key's file may hold, on either store: DefaultKeep entries of
+// a repository with dozens of targets, their timings' quantiles included, are a few MiB.
+// A bigger file is refused before it is read (its size from a Stat, or the branch's tree),
+// since decoding and rewriting it would take many times its size in memory; an update that
+// would make one is refused too, naming `baseline prune`.
+const MaxFileBytes = 32 << 20
+
+// fileLimit is MaxFileBytes as internal/input takes it.
+var fileLimit = input.Limit{Bytes: MaxFileBytes, What: "a baseline store file"}
+
 // keyFile is the content of one key's file: its history, oldest entry first.
+//
+// A newer kernel-gate may have written fields this one does not know (Schema: within v1
+// fields are only added), in the file and in each entry at any depth. An update or prune
+// rewrites the file, so they are kept: the file's unknown fields as read (extra), and each
+// entry as read (kept) for as long as what this kernel-gate knows of it is unchanged.
 type keyFile struct {
 	Schema  string  `json:"schema"`
 	Key     Key     `json:"key"`
 	Entries []Entry `json:"entries"`
+
+	extra map[string]json.RawMessage // the file's fields other than schema, key and entries
+	kept  map[entryID][]keptEntry    // the entries as read whose text holds more than known
+}
+
+// entryID is what makes an entry itself (add replaces an entry of the same commit and time).
+type entryID struct {
+	commit string
+	time   int64
+}
+
+func idOf(e Entry) entryID { return entryID{e.Commit, e.Time.UnixNano()} }
+
+// keptEntry is an entry as the file held it (compacted) and as this kernel-gate encodes
+// what it read of it.
+type keptEntry struct {
+	raw, known []byte
 }
 
 // encode writes the file with one entry per line: small enough to diff on the branch,
@@ -50,22 +85,71 @@ func (f *keyFile) encode() ([]byte, error) {
 		return nil, err
 	}
 	trimNewline(&b)
+	for _, name := range slices.Sorted(maps.Keys(f.extra)) {
+		b.WriteByte(',')
+		if err := enc.Encode(name); err != nil {
+			return nil, err
+		}
+		trimNewline(&b)
+		b.WriteByte(':')
+		b.Write(f.extra[name])
+	}
 	b.WriteString(`,"entries":[`)
 	for i, e := range f.Entries {
 		if i > 0 {
 			b.WriteByte(',')
 		}
 		b.WriteByte('\n')
+		start := b.Len()
 		if err := enc.Encode(e); err != nil {
 			return nil, fmt.Errorf("baseline: encoding the entry of %s: %w", e.Describe(), err)
 		}
 		trimNewline(&b)
+		if raw := f.asRead(e, b.Bytes()[start:]); raw != nil {
+			b.Truncate(start)
+			b.Write(raw)
+		}
 	}
 	b.WriteString("\n]}\n")
+	if b.Len() > MaxFileBytes {
+		return nil, fmt.Errorf("baseline: the file of %s would hold %d bytes, more than the %d MiB a store file may: "+
+			"keep fewer entries (kernel-gate baseline prune --keep N, or baseline.keep in the config)", f.Key, b.Len(), MaxFileBytes>>20)
+	}
 	return b.Bytes(), nil
 }
 
+// asRead returns the text e was read from when it holds fields this kernel-gate does not
+// know and what it knows of e is as read (known, encoded as encode does); else nil.
+func (f *keyFile) asRead(e Entry, known []byte) []byte {
+	for _, k := range f.kept[idOf(e)] {
+		if bytes.Equal(k.known, known) {
+			return k.raw
+		}
+	}
+	return nil
+}
+
+// encodeEntry encodes e as encode writes it.
+func encodeEntry(e Entry) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
 func trimNewline(b *bytes.Buffer) { b.Truncate(b.Len() - 1) }
+
+// compact is a JSON value without its insignificant spaces: one entry per line.
+func compact(v json.RawMessage) (json.RawMessage, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
 
 // checkSchema refuses a file of another format, naming it: an older or newer version, a
 // file with no schema, something that is not JSON.
@@ -94,9 +178,63 @@ func decodeKeyFile(raw []byte, name string, want *Key) (*keyFile, error) {
 	if err := checkSchema(raw, name); err != nil {
 		return nil, err
 	}
-	var f keyFile
-	if err := json.Unmarshal(raw, &f); err != nil {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, fmt.Errorf("baseline file %s: %w", name, err)
+	}
+	var f keyFile
+	var entries []json.RawMessage
+	seen := map[string]string{}
+	for _, field := range slices.Sorted(maps.Keys(fields)) {
+		value := fields[field]
+		// The fields this kernel-gate knows, matched as encoding/json matches a struct's
+		// (case aside), and only once: "entries" and "Entries" would leave which history
+		// is the file's to the order of a map.
+		known := strings.ToLower(field)
+		if known == "schema" || known == "key" || known == "entries" {
+			if other, ok := seen[known]; ok {
+				return nil, fmt.Errorf("baseline file %s: %q and %q are one field given twice", name, other, field)
+			}
+			seen[known] = field
+		}
+		var err error
+		switch known {
+		case "schema":
+			err = json.Unmarshal(value, &f.Schema)
+		case "key":
+			err = json.Unmarshal(value, &f.Key)
+		case "entries":
+			err = json.Unmarshal(value, &entries)
+		default:
+			if f.extra == nil {
+				f.extra = map[string]json.RawMessage{}
+			}
+			f.extra[field], err = compact(value)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("baseline file %s: %s: %w", name, field, err)
+		}
+	}
+	for i, value := range entries {
+		var e Entry
+		if err := json.Unmarshal(value, &e); err != nil {
+			return nil, fmt.Errorf("baseline file %s: entry %d: %w", name, i+1, err)
+		}
+		f.Entries = append(f.Entries, e)
+		known, err := encodeEntry(e)
+		if err != nil {
+			return nil, fmt.Errorf("baseline file %s: entry %d: %w", name, i+1, err)
+		}
+		cv, err := compact(value)
+		if err != nil {
+			return nil, fmt.Errorf("baseline file %s: entry %d: %w", name, i+1, err)
+		}
+		if !bytes.Equal(cv, known) {
+			if f.kept == nil {
+				f.kept = map[entryID][]keptEntry{}
+			}
+			f.kept[idOf(e)] = append(f.kept[idOf(e)], keptEntry{raw: cv, known: known})
+		}
 	}
 	if want != nil && !f.Key.same(*want) {
 		return nil, fmt.Errorf("baseline file %s holds the baseline of %s, not of %s", name, f.Key, *want)

@@ -16,6 +16,7 @@ import (
 
 	github "github.com/google/go-github/v60/github"
 	"github.com/kernel-gate/kernel-gate/action/githubapi"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 )
 
 // DefaultBranch is the branch the git store keeps its files on.
@@ -132,11 +133,12 @@ type snapshot struct {
 	head  string            // the commit; "" when the branch does not exist
 	tree  string            // its tree
 	files map[string]string // root file name -> blob SHA
+	sizes map[string]int    // root file name -> blob size, as the tree gives it
 }
 
 // snapshot reads the branch's head, its commit and its root tree.
 func (g *Git) snapshot(ctx context.Context) (snapshot, error) {
-	s := snapshot{files: map[string]string{}}
+	s := snapshot{files: map[string]string{}, sizes: map[string]int{}}
 	o, r := g.c.Owner(), g.c.Repo()
 	var ref *github.Reference
 	err := g.c.Call(ctx, "reading the branch "+g.branch, func(ctx context.Context, gh *github.Client) (resp *github.Response, err error) {
@@ -173,13 +175,30 @@ func (g *Git) snapshot(ctx context.Context) (snapshot, error) {
 	for _, e := range t.Entries {
 		if e.GetType() == "blob" {
 			s.files[e.GetPath()] = e.GetSHA()
+			if e.Size != nil {
+				s.sizes[e.GetPath()] = e.GetSize()
+			}
 		}
 	}
 	return s, nil
 }
 
-// readBlob returns a file's content by its blob SHA.
-func (g *Git) readBlob(ctx context.Context, name, sha string) ([]byte, error) {
+// readBlob returns the content of the file name of s. A file over MaxFileBytes is refused
+// before it is fetched (the tree gives its size) and again by what GitHub sends.
+func (g *Git) readBlob(ctx context.Context, s snapshot, name string) ([]byte, error) {
+	where, sha := g.where(name), s.files[name]
+	if size, ok := s.sizes[name]; ok && size > MaxFileBytes {
+		return nil, input.TooBig(where, fileLimit)
+	}
+	raw, err := g.fetchBlob(ctx, where, sha)
+	if err == nil && len(raw) > MaxFileBytes {
+		return nil, input.TooBig(where, fileLimit)
+	}
+	return raw, err
+}
+
+// fetchBlob returns a file's content by its blob SHA; name is for messages.
+func (g *Git) fetchBlob(ctx context.Context, name, sha string) ([]byte, error) {
 	var b *github.Blob
 	err := g.c.Call(ctx, "reading "+name, func(ctx context.Context, gh *github.Client) (resp *github.Response, err error) {
 		b, resp, err = gh.Git.GetBlob(ctx, g.c.Owner(), g.c.Repo(), sha)
@@ -187,6 +206,9 @@ func (g *Git) readBlob(ctx context.Context, name, sha string) ([]byte, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if b.GetSize() > MaxFileBytes {
+		return nil, input.TooBig(name, fileLimit)
 	}
 	switch b.GetEncoding() {
 	case "base64":
@@ -207,11 +229,10 @@ func (g *Git) where(name string) string { return g.branch + ":" + name }
 // readKeyFile returns key k's file in s; nil when it has none.
 func (g *Git) readKeyFile(ctx context.Context, s snapshot, k Key) (*keyFile, error) {
 	name := k.File()
-	sha, ok := s.files[name]
-	if !ok {
+	if _, ok := s.files[name]; !ok {
 		return nil, nil
 	}
-	raw, err := g.readBlob(ctx, g.where(name), sha)
+	raw, err := g.readBlob(ctx, s, name)
 	if err != nil {
 		return nil, err
 	}
@@ -414,7 +435,7 @@ func (g *Git) Keys(ctx context.Context) ([]Key, error) {
 	}
 	var keys []Key
 	for _, name := range sortedKeyFiles(s) {
-		raw, err := g.readBlob(ctx, g.where(name), s.files[name])
+		raw, err := g.readBlob(ctx, s, name)
 		if err != nil {
 			return nil, fmt.Errorf("baseline: %w", err)
 		}
@@ -447,7 +468,7 @@ func (g *Git) Prune(ctx context.Context, keep int) error {
 	return g.commit(ctx, fmt.Sprintf("pruning to %d entries per key", keep), func(ctx context.Context, s snapshot) (map[string][]byte, string, error) {
 		files := map[string][]byte{}
 		for _, name := range sortedKeyFiles(s) {
-			raw, err := g.readBlob(ctx, g.where(name), s.files[name])
+			raw, err := g.readBlob(ctx, s, name)
 			if err != nil {
 				return nil, "", err
 			}

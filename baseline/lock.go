@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/ctxsleep"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 )
 
 // staleLock is how old a lock directory must be before a writer takes it to be left by a
@@ -35,7 +36,7 @@ func lockDir(ctx context.Context, path string) (unlock func() error, err error) 
 		if err == nil {
 			host, _ := os.Hostname()
 			owner := fmt.Sprintf("%s pid %d on %s since %s\n", token, os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
-			if err := os.WriteFile(filepath.Join(dir, "owner"), []byte(owner), 0o644); err != nil {
+			if err := writeOwner(filepath.Join(dir, "owner"), owner); err != nil {
 				os.RemoveAll(dir)
 				return nil, fmt.Errorf("taking the lock %s: %w", dir, err)
 			}
@@ -57,8 +58,25 @@ func lockDir(ctx context.Context, path string) (unlock func() error, err error) 
 	}
 }
 
+// writeOwner creates the owner file in a lock directory just made: never through a link
+// or over anything already there.
+func writeOwner(path, owner string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(owner)
+	return errors.Join(err, f.Close())
+}
+
+// readOwner reads a lock directory's owner file: a regular file of a line, never a FIFO
+// (whose open would block) nor more than that.
+func readOwner(dir string) ([]byte, error) {
+	return input.ReadFile(context.Background(), filepath.Join(dir, "owner"), input.Line)
+}
+
 func unlockDir(dir, token string) error {
-	raw, err := os.ReadFile(filepath.Join(dir, "owner"))
+	raw, err := readOwner(dir)
 	if err != nil || !strings.HasPrefix(string(raw), token+" ") {
 		return fmt.Errorf("the lock %s was broken as stale while held: another writer may have written at the same time", dir)
 	}
@@ -67,7 +85,7 @@ func unlockDir(dir, token string) error {
 
 // holder says who holds a lock directory, for a writer that gave up waiting.
 func holder(dir string) string {
-	raw, err := os.ReadFile(filepath.Join(dir, "owner"))
+	raw, err := readOwner(dir)
 	if err != nil {
 		return "an unknown writer"
 	}

@@ -2,13 +2,13 @@ package ghaction
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 )
 
 // Event is what kernel-gate needs of the event that started the workflow: the runner's
@@ -103,17 +103,11 @@ func ReadEvent(getenv func(string) string) (Event, error) {
 	if path == "" {
 		return ev, exitcode.BadInputf("GITHUB_EVENT_PATH is not set: the %s event's payload is needed", ev.Name)
 	}
-	f, err := os.Open(path)
+	// A regular file or nothing: a FIFO put in its place by an earlier step is refused at
+	// once (its open would block beyond any signal), and the size is bounded.
+	raw, err := input.ReadFile(context.Background(), path, input.Limit{Bytes: maxEventSize, What: "an event payload"})
 	if err != nil {
 		return ev, exitcode.BadInputf("the event payload: %w", err)
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, maxEventSize+1))
-	if err != nil {
-		return ev, exitcode.BadInputf("the event payload %s: %w", path, err)
-	}
-	if len(raw) > maxEventSize {
-		return ev, exitcode.BadInputf("the event payload %s is larger than %d MiB", path, maxEventSize>>20)
 	}
 	if err := ev.parse(raw); err != nil {
 		return ev, exitcode.BadInputf("the event payload %s: %w", path, err)

@@ -27,6 +27,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -392,7 +393,8 @@ func (r *run) summary(res result.Result, limit int) string {
 // writeSummary keeps the markdown beside the result file, for the summary-path output.
 func (r *run) writeSummary(md string) string {
 	p := strings.TrimSuffix(r.in.ResultsFile, filepath.Ext(r.in.ResultsFile)) + "-summary.md"
-	if err := os.WriteFile(p, []byte(md), 0o644); err != nil {
+	// As the result beside it: never through a link (the workspace is the pull request's).
+	if err := procgroup.WriteArtifact(filepath.Dir(p), filepath.Base(p), []byte(md), 0o644); err != nil {
 		r.logf("kernel-gate action: writing %s: %s", p, workflowcmd.Neutralize(oneLine(err.Error())))
 		return ""
 	}
@@ -439,8 +441,10 @@ func writeResult(file string, res result.Result) error {
 			return exitcode.CouldNotRun(err)
 		}
 	}
-	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
-		return exitcode.CouldNotRunf("writing the result: %w", err)
+	// The file is in the workspace, which the pull request fills: a link it committed in
+	// the file's place (to ~/.bashrc) is refused, never written through, and so is a FIFO.
+	if err := procgroup.WriteArtifact(filepath.Dir(file), filepath.Base(file), b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing the result: %w", err)
 	}
 	return nil
 }

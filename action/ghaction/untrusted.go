@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -39,11 +40,16 @@ func ReadUntrusted(file string) (res result.Result, notes []string, err error) {
 	case st.Size() > maxResultBytes:
 		return res, nil, exitcode.BadInputf("the result to report, %s, is %d bytes: more than %d MiB is not a kernel-gate result", file, st.Size(), maxResultBytes>>20)
 	}
-	f, err := os.Open(file)
+	// Without blocking, and the file the Lstat saw: a FIFO or a link swapped in since is
+	// refused, not waited on or followed.
+	f, err := input.Open(file)
 	if err != nil {
 		return res, nil, exitcode.BadInput(err)
 	}
 	defer f.Close()
+	if fst, err := f.Stat(); err != nil || !os.SameFile(st, fst) {
+		return res, nil, exitcode.BadInputf("the result to report, %s, changed while it was opened", file)
+	}
 	res, err = result.Read(io.LimitReader(f, maxResultBytes))
 	if err != nil {
 		return res, nil, exitcode.BadInputf("%s: %w", file, err)

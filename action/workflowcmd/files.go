@@ -4,10 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/kernel-gate/kernel-gate/internal/input"
 )
 
 // ErrUnset is wrapped by the errors of SetOutput and AppendSummary when their environment
@@ -170,9 +174,36 @@ func envPath(getenv func(string) string, name string) (string, error) {
 // appendFile appends what content returns to the file at path (creating it), in one write.
 // content is told the file's size and whether it lacks a final line break (then what is
 // appended must start with one, or its first line would join the file's last).
+//
+// The file is the runner's, but a step before kernel-gate's (the pull request's own code,
+// in the same job) can put something else in its place. So it is opened through an
+// os.Root of its directory, which refuses a symbolic link that leads out of it (to
+// ~/.bashrc, the runner's .credentials), and without blocking; and anything but a regular
+// file (a FIFO, whose open or write would wait for a reader for ever; a device; a
+// directory) is refused, named, before anything is written.
 func appendFile(path string, content func(size int64, needNewline bool) (string, error)) (err error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	root, err := os.OpenRoot(dir)
 	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if st, err := root.Stat(name); err == nil && !st.Mode().IsRegular() {
+		return notRegular(path, st.Mode())
+	}
+	// Read and write, to see the file's last byte; write-only when that is all it allows.
+	f, err := root.OpenFile(name, os.O_RDWR|os.O_APPEND|os.O_CREATE|input.NonBlock, 0o644)
+	readable := err == nil
+	if errors.Is(err, fs.ErrPermission) {
+		f, err = root.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE|input.NonBlock, 0o644)
+	}
+	if err != nil {
+		if st, lerr := root.Lstat(name); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link that leads out of its directory: refusing to write through it (%w)", path, err)
+		}
 		return err
 	}
 	defer func() {
@@ -180,12 +211,15 @@ func appendFile(path string, content func(size int64, needNewline bool) (string,
 			err = cerr
 		}
 	}()
-	var size int64
-	needNewline := false
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
-		needNewline = size > 0 && !endsWithNewline(path, size)
+	fi, err := f.Stat()
+	if err != nil {
+		return err
 	}
+	if !fi.Mode().IsRegular() { // it changed since the Stat
+		return notRegular(path, fi.Mode())
+	}
+	size := fi.Size()
+	needNewline := size > 0 && readable && !endsWithNewline(f, size)
 	s, err := content(size, needNewline)
 	if err != nil {
 		return err
@@ -194,14 +228,17 @@ func appendFile(path string, content func(size int64, needNewline bool) (string,
 	return err
 }
 
+// ErrNotRegular is wrapped by the errors of SetOutput and AppendSummary when their file is
+// not a regular file (a FIFO, a device, a directory): they refuse to write to it.
+var ErrNotRegular = input.ErrNotRegular
+
+func notRegular(path string, m fs.FileMode) error {
+	return fmt.Errorf("%s is %s, %w: refusing to write to it (the runner makes a regular file there; a step before this one replaced it)", path, input.KindOf(m), ErrNotRegular)
+}
+
 // endsWithNewline reports whether the file's last byte is a line break; true when it cannot
-// be read (a write-only file), which appends as if it were.
-func endsWithNewline(path string, size int64) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return true
-	}
-	defer f.Close()
+// be read, which appends as if it were.
+func endsWithNewline(f *os.File, size int64) bool {
 	var b [1]byte
 	if _, err := f.ReadAt(b[:], size-1); err != nil {
 		return true

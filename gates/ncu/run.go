@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -208,7 +209,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 }
 
 func parseFile(path, name string) (*Report, error) {
-	f, err := os.Open(path)
+	f, err := input.Open(path) // never a FIFO the harness left there
+
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/childenv"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -241,7 +242,9 @@ func runOne(ctx context.Context, bin, tool string, cmd []string, dir string, o R
 	t := readLog(logPath, tool, topts)
 	t.ExitCode = exit
 	run := t
-	if xf, err := os.Open(xmlPath); err == nil {
+	// input.Open: the harness ran in there and may have left a FIFO in the record's place,
+	// whose open would block past every timeout.
+	if xf, err := input.Open(xmlPath); err == nil {
 		x, xerr := ParseXMLWith(xf, xmlPath, ParseOptions{Tool: tool})
 		xf.Close()
 		switch {
@@ -276,7 +279,7 @@ func runOne(ctx context.Context, bin, tool string, cmd []string, dir string, o R
 // readLog parses a run's log; a log that holds no run becomes a Run with a Problem.
 func readLog(path, tool string, o textOptions) Run {
 	empty := Run{Tool: tool, Source: SourceText, Input: path, Records: []Record{}}
-	f, err := os.Open(path)
+	f, err := input.Open(path) // never a FIFO the harness left there
 	if err != nil {
 		empty.Problems = []string{fmt.Sprintf("reading the %s log: %v", tool, err)}
 		return empty

@@ -11,9 +11,9 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -34,7 +34,7 @@ func (g Info) Arch() string {
 
 // ParseFile reads a kept answer.
 func ParseFile(path string) (Info, error) {
-	f, err := os.Open(path)
+	f, err := input.Open(path) // a regular file: a FIFO is refused, not waited on
 	if err != nil {
 		return Info{}, err
 	}

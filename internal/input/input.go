@@ -110,6 +110,9 @@ func readOne(ctx context.Context, f string, stdin io.Reader, lim Limit, read Rea
 		return err
 	}
 	defer fh.Close()
+	if err := checkSize(fh, f, lim); err != nil {
+		return err
+	}
 	return stream(ctx, fh, f, lim, read)
 }
 
@@ -221,7 +224,7 @@ func Open(path string) (*os.File, error) {
 	if !st.Mode().IsRegular() {
 		return nil, notRegular(path, st.Mode())
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|NonBlock, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +240,7 @@ func OpenIn(root *os.Root, name string) (*os.File, error) {
 	if !st.Mode().IsRegular() {
 		return nil, notRegular(name, st.Mode())
 	}
-	f, err := root.OpenFile(name, os.O_RDONLY|nonBlock, 0)
+	f, err := root.OpenFile(name, os.O_RDONLY|NonBlock, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -300,6 +303,9 @@ func ReadFile(ctx context.Context, path string, lim Limit) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	if err := checkSize(f, path, lim); err != nil {
+		return nil, err
+	}
 	return readAll(ctx, f, path, lim)
 }
 
@@ -310,7 +316,20 @@ func ReadFileIn(ctx context.Context, root *os.Root, name string, lim Limit) ([]b
 		return nil, err
 	}
 	defer f.Close()
+	if err := checkSize(f, name, lim); err != nil {
+		return nil, err
+	}
 	return readAll(ctx, f, name, lim)
+}
+
+// checkSize refuses an opened regular file that already holds more than lim before any of
+// it is read (the read is bounded too: the file may grow).
+func checkSize(f *os.File, name string, lim Limit) error {
+	lim = lim.orDefault()
+	if st, err := f.Stat(); err == nil && st.Size() > lim.Bytes {
+		return TooBig(name, lim)
+	}
+	return nil
 }
 
 func readAll(ctx context.Context, r io.Reader, name string, lim Limit) ([]byte, error) {

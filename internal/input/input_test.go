@@ -218,3 +218,34 @@ func TestReadFileInStaysInside(t *testing.T) {
 		t.Errorf("a link inside: %q, %v", raw, err)
 	}
 }
+
+// A file whose size is over the limit is refused before a byte of it is read: a sparse
+// file of a terabyte costs no time and no memory, and the ReadFunc never runs.
+func TestOversizedFileRefusedBeforeReading(t *testing.T) {
+	huge := filepath.Join(t.TempDir(), "huge.json")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		f.Close()
+		t.Skipf("no sparse file here: %v", err)
+	}
+	f.Close()
+	called := false
+	err = Read(context.Background(), []string{huge}, nil, JSON, func(io.Reader, string) error { called = true; return nil })
+	if !errors.Is(err, ErrTooBig) || called || !strings.Contains(err.Error(), huge) {
+		t.Errorf("Read: %v (ReadFunc called: %v)", err, called)
+	}
+	if _, err := ReadFile(context.Background(), huge, JSON); !errors.Is(err, ErrTooBig) {
+		t.Errorf("ReadFile: %v", err)
+	}
+	root, err := os.OpenRoot(filepath.Dir(huge))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if _, err := ReadFileIn(context.Background(), root, "huge.json", JSON); !errors.Is(err, ErrTooBig) {
+		t.Errorf("ReadFileIn: %v", err)
+	}
+}

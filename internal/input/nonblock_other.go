@@ -2,5 +2,5 @@
 
 package input
 
-// nonBlock is unix's; elsewhere a named input is checked by Stat before it is opened.
-const nonBlock = 0
+// NonBlock is unix's O_NONBLOCK; elsewhere a path is checked by Stat before it is opened.
+const NonBlock = 0

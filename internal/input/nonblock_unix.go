@@ -4,5 +4,7 @@ package input
 
 import "syscall"
 
-// nonBlock opens a FIFO without waiting for a writer (it is then refused, not read).
-const nonBlock = syscall.O_NONBLOCK
+// NonBlock is the open(2) flag that keeps an open from waiting for a FIFO's other end: a
+// FIFO opened with it is refused (or, written to, given a deadline) instead of waited on
+// for ever. Everything that opens a path it was given, to read or to write, adds it.
+const NonBlock = syscall.O_NONBLOCK

@@ -15,6 +15,7 @@ import (
 	"mvdan.cc/sh/v3/shell"
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -157,7 +158,9 @@ func harnessEnv(environ, extra []string, shapes []string, samples int, out strin
 
 // readHarnessFile reads what a run wrote at KG_OUT; why is set when it is missing or bad.
 func readHarnessFile(path string) (f *benchfile.File, why string) {
-	fh, err := os.Open(path)
+	// input.Open: the harness may have made KG_OUT a FIFO, whose open would block past
+	// every timeout; it is refused as a file that cannot be read.
+	fh, err := input.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, "it wrote no file at KG_OUT (" + path + ")"
 	}
@@ -174,7 +177,7 @@ func readHarnessFile(path string) (f *benchfile.File, why string) {
 
 // harnessErrors lists the errors a harness file reports, for a failed run's message.
 func harnessErrors(path string) string {
-	fh, err := os.Open(path)
+	fh, err := input.Open(path)
 	if err != nil {
 		return ""
 	}
@@ -201,7 +204,7 @@ func keepFile(src, dir, name string) string {
 	if dir == "" {
 		return ""
 	}
-	raw, err := os.ReadFile(src)
+	raw, err := input.ReadFile(context.Background(), src, input.JSON)
 	if err != nil {
 		return ""
 	}

@@ -337,6 +337,7 @@ func topLevel(ctx context.Context, dir string) (string, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel")
 	cmd.Dir = dir
+	cmd.Env = childenv.Environ(nil)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -18,6 +18,11 @@ import (
 // a shard at all.
 const ShardsGate = "shards"
 
+// MaxMergeGPUs is the most GPUs one merge takes results from (kernel-gate merge
+// --expect-gpus): a typo, not a matrix, beyond it. Readers of a merged result size their
+// limits by it.
+const MaxMergeGPUs = 64
+
 // MergeInput is one result handed to Merge: Name says where it came from (a file), Err why
 // it could not be read (Result is then ignored and the merge fails naming it).
 type MergeInput struct {

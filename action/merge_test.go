@@ -390,3 +390,19 @@ func TestMergeRefusesFilesOverItsLimit(t *testing.T) {
 		t.Errorf("ReadUntrusted: %v", err)
 	}
 }
+
+// kernel-gate baseline update refuses a shard's result (exit 2), saying to merge first; it
+// stored one, whose baseline then held a part of the run's targets.
+func TestBaselineUpdateRefusesAShard(t *testing.T) {
+	r := realShard(t, "clean", 0)
+	r.Shard = &result.Shard{Index: 2, Count: 2, Targets: []string{"attention"}, AllTargets: []string{"attention", "gemm", "softmax"}, Commit: "c0ffee"}
+	file := writeResult(t, t.TempDir(), "shard.json", r)
+	store := t.TempDir()
+	code, out, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", "c0ffee0123456789", file)
+	if code != exitUsage || !strings.Contains(stderr, "it is shard 2/2 of its run") || !strings.Contains(stderr, "merge the shards first") {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if entries, _ := os.ReadDir(store); len(entries) != 0 {
+		t.Errorf("the store holds %d files after a refused update", len(entries))
+	}
+}

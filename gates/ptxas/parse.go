@@ -75,6 +75,9 @@ type Kernel struct {
 	Line  int    `json:"line,omitempty"`
 }
 
+// KindLogCut is the kind of the error for a log cut at kernel-gate's size cap.
+const KindLogCut = "log-cut"
+
 // Diagnostic is something the build said besides resource usage: ptxas warnings and
 // errors, compiler errors, a failed build step.
 type Diagnostic struct {
@@ -256,7 +259,12 @@ var failureHints = [][]byte{
 	[]byte("exception"), []byte("terminate called"), []byte("bad_alloc"), []byte("exhausted"), []byte("out of memory"),
 	[]byte("dumped"), []byte("exit status"), []byte("cannot find -l"), []byte("linker"), []byte("undefined reference"),
 	[]byte("library not found"), []byte("shared libraries"), []byte("died due to signal"), []byte("Bus error"),
+	[]byte(logCutMarker),
 }
+
+// logCutMarker begins the line kernel-gate writes where it cut a log at its size cap: what
+// followed (a spill report, a crash) was never read, so the log cannot pass.
+const logCutMarker = "[kernel-gate: output cut here"
 
 // hintStarts maps the first two bytes of the failure hints to the hints that begin with
 // them (their index in hintGroups, plus one), so that failureHint compares a hint only
@@ -876,6 +884,8 @@ func (p *parser) foreign(line []byte, hint bool) {
 func failureLine(s string) (Diagnostic, bool) {
 	d := Diagnostic{Severity: "error", Text: s}
 	switch {
+	case strings.HasPrefix(s, logCutMarker):
+		d.Kind = KindLogCut
 	case strings.HasPrefix(s, "nvcc fatal") || strings.HasPrefix(s, "nvcc error") || strings.HasPrefix(s, "cuobjdump fatal") || strings.HasPrefix(s, "nvlink error") || strings.HasPrefix(s, "nvlink fatal"):
 		d.Kind = "tool-error"
 	case edgError.MatchString(s):

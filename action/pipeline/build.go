@@ -27,11 +27,13 @@ type build struct {
 	// of sources.
 	cmd *commandBuild
 	// per side: sideBase, sideHead
-	ok   [2]bool
-	bin  [2]string // the harness binary (absolute)
-	log  [2]string // relative to the artifacts
-	sass [2]string
-	dump [2]*sass.Dump
+	ok [2]bool
+	// failed says how an nvcc build failed (its step's failure text), "" when it did not.
+	failed [2]string
+	bin    [2]string // the harness binary (absolute)
+	log    [2]string // relative to the artifacts
+	sass   [2]string
+	dump   [2]*sass.Dump
 }
 
 const (
@@ -176,6 +178,7 @@ func (p *pipeline) buildOne(ctx context.Context, b *build, side int) error {
 		p.noteBuiltIn(s.Dir)
 	}
 	if s.Why != "" {
+		b.failed[side] = fmt.Sprintf("%s: the %s build failed: %s", b.name, sideName(side), s.failureText())
 		p.progress("%s build of %s failed: %s", sideName(side), b.name, s.Why)
 	} else {
 		p.progress("%s build of %s: %.1fs", sideName(side), b.name, s.Seconds)
@@ -248,6 +251,7 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 	if err := input.Files(files, nil, in.Read); err != nil {
 		return nil, err
 	}
+	p.addFailedBuilds(&in.Log)
 	p.addCutLogs(&in.Log, logs, "")
 	p.scopeToTarget(&in.Log, sideHead)
 	if err := p.addCommandRecords(&in.Log, sideHead); err != nil {
@@ -319,6 +323,23 @@ func (p *pipeline) artifactFiles(rels []string) []string {
 		out[i] = input.ExistingOrGz(p.x.path(rel))
 	}
 	return out
+}
+
+// addFailedBuilds adds to head's parsed logs an error for each nvcc build of head that
+// failed while its log says nothing the parser reads as a failure (a crash printed into
+// another line where a kernel's name could end, a tool killed without a word): the ptxas
+// gate fails naming the step, and never passes a build that did not finish.
+func (p *pipeline) addFailedBuilds(l *ptxas.Log) {
+	for _, b := range p.builds {
+		if b.cmd != nil || b.failed[sideHead] == "" {
+			continue
+		}
+		file := input.ExistingOrGz(p.x.path(b.log[sideHead]))
+		if slices.ContainsFunc(l.Diagnostics, func(d ptxas.Diagnostic) bool { return d.Severity == "error" && d.Input == file }) {
+			continue // its log says why
+		}
+		l.Diagnostics = append(l.Diagnostics, ptxas.Diagnostic{Severity: "error", Kind: "build-failed", Input: file, InputLn: lineCount(file), Text: b.failed[sideHead], Count: 1})
+	}
 }
 
 // addCutLogs adds to l an error for each of logs (relative to the artifacts) that is not

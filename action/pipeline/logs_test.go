@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -146,5 +147,53 @@ func TestReplayOfACutLogFailsItsGate(t *testing.T) {
 				t.Errorf("%s: %s, want %s saying %q:\n%s", tc.gate, g.Verdict, tc.verdict, tc.says, findings(g))
 			}
 		})
+	}
+}
+
+// A head build that failed fails the ptxas gate, naming the step, even when its log says
+// nothing the parser reads as a failure (a compiler killed without a word, a crash printed
+// where a kernel's name could end): it passed on the records printed before, while the
+// target's GPU steps were skipped as "head did not build".
+func TestFailedBuildWithASilentLogFailsThePtxasGate(t *testing.T) {
+	tools, err := filepath.Abs(filepath.Join(root, "action", "testdata", "fakegpu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := filepath.Abs(filepath.Join(root, "testdata/replay/clean/head/attention/build.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// gemm is built on its own (another source), by an nvcc that prints the records and is
+	// killed (the OOM killer) before it says anything: nothing is left to say it failed.
+	nvcc := filepath.Join(dir, "nvcc")
+	script := "#!/bin/sh\ncase \" $* \" in *gemm.cu*) cat '" + clean + "' >&2; kill -9 $$ ;; esac\nexec '" + filepath.Join(tools, "nvcc") + "' \"$@\"\n"
+	if err := os.WriteFile(nvcc, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "kernel-gate.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	yml := strings.Replace(string(raw), "    - name: gemm\n      sources: [kernels/harness.cu]", "    - name: gemm\n      sources: [kernels/gemm.cu]", 1)
+	cfgFile := filepath.Join(dir, "kernel-gate.yml")
+	if err := os.WriteFile(cfgFile, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), cfg, Options{Dir: dir, NoBase: true, Artifacts: filepath.Join(dir, "art"), Tool: "kernel-gate test", Gates: []string{"ptxas", "sass"},
+		Tools: Tools{NVCC: nvcc, Cuobjdump: filepath.Join(tools, "cuobjdump"), NvidiaSMI: filepath.Join(tools, "nvidia-smi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gate(t, res, "ptxas")
+	if g.Verdict != result.Fail || !strings.Contains(findings(g), "gemm: the head build failed: `"+nvcc) || !strings.Contains(findings(g), "was killed by signal: killed") {
+		t.Errorf("ptxas %s:\n%s", g.Verdict, findings(g))
+	}
+	if res.Verdict != result.Fail {
+		t.Errorf("verdict %s", res.Verdict)
 	}
 }

@@ -33,6 +33,7 @@ var gluedTexts = []struct{ text, key string }{
 	{"1 error detected in the compilation of \"kernels/flash_fwd.cu\".", "error detected in the compilation of"},
 	{"make[2]: *** [CMakeFiles/h.dir/build.make:76: harness.cu.o] Error 1", "make[2]: *** [CMakeFiles/h.dir/build.make:76: harness.cu.o] Error 1"},
 	{"collect2: error: ld returned 1 exit status", "ld returned 1 exit status"},
+	{"c++: fatal error: Killed signal terminated program cc1plus", "c++: fatal error: Killed signal terminated program cc1plus"},
 }
 
 // A failure printed into another line fails the gate as it does on its own line: glued to

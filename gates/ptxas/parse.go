@@ -949,6 +949,8 @@ var gluedFailures = []struct {
 	// None starts at a word boundary: glued, it follows a letter as often as not.
 	{regexp.MustCompile(`\S(\(\d+\): (?:catastrophic error|fatal error|error)\b|:\d+:(?:\d+:)? (?:fatal )?error: )|(errors? detected in the compilation of)`), words("error"), "compile-error"},
 	{regexp.MustCompile(`(make(?:\[\d+\])?: \*\*\* |ninja: build stopped|CMake Error)`), words("***", "build stopped", "CMake Error"), "build-failed"},
+	// The host compiler's driver: "cc1plus: fatal error: Killed signal terminated program".
+	{regexp.MustCompile(`((?:cc1plus|cc1|gcc|g\+\+|c\+\+|clang\+\+|clang|collect2): (?:fatal )?error: )`), words("error"), "build-failed"},
 	{regexp.MustCompile(`(ld returned \d+ exit status|cannot find -l\S|linker command failed|undefined reference to)`), words("exit status", "cannot find -l", "linker command failed", "undefined reference to"), "link-error"},
 	{regexp.MustCompile(`(error while loading shared libraries)`), words("error while loading shared libraries"), "loader-error"},
 }

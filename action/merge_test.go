@@ -3,13 +3,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/action/ghaction"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -245,5 +249,160 @@ func TestShardAndMergeUsage(t *testing.T) {
 	f, _ := shardRun(t, repo, "", exitPass, "--shard", "1/1")
 	if code, _, stderr := kg(t, "", "merge", f, "--out", f); code != exitUsage || !strings.Contains(stderr, "would overwrite its own input") {
 		t.Errorf("--out an input: exit %d, %s", code, stderr)
+	}
+}
+
+// realShard is the recorded H200 run of testdata/replay/<replay> as shard 1/1 of the run on
+// another GPU, gpu: each gate's summary names the GPU, as the gates of different GPUs
+// differ (their timings, their records), so that a merge shows every gate once per GPU.
+func realShard(t *testing.T, replay string, gpu int) result.Result {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "replay", replay, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := decode(t, string(raw))
+	name := fmt.Sprintf("GPU%02d", gpu)
+	r.Device = &result.Device{Name: "NVIDIA " + name, Arch: "sm_90", Driver: "580.159.04"}
+	all := []string{"attention", "gemm", "softmax"}
+	r.Shard = &result.Shard{Index: 1, Count: 1, Targets: all, AllTargets: all, Commit: "c0ffee"}
+	for i := range r.Gates {
+		r.Gates[i].Summary += " on " + name
+	}
+	return r
+}
+
+// writeResult writes r where a matrix job's download puts it.
+func writeResult(t *testing.T, dir, name string, r result.Result) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := result.Write(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A real matrix merge, 10 GPUs of the recorded run's 7 gates, is a result of 71 gates whose
+// 70th (the ncu gate of the ninth GPU) fails: merge fails it, and the report job, reading
+// it as an untrusted file, judges it from every gate. It read only the first 64 and
+// posted the failed merge as a pass.
+func TestMatrixMergeOf71GatesIsJudgedWhole(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for gpu := range 10 {
+		r := realShard(t, "clean", gpu)
+		if gpu == 8 {
+			i := slices.IndexFunc(r.Gates, func(g result.Gate) bool { return g.Name == "ncu" })
+			g := &r.Gates[i]
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: "kg::flash_fwd<64, 64, false>", Arch: "sm_90",
+				Metric: "dram__throughput.avg.pct_of_peak_sustained_elapsed", Value: result.Num(91.5), Limit: result.Num(80),
+				Message: "kg::flash_fwd<64, 64, false> (sm_90): dram__throughput.avg.pct_of_peak_sustained_elapsed 91.5 > 80"})
+			g.Decide(true)
+			r.Verdict = result.Overall(r.Gates)
+		}
+		files = append(files, writeResult(t, dir, fmt.Sprintf("kernel-gate-shard-gpu%02d-1.json", gpu), r))
+	}
+	out := filepath.Join(t.TempDir(), "merged.json")
+	code, _, stderr := kg(t, "", append([]string{"merge", "--expect-shards", "1", "--expect-gpus", "10", "--out", out}, files...)...)
+	if code != exitFail {
+		t.Fatalf("merge: exit %d, want %d\n%s", code, exitFail, stderr)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged := decode(t, string(raw))
+	if len(merged.Gates) != 71 {
+		t.Fatalf("%d gates, want 71 (the shards gate and 7 gates x 10 GPUs): %q", len(merged.Gates), verdicts(merged))
+	}
+	var failed []int
+	for i, g := range merged.Gates {
+		if g.Verdict == result.Fail {
+			failed = append(failed, i+1)
+		}
+	}
+	if !slices.Equal(failed, []int{70}) || merged.Gates[69].Name != "ncu (GPU08, sm_90)" {
+		t.Fatalf("failed gates %v (%s), want the 70th, ncu (GPU08, sm_90)", failed, merged.Gates[69].Name)
+	}
+
+	res, notes, err := ghaction.ReadUntrusted(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != result.Fail || len(res.Gates) != 71 || res.Gates[69].Verdict != result.Fail {
+		t.Errorf("report mode reads verdict %s from %d gates (notes %q), want fail from 71", res.Verdict, len(res.Gates), notes)
+	}
+}
+
+// merge reads every gate of a shard: a shard whose failing gate comes after its 64th (the
+// 70th of 70) fails the merge. It was cut to 64 gates as it was read, and merged to a pass.
+func TestMergeReadsEveryGateOfAShard(t *testing.T) {
+	var gates []result.Gate
+	for i := 1; i <= 70; i++ {
+		g := result.Gate{Name: fmt.Sprintf("gate%02d", i), Findings: []result.Finding{{Severity: result.Notice, Message: "checked"}}}
+		if i == 70 {
+			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: "k", Message: "registers 200 > 128"})
+		}
+		g.Decide(true)
+		gates = append(gates, g)
+	}
+	r := result.New("kernel-gate test", gates...)
+	r.Device = &result.Device{Name: "NVIDIA H200", Arch: "sm_90"}
+	r.Shard = &result.Shard{Index: 1, Count: 1, Targets: []string{"a"}, AllTargets: []string{"a"}, Commit: "c0ffee"}
+	file := writeResult(t, t.TempDir(), "shard.json", r)
+	code, out, stderr := kg(t, "", "merge", "--expect-shards", "1", file)
+	merged := decode(t, out)
+	if code != exitFail || merged.Verdict != result.Fail || len(merged.Gates) != 71 || merged.Gates[70].Verdict != result.Fail {
+		t.Errorf("merge: exit %d, verdict %s, %d gates\n%s", code, merged.Verdict, len(merged.Gates), stderr)
+	}
+}
+
+// The files of one merge are bounded together, before any is read: their sizes are all it
+// takes (sparse files here, which hold no data).
+func TestMergeRefusesFilesOverItsLimit(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for i := range 3 {
+		p := filepath.Join(dir, fmt.Sprintf("shard%d.json", i))
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, maxMergeBytes/2-1); err != nil {
+			t.Skipf("no sparse file: %v", err)
+		}
+		files = append(files, p)
+	}
+	code, _, stderr := kg(t, "", append([]string{"merge"}, files...)...)
+	if code != exitUsage || !strings.Contains(stderr, "hold more than 1024 MiB together") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	// Two of them fit, and are each refused as results: too big to be one (the shards gate
+	// fails naming them).
+	code, out, stderr := kg(t, "", "merge", files[0], files[1])
+	if code != exitFail || !strings.Contains(messages(decode(t, out).Gates[0], result.Error), "more than 128 MiB is not a kernel-gate result") {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if _, _, err := ghaction.ReadUntrusted(files[0]); exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("ReadUntrusted: %v", err)
+	}
+}
+
+// kernel-gate baseline update refuses a shard's result (exit 2), saying to merge first; it
+// stored one, whose baseline then held a part of the run's targets.
+func TestBaselineUpdateRefusesAShard(t *testing.T) {
+	r := realShard(t, "clean", 0)
+	r.Shard = &result.Shard{Index: 2, Count: 2, Targets: []string{"attention"}, AllTargets: []string{"attention", "gemm", "softmax"}, Commit: "c0ffee"}
+	file := writeResult(t, t.TempDir(), "shard.json", r)
+	store := t.TempDir()
+	code, out, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", "c0ffee0123456789", file)
+	if code != exitUsage || !strings.Contains(stderr, "it is shard 2/2 of its run") || !strings.Contains(stderr, "merge the shards first") {
+		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if entries, _ := os.ReadDir(store); len(entries) != 0 {
+		t.Errorf("the store holds %d files after a refused update", len(entries))
 	}
 }

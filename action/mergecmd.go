@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/kernel-gate/kernel-gate/action/ghaction"
 	"github.com/kernel-gate/kernel-gate/action/report"
@@ -13,15 +14,21 @@ import (
 )
 
 // maxExpectGPUs bounds --expect-gpus: a typo, not a matrix, beyond it.
-const maxExpectGPUs = 64
+const maxExpectGPUs = result.MaxMergeGPUs
 
 // maxMergeFiles bounds the result files of one merge: every shard of a run on every GPU.
 const maxMergeFiles = shard.Max * maxExpectGPUs
 
+// maxMergeBytes bounds the files of one merge together, as merge holds them all: the shards
+// of a run hold what the whole run holds (each GPU's gates, what shards share once per
+// shard), so their sum is about the merged result's size, which the report job reads up to
+// 128 MiB (ghaction.ReadUntrusted).
+const maxMergeBytes = 1 << 30
+
 // runMerge is `kernel-gate merge`: the results of a run's shards (kernel-gate run --shard
 // i/n, on one GPU or a matrix of them) made into one result. Each file is read as the
-// reporting job reads a result another job uploaded (ghaction.ReadUntrusted): a shard's
-// job ran the pull request's code. A file that cannot be read fails the merged result
+// reporting job reads a result another job uploaded, whole (ghaction.ReadUntrustedWhole):
+// a shard's job ran the pull request's code. A file that cannot be read fails the merged result
 // naming it, as does a shard missing or given twice (result.Merge); exit 2 is left for
 // bad flags.
 func runMerge(ctx context.Context, args []string, e env) (int, error) {
@@ -56,8 +63,7 @@ gate, naming it; otherwise each gate is its shards' gates joined. Results of sev
 	case len(files) == 0:
 		return failed(usagef("merge takes the shards' result files (kernel-gate merge results/*.json)"))
 	case len(files) > maxMergeFiles:
-		// Each result is cut to its limits as it is read (ghaction.ReadUntrusted), so the
-		// count bounds what is held: no run has more shards than this.
+		// No run has more shards than this; checkMergeSize bounds what they hold.
 		return failed(usagef("merge takes at most %d result files (%d shards on each of %d GPUs); got %d", maxMergeFiles, shard.Max, maxExpectGPUs, len(files)))
 	case o.ExpectShards < 0 || o.ExpectShards > shard.Max:
 		return failed(usagef("--expect-shards %d: want 1 to %d (or 0: what the results say)", o.ExpectShards, shard.Max))
@@ -71,12 +77,17 @@ gate, naming it; otherwise each gate is its shards' gates joined. Results of sev
 	if err := checkOut(c.out, reads{files: files}); err != nil {
 		return failed(err)
 	}
+	if err := checkMergeSize(files); err != nil {
+		return failed(err)
+	}
 	var inputs []result.MergeInput
 	for _, file := range files {
 		if err := ctx.Err(); err != nil {
 			return failed(exitcode.BadInputf("merge stopped: %w", err))
 		}
-		res, notes, err := ghaction.ReadUntrusted(file)
+		// Whole: a shard's gates, findings, rows and data all go into the merged result,
+		// which is judged from all of them and cut only where it is shown.
+		res, notes, err := ghaction.ReadUntrustedWhole(file)
 		for _, n := range notes {
 			msg := fmt.Sprintf("%s: %s", file, n)
 			if underActions(e) {
@@ -91,4 +102,21 @@ gate, naming it; otherwise each gate is its shards' gates joined. Results of sev
 		return failed(exitcode.CouldNotRun(err))
 	}
 	return emit(merged, c, f, e)
+}
+
+// checkMergeSize refuses a merge whose files hold more than maxMergeBytes together, before
+// any is read. A file that cannot be examined is left to ReadUntrustedWhole, which fails
+// the merged result naming it.
+func checkMergeSize(files []string) error {
+	var total int64
+	for _, file := range files {
+		st, err := os.Lstat(file)
+		if err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		if total += st.Size(); total > maxMergeBytes {
+			return exitcode.BadInputf("the %d result files hold more than %d MiB together (%s brings them to %d bytes): no run's shards are that big, and merge holds them all", len(files), maxMergeBytes>>20, file, total)
+		}
+	}
+	return nil
 }

@@ -337,9 +337,9 @@ func gateParts(g result.Gate) ([]part, error) {
 }
 
 // EntryFromResult keeps what res measured as an entry for commit, measured at when. It
-// fails when res names no GPU (FingerprintOf) or a gate's data cannot be read; gates res
-// does not have are listed in Missing. Timings hold only the comparisons with base until
-// AddBench adds the head's own times.
+// fails when res is part of a run (wholeRun), names no GPU (FingerprintOf) or a gate's data
+// cannot be read; gates res does not have are listed in Missing. Timings hold only the
+// comparisons with base until AddBench adds the head's own times.
 func EntryFromResult(res result.Result, commit string, when time.Time) (Entry, error) {
 	commit = strings.TrimSpace(commit)
 	if commit == "" {
@@ -347,6 +347,9 @@ func EntryFromResult(res result.Result, commit string, when time.Time) (Entry, e
 	}
 	if when.IsZero() {
 		return Entry{}, errors.New("baseline: no time to record the result at")
+	}
+	if err := wholeRun(res); err != nil {
+		return Entry{}, err
 	}
 	fp, err := FingerprintOf(res)
 	if err != nil {
@@ -380,6 +383,37 @@ func EntryFromResult(res result.Result, commit string, when time.Time) (Entry, e
 	}
 	e.Missing = e.missing()
 	return e, nil
+}
+
+// ErrPartRun is wrapped by EntryFromResult's error for a result that is part of a run: a
+// baseline of it would hold only some targets, and a later run would find the others
+// "new", compared with nothing.
+var ErrPartRun = errors.New("the result is not a whole run")
+
+// wholeRun refuses a shard's result (kernel-gate run --shard i/n) and a merged result whose
+// shards gate failed (a shard missing, twice, unreadable or of another run). A shard 1/1
+// that gated all of its run's targets is the whole run.
+func wholeRun(res result.Result) error {
+	if s := res.Shard; s != nil && (s.Count != 1 || !slices.Equal(s.Targets, s.AllTargets)) {
+		return fmt.Errorf("baseline: %w: it is shard %d/%d of its run, which gated %d of its %d target(s): merge the shards first (kernel-gate merge, or the action's command: merge) and store the merged result",
+			ErrPartRun, s.Index, s.Count, len(s.Targets), len(s.AllTargets))
+	}
+	if res.Shard != nil {
+		return nil
+	}
+	for _, g := range res.Gates {
+		if g.Name == result.ShardsGate && g.Verdict == result.Fail {
+			why := g.Summary
+			for _, f := range g.Findings {
+				if f.Severity == result.Error {
+					why = f.Message
+					break
+				}
+			}
+			return fmt.Errorf("baseline: %w: its merge failed (%s), so it may lack shards: merge every shard of the run and store that", ErrPartRun, why)
+		}
+	}
+	return nil
 }
 
 // missing names the parts of an entry that hold nothing.

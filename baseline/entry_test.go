@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -292,5 +294,52 @@ func TestAddArtifacts(t *testing.T) {
 	}
 	if err := e.AddArtifacts(context.Background(), dir); err == nil {
 		t.Error("a head.json linked from outside the artifacts was read")
+	}
+}
+
+// A shard's result is never a baseline, whoever asks (baseline update, the action, diff):
+// it holds only its own targets. Neither is a merged result whose merge failed (a shard
+// missing). A shard 1/1 of all its targets, and a merged result of every shard, are whole.
+func TestEntryFromResultRefusesPartOfARun(t *testing.T) {
+	all := []string{"attention", "gemm", "softmax"}
+	shardOf := func(i, n int, targets []string) result.Result {
+		r := replayResult(t, "clean")
+		r.Shard = &result.Shard{Index: i, Count: n, Targets: targets, AllTargets: all, Commit: "c0ffee"}
+		return r
+	}
+	merge := func(parts ...result.Result) result.Result {
+		var in []result.MergeInput
+		for i, p := range parts {
+			in = append(in, result.MergeInput{Name: fmt.Sprintf("shard%d.json", i+1), Result: p})
+		}
+		m, err := result.Merge(in, result.MergeOptions{Tool: "kg"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	s1 := shardOf(1, 2, []string{"gemm", "softmax"})
+	s2 := shardOf(2, 2, []string{"attention"})
+	for _, tc := range []struct {
+		name string
+		res  result.Result
+		want string // "" for a whole run
+	}{
+		{"shard 2/4", shardOf(2, 4, []string{"attention"}), "it is shard 2/4 of its run, which gated 1 of its 3 target(s): merge the shards first"},
+		{"shard 1/2", s1, "shard 1/2"},
+		{"shard 1/1 of some targets", shardOf(1, 1, []string{"gemm"}), "shard 1/1"},
+		{"a merge that lacks a shard", merge(s1), "its merge failed (shard 2/2 of H200, sm_90 is missing"},
+		{"shard 1/1 of all targets", shardOf(1, 1, all), ""},
+		{"a merge of every shard", merge(s1, s2), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := EntryFromResult(tc.res, "0123456789abcdef0123456789abcdef01234567", when)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("a whole run is refused: %v", err)
+			case tc.want != "" && (!errors.Is(err, ErrPartRun) || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("EntryFromResult: %v; want it refused saying %q", err, tc.want)
+			}
+		})
 	}
 }

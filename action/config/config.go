@@ -4,9 +4,11 @@
 package config
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -87,9 +89,9 @@ func Load(path string) (Config, error) {
 
 // Parse decodes and validates config text; name labels it in errors.
 func Parse(raw []byte, name string) (Config, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(raw, &root); err != nil {
-		return Config{}, fmt.Errorf("%s: %w", name, err)
+	root, err := oneDocument(raw, name)
+	if err != nil {
+		return Config{}, err
 	}
 	c := Config{Path: name}
 	if root.Kind != 0 && len(root.Content) > 0 { // else an empty file: defaults
@@ -112,6 +114,28 @@ func Parse(raw []byte, name string) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// oneDocument decodes the file's one YAML document. A second one ("---" and more) is refused
+// naming its line, even an empty one: yaml.Unmarshal would use the first and drop the rest
+// without a word, and a limit a user wrote after the "---" would not be applied.
+func oneDocument(raw []byte, name string) (yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return yaml.Node{}, nil // empty, or only comments: the defaults
+		}
+		return yaml.Node{}, fmt.Errorf("%s: %w", name, err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+		return root, nil
+	case err != nil:
+		return yaml.Node{}, fmt.Errorf("%s: after its first YAML document: %w", name, err)
+	}
+	return yaml.Node{}, fmt.Errorf("%s:%d: a second YAML document starts here (\"---\"): a kernel-gate config is one document, and no part of it is ignored; put every setting in one document and remove the \"---\"", name, next.Line)
 }
 
 // section is a gate's section of the file: Resolve tells it its file, checks it and keeps

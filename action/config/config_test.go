@@ -199,3 +199,29 @@ func TestReadmeConfigExampleParses(t *testing.T) {
 		t.Errorf("sections lost: %+v", c)
 	}
 }
+
+// A config of several YAML documents is refused naming the second one's line: the parser
+// used to read the first and drop the rest, so a limit written after "---" was never
+// applied (and a typo there never reported).
+func TestParseRefusesSecondDocument(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"limit after ---", "cuda: '>=12'\n---\nptxas:\n  max_registers: 64\n", `k.yml:2: a second YAML document starts here`},
+		{"leading --- then a second", "---\nptxas:\n  max_registers: 64\n---\nptxas:\n  max_registers: 200\n", `k.yml:4: a second YAML document`},
+		{"after an end marker", "cuda: '>=12'\n...\n---\nsass: {}\n", `k.yml:3: a second YAML document`},
+		{"an empty second document", "cuda: '>=12'\n---\n", `k.yml:2: a second YAML document`},
+		{"a broken second document", "cuda: '>=12'\n---\nptxas: [\n", `k.yml: after its first YAML document`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml), "k.yml")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Parse error = %v; want one containing %q", err, tc.want)
+			}
+		})
+	}
+	// One document, with or without its markers, is read as before.
+	for _, in := range []string{"---\nptxas:\n  max_registers: 64\n", "ptxas:\n  max_registers: 64\n...\n", "# c\n---\nptxas:\n  max_registers: 64\n"} {
+		if c, err := Parse([]byte(in), "k.yml"); err != nil || c.PTXAS.MaxRegisters == nil || *c.PTXAS.MaxRegisters != 64 {
+			t.Errorf("Parse(%q) = %v, %v", in, c.PTXAS.MaxRegisters, err)
+		}
+	}
+}

@@ -27,17 +27,22 @@ type build struct {
 	// of sources.
 	cmd *commandBuild
 	// per side: sideBase, sideHead
-	ok   [2]bool
-	bin  [2]string // the harness binary (absolute)
-	log  [2]string // relative to the artifacts
-	sass [2]string
-	dump [2]*sass.Dump
+	ok [2]bool
+	// failed says how an nvcc build failed (its step's failure text), "" when it did not.
+	failed [2]string
+	bin    [2]string // the harness binary (absolute)
+	log    [2]string // relative to the artifacts
+	sass   [2]string
+	dump   [2]*sass.Dump
 }
 
 const (
 	sideBase = 0
 	sideHead = 1
 )
+
+// metricDump is the metric of a finding about a SASS dump itself.
+const metricDump = "dump"
 
 func sideName(i int) string {
 	if i == sideHead {
@@ -173,6 +178,7 @@ func (p *pipeline) buildOne(ctx context.Context, b *build, side int) error {
 		p.noteBuiltIn(s.Dir)
 	}
 	if s.Why != "" {
+		b.failed[side] = fmt.Sprintf("%s: the %s build failed: %s", b.name, sideName(side), s.failureText())
 		p.progress("%s build of %s failed: %s", sideName(side), b.name, s.Why)
 	} else {
 		p.progress("%s build of %s: %.1fs", sideName(side), b.name, s.Seconds)
@@ -199,8 +205,10 @@ func (p *pipeline) dumpSASS(ctx context.Context, b *build, side int) error {
 		return err
 	}
 	b.sass[side] = rel
-	if s.Why != "" {
-		return nil // the SASS gate reads the dump and fails on cuobjdump's error
+	if s.Why != "" || s.LogCut != "" {
+		// The SASS gate reads the dump and fails on cuobjdump's error, or on the cut; a dump
+		// cut short is no digest of the build's SASS.
+		return nil
 	}
 	if d, err := readSASS(p.x.path(rel)); err == nil {
 		b.dump[side] = d
@@ -226,26 +234,25 @@ func readSASS(path string) (*sass.Dump, error) {
 // toolkit from the build logs, sass from the dumps.
 func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 	var in PtxasInputs
-	files := []string{p.x.path(nvccVersionFile)}
-	var sassFiles []string
+	logs := []string{nvccVersionFile} // relative to the artifacts
+	var sassLogs []string
 	for _, b := range p.builds {
 		if b.cmd != nil {
-			for _, rel := range b.commandLogs(sideHead) {
-				files = append(files, input.ExistingOrGz(p.x.path(rel)))
-			}
-			for _, rel := range b.commandSASS(sideHead) {
-				sassFiles = append(sassFiles, input.ExistingOrGz(p.x.path(rel)))
-			}
+			logs = append(logs, b.commandLogs(sideHead)...)
+			sassLogs = append(sassLogs, b.commandSASS(sideHead)...)
 			continue
 		}
-		files = append(files, input.ExistingOrGz(p.x.path(b.log[sideHead])))
+		logs = append(logs, b.log[sideHead])
 		if b.sass[sideHead] != "" {
-			sassFiles = append(sassFiles, input.ExistingOrGz(p.x.path(b.sass[sideHead])))
+			sassLogs = append(sassLogs, b.sass[sideHead])
 		}
 	}
+	files, sassFiles := p.artifactFiles(logs), p.artifactFiles(sassLogs)
 	if err := input.Files(files, nil, in.Read); err != nil {
 		return nil, err
 	}
+	p.addFailedBuilds(&in.Log)
+	p.addCutLogs(&in.Log, logs, "")
 	p.scopeToTarget(&in.Log, sideHead)
 	if err := p.addCommandRecords(&in.Log, sideHead); err != nil {
 		return nil, err
@@ -262,10 +269,13 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 				logs = b.commandLogs(sideBase)
 			}
 			for _, rel := range logs {
-				if err := input.Files([]string{input.ExistingOrGz(p.x.path(rel))}, nil, bl.Read); err != nil {
+				if err := input.Files(p.artifactFiles([]string{rel}), nil, bl.Read); err != nil {
 					return nil, err
 				}
 			}
+			// Head is compared with all of base's records, or the gate fails: a record lost
+			// to a cut would make head's kernel look new, compared with nothing.
+			p.addCutLogs(&in.Log, logs, "base's ")
 		}
 		if err := p.addCommandRecords(&bl.Log, sideBase); err != nil {
 			return nil, err
@@ -284,14 +294,15 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 	}
 	addStoredBaselineFinding(gates, stored)
 	var sg result.Gate
+	cutDumps := p.cutFindings(sassLogs, metricDump)
 	if len(sassFiles) == 0 {
 		sg = failedGate("sass", "build", "no build to dump",
 			"no head build succeeded, so there is no SASS to read: see the ptxas gate for nvcc's errors")
 	} else if sg, err = SASSGate(sassFiles, nil, p.cfg, ""); err != nil {
-		sg = failedGate("sass", "dump", "the SASS dump could not be read",
+		sg = failedGate("sass", metricDump, "the SASS dump could not be read",
 			fmt.Sprintf("cuobjdump's SASS could not be read: %v", err))
 	}
-	extra := p.binaryFindings()
+	extra := append(p.binaryFindings(), cutDumps...)
 	failed := slices.ContainsFunc(extra, func(f result.Finding) bool { return f.Severity == result.Error })
 	if len(sassFiles) == 0 && failed {
 		// The binaries' findings say why there is no SASS; "no head build" would not.
@@ -302,6 +313,66 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 		sg.Decide(true)
 	}
 	return append(gates, sg), nil
+}
+
+// artifactFiles are the files of logs relative to the artifacts, each as kept (a recording
+// keeps dumps gzipped).
+func (p *pipeline) artifactFiles(rels []string) []string {
+	out := make([]string, len(rels))
+	for i, rel := range rels {
+		out[i] = input.ExistingOrGz(p.x.path(rel))
+	}
+	return out
+}
+
+// addFailedBuilds adds to head's parsed logs an error for each nvcc build of head that
+// failed while its log says nothing the parser reads as a failure (a crash printed into
+// another line where a kernel's name could end, a tool killed without a word): the ptxas
+// gate fails naming the step, and never passes a build that did not finish.
+func (p *pipeline) addFailedBuilds(l *ptxas.Log) {
+	for _, b := range p.builds {
+		if b.cmd != nil || b.failed[sideHead] == "" {
+			continue
+		}
+		file := input.ExistingOrGz(p.x.path(b.log[sideHead]))
+		if slices.ContainsFunc(l.Diagnostics, func(d ptxas.Diagnostic) bool { return d.Severity == "error" && d.Input == file }) {
+			continue // its log says why
+		}
+		l.Diagnostics = append(l.Diagnostics, ptxas.Diagnostic{Severity: "error", Kind: "build-failed", Input: file, InputLn: lineCount(file), Text: b.failed[sideHead], Count: 1})
+	}
+}
+
+// addCutLogs adds to l an error for each of logs (relative to the artifacts) that is not
+// all its step printed (the log cap): what was cut could hold a spill report or a crash.
+// whose labels base's logs.
+func (p *pipeline) addCutLogs(l *ptxas.Log, logs []string, whose string) {
+	for _, rel := range logs {
+		why := p.x.logCut(rel)
+		if why == "" {
+			continue
+		}
+		file := input.ExistingOrGz(p.x.path(rel))
+		text := fmt.Sprintf("%slog %s is cut: %s, so the resource usage and failures it printed after them were never read and the gate cannot pass on it", whose, rel, why)
+		// The parse finds the cut line itself: its error says the same, in these words.
+		if i := slices.IndexFunc(l.Diagnostics, func(d ptxas.Diagnostic) bool { return d.Kind == ptxas.KindLogCut && d.Input == file }); i >= 0 {
+			l.Diagnostics[i].Text = text
+			continue
+		}
+		l.Diagnostics = append(l.Diagnostics, ptxas.Diagnostic{Severity: "error", Kind: ptxas.KindLogCut, Input: file, InputLn: lineCount(file), Text: text, Count: 1})
+	}
+}
+
+// cutFindings are error findings for each of logs (relative to the artifacts) that is not
+// all its step printed: a dump cut short lacks functions a gate would judge.
+func (p *pipeline) cutFindings(logs []string, metric string) []result.Finding {
+	var out []result.Finding
+	for _, rel := range logs {
+		if why := p.x.logCut(rel); why != "" {
+			out = append(out, result.Finding{Severity: result.Error, Metric: metric,
+				Message: fmt.Sprintf("%s is cut: %s, so the functions it printed after them were never read and the gate cannot pass on it", rel, why)})
+		}
+	}
+	return out
 }
 
 // failedGate is a gate failed by one error finding.

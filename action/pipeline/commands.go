@@ -324,8 +324,13 @@ func (p *pipeline) readBinary(ctx context.Context, bin listedBinary, id, prefix 
 		if err != nil {
 			return "", err
 		}
-		if s.Why != "" {
+		switch {
+		case s.Why != "":
 			rb.problem = fmt.Sprintf("cuobjdump %s: %s", flag, s.failureText())
+			return "", nil
+		case s.LogCut != "":
+			// What was cut could list a cubin, a kernel's registers or its spills.
+			rb.problem = fmt.Sprintf("cuobjdump %s (%s): %s, so what it printed after them was never read", flag, log, s.LogCut)
 			return "", nil
 		}
 		return log, nil

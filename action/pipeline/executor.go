@@ -1,11 +1,14 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,6 +42,10 @@ type executor interface {
 	note(id string, took time.Duration, script ...string)
 	// path is a file of the artifacts directory (the recording, replaying).
 	path(rel string) string
+	// logCut says why the log rel (relative to the artifacts) does not hold all that its
+	// step printed ("" when it does, or when no step wrote it): a gate that reads it fails
+	// naming this, as what was cut could hold anything.
+	logCut(rel string) string
 	// finish completes the result: live, it writes result.json, the journal and
 	// commands.sh; replaying, it labels the result a replay.
 	finish(res *result.Result, d Decisions, wall time.Duration) error
@@ -72,8 +79,9 @@ type stage struct {
 const (
 	journalFile   = "journal.json"
 	journalSchema = "kernel-gate/run-journal/v1"
-	// logCap bounds one step's log (a runaway harness cannot fill the disk).
-	logCap = 64 << 20
+	// DefaultLogCap bounds one step's log (a runaway harness cannot fill the disk): a gate
+	// that reads a log cut there fails, naming the cap (Options.LogCap).
+	DefaultLogCap = 64 << 20
 	// resultFile is the live run's result, beside the journal.
 	resultFile = "result.json"
 	// RecordedFile, in a recording, is one line saying where and when it was made; a replay
@@ -134,6 +142,9 @@ type step struct {
 	Seconds  float64 `json:"seconds"`
 	// Tail is the end of its output, for messages.
 	Tail string `json:"tail,omitempty"`
+	// LogCut says why Log does not hold all it printed (the log cap, a failed write); empty
+	// when it does.
+	LogCut string `json:"log_cut,omitempty"`
 	// Script holds, for a stage, the same commands as plain shell lines (commands.sh).
 	Script []string `json:"script,omitempty"`
 }
@@ -229,14 +240,16 @@ func cleanText(s string, max int, multiline bool) string {
 type live struct {
 	dir     string // the artifacts directory, absolute
 	environ []string
-	mu      sync.Mutex
-	j       journal
+	// logCap is the most bytes one step's log keeps.
+	logCap int
+	mu     sync.Mutex
+	j      journal
 }
 
 // newLive prepares an empty artifacts directory. A directory that holds an earlier run's
 // journal is cleared; any other non-empty directory is refused, so a wrong --artifacts
 // cannot delete someone's files.
-func newLive(dir string, environ []string, tool string, started time.Time) (*live, error) {
+func newLive(dir string, environ []string, tool string, started time.Time, logCap int) (*live, error) {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -257,7 +270,7 @@ func newLive(dir string, environ []string, tool string, started time.Time) (*liv
 	if err != nil {
 		return nil, exitcode.CouldNotRunf("--artifacts: %v", err)
 	}
-	return &live{dir: abs, environ: environ, j: journal{Schema: journalSchema, Tool: tool,
+	return &live{dir: abs, environ: environ, logCap: cmp.Or(logCap, DefaultLogCap), j: journal{Schema: journalSchema, Tool: tool,
 		Started: started.UTC().Format(time.RFC3339), Steps: []step{}}}, nil
 }
 
@@ -294,11 +307,82 @@ func (l *live) run(ctx context.Context, p proc) (step, error) {
 	}
 	defer f.Close()
 	environ := append(append([]string(nil), l.environ...), p.env...)
-	out, err := procgroup.Run(ctx, procgroup.Spec{Argv: p.argv, Dir: p.dir, Env: environ, Timeout: p.timeout, Log: f, LogCap: logCap, TailBytes: 4000})
+	// The step's log is capped here, where the cut is known (stepLog), not by procgroup.
+	lw := &stepLog{w: f, max: l.logCap, left: l.logCap}
+	out, err := procgroup.Run(ctx, procgroup.Spec{Argv: p.argv, Dir: p.dir, Env: environ, Timeout: p.timeout, Log: lw, LogCap: math.MaxInt, TailBytes: 4000})
 	s.Why, s.Exit, s.TimedOut, s.Tail = out.Why, out.ExitCode, out.TimedOut, out.Output
+	if cerr := f.Close(); cerr != nil && lw.err == nil {
+		lw.err = cerr
+	}
+	s.LogCut = lw.why()
 	s.Seconds = roundMillis(out.Took.Seconds())
 	l.add(s)
 	return s, err
+}
+
+func (l *live) logCut(rel string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, s := range l.j.Steps {
+		if s.Log == rel && s.LogCut != "" {
+			return s.LogCut
+		}
+	}
+	return ""
+}
+
+// stepLog writes the first max bytes a step prints to its log, then a line that says the
+// rest was cut, and keeps why the log is not all of it: the cap, or a write that failed (a
+// full disk). It never fails a write: the step runs on, and the gates that read its log
+// fail naming why (executor.logCut).
+type stepLog struct {
+	w         io.Writer
+	max, left int
+	dropped   int64
+	err       error
+}
+
+// cutMarker begins the line a cut log ends with (procgroup's cut says the same).
+const cutMarker = "[kernel-gate: output cut here"
+
+func (s *stepLog) Write(p []byte) (int, error) {
+	n := 0
+	if s.err == nil && s.left > 0 {
+		n = min(len(p), s.left)
+		if _, err := s.w.Write(p[:n]); err != nil {
+			s.err = err
+		}
+		s.left -= n
+	}
+	if n < len(p) {
+		if s.dropped == 0 && s.err == nil {
+			_, s.err = fmt.Fprintf(s.w, "\n%s at the %s log cap: the rest is not kept, and no gate passes on this log]\n", cutMarker, sizeText(s.max))
+		}
+		s.dropped += int64(len(p) - n)
+	}
+	return len(p), nil
+}
+
+// why is "" for a whole log, else what is missing from it.
+func (s *stepLog) why() string {
+	switch {
+	case s.err != nil:
+		return fmt.Sprintf("its log could not be written whole (%v)", s.err)
+	case s.dropped > 0:
+		return fmt.Sprintf("it printed more than the %s a step's log keeps: the %d bytes after them were cut", sizeText(s.max), s.dropped)
+	}
+	return ""
+}
+
+// sizeText says n bytes in MiB or KiB when it is a whole number of them.
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func (l *live) stage(st stage) (result.Gate, error) {
@@ -456,6 +540,7 @@ func newReplayer(dir string) (*replayer, error) {
 		}
 		s.Why = cleanText(s.Why, replayWhyBytes, false)
 		s.Tail = cleanText(s.Tail, replayTailBytes, true)
+		s.LogCut = cleanText(s.LogCut, replayWhyBytes, false)
 		r.recorded[s.ID] = s
 	}
 	return r, nil
@@ -509,6 +594,17 @@ func checkRecording(root *os.Root) error {
 func (r *replayer) path(rel string) string { return filepath.Join(r.dir, filepath.FromSlash(rel)) }
 
 func (r *replayer) run(_ context.Context, p proc) (step, error) { return r.lookup(p.id) }
+
+func (r *replayer) logCut(rel string) string {
+	for _, s := range r.j.Steps {
+		if s.Log == rel {
+			if rs := r.recorded[s.ID]; rs.LogCut != "" {
+				return rs.LogCut
+			}
+		}
+	}
+	return ""
+}
 
 func (r *replayer) stage(st stage) (result.Gate, error) {
 	if _, err := r.lookup(st.id); err != nil {

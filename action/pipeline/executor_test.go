@@ -201,12 +201,12 @@ func TestLiveArtifactsAreNeverClearedOnAHunch(t *testing.T) {
 	elsewhere := filepath.Join(t.TempDir(), journalFile)
 	os.WriteFile(elsewhere, []byte(`{"schema": "`+journalSchema+`"}`), 0o644)
 	os.Symlink(elsewhere, filepath.Join(dir, journalFile))
-	if _, err := newLive(dir, nil, "t", timeZero()); exitcode.Of(err) != exitcode.Usage {
+	if _, err := newLive(dir, nil, "t", timeZero(), 0); exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("a journal that is a link: %v", err)
 	}
 	os.Remove(filepath.Join(dir, journalFile))
 	os.WriteFile(filepath.Join(dir, journalFile), []byte(`{"schema": "something else"}`), 0o644)
-	if _, err := newLive(dir, nil, "t", timeZero()); exitcode.Of(err) != exitcode.Usage {
+	if _, err := newLive(dir, nil, "t", timeZero(), 0); exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("a journal of another schema: %v", err)
 	}
 	if _, err := os.Stat(keep); err != nil {
@@ -214,7 +214,7 @@ func TestLiveArtifactsAreNeverClearedOnAHunch(t *testing.T) {
 	}
 	// A run's own directory is cleared and written again; a planted link is refused.
 	os.WriteFile(filepath.Join(dir, journalFile), []byte(`{"schema": "`+journalSchema+`"}`), 0o644)
-	l, err := newLive(dir, nil, "t", timeZero())
+	l, err := newLive(dir, nil, "t", timeZero(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

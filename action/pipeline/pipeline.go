@@ -81,6 +81,9 @@ type Options struct {
 	// Shard, when set, gates only the targets (of Targets, else all) whose names hash to
 	// it, and records the shard in the result for kernel-gate merge (shard.go).
 	Shard shard.Spec
+	// LogCap bounds each step's log (0: DefaultLogCap). A gate that reads a log cut there
+	// (a build's, a dump's) fails naming the cap; the journal says which logs were cut.
+	LogCap int
 }
 
 // Tools are the paths of the programs a run starts.
@@ -165,7 +168,7 @@ func Run(ctx context.Context, cfg config.Config, o Options) (result.Result, erro
 			p.o.All, p.o.KeepGoing, p.o.Targets = recorded.All, recorded.KeepGoing, recorded.Targets
 		}
 	} else {
-		p.x, err = newLive(cmp.Or(o.Artifacts, DefaultArtifacts), o.Environ, o.Tool, p.start)
+		p.x, err = newLive(cmp.Or(o.Artifacts, DefaultArtifacts), o.Environ, o.Tool, p.start, o.LogCap)
 	}
 	if err != nil {
 		return result.Result{}, err

@@ -15,8 +15,10 @@
 // log whose last line is a resource line without a line end. So is a build step that
 // failed other than by a compiler error: a tool killed or crashed (Killed, Segmentation
 // fault, std::bad_alloc, an internal compiler error), a failed link, a missing shared
-// library, make, ninja or CMake reporting a failed step. The gate fails on every error
-// diagnostic and names its input and line.
+// library, make, ninja or CMake reporting a failed step. Each is found on its own line and
+// printed into another one, as parallel builds interleave their output ("..., 376 bytes
+// cmem[0]Segmentation fault (core dumped)"), and at the end of a line too long to read
+// whole. The gate fails on every error diagnostic and names its input and line.
 package ptxas
 
 import (
@@ -26,6 +28,7 @@ import (
 	"io"
 	"iter"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,6 +75,9 @@ type Kernel struct {
 	Line  int    `json:"line,omitempty"`
 }
 
+// KindLogCut is the kind of the error for a log cut at kernel-gate's size cap.
+const KindLogCut = "log-cut"
+
 // Diagnostic is something the build said besides resource usage: ptxas warnings and
 // errors, compiler errors, a failed build step.
 type Diagnostic struct {
@@ -110,8 +116,12 @@ type Log struct {
 // ErrNoKernels reports an input with no kernel records at all and no build error to explain it.
 var ErrNoKernels = errors.New("no kernel resource usage found")
 
-// maxLine bounds one line; longer lines are cut (a mangled CUTLASS name is a few KiB).
-const maxLine = 1 << 20
+// maxLine bounds one line; longer lines are cut (a mangled CUTLASS name is a few KiB), and
+// the last cutTailBytes of one are still read for a failure printed at its end.
+const (
+	maxLine      = 1 << 20
+	cutTailBytes = 4 << 10
+)
 
 // Observer sees every line that is not resource usage (e.g. to find `nvcc --version`).
 type Observer func(input string, lineNo int, line string)
@@ -122,7 +132,7 @@ func (l *Log) Parse(r io.Reader, name string, observe Observer) error {
 		l.index, l.diagIndex = map[string]int{}, map[string]int{}
 	}
 	p := parser{log: l, input: name, observe: observe}
-	if err := linescan.Each(r, maxLine, p.line); err != nil {
+	if err := linescan.EachTail(r, maxLine, cutTailBytes, p.longLine); err != nil {
 		return fmt.Errorf("reading %s: %w", name, err)
 	}
 	p.finish()
@@ -181,7 +191,27 @@ type parser struct {
 	// line end: the last line of a cut log (checked when the input ends).
 	cutLine int
 	buf     []byte
+	// Of the line being read: what it is (lineClass), and whether an error was filed about
+	// it (errLine is its number then).
+	class   lineClass
+	errLine int
 }
+
+// lineClass is what a line was read as, which decides where a failure printed into it is
+// looked for (parser.glued).
+type lineClass int
+
+const (
+	// classForeign: not resource usage (build output, messages, source lines a compiler
+	// quotes): only forms that no prose or path ends with count as a failure in it.
+	classForeign lineClass = iota
+	// classNamed: a tool's line that may end with a kernel's name ("Function properties
+	// for NAME"): a signal's name glued right after a letter of it is taken for the name.
+	classNamed
+	// classRecord: a resource record line that names nothing (Used ..., the stack frame
+	// line, REG:, GLOBAL:): no signal's name belongs anywhere in it.
+	classRecord
+)
 
 var (
 	// Shell xtrace of a command that runs nvcc: "+ nvcc ...", "++ /usr/local/cuda/bin/nvcc ...".
@@ -205,21 +235,21 @@ var (
 	makeFailed = regexp.MustCompile(`^(?:\S*/)?(?:g|mingw32-)?make(?:\[\d+\])?: \*\*\* `)
 	// The linker: "collect2: error: ld returned 1 exit status", "/usr/bin/ld: cannot find
 	// -lcudart: ...", "clang: error: linker command failed ...", an undefined symbol.
-	linkFailed = regexp.MustCompile(`\bld returned \d+ exit status|\bcannot find -l|\blinker command failed|\bundefined reference to\b|\blibrary not found for -l`)
+	linkFailed = regexp.MustCompile(`\bld returned \d+ exit status|cannot find -l|linker command failed|\bundefined reference to\b|\blibrary not found for -l`)
 	// A process that died: the shell's report of a signal, alone on its line ("Killed",
 	// "Segmentation fault (core dumped)") or with the script line and the process ID
 	// ("/bin/sh: line 1: 4242 Killed   nvcc ..."); an uncaught C++ exception ("terminate
 	// called after throwing an instance of 'std::bad_alloc'", "  what():  std::bad_alloc");
 	// a compiler out of memory or crashed.
 	crashed = regexp.MustCompile(`^(?:(?:\S+: )?(?:line )?\d+:\s+\d+\s+` + signals + `(?: \(core dumped\))?(?:\s|$)|` + signals + `(?: \(core dumped\))?$)` +
-		`|\bterminate called (?:after throwing|without an active exception)|\bwhat\(\):\s+std::bad_alloc|\bvirtual memory exhausted\b|\bout of memory allocating\b|\binternal compiler error\b|\bdumped core\b`)
+		`|\bterminate called (?:after throwing|without an active exception)|what\(\):\s+std::bad_alloc|virtual memory exhausted|out of memory allocating|internal compiler error|\bdumped core\b`)
 	// A driver or tool that says it failed: "gcc: error: x.o: No such file or directory",
 	// "c++: fatal error: Killed signal terminated program cc1plus".
 	toolError = regexp.MustCompile(`^[\w.+/-]+: (?:fatal )?error: `)
 )
 
-// signals are how bash reports a process a signal ended.
-const signals = `(?:Killed|Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception|Terminated)`
+// signals are how bash reports a process a signal ended: signalNames as an expression.
+var signals = `(?:` + strings.Join(signalNames, "|") + `)`
 
 // failureHints are what every line that names a failed build holds; lines with none of
 // them (nearly all of a big build log) are not matched against the expressions above.
@@ -228,16 +258,68 @@ var failureHints = [][]byte{
 	[]byte("Killed"), []byte("fault"), []byte("Aborted"), []byte("Terminated"), []byte("Illegal instruction"),
 	[]byte("exception"), []byte("terminate called"), []byte("bad_alloc"), []byte("exhausted"), []byte("out of memory"),
 	[]byte("dumped"), []byte("exit status"), []byte("cannot find -l"), []byte("linker"), []byte("undefined reference"),
-	[]byte("library not found"), []byte("shared libraries"),
+	[]byte("library not found"), []byte("shared libraries"), []byte("died due to signal"), []byte("Bus error"),
+	[]byte(logCutMarker),
 }
 
-func failureHint(t []byte) bool {
+// logCutMarker begins the line kernel-gate writes where it cut a log at its size cap: what
+// followed (a spill report, a crash) was never read, so the log cannot pass.
+const logCutMarker = "[kernel-gate: output cut here"
+
+// hintStarts maps the first two bytes of the failure hints to the hints that begin with
+// them (their index in hintGroups, plus one), so that failureHint compares a hint only
+// where it may begin: one table lookup a byte for the lines (nearly all) that hold none.
+// Every line is looked at: a failure can be printed into a resource line.
+var hintStarts, hintGroups = func() (t [1 << 16]uint8, groups [][][]byte) {
 	for _, h := range failureHints {
-		if bytes.Contains(t, h) {
-			return true
+		k := uint16(h[0])<<8 | uint16(h[1])
+		if t[k] == 0 {
+			groups = append(groups, nil)
+			t[k] = uint8(len(groups))
+		}
+		groups[t[k]-1] = append(groups[t[k]-1], h)
+	}
+	return t, groups
+}()
+
+func failureHint(t []byte) bool {
+	for i := 0; i+1 < len(t); i++ {
+		g := hintStarts[uint16(t[i])<<8|uint16(t[i+1])]
+		if g == 0 {
+			continue
+		}
+		for _, h := range hintGroups[g-1] {
+			if bytes.HasPrefix(t[i:], h) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// longLine reads a line; tail is the end of one longer than maxLine (nil for others),
+// whose middle was skipped. A tool's or a record's line cut so may have lost items: an
+// error. Any other is read as far as it goes, and its end for a failure printed there
+// (progress output without line ends, then a crash).
+func (p *parser) longLine(raw, tail []byte) {
+	p.line(raw)
+	if tail == nil {
+		return
+	}
+	if p.class != classForeign {
+		p.recordError("incomplete-record", fmt.Sprintf("line %d is longer than %d MiB: it is cut there, and the record it holds may have lost items", p.lineNo, maxLine>>20))
+		return
+	}
+	t := bytes.TrimRight(tail, "\r\n")
+	if bytes.IndexByte(t, 0x1b) >= 0 {
+		t = linescan.StripANSI(nil, t)
+	}
+	if !failureHint(t) {
+		return
+	}
+	if at, kind := gluedAt(t, -1, classForeign); at >= 0 {
+		p.gluedDiag(kind, t[at:])
+	}
 }
 
 func (p *parser) line(raw []byte) {
@@ -254,6 +336,24 @@ func (p *parser) line(raw []byte) {
 			line = line[len(m):]
 		}
 	}
+	// A tool's or a record's line is read without a failure printed into it, which is filed
+	// on its own; a foreign line is first read whole, as a failure line may quote another
+	// ("make: *** [x] Segmentation fault (core dumped)").
+	hint := failureHint(line)
+	if hint {
+		line = p.gluedIntoRecord(line)
+	}
+	p.class = classForeign
+	p.dispatch(line, ended, hint)
+	if hint && p.class == classForeign && p.errLine != p.lineNo {
+		if at, kind := gluedAt(line, -1, classForeign); at >= 0 {
+			p.gluedDiag(kind, line[at:])
+		}
+	}
+}
+
+// dispatch reads one line as what it is.
+func (p *parser) dispatch(line []byte, ended, hint bool) {
 	if k := bytes.Index(line, []byte("ptxas ")); k >= 0 {
 		if p.tool(line[k+len("ptxas "):], SourcePtxas, line, ended) {
 			return
@@ -265,13 +365,14 @@ func (p *parser) line(raw []byte) {
 		}
 	}
 	if k := bytes.Index(line, []byte("bytes stack frame")); k >= 0 {
+		p.class = classRecord
 		p.stackLine(line)
 		return
 	}
 	if p.cuobjdump(line) {
 		return
 	}
-	p.foreign(line)
+	p.foreign(line, hint)
 }
 
 // tool handles "ptxas info    : ..." style lines; rest starts after "ptxas ".
@@ -290,8 +391,12 @@ func (p *parser) tool(rest []byte, source string, whole []byte, ended bool) bool
 		}
 		return false
 	}
+	p.class = classNamed
 	switch level {
 	case "info":
+		if bytes.HasPrefix(msg, []byte("Used ")) || bytes.HasPrefix(msg, []byte("used ")) || bytes.Contains(msg, []byte("bytes gmem")) {
+			p.class = classRecord
+		}
 		if p.info(msg, source) && !ended {
 			p.cutLine = p.lineNo
 		}
@@ -577,6 +682,7 @@ func (p *parser) cuobjdump(line []byte) bool {
 		p.cuobjRes, p.gmem, p.arch = false, nil, ""
 		return true
 	case bytes.HasPrefix(t, []byte("arch = ")):
+		p.class = classRecord
 		p.arch = string(bytes.TrimSpace(t[len("arch = "):]))
 		return true
 	case bytes.HasPrefix(t, []byte("identifier = ")):
@@ -594,13 +700,16 @@ func (p *parser) cuobjdump(line []byte) bool {
 	case bytes.Equal(t, []byte("Common:")):
 		return true
 	case bytes.HasPrefix(t, []byte("GLOBAL:")):
+		p.class = classRecord
 		p.commonLine(t)
 		return true
 	case bytes.HasPrefix(t, []byte("Function ")) && bytes.HasSuffix(t, []byte(":")):
+		p.class = classNamed
 		p.flush()
 		p.start(string(t[len("Function "):len(t)-1]), SourceCuobjdump, true)
 		return true
 	case bytes.HasPrefix(t, []byte("REG:")):
+		p.class = classRecord
 		if p.cur == nil {
 			p.diag("warning", "unattributed", "", "", 0, fmt.Sprintf("resource line with no function before it: %q", truncate(string(t), 200)))
 			return true
@@ -730,8 +839,8 @@ func (p *parser) badNumber(kernel, what string, err error) {
 
 // foreign handles a line that is not resource usage: build-tool output, compiler errors.
 // It runs for most lines of a big build log, so it looks at bytes and makes a string only
-// for the few lines that matter.
-func (p *parser) foreign(line []byte) {
+// for the few lines that matter (hint: the line holds a failure hint, failureHint).
+func (p *parser) foreign(line []byte, hint bool) {
 	t := bytes.TrimSpace(line)
 	if len(t) == 0 {
 		return
@@ -762,43 +871,214 @@ func (p *parser) foreign(line []byte) {
 			}
 		}
 	}
-	if !failureHint(t) {
+	if !hint {
 		return
 	}
-	s := string(t)
+	if d, ok := failureLine(string(t)); ok {
+		p.addDiag(d)
+	}
+}
+
+// failureLine reads s, a whole line, as a failed build step's report: an error diagnostic
+// when it is one.
+func failureLine(s string) (Diagnostic, bool) {
+	d := Diagnostic{Severity: "error", Text: s}
 	switch {
+	case strings.HasPrefix(s, logCutMarker):
+		d.Kind = KindLogCut
 	case strings.HasPrefix(s, "nvcc fatal") || strings.HasPrefix(s, "nvcc error") || strings.HasPrefix(s, "cuobjdump fatal") || strings.HasPrefix(s, "nvlink error") || strings.HasPrefix(s, "nvlink fatal"):
-		p.diag("error", "tool-error", "", "", 0, s)
+		d.Kind = "tool-error"
 	case edgError.MatchString(s):
 		m := edgError.FindStringSubmatch(s)
-		p.diag("error", "compile-error", "", m[1], lineNumber(m[2]), s)
+		d.Kind, d.File, d.Line = "compile-error", m[1], lineNumber(m[2])
 	case clangError.MatchString(s):
 		m := clangError.FindStringSubmatch(s)
 		// m[3] is "" when the line has no column: 0
-		p.addDiag(Diagnostic{Severity: "error", Kind: "compile-error", File: m[1], Line: lineNumber(m[2]), Column: lineNumber(m[3]), Text: s})
+		d.Kind, d.File, d.Line, d.Column = "compile-error", m[1], lineNumber(m[2]), lineNumber(m[3])
 	case strings.Contains(s, "error detected in the compilation of") || strings.Contains(s, "errors detected in the compilation of"):
-		p.diag("error", "compile-error", "", "", 0, s)
+		d.Kind = "compile-error"
 	case strings.HasPrefix(s, "make") && strings.Contains(s, "***") && strings.Contains(s, "Error"),
 		makeFailed.MatchString(s) && !strings.Contains(s, "Waiting for unfinished jobs"),
 		strings.HasPrefix(s, "ninja: build stopped"), strings.HasPrefix(s, "FAILED: "), strings.HasPrefix(s, "CMake Error"):
-		p.diag("error", "build-failed", "", "", 0, s)
+		d.Kind = "build-failed"
 	case linkFailed.MatchString(s):
-		p.diag("error", "link-error", "", "", 0, s)
+		d.Kind = "link-error"
 	case strings.Contains(s, "error while loading shared libraries"):
-		p.diag("error", "loader-error", "", "", 0, s)
+		d.Kind = "loader-error"
 	case crashed.MatchString(s):
-		p.diag("error", "crashed", "", "", 0, s)
+		d.Kind = "crashed"
 	case toolError.MatchString(s):
-		p.diag("error", "build-failed", "", "", 0, s)
+		d.Kind = "build-failed"
 	case strings.HasSuffix(s, "command not found") || strings.HasSuffix(s, ": not found"):
 		for _, tool := range [...]string{"nvcc", "ptxas", "cuobjdump", "nvlink", "nvdisasm"} {
 			if strings.Contains(s, tool+": ") {
-				p.diag("error", "tool-missing", "", "", 0, s)
-				break
+				d.Kind = "tool-missing"
+				return d, true
+			}
+		}
+		return d, false
+	default:
+		return d, false
+	}
+	return d, true
+}
+
+// Failures printed into another line. Parallel builds (make -j, ninja) write to one pipe,
+// and a tool's output goes out in blocks that need not end at a line end: a crash report, a
+// killed compiler's or a compiler error, which always ends its own line, can follow the
+// start of another ("..., 376 bytes cmem[0]Segmentation fault (core dumped)"). Each
+// expression's group 1 is where the failure begins.
+var gluedFailures = []struct {
+	re *regexp.Regexp
+	// lits are words every match holds: re runs only on a line with one of them.
+	lits [][]byte
+	kind string
+}{
+	// nvcc, ptxas or another CUDA tool saying it failed: "nvcc error   : 'cicc' died due to
+	// signal 9 (Kill signal)", "ptxas fatal   : Unresolved extern function 'f'".
+	{regexp.MustCompile(`((?:nvcc|ptxas|nvlink|cuobjdump|fatbinary|nvdisasm|cicc|cudafe\+\+) +(?:error|fatal) *:)`), words("error", "fatal"), "tool-error"},
+	{regexp.MustCompile(`(\S+ died due to signal \d+)`), words("died due to signal"), "crashed"},
+	// The shell's report of a signal with the process ID: "line 1: 4242 Killed   nvcc ...".
+	{regexp.MustCompile(`((?:line )?\d+:\s+\d+\s+` + signals + `)(?:\s|$)`), words(signalNames...), "crashed"},
+	{regexp.MustCompile(`(` + signals + ` \(core dumped\))`), words("(core dumped)"), "crashed"},
+	// A signal's name of several words ends no name and no prose without a space before it.
+	{regexp.MustCompile(`\S((?:Segmentation fault|Bus error|Illegal instruction|Floating point exception))$`), words("Segmentation fault", "Bus error", "Illegal instruction", "Floating point exception"), "crashed"},
+	{regexp.MustCompile(`(terminate called (?:after throwing|without an active exception)|what\(\):\s+std::bad_alloc|virtual memory exhausted|out of memory allocating|internal compiler error|dumped core)`),
+		words("terminate called", "bad_alloc", "virtual memory exhausted", "out of memory allocating", "internal compiler error", "dumped core"), "crashed"},
+	// nvcc's front end ("x.cu(12): error: ..."), clang and gcc ("x.cu:12:5: error: ...").
+	// None starts at a word boundary: glued, it follows a letter as often as not.
+	{regexp.MustCompile(`\S(\(\d+\): (?:catastrophic error|fatal error|error)\b|:\d+:(?:\d+:)? (?:fatal )?error: )|(errors? detected in the compilation of)`), words("error"), "compile-error"},
+	{regexp.MustCompile(`(make(?:\[\d+\])?: \*\*\* |ninja: build stopped|CMake Error)`), words("***", "build stopped", "CMake Error"), "build-failed"},
+	// The host compiler's driver: "cc1plus: fatal error: Killed signal terminated program".
+	{regexp.MustCompile(`((?:cc1plus|cc1|gcc|g\+\+|c\+\+|clang\+\+|clang|collect2): (?:fatal )?error: )`), words("error"), "build-failed"},
+	{regexp.MustCompile(`(ld returned \d+ exit status|cannot find -l\S|linker command failed|undefined reference to)`), words("exit status", "cannot find -l", "linker command failed", "undefined reference to"), "link-error"},
+	{regexp.MustCompile(`(error while loading shared libraries)`), words("error while loading shared libraries"), "loader-error"},
+}
+
+// signalNames are how bash reports a process a signal ended.
+var signalNames = []string{"Killed", "Segmentation fault", "Aborted", "Bus error", "Illegal instruction", "Floating point exception", "Terminated"}
+
+func words(ws ...string) [][]byte {
+	out := make([][]byte, len(ws))
+	for i, w := range ws {
+		out[i] = []byte(w)
+	}
+	return out
+}
+
+var (
+	// A signal's name glued to the end of a tool's line right after a quote, bracket or
+	// other mark that ends no kernel name ("for 'sm_90'Killed", "cmem[0]Aborted"). After a
+	// letter or digit it could be the end of the name ("Function properties for isKilled").
+	gluedSignalAfterMark = regexp.MustCompile(`[^\w$.\s](` + signals + `)$`)
+	// Any signal's name in a record line, which holds only counts and units.
+	signalWord = regexp.MustCompile(`(` + signals + `)`)
+)
+
+// classAt tells a tool's line and a record line from any other, before they are read
+// (where a failure printed into them can be told from their own text depends on it), and
+// where the tool's name begins on a tool's line ("ptxas info ..."), else -1.
+func classAt(line []byte) (lineClass, int) {
+	for _, tool := range [...]string{"ptxas ", "nvlink "} {
+		k := bytes.Index(line, []byte(tool))
+		if k < 0 {
+			continue
+		}
+		level, msg, ok := cutLevel(line[k+len(tool):])
+		if !ok {
+			continue
+		}
+		if level == "info" && (bytes.HasPrefix(msg, []byte("Used ")) || bytes.HasPrefix(msg, []byte("used ")) || bytes.Contains(msg, []byte("bytes gmem"))) {
+			return classRecord, k
+		}
+		return classNamed, k
+	}
+	t := bytes.TrimSpace(line)
+	switch {
+	case bytes.Contains(line, []byte("bytes stack frame")), bytes.HasPrefix(t, []byte("REG:")), bytes.HasPrefix(t, []byte("GLOBAL:")), bytes.HasPrefix(t, []byte("arch = ")):
+		return classRecord, -1
+	case bytes.HasPrefix(t, []byte("Function ")):
+		return classNamed, -1
+	}
+	return classForeign, -1
+}
+
+// gluedIntoRecord files a failure printed into a tool's or a record's line, before it
+// ("Killedptxas info    : Used ...") or after its start ("..., 376 bytes cmem[0]Segmentation
+// fault (core dumped)"), and returns the line without it, to be read as the tool printed
+// it. A tool's own error line ("ptxas fatal   : ...") is no failure inside itself.
+func (p *parser) gluedIntoRecord(line []byte) []byte {
+	class, toolAt := classAt(line)
+	if class == classForeign {
+		return line
+	}
+	if toolAt > 0 {
+		if pre := bytes.TrimSpace(line[:toolAt]); len(pre) > 0 {
+			if d, ok := failureLine(string(pre)); ok {
+				p.gluedDiag(d.Kind, pre)
+				return line[toolAt:]
 			}
 		}
 	}
+	at, kind := gluedAt(line, toolAt, class)
+	switch {
+	case at < 0:
+		return line
+	case at == 0 && toolAt < 0:
+		// Before a record line with no tool's name (a stack frame line): the record reads
+		// with it, as with any prefix.
+		p.gluedDiag(kind, line)
+		return line
+	}
+	p.gluedDiag(kind, line[at:])
+	return line[:at]
 }
+
+// gluedAt is where the first failure printed into line after the tool's name at toolAt
+// (-1: none) begins (gluedFailures; and, by the line's class, a signal's name alone), and
+// its kind; -1 for none.
+func gluedAt(line []byte, toolAt int, class lineClass) (int, string) {
+	// After the tool's own words ("ptxas fatal   : ..."), which are no failure inside them.
+	from := toolAt + 1
+	rest := line[from:]
+	at, kind := -1, ""
+	for _, g := range gluedFailures {
+		if !slices.ContainsFunc(g.lits, func(l []byte) bool { return bytes.Contains(rest, l) }) {
+			continue
+		}
+		if m := g.re.FindSubmatchIndex(rest); m != nil {
+			start := m[2]
+			if start < 0 {
+				start = m[4] // the expression's second group matched
+			}
+			if at < 0 || start < at {
+				at, kind = start, g.kind
+			}
+		}
+	}
+	if at < 0 {
+		var m []int
+		switch class {
+		case classRecord:
+			m = signalWord.FindSubmatchIndex(rest)
+		case classNamed:
+			m = gluedSignalAfterMark.FindSubmatchIndex(rest)
+		}
+		if m == nil {
+			return -1, ""
+		}
+		at, kind = m[2], "crashed"
+	}
+	return from + at, kind
+}
+
+// gluedDiag files a failure found inside another line, saying so.
+func (p *parser) gluedDiag(kind string, text []byte) {
+	p.diag("error", kind, "", "", 0, string(bytes.TrimSpace(text))+" "+gluedNote)
+}
+
+// gluedNote ends the text of a failure found inside another line.
+const gluedNote = "(printed into another line of the log, without a line end between them, as the output of parallel builds interleaves)"
 
 // cmakeObjectPath turns CMake's "CMakeFiles/t.dir/src/fa.cu" into "src/fa.cu".
 func cmakeObjectPath(s string) string {
@@ -815,6 +1095,9 @@ func (p *parser) diag(sev, kind, kernel, file string, line int, text string) {
 // addDiag files d as read at the current input line, or counts it again when the same
 // message came before (a log concatenated from reruns).
 func (p *parser) addDiag(d Diagnostic) {
+	if d.Severity == "error" {
+		p.errLine = p.lineNo
+	}
 	d.Text = truncate(d.Text, 2000)
 	key := strings.Join([]string{d.Severity, d.Kind, d.Kernel, d.File, strconv.Itoa(d.Line), strconv.Itoa(d.Column), d.Text}, "\x00")
 	if i, dup := p.log.diagIndex[key]; dup {

@@ -321,6 +321,10 @@ func FuzzParse(f *testing.F) {
 	for _, fl := range failedBuildLines {
 		f.Add([]byte("ptxas info    : Compiling entry function 'k' for 'sm_90'\nptxas info    : Used 8 registers\n" + fl.line + "\n"))
 	}
+	// Failures printed into another line.
+	for _, g := range gluedTexts {
+		f.Add([]byte("ptxas info    : Compiling entry function 'k' for 'sm_89'\nptxas info    : Function properties for k\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 8 registers, 376 bytes cmem[0]" + g.text + "\n"))
+	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var l Log
 		if err := l.Parse(bytes.NewReader(in), "fuzz", nil); err != nil {

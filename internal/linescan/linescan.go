@@ -52,3 +52,50 @@ func Each(r io.Reader, maxLine int, fn func(line []byte)) error {
 		}
 	}
 }
+
+// EachTail is Each for a parser that must also see how a long line ends (a crash printed
+// at the end of a megabyte of output without a line end): fn gets a line cut to its first
+// maxLine bytes with, in tail, its last tailBytes (line ending included); tail is nil for a
+// line that was not cut. What lies between is skipped. fn must keep neither slice.
+func EachTail(r io.Reader, maxLine, tailBytes int, fn func(line, tail []byte)) error {
+	br := bufio.NewReaderSize(r, bufSize)
+	var head, tail []byte
+	n := 0 // the current line's length so far
+	keep := func(chunk []byte) {
+		n += len(chunk)
+		if room := maxLine - len(head); room > 0 {
+			head = append(head, chunk[:min(len(chunk), room)]...)
+		}
+		tail = append(tail, chunk...)
+		if over := len(tail) - tailBytes; over > 0 {
+			tail = append(tail[:0], tail[over:]...)
+		}
+	}
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			keep(chunk)
+			continue
+		case n == 0 && len(chunk) <= maxLine:
+			// The whole line in the buffer: no copy.
+			if len(chunk) > 0 {
+				fn(chunk, nil)
+			}
+		default:
+			keep(chunk)
+			var cut []byte
+			if n > maxLine {
+				cut = tail
+			}
+			fn(head, cut)
+		}
+		head, tail, n = head[:0], tail[:0], 0
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}

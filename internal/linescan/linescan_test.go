@@ -53,3 +53,39 @@ func TestEachReadError(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// EachTail gives the lines Each gives and, for a line it cuts, how the line ends.
+func TestEachTail(t *testing.T) {
+	long := strings.Repeat("x", 200<<10)
+	for _, tc := range []struct {
+		name  string
+		in    string
+		max   int
+		lines []string
+		tails []string
+	}{
+		{"short lines", "a\nb\r\nc", 100, []string{"a\n", "b\r\n", "c"}, []string{"", "", ""}},
+		{"cut in the buffer", "abcdefgh\nxy\n", 3, []string{"abc", "xy\n"}, []string{"defgh\n", ""}},
+		{"cut past the buffer", long + "Segmentation fault\nend", 1000, []string{long[:1000], "end"}, []string{"fault\n", ""}},
+		{"cut past the buffer, no line end", long + "Killed", 1000, []string{long[:1000]}, []string{"Killed"}},
+		{"long, not cut", long + "\nend\n", 1 << 20, []string{long + "\n", "end\n"}, []string{"", ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, r := range []io.Reader{strings.NewReader(tc.in), iotest.OneByteReader(strings.NewReader(tc.in))} {
+				var lines, tails []string
+				err := EachTail(r, tc.max, 6, func(line, tail []byte) {
+					lines, tails = append(lines, string(line)), append(tails, string(tail))
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Join(lines, "|") != strings.Join(tc.lines, "|") || strings.Join(tails, "|") != strings.Join(tc.tails, "|") {
+					t.Errorf("lines %.60q tails %q, want %.60q %q", lines, tails, tc.lines, tc.tails)
+				}
+				if each := collect(t, strings.NewReader(tc.in), tc.max); strings.Join(each, "|") != strings.Join(lines, "|") {
+					t.Errorf("Each gives %.60q", each)
+				}
+			}
+		})
+	}
+}

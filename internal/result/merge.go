@@ -18,6 +18,11 @@ import (
 // a shard at all.
 const ShardsGate = "shards"
 
+// MaxMergeGPUs is the most GPUs one merge takes results from (kernel-gate merge
+// --expect-gpus): a typo, not a matrix, beyond it. Readers of a merged result size their
+// limits by it.
+const MaxMergeGPUs = 64
+
 // MergeInput is one result handed to Merge: Name says where it came from (a file), Err why
 // it could not be read (Result is then ignored and the merge fails naming it).
 type MergeInput struct {
@@ -268,12 +273,14 @@ func (m *merger) shardsGate(groups []*gpuGroup, judged bool) (Gate, error) {
 		Missing []int       `json:"missing,omitempty"`
 	}
 	data := struct {
-		Count  int       `json:"count"`
-		Commit string    `json:"commit,omitempty"`
-		Base   string    `json:"base,omitempty"`
-		Config string    `json:"config,omitempty"`
-		GPUs   []gpuData `json:"gpus"`
-	}{GPUs: []gpuData{}}
+		Count  int    `json:"count"`
+		Commit string `json:"commit,omitempty"`
+		Base   string `json:"base,omitempty"`
+		Config string `json:"config,omitempty"`
+		// ExpectGPUs is --expect-gpus (absent when not given: the GPUs were not counted).
+		ExpectGPUs int       `json:"expect_gpus,omitempty"`
+		GPUs       []gpuData `json:"gpus"`
+	}{GPUs: []gpuData{}, ExpectGPUs: m.o.ExpectGPUs}
 	if m.ref != nil {
 		r := m.ref.res.Shard
 		data.Count, data.Commit, data.Base, data.Config = r.Count, r.Commit, r.Base, r.Config
@@ -302,8 +309,80 @@ func (m *merger) shardsGate(groups []*gpuGroup, judged bool) (Gate, error) {
 	} else {
 		g.Summary = fmt.Sprintf("%s of %d shard(s) merged from %s", plural(shards, "result"), data.Count, plural(len(groups), "GPU"))
 		g.Findings = append(g.Findings, Finding{Severity: Notice, Metric: "shard", Message: "every shard of every GPU was merged: " + g.Summary})
+		if m.o.ExpectGPUs == 0 {
+			g.Findings = append(g.Findings, Finding{Severity: Notice, Metric: "shard", Message: fmt.Sprintf(
+				"the GPUs were not counted (no --expect-gpus): a GPU whose every shard is missing left no result to miss, so this result vouches for the %s it holds only", plural(len(groups), "GPU"))})
+		}
 	}
 	return g, nil
+}
+
+// mergedRecord is what a merged result's shards gate keeps of the shards (shardsGate's
+// data), as checkMerged reads it.
+type mergedRecord struct {
+	Count      int `json:"count"`
+	ExpectGPUs int `json:"expect_gpus"`
+	GPUs       []struct {
+		GPU    string `json:"gpu"`
+		Shards []struct {
+			Index int `json:"index"`
+		} `json:"shards"`
+		Missing []int `json:"missing"`
+	} `json:"gpus"`
+}
+
+// checkMerged refuses a merged result (a shards gate and no shard record of its own) whose
+// shards gate does not fail although its record of the shards is not every shard 1..n of
+// every GPU once: Merge never writes one, so it was edited, or cut, and cannot vouch for
+// the whole run. A result without a shards gate says nothing of shards, and is not checked.
+func checkMerged(res Result) error {
+	if res.Shard != nil {
+		return nil // a shard's own shards gate records the shard
+	}
+	var sg *Gate
+	for i := range res.Gates {
+		if res.Gates[i].Name != ShardsGate {
+			continue
+		}
+		if sg != nil {
+			return fmt.Errorf("%w: the merged result has two %q gates", ErrNotResult, ShardsGate)
+		}
+		sg = &res.Gates[i]
+	}
+	if sg == nil || sg.Verdict == Fail {
+		return nil
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: the merged result's %q gate says %s, but %s: it cannot vouch for every shard of the run", ErrNotResult, ShardsGate, sg.Verdict, fmt.Sprintf(format, a...))
+	}
+	var rec mergedRecord
+	if err := json.Unmarshal(sg.Data, &rec); err != nil {
+		return bad("its data is no record of the shards merged (%v)", err)
+	}
+	switch {
+	case rec.Count < 1 || rec.Count > shard.Max:
+		return bad("its record says the run had %d shards (want 1 to %d)", rec.Count, shard.Max)
+	case len(rec.GPUs) == 0:
+		return bad("its record names no GPU")
+	case rec.ExpectGPUs > 0 && len(rec.GPUs) != rec.ExpectGPUs:
+		return bad("its record names %d GPU(s) and %d were expected", len(rec.GPUs), rec.ExpectGPUs)
+	}
+	for _, gd := range rec.GPUs {
+		if len(gd.Missing) > 0 {
+			return bad("its record says shard(s) %v of %s are missing", gd.Missing, quoteOrNone(gd.GPU))
+		}
+		seen := make([]bool, rec.Count+1)
+		for _, sd := range gd.Shards {
+			if sd.Index < 1 || sd.Index > rec.Count || seen[sd.Index] {
+				return bad("its record gives shard %d/%d of %s twice or out of range", sd.Index, rec.Count, quoteOrNone(gd.GPU))
+			}
+			seen[sd.Index] = true
+		}
+		if i := slices.Index(seen[1:], false); i >= 0 {
+			return bad("its record has no shard %d/%d of %s", i+1, rec.Count, quoteOrNone(gd.GPU))
+		}
+	}
+	return nil
 }
 
 func plural(n int, word string) string {

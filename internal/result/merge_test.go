@@ -309,3 +309,129 @@ func FuzzMerge(f *testing.F) {
 		}
 	})
 }
+
+// Every way a merge can lack a shard fails it, whatever was or was not said on the command
+// line: the highest shard missing with no --expect-shards (the count comes from the shards
+// themselves), a GPU whose every shard is missing (with --expect-gpus; without, the merged
+// result says that it counted no GPUs), a merged result given to merge again.
+func TestMergeNeverPassesAMissingShard(t *testing.T) {
+	merged, err := Merge([]MergeInput{in("a.json", shardResult(t, 1, 2, h100, Pass)), in("b.json", shardResult(t, 2, 2, h100, Pass))}, MergeOptions{Tool: "kg"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		inputs []MergeInput
+		opts   MergeOptions
+		want   string
+	}{
+		{"the highest of three missing, no --expect-shards", []MergeInput{in("a.json", shardResult(t, 1, 3, h100, Pass)), in("b.json", shardResult(t, 2, 3, h100, Pass))},
+			MergeOptions{}, "shard 3/3 of H100 80GB HBM3, sm_90 is missing"},
+		{"the first missing, no --expect-shards", []MergeInput{in("b.json", shardResult(t, 2, 2, h100, Pass))},
+			MergeOptions{}, "shard 1/2 of H100 80GB HBM3, sm_90 is missing"},
+		{"a GPU with every shard missing", []MergeInput{in("h-1.json", shardResult(t, 1, 2, h100, Pass)), in("h-2.json", shardResult(t, 2, 2, h100, Pass))},
+			MergeOptions{ExpectShards: 2, ExpectGPUs: 2}, "2 GPU(s) expected (--expect-gpus), but the results come from 1"},
+		{"a merged result merged again", []MergeInput{in("merged.json", merged)},
+			MergeOptions{}, `merged.json: not a shard (no "shard" record)`},
+		{"a merged result beside a shard", []MergeInput{in("a.json", shardResult(t, 1, 2, h100, Pass)), in("merged.json", merged)},
+			MergeOptions{}, "shard 2/2 of H100 80GB HBM3, sm_90 is missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Merge(tc.inputs, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != Fail || res.Gates[0].Verdict != Fail || !strings.Contains(errorsOf(res.Gates[0]), tc.want) {
+				t.Errorf("verdict %s, shards gate %s, errors:\n%s\nwant a failure saying %q", res.Verdict, res.Gates[0].Verdict, errorsOf(res.Gates[0]), tc.want)
+			}
+		})
+	}
+	// Without --expect-gpus a GPU whose every shard is missing leaves nothing to see: the
+	// merged result says it vouches only for the GPUs it holds, and records that no number
+	// of GPUs was expected.
+	sg := merged.Gates[0]
+	var notes []string
+	for _, f := range sg.Findings {
+		notes = append(notes, f.Message)
+	}
+	if !strings.Contains(strings.Join(notes, "\n"), "the GPUs were not counted (no --expect-gpus)") || strings.Contains(string(sg.Data), "expect_gpus") {
+		t.Errorf("findings %q, data %s", notes, sg.Data)
+	}
+}
+
+// A merged result whose shards gate was made to pass by hand, although its own record of
+// the shards lacks one (or holds none), is no result to trust: Read refuses it, so report
+// mode, kernel-gate report and a baseline update never take it as a whole run's pass.
+func TestReadRefusesMergedResultThatLacksAShard(t *testing.T) {
+	// Two GPUs, shard 2/2 of the L4 missing: the shards gate fails.
+	merged, err := Merge([]MergeInput{in("h-1.json", shardResult(t, 1, 2, h100, Pass)), in("h-2.json", shardResult(t, 2, 2, h100, Pass)), in("l4-1.json", shardResult(t, 1, 2, l4, Pass))},
+		MergeOptions{Tool: "kg", ExpectGPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if merged.Gates[0].Verdict != Fail {
+		t.Fatalf("shards gate %s", merged.Gates[0].Verdict)
+	}
+	// passed is the result with its shards gate passed by hand (its error findings gone) and
+	// its data edited by edit (nil: as Merge wrote it).
+	passed := func(edit func(d map[string]any)) []byte {
+		r := merged
+		r.Gates = slices.Clone(merged.Gates)
+		sg := r.Gates[0]
+		sg.Findings = nil
+		sg.Decide(true)
+		if edit != nil {
+			var d map[string]any
+			if err := json.Unmarshal(sg.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			edit(d)
+			if err := sg.SetData(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.Gates[0] = sg
+		r.Verdict = Overall(r.Gates)
+		var b bytes.Buffer
+		if err := Write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	gpus := func(d map[string]any) []any { return d["gpus"].([]any) }
+	for _, tc := range []struct {
+		name string
+		edit func(d map[string]any)
+		want string
+	}{
+		{"as merged", nil, `shard(s) [2] of "L4, sm_89" are missing`},
+		{"missing list removed", func(d map[string]any) { delete(gpus(d)[1].(map[string]any), "missing") }, `no shard 2/2 of "L4, sm_89"`},
+		{"a GPU removed, expected two", func(d map[string]any) { d["gpus"] = gpus(d)[:1] }, "names 1 GPU(s) and 2 were expected"},
+		{"a shard given twice", func(d map[string]any) {
+			g := gpus(d)[0].(map[string]any)
+			g["shards"] = []any{g["shards"].([]any)[0], g["shards"].([]any)[0]}
+		}, "twice or out of range"},
+		{"no record", func(d map[string]any) { clear(d) }, "says the run had 0 shards"},
+		{"no GPU", func(d map[string]any) { d["gpus"] = []any{}; delete(d, "expect_gpus") }, "names no GPU"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Read(bytes.NewReader(passed(tc.edit)))
+			if !errors.Is(err, ErrNotResult) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Read: %v; want it refused saying %q", err, tc.want)
+			}
+		})
+	}
+	// Data that is not even a record: refused too.
+	raw := bytes.Replace(passed(nil), []byte(`"count": 2`), []byte(`"count": "two"`), 1)
+	if _, err := Read(bytes.NewReader(raw)); !errors.Is(err, ErrNotResult) || !strings.Contains(err.Error(), "no record of the shards") {
+		t.Errorf("Read of a record that is not one: %v", err)
+	}
+	// As merged, failing, it reads back.
+	var b bytes.Buffer
+	if err := Write(&b, merged); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(&b); err != nil {
+		t.Errorf("the failed merge does not read back: %v", err)
+	}
+}

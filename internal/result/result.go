@@ -236,8 +236,10 @@ var maxReadSize int64 = 1 << 30
 // key twice in any object (strictjson: encoding/json would keep the last); every verdict
 // pass, fail or skip and every severity error, warning or notice; no gate that passes or
 // skips with an error finding; and an overall verdict that is the one its gates give
-// (Overall). A file that fails any of these is not a result to trust: the error says
-// why, with the line and column where the input shows it.
+// (Overall); and, for a merged result, a shards gate that does not fail only where its
+// record holds every shard of every GPU (checkMerged). A file that fails any of these is
+// not a result to trust: the error says why, with the line and column where the input
+// shows it.
 func Read(r io.Reader) (Result, error) {
 	raw, err := io.ReadAll(io.LimitReader(r, maxReadSize+1))
 	if err != nil {
@@ -298,6 +300,9 @@ func Read(r io.Reader) (Result, error) {
 	}
 	if want := Overall(res.Gates); res.Verdict != want {
 		return Result{}, fmt.Errorf("%w: the verdict is %q but its gates give %q", ErrNotResult, res.Verdict, want)
+	}
+	if err := checkMerged(res); err != nil {
+		return Result{}, err
 	}
 	return res, nil
 }

@@ -28,6 +28,7 @@ const stopGraceMessage = "kernel-gate: exiting without waiting for the command"
 // harness killed mid-run is not a failed gate). After the first signal, a second one or
 // grace (main's is stopGrace) ends the process at once, exit 2, so that no signal is ever
 // ignored.
+// Why: docs/threat-model.md, threat-model T16.
 func stopOnSignal(stderr io.Writer, grace time.Duration) (ctx context.Context, exit func(code int) int) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 2)

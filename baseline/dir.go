@@ -51,6 +51,7 @@ func NewDir(path string, keep int) *Dir {
 // up with an error naming the lock and its holder: a writer holds it for milliseconds (a
 // slow disk, seconds), so one held this long belongs to a writer that hangs, and waiting
 // on would hang this one too.
+// Why: docs/threat-model.md, threat-model T17.
 const DefaultLockWait = 2 * time.Minute
 
 // ErrLockWait is wrapped by the error of an update or prune that gave up waiting for a

@@ -340,6 +340,7 @@ func gateParts(g result.Gate) ([]part, error) {
 // fails when res is part of a run (wholeRun), names no GPU (FingerprintOf) or a gate's data
 // cannot be read; gates res does not have are listed in Missing. Timings hold only the
 // comparisons with base until AddBench adds the head's own times.
+// Why: docs/threat-model.md, threat-model T2.
 func EntryFromResult(res result.Result, commit string, when time.Time) (Entry, error) {
 	commit = strings.TrimSpace(commit)
 	if commit == "" {

@@ -119,6 +119,7 @@ func Parse(raw []byte, name string) (Config, error) {
 // oneDocument decodes the file's one YAML document. A second one ("---" and more) is refused
 // naming its line, even an empty one: yaml.Unmarshal would use the first and drop the rest
 // without a word, and a limit a user wrote after the "---" would not be applied.
+// Why: docs/threat-model.md, threat-model T5.
 func oneDocument(raw []byte, name string) (yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	var root yaml.Node

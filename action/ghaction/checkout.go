@@ -28,6 +28,7 @@ import (
 //   - A ref input (workflow_dispatch's revision to gate) must name the commit checked out.
 //
 // A report (mode report) runs nothing of the checkout and is not checked.
+// Why: docs/threat-model.md, threat-model T10.
 func CheckCheckout(ctx context.Context, root string, in Inputs, ev Event, p Plan) error {
 	if p.Mode == ModeReport {
 		return nil
@@ -214,6 +215,7 @@ func tracked(ctx context.Context, top, path string) error {
 // checkRefInput refuses a ref input (the input, else a workflow_dispatch form's "ref") that
 // does not name the commit checked out: the result and the baseline would be recorded for
 // a revision that was never gated.
+// Why: docs/threat-model.md, threat-model T12.
 func checkRefInput(ctx context.Context, root string, in Inputs, ev Event) error {
 	ref := strings.TrimSpace(in.Ref)
 	if ref == "" {

@@ -115,6 +115,7 @@ func (r *run) fromFork() bool {
 }
 
 // checkTitle is the check run's title; a fork's result says that it is one.
+// Why: docs/threat-model.md, threat-model T7.
 func (r *run) checkTitle(res result.Result) string {
 	if r.fromFork() {
 		return "untrusted (fork's code): " + title(res)
@@ -146,6 +147,7 @@ func (r *run) stageB(ctx context.Context) (result.Result, error) {
 
 // crossCheck lists what makes res not stage A's result for this event: each problem is
 // one sentence naming what the event says and what the result says.
+// Why: docs/threat-model.md, threat-model T6.
 func (r *run) crossCheck(ctx context.Context, res result.Result) []string {
 	wr := r.ev.WorkflowRun
 	var problems []string

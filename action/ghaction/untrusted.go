@@ -45,6 +45,7 @@ const (
 // ReadUntrusted reads and checks a result file made elsewhere, for reporting: the verdict of
 // each gate and of the whole is decided from all of it, then what is shown is cut to the
 // limits (findings, table rows, data). notes say what was cut.
+// Why: docs/threat-model.md, threat-model T1.
 func ReadUntrusted(file string) (res result.Result, notes []string, err error) {
 	res, err = readUntrusted(file)
 	if err != nil {

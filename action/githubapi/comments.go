@@ -34,6 +34,7 @@ func MarkerTag(marker string) string {
 // comment is made. The body, after the tag, is cut to GitHub's limit with a note. It
 // returns the comment's id. A retried attempt looks for the comment again first, so that
 // a create GitHub did but did not confirm is not made twice.
+// Why: docs/threat-model.md, threat-model T11.
 func (c *Client) UpsertComment(ctx context.Context, pr int, marker, body string) (int64, error) {
 	if pr < 1 {
 		return 0, fmt.Errorf("githubapi: commenting on pull request %d: not a pull request number", pr)

@@ -80,6 +80,7 @@ type authTransport struct {
 	origin string
 }
 
+// Why: docs/threat-model.md, threat-model T9.
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	if originOf(req.URL) == t.origin {
@@ -102,6 +103,7 @@ type Budget struct {
 }
 
 // NewBudget returns a Budget of total; DefaultBudget when total is not positive.
+// Why: docs/threat-model.md, threat-model T9.
 func NewBudget(total time.Duration) *Budget {
 	if total <= 0 {
 		total = DefaultBudget

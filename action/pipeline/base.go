@@ -59,6 +59,7 @@ func (p *pipeline) resolveBase(ctx context.Context, replaying bool) error {
 	}
 	ref := cmp.Or(p.o.BaseRef, bench.BaseRef)
 	p.decided.BaseRef = ref
+	// Why: docs/threat-model.md, threat-model T12.
 	if p.o.BaseMayBeGone {
 		_, missing := abrun.Git(ctx, top, "cat-file", "-e", ref+"^{commit}")
 		// A shallow clone lacks it for want of fetching: that stays an error with its hint.

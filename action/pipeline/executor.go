@@ -81,6 +81,7 @@ const (
 	journalSchema = "kernel-gate/run-journal/v1"
 	// DefaultLogCap bounds one step's log (a runaway harness cannot fill the disk): a gate
 	// that reads a log cut there fails, naming the cap (Options.LogCap).
+	// Why: docs/threat-model.md, threat-model T3.
 	DefaultLogCap = 64 << 20
 	// resultFile is the live run's result, beside the journal.
 	resultFile = "result.json"

@@ -181,6 +181,7 @@ func envPath(getenv func(string) string, name string) (string, error) {
 // ~/.bashrc, the runner's .credentials), and without blocking; and anything but a regular
 // file (a FIFO, whose open or write would wait for a reader for ever; a device; a
 // directory) is refused, named, before anything is written.
+// Why: docs/threat-model.md, threat-model T15.
 func appendFile(path string, content func(size int64, needNewline bool) (string, error)) (err error) {
 	dir, name := filepath.Split(path)
 	if dir == "" {

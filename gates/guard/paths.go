@@ -33,6 +33,7 @@ import (
 // A file named or found that the guard did not read is named in a notice; one it should
 // have read but could not (unreadable, not a regular file, too large, a link that does
 // not resolve) fails the gate.
+// Why: docs/threat-model.md, threat-model T13.
 func ScanPaths(paths []string, cfg Config) (result.Gate, error) {
 	type group struct {
 		root    string // the repository's root, real and absolute
@@ -175,6 +176,7 @@ func repoRoot(dir string) (string, bool) {
 // repo may be any directory of the repository (.github, a subdirectory): the change is
 // read from the repository's top level, so its paths are the repository's whatever git's
 // diff.relative says, and a changed file the guard does not read is named in a notice.
+// Why: docs/threat-model.md, threat-model T13.
 func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (result.Gate, error) {
 	repo, err := topLevel(ctx, repo)
 	if err != nil {

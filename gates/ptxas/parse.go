@@ -282,6 +282,7 @@ var hintStarts, hintGroups = func() (t [1 << 16]uint8, groups [][][]byte) {
 	return t, groups
 }()
 
+// Why: docs/threat-model.md, threat-model T4.
 func failureHint(t []byte) bool {
 	for i := 0; i+1 < len(t); i++ {
 		g := hintStarts[uint16(t[i])<<8|uint16(t[i+1])]

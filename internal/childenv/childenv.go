@@ -81,6 +81,7 @@ func Withheld(name string) bool {
 // variables, in base's order. A nil base is this process's environment (os.Environ()),
 // as a nil exec.Cmd.Env would be; the result is never nil, so that setting it as a
 // Cmd's Env never means "inherit everything".
+// Why: docs/threat-model.md, threat-model T8.
 func Environ(base []string) []string {
 	if base == nil {
 		base = os.Environ()
@@ -107,6 +108,7 @@ func Environ(base []string) []string {
 // from the getenv (a value handed down), and a process started later by code that forgot
 // Environ inherits no credential. Call it before anything else runs: it changes the
 // process's environment.
+// Why: docs/threat-model.md, threat-model T8.
 func TakeSecrets() func(string) string {
 	taken := map[string]string{}
 	for _, kv := range os.Environ() {

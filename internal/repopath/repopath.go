@@ -21,6 +21,7 @@ import (
 // separator, or a format character (the bidirectional controls U+202A–U+202E,
 // U+2066–U+2069, U+200E, U+200F and U+061C among them, which can make one file's name
 // display as another's).
+// Why: docs/threat-model.md, threat-model T14.
 func Rel(p string) (string, bool) {
 	if p == "" || strings.ContainsRune(p, '\\') || strings.HasPrefix(p, "/") || hasScheme(p) || !Visible(p) {
 		return "", false

@@ -63,6 +63,7 @@ type part struct {
 // records in each shard). Results from several GPUs give one gate per GPU, "ptxas (L4, sm_89)",
 // except where a gate is the same on every GPU (the guard), which is shown once. The error
 // is only for data that cannot be encoded.
+// Why: docs/threat-model.md, threat-model T2.
 func Merge(inputs []MergeInput, o MergeOptions) (Result, error) {
 	m := merger{o: o}
 	var parts []part

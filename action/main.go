@@ -42,9 +42,14 @@ const (
 
 func main() {
 	// First of all: the tokens leave the process's environment, so that no process it
-	// starts can inherit one; the commands that need one (action, trend, baseline with
-	// the git store) read it from getenv, which keeps their values (internal/childenv).
-	getenv := childenv.TakeSecrets()
+	// starts can inherit one, nor read it in the environment this process was started
+	// with (Linux: it starts itself again without them); the commands that need one
+	// (action, trend, baseline with the git store) read it from getenv, which keeps their
+	// values (internal/childenv).
+	getenv, sealed := childenv.SealSecrets()
+	if sealed != nil {
+		fmt.Fprintf(os.Stderr, "kernel-gate: the credentials stay in the environment it was started with: %s\n", workflowcmd.Neutralize(sealed.Error()))
+	}
 	ctx, exit := stopOnSignal(os.Stderr, stopGrace)
 	code := run(ctx, os.Args[1:], env{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: getenv,

@@ -9,7 +9,9 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -116,7 +118,7 @@ func TestNoChildSeesAToken(t *testing.T) {
 }
 
 // main takes the tokens out of the process's environment before anything else runs
-// (childenv.TakeSecrets, tested there): a process started by code that forgot
+// (childenv.SealSecrets, tested there and by TestNoAncestorHoldsAToken): a process started by code that forgot
 // childenv.Environ still inherits none.
 func TestMainTakesTheSecretsFirst(t *testing.T) {
 	fset := token.NewFileSet()
@@ -132,7 +134,7 @@ func TestMainTakesTheSecretsFirst(t *testing.T) {
 		if len(fn.Body.List) > 0 {
 			if as, ok := fn.Body.List[0].(*ast.AssignStmt); ok && len(as.Rhs) == 1 {
 				if call, ok := as.Rhs[0].(*ast.CallExpr); ok {
-					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "TakeSecrets" {
+					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "SealSecrets" {
 						if id, ok := sel.X.(*ast.Ident); ok && id.Name == "childenv" {
 							return
 						}
@@ -140,7 +142,63 @@ func TestMainTakesTheSecretsFirst(t *testing.T) {
 				}
 			}
 		}
-		t.Fatal("main's first statement is not childenv.TakeSecrets()")
+		t.Fatal("main's first statement is not childenv.SealSecrets()")
 	}
 	t.Fatal("no func main in action/main.go")
 }
+
+// A harness can read the environment its ancestors were started with
+// (/proc/PPID/environ): kernel-gate, started with the tokens in its environment, starts
+// itself again without them (Linux), so what a child finds there holds none. The fake
+// nvidia-smi, which kernel-gate starts directly, dumps its parent's.
+func TestNoAncestorHoldsAToken(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the sealing is Linux's")
+	}
+	bin := buildKernelGate(t, t.TempDir())
+	repo, dumps := fakeRepo(t), t.TempDir()
+	secrets := map[string]string{
+		"INPUT_GITHUB-TOKEN":             "ghs_kgtest_sealed_input_1b2c",
+		"GITHUB_TOKEN":                   "ghs_kgtest_sealed_github_3d4e",
+		"ACTIONS_RUNTIME_TOKEN":          "kgtest-sealed-runtime-5f60",
+		"ACTIONS_ID_TOKEN_REQUEST_TOKEN": "kgtest-sealed-oidc-7a8b",
+	}
+	cmd := exec.Command(bin, runArgs(t, repo, filepath.Join(t.TempDir(), "art"), "--base", "main")...)
+	cmd.Env = append(os.Environ(), "FAKE_PARENT_DUMP="+dumps, "KG_TOKEN_TEST_CANARY=the-canary-is-seen")
+	for k, v := range secrets {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.CombinedOutput()
+	if code := cmd.ProcessState.ExitCode(); code != exitPass {
+		t.Fatalf("exit %d (%v)\n%s", code, err, out)
+	}
+	if strings.Contains(string(out), "the credentials stay") {
+		t.Errorf("kernel-gate could not seal its credentials:\n%s", out)
+	}
+	files, _ := os.ReadDir(dumps)
+	if len(files) == 0 {
+		t.Fatal("the fake nvidia-smi dumped no parent environment: was it run?")
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(filepath.Join(dumps, f.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dump := string(raw)
+		for name, value := range secrets {
+			if strings.Contains(dump, value) || strings.Contains(dump, name+"=") {
+				t.Errorf("%s: a child read %s in kernel-gate's starting environment", f.Name(), name)
+			}
+		}
+		// Read as root, /proc answers and the canary shows the read was real; as another
+		// user kernel-gate is not dumpable, and the read is refused.
+		if os.Geteuid() == 0 && !strings.Contains(dump, "KG_TOKEN_TEST_CANARY=the-canary-is-seen") {
+			t.Errorf("%s: the parent's environment was not read (%q)", f.Name(), firstLine(dump))
+		}
+		if os.Geteuid() != 0 && strings.TrimSpace(dump) != "unreadable" {
+			t.Errorf("%s: another process of the user read kernel-gate's environment", f.Name())
+		}
+	}
+}
+
+func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }

@@ -102,6 +102,16 @@ func Environ(base []string) []string {
 	return out
 }
 
+// SealSecrets is what package main calls first: Seal (on Linux, the process starts
+// itself again without the credentials in the environment it was started with), then
+// TakeSecrets with what Seal took. sealed is why the sealing could not be done (nil when it
+// was, or when there was nothing to seal); the getenv answers the credentials either way.
+// Why: docs/threat-model.md, threat-model T8.
+func SealSecrets() (getenv func(string) string, sealed error) {
+	taken, err := Seal()
+	return TakeSecrets(taken), err
+}
+
 // TakeSecrets removes every Secret variable from this process's environment and returns
 // a getenv that still answers them, from the values read here, and asks os.Getenv for
 // every other name. Package main calls it first: the commands that need a token get it
@@ -109,8 +119,13 @@ func Environ(base []string) []string {
 // Environ inherits no credential. Call it before anything else runs: it changes the
 // process's environment.
 // Why: docs/threat-model.md, threat-model T8.
-func TakeSecrets() func(string) string {
+//
+// sealed are credentials Seal already took (nil for none): they are answered too.
+func TakeSecrets(sealed map[string]string) func(string) string {
 	taken := map[string]string{}
+	for k, v := range sealed {
+		taken[k] = v
+	}
 	for _, kv := range os.Environ() {
 		name, value, ok := strings.Cut(kv, "=")
 		if !ok || name == "" || !Secret(name) {

@@ -105,7 +105,7 @@ func TestTakeSecrets(t *testing.T) {
 	}
 	t.Setenv("GITHUB_OUTPUT", "/tmp/kg-output")
 	t.Setenv("KG_CHILDENV_CANARY", "seen")
-	getenv := TakeSecrets()
+	getenv := TakeSecrets(nil)
 	for k, v := range secrets {
 		if got := getenv(k); got != v {
 			t.Errorf("getenv(%s) = %q, want the value taken", k, got)

@@ -99,12 +99,12 @@ const eventFile = "testdata/events/pull_request_synchronize.json"
 const eventRepo = "Codertocat/Hello-World"
 
 // copied is what the temporary repository holds of this one: what action.yml builds
-// kernel-gate from, its config and kernels (the guard gate reads them), the recording
-// the workflows replay and the event.
+// kernel-gate from, its config and kernels (the guard gate reads them), the recordings
+// the workflows replay (race fails, clean passes) and the event.
 var copied = []string{
 	"go.mod", "go.sum", "action.yml", ".gitignore", "kernel-gate.yml",
 	"action", "gates", "internal", "baseline", "kernels",
-	"testdata/replay/race", eventFile,
+	"testdata/replay/race", "testdata/replay/clean", eventFile,
 }
 
 // actTimeout bounds one act run.
@@ -246,6 +246,10 @@ type harness struct {
 	act             string
 	setupGo         string // the actions/setup-go@<sha> that action.yml names
 	stub            string // a stand-in for it that fails if it runs
+	// env is added to act's own environment (which host-mode steps inherit: a PATH with
+	// fake tools first, what they read); actEnv are NAME=VALUE pairs act gets as --env
+	// (the job's environment, as the runner sets it).
+	env, actEnv []string
 }
 
 func findAct(t *testing.T) string {
@@ -291,28 +295,33 @@ runs:
 `)
 	copyRepo(t, h.root, h.repo)
 	writeFile(t, filepath.Join(h.repo, ".github", "workflows", "e2e.yml"), workflow)
-	gitEnv := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
-		"GIT_AUTHOR_NAME=kernel-gate test", "GIT_AUTHOR_EMAIL=test@kernel-gate.invalid",
-		"GIT_COMMITTER_NAME=kernel-gate test", "GIT_COMMITTER_EMAIL=test@kernel-gate.invalid")
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env = h.repo, gitEnv
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	git("init", "-q", "-b", "main")
-	git("add", "-A")
-	git("-c", "commit.gpgsign=false", "commit", "-q", "-m", "the action under test")
+	h.git(t, "init", "-q", "-b", "main")
+	h.git(t, "add", "-A")
+	h.git(t, "commit", "-q", "-m", "the action under test")
 	for i, files := range commits {
 		for path, content := range files {
 			writeFile(t, filepath.Join(h.repo, filepath.FromSlash(path)), content)
 		}
-		git("add", "-A")
-		git("-c", "commit.gpgsign=false", "commit", "-q", "-m", fmt.Sprintf("change %d", i+1))
+		h.git(t, "add", "-A")
+		h.git(t, "commit", "-q", "-m", fmt.Sprintf("change %d", i+1))
 	}
 	return h
+}
+
+// git runs git in the temporary repository, with no user or system config, and returns
+// its output, trimmed.
+func (h *harness) git(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Dir = h.repo
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_AUTHOR_NAME=kernel-gate test", "GIT_AUTHOR_EMAIL=test@kernel-gate.invalid",
+		"GIT_COMMITTER_NAME=kernel-gate test", "GIT_COMMITTER_EMAIL=test@kernel-gate.invalid")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func writeFile(t *testing.T, path, content string) {
@@ -418,6 +427,7 @@ func (h *harness) runEvent(t *testing.T, event, payload, repo, apiURL, token str
 	for k, v := range goEnv {
 		env = append(env, k+"="+v)
 	}
+	env = append(env, h.env...) // exec.Cmd takes the last of a name given twice
 
 	args := []string{event,
 		"-W", filepath.Join(".github", "workflows", "e2e.yml"),
@@ -432,6 +442,9 @@ func (h *harness) runEvent(t *testing.T, event, payload, repo, apiURL, token str
 		"--env", "GOPROXY=off",
 		"--env", "GOTOOLCHAIN=local",
 		"-s", "GITHUB_TOKEN=" + token,
+	}
+	for _, kv := range h.actEnv {
+		args = append(args, "--env", kv)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), actTimeout)
 	defer cancel()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 
+	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/gates/guard"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
@@ -44,10 +45,15 @@ or cannot be judged.
 		if err != nil {
 			return failed(exitcode.BadInput(err))
 		}
-		g, err = guard.ScanDiff(ctx, repo, spec, cfg.Guard)
+		judge, note, err := config.GuardForChange(ctx, repo, spec, cfg)
+		if err != nil {
+			return failed(exitcode.BadInput(err))
+		}
+		g, err = guard.ScanDiff(ctx, repo, spec, judge)
 		if err != nil {
 			return failed(err)
 		}
+		guard.AddNotice(&g, cfg.Path, note)
 	default:
 		if len(paths) == 0 {
 			paths = []string{"."}

@@ -163,3 +163,70 @@ func TestGuardUnreadableFails(t *testing.T) {
 		t.Errorf("findings %+v, want an error naming ci/teardown.sh", f)
 	}
 }
+
+// A change is judged with the guard settings of its base, never its own: a pull request
+// that adds a script stopping the machine and, in the same change, excludes it, skips it or
+// disables the rule in kernel-gate.yml passed the guard it had changed. A notice says the
+// change's own settings were not used; settings the base already had still apply.
+func TestGuardDiffJudgedWithTheBaseConfig(t *testing.T) {
+	const stop = "#!/bin/bash\nsudo shutdown -h now\n"
+	for _, tc := range []struct {
+		name       string
+		base, head map[string]string
+		code       int
+		notice     bool
+	}{
+		{"the change excludes its own script",
+			map[string]string{"kernel-gate.yml": "cuda: \">=12\"\n"},
+			map[string]string{"kernel-gate.yml": "cuda: \">=12\"\nguard:\n  exclude: [scripts]\n", "scripts/stop.sh": stop}, exitFail, true},
+		{"the change disables the rule",
+			map[string]string{"kernel-gate.yml": "cuda: \">=12\"\n"},
+			map[string]string{"kernel-gate.yml": "cuda: \">=12\"\nguard:\n  disable: [host-shutdown]\n", "scripts/stop.sh": stop}, exitFail, true},
+		{"the change makes the rule a warning",
+			map[string]string{"kernel-gate.yml": "guard:\n  unjudged: fail\n"},
+			map[string]string{"kernel-gate.yml": "guard:\n  unjudged: fail\n  warn: [host-shutdown]\n", "scripts/stop.sh": stop}, exitFail, true},
+		{"the change adds the config",
+			map[string]string{"README.md": "x\n"},
+			map[string]string{"kernel-gate.yml": "guard:\n  exclude: [scripts]\n", "scripts/stop.sh": stop}, exitFail, true},
+		{"the base's own exclusion applies",
+			map[string]string{"kernel-gate.yml": "guard:\n  exclude: [vendor]\n"},
+			map[string]string{"vendor/stop.sh": stop}, exitPass, false},
+		{"a comment changed in the guard section is no change",
+			map[string]string{"kernel-gate.yml": "guard:\n  exclude: [vendor] # old\n"},
+			map[string]string{"kernel-gate.yml": "guard:\n  # third-party code\n  exclude: [vendor]\n", "vendor/stop.sh": stop}, exitPass, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			git := func(args ...string) {
+				t.Helper()
+				cmd := exec.Command("git", args...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("git %v: %v\n%s", args, err, out)
+				}
+			}
+			write := func(files map[string]string) {
+				for p, s := range files {
+					os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
+					os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644)
+				}
+			}
+			git("init", "-q", "-b", "main")
+			write(tc.base)
+			git("add", "-A")
+			git("commit", "-qm", "base")
+			write(tc.head)
+			git("add", "-A")
+			git("commit", "-qm", "head")
+			code, out, stderr := kg(t, "", "guard", "--config", filepath.Join(dir, "kernel-gate.yml"), "--repo", dir, "--diff", "HEAD~1...HEAD", "--format", "json")
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %s\n%s", code, tc.code, stderr, out)
+			}
+			noticed := strings.Contains(out, "the change edits the guard's settings")
+			if noticed != tc.notice {
+				t.Errorf("notice of the changed settings: %v, want %v\n%s", noticed, tc.notice, out)
+			}
+		})
+	}
+}

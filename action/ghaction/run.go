@@ -298,9 +298,14 @@ func (r *run) guard(ctx context.Context, cfg config.Config) (result.Gate, error)
 	}
 	spec, err := gitdiff.ParseSpec(base + "...HEAD")
 	if err == nil {
-		g, err := guard.ScanDiff(ctx, r.root, spec, cfg.Guard)
+		// The change is judged with the guard settings of its base, never its own.
+		judge, note, err := config.GuardForChange(ctx, r.root, spec, cfg)
 		if err == nil {
-			return g, nil
+			var g result.Gate
+			if g, err = guard.ScanDiff(ctx, r.root, spec, judge); err == nil {
+				guard.AddNotice(&g, cfg.Path, note)
+				return g, nil
+			}
 		}
 		r.logf("kernel-gate action: the guard cannot diff %s...HEAD (%s): it reads the whole repository", workflowcmd.Neutralize(base), workflowcmd.Neutralize(oneLine(err.Error())))
 	}

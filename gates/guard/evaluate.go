@@ -198,3 +198,12 @@ func skippedNotices(skips []skipped) []result.Finding {
 	}
 	return out
 }
+
+// AddNotice adds a notice about the gate's input (the config file it names, "" for none)
+// to g; an empty note adds nothing. A notice changes no verdict.
+func AddNotice(g *result.Gate, file, note string) {
+	if note == "" {
+		return
+	}
+	g.Findings = append(g.Findings, result.Finding{Severity: result.Notice, File: file, Message: note})
+}

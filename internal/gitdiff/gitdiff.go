@@ -176,6 +176,35 @@ func splitNUL(data []byte, atEOF bool) (int, []byte, error) {
 	return 0, nil, nil
 }
 
+// TopLevel is the top directory of the git repository dir is in.
+func TopLevel(ctx context.Context, dir string) (string, error) {
+	out, err := git(ctx, dir, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimRight(string(out), "\r\n"), nil
+}
+
+// BaseCommit is the commit the change s is measured from: the merge base of its base and
+// head for BASE...HEAD, else its base, as a full commit name.
+func BaseCommit(ctx context.Context, dir string, s Spec) (string, error) {
+	args := []string{"rev-parse", "--verify", "--end-of-options", s.Base + "^{commit}"}
+	if s.MergeBase {
+		args = []string{"merge-base", "--end-of-options", s.Base, s.Head}
+	}
+	out, err := git(ctx, dir, args...)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Exists reports whether rev holds path (a file or a link).
+func Exists(ctx context.Context, dir, rev, path string) bool {
+	_, err := git(ctx, dir, "cat-file", "-e", rev+":"+path)
+	return err == nil
+}
+
 // Show returns a file as it is at rev.
 func Show(ctx context.Context, dir, rev, path string) ([]byte, error) {
 	return git(ctx, dir, "show", rev+":"+path)

@@ -110,10 +110,10 @@ func writeClose(f *os.File, data []byte) error {
 	return nil
 }
 
-// MkdirArtifact makes the directory rel inside dir, with its parents, for a run that
-// writes its files there: a directory of that path that is a link out of dir (planted by
-// an earlier command of the run) is refused (exitcode.BadInput), so that the files written
-// there later stay inside dir.
+// MkdirArtifact makes the directory rel inside dir, with its parents, for a run (or a
+// command's cache) that writes its files there: a path through a link out of dir (planted
+// by an earlier command of the run) is refused (exitcode.BadInput), so that the files
+// written there later stay inside dir.
 func MkdirArtifact(dir, rel string) error {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -123,9 +123,9 @@ func MkdirArtifact(dir, rel string) error {
 	name := filepath.FromSlash(path.Clean(rel))
 	if err := root.MkdirAll(name, 0o755); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
-			return exitcode.CouldNotRunf("artifact directory %s: %w", filepath.Join(dir, name), err)
+			return exitcode.CouldNotRunf("directory %s: %w", filepath.Join(dir, name), err)
 		}
-		return exitcode.BadInput(fmt.Errorf("artifact directory %s: %w: a link out of %s, or a file, is in its path: refusing to write there", filepath.Join(dir, name), err, dir))
+		return exitcode.BadInput(fmt.Errorf("directory %s: %w: a link out of %s, or a file, is in its path: refusing to write there", filepath.Join(dir, name), err, dir))
 	}
 	return nil
 }

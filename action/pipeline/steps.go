@@ -363,7 +363,7 @@ func (p *pipeline) profile(ctx context.Context, t target) (result.Gate, error) {
 		o.ExtraEnv = append(o.ExtraEnv, "KG_KERNELS="+strings.Join(t.Kernels, ","))
 	}
 	return p.x.stage(stage{
-		id:   "ncu/" + t.Name,
+		id: "ncu/" + t.Name,
 		live: func() (result.Gate, error) {
 			if err := procgroup.MkdirArtifact(p.x.path(""), rel); err != nil { // as sanitize's
 				return result.Gate{}, err

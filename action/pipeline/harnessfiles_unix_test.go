@@ -184,3 +184,50 @@ func gitRepo(t *testing.T) string {
 	git("commit", "-qam", "head")
 	return dir
 }
+
+// The artifacts directory (the action's is in the workspace, which the pull request fills)
+// is never a link out of its own directory: one to a directory of the runner's, by an
+// absolute path, or dangling is refused (exit 2) before anything is written; a relative
+// link to a directory beside it is followed.
+func TestArtifactsDirectoryALinkOut(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		link func(ws, outside string) string
+		ok   bool
+	}{
+		{"to a directory outside", func(_, outside string) string { return outside }, false},
+		{"by an absolute path beside it", func(ws, _ string) string { return filepath.Join(ws, "real") }, false},
+		{"dangling", func(string, string) string { return "nowhere" }, false},
+		{"relative, beside it", func(string, string) string { return "real" }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws, outside := t.TempDir(), t.TempDir()
+			if err := os.Mkdir(filepath.Join(ws, "real"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(ws, DefaultArtifacts)
+			if err := os.Symlink(tc.link(ws, outside), dir); err != nil {
+				t.Fatal(err)
+			}
+			l, err := newLive(dir, nil, "t", timeZero(), 0)
+			if tc.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := l.finish(&result.Result{}, Decisions{}, 0); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := os.Stat(filepath.Join(ws, "real", journalFile)); err != nil {
+					t.Errorf("the journal beside it: %v", err)
+				}
+				return
+			}
+			if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "symbolic link that leads out of its directory") {
+				t.Errorf("got %v (exit %d), want the link refused", err, exitcode.Of(err))
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+				t.Errorf("written outside: %v", entries)
+			}
+		})
+	}
+}

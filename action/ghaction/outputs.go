@@ -2,12 +2,10 @@ package ghaction
 
 import (
 	"bytes"
-	"path/filepath"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/action/report"
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
-	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -53,8 +51,8 @@ func (r *run) writeSARIF(res result.Result) string {
 	var b bytes.Buffer
 	err := report.Render(&b, res, report.SARIF, report.Options{Root: r.root, Fallback: r.cfg.Path})
 	if err == nil {
-		// Never through a link planted where the file goes.
-		err = procgroup.WriteArtifact(filepath.Dir(p), filepath.Base(p), b.Bytes(), 0o644)
+		// Never through a link planted where the file goes, nor on its way (writeOut).
+		err = writeOut(r.root, p, b.Bytes())
 	}
 	if err != nil {
 		r.logf("kernel-gate action: the SARIF log %s: %s", p, workflowcmd.Neutralize(oneLine(err.Error())))

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,7 +26,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
-	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -267,7 +265,7 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 	out := result.New(r.o.Tool, gates...)
 	out.Replay, out.Device, out.Shard = res.Replay, res.Device, res.Shard
 	out.Trigger = &result.Trigger{Event: r.ev.Name, Ref: r.ev.Ref, SHA: r.plan.HeadSHA, Reason: r.plan.Reason}
-	if err := writeResult(r.in.ResultsFile, out); err != nil {
+	if err := writeResultIn(r.root, r.in.ResultsFile, out); err != nil {
 		return result.Result{}, err
 	}
 	return out, nil
@@ -399,7 +397,7 @@ func (r *run) summary(res result.Result, limit int) string {
 func (r *run) writeSummary(md string) string {
 	p := strings.TrimSuffix(r.in.ResultsFile, filepath.Ext(r.in.ResultsFile)) + "-summary.md"
 	// As the result beside it: never through a link (the workspace is the pull request's).
-	if err := procgroup.WriteArtifact(filepath.Dir(p), filepath.Base(p), []byte(md), 0o644); err != nil {
+	if err := writeOut(r.root, p, []byte(md)); err != nil {
 		r.logf("kernel-gate action: writing %s: %s", p, workflowcmd.Neutralize(oneLine(err.Error())))
 		return ""
 	}
@@ -436,19 +434,16 @@ func (r *run) exitCode(res result.Result) int {
 	return exitcode.Pass
 }
 
-func writeResult(file string, res result.Result) error {
+// writeResultIn writes the result to file in the workspace ws, which the pull request
+// fills: a link it committed in the file's place (to ~/.bashrc), or in place of a
+// directory on its path (out -> ~/.ssh), is refused, never written through, and so is a
+// FIFO (writeOut).
+func writeResultIn(ws, file string, res result.Result) error {
 	var b bytes.Buffer
 	if err := result.Write(&b, res); err != nil {
 		return exitcode.CouldNotRun(err)
 	}
-	if dir := filepath.Dir(file); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return exitcode.CouldNotRun(err)
-		}
-	}
-	// The file is in the workspace, which the pull request fills: a link it committed in
-	// the file's place (to ~/.bashrc) is refused, never written through, and so is a FIFO.
-	if err := procgroup.WriteArtifact(filepath.Dir(file), filepath.Base(file), b.Bytes(), 0o644); err != nil {
+	if err := writeOut(ws, file, b.Bytes()); err != nil {
 		return fmt.Errorf("writing the result: %w", err)
 	}
 	return nil

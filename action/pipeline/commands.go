@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -172,8 +171,10 @@ func (p *pipeline) buildCommand(ctx context.Context, b *build, side int) error {
 	}
 	if !p.replaying {
 		s.cache = filepath.Join(p.work, sideName(side), b.name)
-		if err := os.MkdirAll(s.cache, 0o755); err != nil {
-			return exitcode.CouldNotRunf("the %s cache directory of %s: %v", sideName(side), b.name, err)
+		// Inside kernel-gate's own directory, whatever an earlier build (which knows it
+		// from its KG_CACHE_DIR) left in this one's path.
+		if err := procgroup.MkdirArtifact(p.work, sideName(side)+"/"+b.name); err != nil {
+			return fmt.Errorf("the %s cache directory of %s: %w", sideName(side), b.name, err)
 		}
 	}
 	s.env = p.commandEnv(c, side)

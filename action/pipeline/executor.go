@@ -249,8 +249,13 @@ type live struct {
 
 // newLive prepares an empty artifacts directory. A directory that holds an earlier run's
 // journal is cleared; any other non-empty directory is refused, so a wrong --artifacts
-// cannot delete someone's files.
+// cannot delete someone's files. A symbolic link that leads out of its own directory is
+// refused too: the action's artifacts go to the workspace (DefaultArtifacts), where the
+// pull request can commit a link of that name to a directory of the runner's.
 func newLive(dir string, environ []string, tool string, started time.Time, logCap int) (*live, error) {
+	if err := linkOut(dir); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -273,6 +278,26 @@ func newLive(dir string, environ []string, tool string, started time.Time, logCa
 	}
 	return &live{dir: abs, environ: environ, logCap: cmp.Or(logCap, DefaultLogCap), j: journal{Schema: journalSchema, Tool: tool,
 		Started: started.UTC().Format(time.RFC3339), Steps: []step{}}}, nil
+}
+
+// linkOut refuses (exit 2) an artifacts directory that is a symbolic link leading out of
+// the directory it is in, or naming its target by an absolute path (as os.Root takes
+// one), dangling or not; a link to a directory beside it is followed.
+func linkOut(dir string) error {
+	st, err := os.Lstat(dir)
+	if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	parent, name := filepath.Split(filepath.Clean(dir))
+	root, err := os.OpenRoot(cmp.Or(parent, "."))
+	if err != nil {
+		return exitcode.BadInputf("--artifacts %s: %v", dir, err)
+	}
+	defer root.Close()
+	if st, err := root.Stat(name); err != nil || !st.IsDir() {
+		return exitcode.BadInputf("--artifacts %s is a symbolic link that leads out of its directory, or to no directory: refusing to write through it (name the directory itself)", dir)
+	}
+	return nil
 }
 
 // holdsRun reports whether dir holds an earlier run: its journal, a regular file of the

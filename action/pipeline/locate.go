@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/action/config"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/kernelsrc"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -102,14 +103,22 @@ func (p *pipeline) kernelIndex(root string) kernelsrc.Index {
 		}
 	}
 	for _, name := range files {
-		f, err := os.Open(filepath.Join(root, filepath.FromSlash(name)))
-		if err != nil {
-			continue
-		}
-		_ = idx.Add(f, name) // an unreadable file only leaves its kernels unlocated
-		f.Close()
+		_ = addSource(idx, root, name) // an unreadable file only leaves its kernels unlocated
 	}
 	return idx
+}
+
+// addSource scans one source file of the repository at root into idx. Through input.Open:
+// the build, still running in the background, may have put a FIFO where ReadDir saw a
+// file, which a plain open would wait on for ever; it is refused at once (Scan bounds the
+// size).
+func addSource(idx kernelsrc.Index, root, name string) error {
+	f, err := input.Open(filepath.Join(root, filepath.FromSlash(name)))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return idx.Add(f, name)
 }
 
 // isFile reports whether rel names a regular file of the repository at root.

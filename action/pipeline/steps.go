@@ -1,11 +1,13 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -60,6 +62,11 @@ func (p *pipeline) sanitize(ctx context.Context, t target) (result.Gate, error) 
 	return p.x.stage(stage{
 		id: "sanitize/" + t.Name,
 		live: func() (result.Gate, error) {
+			// Made inside the artifacts: the build or the check run, the pull request's
+			// code, may have put a link out of them where this directory goes.
+			if err := procgroup.MkdirArtifact(p.x.path(""), rel); err != nil {
+				return result.Gate{}, err
+			}
 			return sanitizer.RunGate(ctx, cmd, o, dir, p.cfg.Sanitizer, p.o.Progress)
 		},
 		script: func(result.Gate) []string {
@@ -108,12 +115,15 @@ func (p *pipeline) check(ctx context.Context, t target) (result.Gate, error) {
 	var g result.Gate
 	wrote := input.Exists(out)
 	if wrote {
-		f, err := os.Open(out)
-		if err != nil {
-			return result.Gate{}, exitcode.CouldNotRun(err)
+		// The harness may have left a FIFO, a device or a directory at KG_OUT: refused at
+		// once (input), where a plain open would wait for a writer that never comes.
+		raw, err := input.ReadFile(ctx, out, input.JSON)
+		if err == nil {
+			g, err = CorrectnessGate(bytes.NewReader(raw), rel, p.targetConfig(t.Target))
 		}
-		g, err = CorrectnessGate(f, rel, p.targetConfig(t.Target))
-		f.Close()
+		if cerr := ctx.Err(); cerr != nil {
+			return result.Gate{}, cerr
+		}
 		if err != nil {
 			g = failedGate(gateCorrectness, "harness_file", "did not run", fmt.Sprintf("%s: the harness's file %s cannot be read: %v", t.Name, rel, err))
 		}
@@ -178,6 +188,9 @@ func (p *pipeline) bench(ctx context.Context, t target) (result.Gate, error) {
 	return p.x.stage(stage{
 		id: "bench/" + t.Name,
 		live: func() (result.Gate, error) {
+			if err := procgroup.MkdirArtifact(p.x.path(""), rel); err != nil { // as sanitize's
+				return result.Gate{}, err
+			}
 			g, err := abrun.Run(ctx, o)
 			if err != nil {
 				return g, err
@@ -186,18 +199,18 @@ func (p *pipeline) bench(ctx context.Context, t target) (result.Gate, error) {
 			if json.Unmarshal(g.Data, &d) == nil {
 				p.benchSpent += time.Duration(d.Runner.TimingSeconds * float64(time.Second))
 			}
-			return g, saveRunnerRecord(g, record)
+			return g, saveRunnerRecord(g, p.x.path(""), rel+"/"+runnerRecordFile)
 		},
 		script: func(g result.Gate) []string { return benchScript(g, o, dir) },
-		reread: func() (result.Gate, error) { return rejudgeBench(dir, record, cfg) },
+		reread: func() (result.Gate, error) { return rejudgeBench(ctx, dir, record, cfg) },
 	})
 }
 
 // rejudgeBench judges a recorded A/B run again as abrun.Run judged it live: the merged
 // base.json and head.json (absent when the run failed, or its budget was spent, before a
 // round was kept) with the runner's record.
-func rejudgeBench(dir, record string, cfg config.Config) (result.Gate, error) {
-	rec, err := readRunnerRecord(record)
+func rejudgeBench(ctx context.Context, dir, record string, cfg config.Config) (result.Gate, error) {
+	rec, err := readRunnerRecord(ctx, record)
 	if err != nil {
 		return result.Gate{}, err
 	}
@@ -297,7 +310,9 @@ type runnerRecord struct {
 	Findings []result.Finding `json:"findings"`
 }
 
-func saveRunnerRecord(g result.Gate, path string) error {
+// saveRunnerRecord writes the record at rel inside the artifacts dir, never through a link
+// the harnesses, which ran just before, could have left in its path.
+func saveRunnerRecord(g result.Gate, dir, rel string) error {
 	var d abrun.Data
 	if err := json.Unmarshal(g.Data, &d); err != nil {
 		return fmt.Errorf("the speedup gate's data: %w", err)
@@ -312,15 +327,18 @@ func saveRunnerRecord(g result.Gate, path string) error {
 	if err != nil {
 		return err
 	}
-	return exitcode.CouldNotRun(os.WriteFile(path, append(raw, '\n'), 0o644))
+	return procgroup.WriteArtifact(dir, rel, append(raw, '\n'), 0o644)
 }
 
 // readRunnerRecord reads a recorded runner's record (strictly: a key given twice is refused).
-func readRunnerRecord(path string) (runnerRecord, error) {
+func readRunnerRecord(ctx context.Context, path string) (runnerRecord, error) {
 	var rec runnerRecord
-	raw, err := os.ReadFile(path)
-	if err != nil {
+	raw, err := input.ReadFile(ctx, path, input.JSON)
+	if errors.Is(err, fs.ErrNotExist) {
 		return rec, exitcode.BadInputf("the recording lacks the runner's record: %w", err)
+	}
+	if err != nil {
+		return rec, exitcode.BadInputf("the runner's record: %w", err)
 	}
 	if err := strictjson.Unmarshal(raw, &rec, strictjson.Options{}); err != nil {
 		return rec, exitcode.BadInputf("%s: %w", path, err)
@@ -331,7 +349,8 @@ func readRunnerRecord(path string) (runnerRecord, error) {
 // profile runs Nsight Compute on head's harness with the rules that name its kernels.
 func (p *pipeline) profile(ctx context.Context, t target) (result.Gate, error) {
 	cfg := p.targetNCU(t)
-	dir := p.x.path(t.Name + "/ncu")
+	rel := t.Name + "/ncu"
+	dir := p.x.path(rel)
 	p.progress("%s: Nsight Compute (%d rule(s), --clock-control none)", t.Name, len(cfg.Kernels))
 	cmd, env := p.inTree(t, sideHead, t.Harness)
 	o, err := cfg.Options(cmd)
@@ -344,22 +363,31 @@ func (p *pipeline) profile(ctx context.Context, t target) (result.Gate, error) {
 		o.ExtraEnv = append(o.ExtraEnv, "KG_KERNELS="+strings.Join(t.Kernels, ","))
 	}
 	return p.x.stage(stage{
-		id:   "ncu/" + t.Name,
-		live: func() (result.Gate, error) { return ncu.RunGate(ctx, cfg, o) },
+		id: "ncu/" + t.Name,
+		live: func() (result.Gate, error) {
+			if err := procgroup.MkdirArtifact(p.x.path(""), rel); err != nil { // as sanitize's
+				return result.Gate{}, err
+			}
+			return ncu.RunGate(ctx, cfg, o)
+		},
 		script: func(result.Gate) []string {
 			env := append(slices.Clone(o.ExtraEnv), ncu.Env(o, filepath.Join(dir, ncu.HarnessFile)+".plain")...)
 			argv := append(append([]string{o.NCU}, ncu.Args(o)...), o.Command...)
 			return []string{"env " + procgroup.ShellJoin(env) + " " + procgroup.ShellJoin(argv) + " >" + procgroup.ShellQuote(filepath.Join(dir, ncu.LogFile+".plain")) + " 2>&1"}
 		},
 		reread: func() (result.Gate, error) {
-			f, err := os.Open(filepath.Join(dir, ncu.LogFile))
+			var rep *ncu.Report
+			var perr error
+			// Through input: a FIFO or a device in the recording is refused, not waited on.
+			err := input.Read(ctx, []string{filepath.Join(dir, ncu.LogFile)}, nil, input.Log, func(r io.Reader, _ string) error {
+				rep, perr = ncu.Parse(r, t.Name+"/ncu/"+ncu.LogFile)
+				return nil
+			})
 			if err != nil {
-				return result.Gate{}, exitcode.BadInput(err)
+				return result.Gate{}, err
 			}
-			defer f.Close()
-			rep, err := ncu.Parse(f, t.Name+"/ncu/"+ncu.LogFile)
-			if err != nil {
-				return failedGate(gateNCU, ncu.MetricRun, "did not run", fmt.Sprintf("%s: the recorded ncu output cannot be read: %v", t.Name, err)), nil
+			if perr != nil {
+				return failedGate(gateNCU, ncu.MetricRun, "did not run", fmt.Sprintf("%s: the recorded ncu output cannot be read: %v", t.Name, perr)), nil
 			}
 			return ncu.Evaluate(rep, cfg)
 		},

@@ -31,6 +31,14 @@ func CreateArtifact(dir, rel string, perm fs.FileMode) (*os.File, error) {
 		return nil, exitcode.CouldNotRunf("artifact directory: %w", err)
 	}
 	defer root.Close()
+	return CreateArtifactIn(root, rel, perm)
+}
+
+// CreateArtifactIn is CreateArtifact in a directory the caller holds open: one that
+// commands it runs could rename or replace by a link while it runs (a harness knows where
+// its run's artifacts go) keeps every later file where the first one went.
+func CreateArtifactIn(root *os.Root, rel string, perm fs.FileMode) (*os.File, error) {
+	dir := root.Name()
 	name := filepath.FromSlash(path.Clean(rel))
 	if d := filepath.Dir(name); d != "." {
 		if err := root.MkdirAll(d, 0o755); err != nil {
@@ -79,12 +87,45 @@ func WriteArtifact(dir, rel string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
+	return writeClose(f, data)
+}
+
+// WriteArtifactIn writes data to rel inside root as CreateArtifactIn makes it.
+func WriteArtifactIn(root *os.Root, rel string, data []byte, perm fs.FileMode) error {
+	f, err := CreateArtifactIn(root, rel, perm)
+	if err != nil {
+		return err
+	}
+	return writeClose(f, data)
+}
+
+func writeClose(f *os.File, data []byte) error {
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return exitcode.CouldNotRunf("writing %s: %w", f.Name(), err)
 	}
 	if err := f.Close(); err != nil {
 		return exitcode.CouldNotRunf("writing %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// MkdirArtifact makes the directory rel inside dir, with its parents, for a run (or a
+// command's cache) that writes its files there: a path through a link out of dir (planted
+// by an earlier command of the run) is refused (exitcode.BadInput), so that the files
+// written there later stay inside dir.
+func MkdirArtifact(dir, rel string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return exitcode.CouldNotRunf("artifact directory: %w", err)
+	}
+	defer root.Close()
+	name := filepath.FromSlash(path.Clean(rel))
+	if err := root.MkdirAll(name, 0o755); err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return exitcode.CouldNotRunf("directory %s: %w", filepath.Join(dir, name), err)
+		}
+		return exitcode.BadInput(fmt.Errorf("directory %s: %w: a link out of %s, or a file, is in its path: refusing to write there", filepath.Join(dir, name), err, dir))
 	}
 	return nil
 }

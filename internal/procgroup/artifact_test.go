@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
@@ -100,5 +101,89 @@ func TestAppendArtifact(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(outside); string(b) != "keep\n" {
 		t.Errorf("written through the link: %q", b)
+	}
+}
+
+// A directory held open keeps every file of a run in it, even once its path was renamed
+// and a link to elsewhere put in its place (a harness knows where its artifacts go).
+func TestArtifactInAHeldDirectory(t *testing.T) {
+	top, outside := t.TempDir(), t.TempDir()
+	dir := filepath.Join(top, "bench")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if err := os.Rename(dir, filepath.Join(top, "moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteArtifactIn(root, "head.json", []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "victim"), filepath.Join(top, "moved", "base.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteArtifactIn(root, "base.json", []byte("{}\n"), 0o644); !errors.Is(err, ErrUnsafeArtifact) {
+		t.Errorf("a link of the file's name: %v", err)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+		t.Errorf("written outside the held directory: %v", entries)
+	}
+	if b, err := os.ReadFile(filepath.Join(top, "moved", "head.json")); err != nil || string(b) != "{}\n" {
+		t.Errorf("head.json in the held directory: %q %v", b, err)
+	}
+}
+
+// A run's directory is made inside the artifacts only: one whose path goes through a link
+// out of them is refused, and nothing is made outside.
+func TestMkdirArtifact(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(dir, outside string) error
+		rel   string
+		ok    bool
+	}{
+		{"new", func(string, string) error { return nil }, "t/bench", true},
+		{"existing", func(dir, _ string) error { return os.MkdirAll(filepath.Join(dir, "t", "bench"), 0o755) }, "t/bench", true},
+		{"a relative link inside", func(dir, _ string) error {
+			if err := os.MkdirAll(filepath.Join(dir, "t", "real"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink("real", filepath.Join(dir, "t", "bench"))
+		}, "t/bench", true},
+		{"the directory a link out", func(dir, outside string) error {
+			if err := os.Mkdir(filepath.Join(dir, "t"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(outside, filepath.Join(dir, "t", "bench"))
+		}, "t/bench", false},
+		{"a parent a link out", func(dir, outside string) error { return os.Symlink(outside, filepath.Join(dir, "t")) }, "t/bench", false},
+		{"a file in its place", func(dir, _ string) error { return os.WriteFile(filepath.Join(dir, "t"), nil, 0o644) }, "t/bench", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, outside := t.TempDir(), t.TempDir()
+			if err := tc.plant(dir, outside); err != nil {
+				t.Fatal(err)
+			}
+			err := MkdirArtifact(dir, tc.rel)
+			if tc.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "refusing to write there") {
+				t.Errorf("got %v (exit %d), want a refusal", err, exitcode.Of(err))
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+				t.Errorf("made outside the artifacts: %v", entries)
+			}
+		})
 	}
 }

@@ -6,6 +6,8 @@
 # which makes the fake nvidia-smi fail from then on).
 # FAKE_ENV_DUMP=DIR: write the environment this process was started with to DIR (the
 # token tests: no child of kernel-gate may hold one).
+# FAKE_HARNESS_CHECK_AFTER=SCRIPT: sh -c SCRIPT once check mode wrote KG_OUT (a pull
+# request's harness that leaves a FIFO or a link where kernel-gate reads or writes next).
 if [ -n "$FAKE_ENV_DUMP" ]; then { tr '\0' '\n' </proc/$$/environ || env; } >"$FAKE_ENV_DUMP/harness.$$" 2>/dev/null; fi
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
@@ -23,6 +25,7 @@ check)
   *) echo "fake harness: no recorded check for KG_KERNELS=$KG_KERNELS" >&2; exit 2 ;;
   esac
   cp "$repo/testdata/replay/clean/$t/check.json" "$KG_OUT"
+  if [ -n "$FAKE_HARNESS_CHECK_AFTER" ]; then sh -c "$FAKE_HARNESS_CHECK_AFTER"; fi
   ;;
 sanitize)
   printf '{"schema": "kernel-gate/bench/v1", "device": {"name": "NVIDIA H200", "compute_cap": "9.0", "driver": "580.159.04", "cuda": "13.0"}, "results": [{"kernel": "k", "shape": "small", "launches": 1}]}\n' >"$KG_OUT"

@@ -1,9 +1,11 @@
 package abrun
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -143,10 +145,23 @@ func (c *Config) Resolve(file string) error { return configpos.Resolve(c, file, 
 // ParseSection decodes the bench section of a whole kernel-gate.yml (raw) and validates
 // it; a file without one gives the zero Config. Only the bench section is read: the rest
 // of the file is action/config's business. name labels the file in messages.
+//
+// kernel-gate itself reads its config with action/config.Load, which holds this section
+// too; ParseSection serves this package's tests and other Go callers. Like Load, it refuses
+// a file of more than one YAML document: the bench settings after a "---" would otherwise
+// be dropped without a word.
 func ParseSection(raw []byte, name string) (Config, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	var root yaml.Node
-	if err := yaml.Unmarshal(raw, &root); err != nil {
+	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case err == nil:
+		return Config{}, fmt.Errorf("%s:%d: a second YAML document starts here (\"---\"): a kernel-gate config is one document; put every setting in it and remove the \"---\"", name, next.Line)
+	case !errors.Is(err, io.EOF):
+		return Config{}, fmt.Errorf("%s: after its first YAML document: %w", name, err)
 	}
 	var c Config
 	c.File = name

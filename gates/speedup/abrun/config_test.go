@@ -137,3 +137,26 @@ func TestSplitCommand(t *testing.T) {
 		}
 	}
 }
+
+// A second YAML document is refused naming its line, as action/config refuses it: the
+// bench settings after a "---" (a smaller rounds budget, a longer timeout) would otherwise be
+// dropped without a word.
+func TestParseSectionRefusesASecondDocument(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"bench:\n  samples: 5\n---\nbench:\n  samples: 50\n", "kg.yml:3: a second YAML document"},
+		{"cuda: \">=12\"\n---\n", "kg.yml:2: a second YAML document"},
+		{"---\nbench:\n  samples: 5\n---\nbench: {rounds_budget: 8}\n", "kg.yml:4: a second YAML document"},
+		{"bench:\n  samples: 5\n---\n{{\n", "kg.yml: after its first YAML document"},
+	} {
+		_, err := ParseSection([]byte(tc.text), "kg.yml")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.text, err, tc.want)
+		}
+	}
+	// One document, with or without its "---" marker, still reads.
+	for _, text := range []string{"bench:\n  samples: 5\n", "---\nbench:\n  samples: 5\n", "# only a comment\n"} {
+		if _, err := ParseSection([]byte(text), "kg.yml"); err != nil {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
+}

@@ -199,18 +199,18 @@ func harnessErrors(path string) string {
 	return strings.Join(msgs, "; ")
 }
 
-// keepFile copies a failed run's file into the artifacts; "" when there is none.
-func keepFile(src, dir, name string) string {
-	if dir == "" {
+// keepFile copies a failed run's file into the artifacts (art, held open; nil: none); ""
+// when there is none, or a link or such has its name there.
+func keepFile(src string, art *os.Root, name string) string {
+	if art == nil {
 		return ""
 	}
 	raw, err := input.ReadFile(context.Background(), src, input.JSON)
 	if err != nil {
 		return ""
 	}
-	dst := filepath.Join(dir, name)
-	if err := os.WriteFile(dst, raw, 0o644); err != nil {
+	if err := procgroup.WriteArtifactIn(art, name, raw, 0o644); err != nil {
 		return ""
 	}
-	return dst
+	return filepath.Join(art.Name(), name)
 }

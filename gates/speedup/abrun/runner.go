@@ -17,6 +17,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -238,6 +239,10 @@ type runner struct {
 	lifetimes [3]int
 	// timing is when the harnesses were first started: the wall budget's clock.
 	timing time.Time
+	// art is the artifact directory (nil: none), held open for the whole run: the
+	// harnesses it runs know where their artifacts go and could rename it or put a link in
+	// its path, but what is written after that still goes where the first file went.
+	art *os.Root
 }
 
 // Run runs the A/B benchmark and judges it: the speedup gate, with the runner's findings
@@ -272,6 +277,12 @@ func Run(ctx context.Context, o Options) (result.Gate, error) {
 		if err := os.MkdirAll(o.ArtifactDir, 0o755); err != nil {
 			return result.Gate{}, fmt.Errorf("artifact directory: %w", err)
 		}
+		art, err := os.OpenRoot(o.ArtifactDir)
+		if err != nil {
+			return result.Gate{}, fmt.Errorf("artifact directory: %w", err)
+		}
+		defer art.Close()
+		r.art = art
 	}
 	work, err := os.MkdirTemp("", "kernel-gate-bench-")
 	if err != nil {
@@ -336,7 +347,7 @@ func (r *runner) prepare(ctx context.Context) (*Failure, error) {
 	if strings.TrimSpace(w.Build) != "" {
 		for i, t := range trees {
 			r.progress("building %s in %s", sideOf(i), t.dir)
-			fail, err := build(ctx, sideOf(i), w.Build, t, r.set.BuildTimeout, r.o.Environ, r.o.ArtifactDir)
+			fail, err := build(ctx, sideOf(i), w.Build, t, r.set.BuildTimeout, r.o.Environ, r.art)
 			if err != nil || fail != nil {
 				return fail, err
 			}
@@ -369,18 +380,19 @@ func (r *runner) warn(key string, sev result.Severity, metric, kernel, format st
 }
 
 func (r *runner) openLogs() error {
-	if r.o.ArtifactDir == "" {
+	if r.art == nil {
 		return nil
 	}
 	for i := range r.logs {
 		if len(r.cmds[i].Argv) == 0 {
 			continue // no reference
 		}
-		p := filepath.Join(r.o.ArtifactDir, sideOf(i).String()+"-"+harnessLogLabel+".log")
-		f, err := os.Create(p)
+		name := sideOf(i).String() + "-" + harnessLogLabel + ".log"
+		f, err := procgroup.CreateArtifactIn(r.art, name, 0o644)
 		if err != nil {
 			return fmt.Errorf("the %s harness log: %w", sideOf(i), err)
 		}
+		p := filepath.Join(r.o.ArtifactDir, name)
 		r.logs[i], r.logPaths[i], r.sideLogs[i] = f, p, newSideLog(f)
 	}
 	return nil
@@ -421,7 +433,7 @@ func (r *runner) runHarness(ctx context.Context, side Side, round int) (*benchfi
 	fail := func(why string) (*benchfile.File, *Failure, error) {
 		name := fmt.Sprintf("failed-%s-round%d.json", side, round)
 		return nil, &Failure{Side: side, Stage: "run", Round: round, Why: why, Output: res.Output,
-			File: keepFile(out, r.o.ArtifactDir, name), Log: r.logPaths[i]}, nil
+			File: keepFile(out, r.art, name), Log: r.logPaths[i]}, nil
 	}
 	if res.Why != "" {
 		why := res.Why
@@ -1090,11 +1102,12 @@ func (r *runner) writeMerged(i int) (*benchfile.File, string, error) {
 		return nil, "", fmt.Errorf("the merged %s file does not read back: %w", sideOf(i), err)
 	}
 	path := ""
-	if r.o.ArtifactDir != "" {
-		path = filepath.Join(r.o.ArtifactDir, sideOf(i).String()+".json")
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if r.art != nil {
+		name := sideOf(i).String() + ".json"
+		if err := procgroup.WriteArtifactIn(r.art, name, buf.Bytes(), 0o644); err != nil {
 			return nil, "", fmt.Errorf("writing the merged %s file: %w", sideOf(i), err)
 		}
+		path = filepath.Join(r.o.ArtifactDir, name)
 	}
 	return f, path, nil
 }

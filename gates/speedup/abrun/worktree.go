@@ -120,12 +120,13 @@ func ShortRev(rev string) string {
 
 // build runs the build command in one tree; a failure is a Failure, the error only for a
 // cancelled run.
-func build(ctx context.Context, side Side, command string, t tree, timeout time.Duration, environ []string, artifacts string) (*Failure, error) {
+func build(ctx context.Context, side Side, command string, t tree, timeout time.Duration, environ []string, art *os.Root) (*Failure, error) {
 	var logw *os.File
 	logPath := ""
-	if artifacts != "" {
-		logPath = filepath.Join(artifacts, "build-"+string(side)+".log")
-		f, err := os.Create(logPath)
+	if art != nil {
+		name := "build-" + string(side) + ".log"
+		logPath = filepath.Join(art.Name(), name)
+		f, err := procgroup.CreateArtifactIn(art, name, 0o644)
 		if err != nil {
 			return nil, fmt.Errorf("the %s build log: %w", side, err)
 		}

@@ -501,3 +501,50 @@ func TestReadReportInputs(t *testing.T) {
 		t.Errorf("%+v", wr)
 	}
 }
+
+// logCommands lists the lines of a step's log that the runner would take for a workflow
+// command: a line (split at LF and CR, as the runner splits) that starts with "::" after
+// white space, or that holds the legacy "##[" anywhere. kernel-gate's own "::add-mask::"
+// for the token is left out.
+func logCommands(log string) []string {
+	var out []string
+	for _, line := range strings.FieldsFunc(log, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "::") && !strings.HasPrefix(l, "::add-mask::") || strings.Contains(l, "##[") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// What stage B says in its log about the result file it read (a gate's table or data cut
+// to the limits) names the gate, whose name the pull request's code wrote: a name holding
+// the legacy "##[" command form, which the runner finds anywhere in a line, reached the
+// log as it was ("##[error]" an annotation, "##[stop-commands]" silencing every later
+// command of the step, "##[set-output]" an output).
+func TestStageBNotesRelayNoCommand(t *testing.T) {
+	for _, name := range []string{"##[error]spoofed", "x ##[stop-commands]tok", "##[set-output name=verdict;]pass"} {
+		t.Run(name, func(t *testing.T) {
+			api := fakegithub.New()
+			defer api.Close()
+			res := stageAResult(result.Pass)
+			rows := make([]result.Row, maxTableRows+1)
+			for i := range rows {
+				rows[i] = result.Row{Status: result.Pass, Cells: []string{"k"}}
+			}
+			res.Gates[0].Name = name
+			res.Gates[0].Table = &result.Table{Columns: []string{"kernel"}, Rows: rows}
+			env := stageBEnv(t, api, stageAPayload(t, "workflow_run_completed.json", nil), &res, nil)
+			code, log, err := runAction(t, env, api)
+			if err != nil || code != 0 {
+				t.Fatalf("exit %d, err %v\n%.2000s", code, err, log)
+			}
+			if !strings.Contains(log, "its table is cut to") {
+				t.Fatalf("the log does not note the cut table:\n%.2000s", log)
+			}
+			if cmds := logCommands(log); len(cmds) > 0 {
+				t.Errorf("untrusted text reached the log as a workflow command: %q", cmds)
+			}
+		})
+	}
+}

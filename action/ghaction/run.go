@@ -407,7 +407,7 @@ func (r *run) comment(ctx context.Context, res result.Result, md string) {
 		return
 	}
 	if r.client == nil {
-		r.logf("kernel-gate action: no pull-request comment: %s", cmp.Or(r.fallback, "check runs are off, and so is the API client"))
+		r.logf("kernel-gate action: no pull-request comment: %s", workflowcmd.Neutralize(cmp.Or(r.fallback, "check runs are off, and so is the API client")))
 		return
 	}
 	if _, err := r.client.UpsertComment(ctx, r.plan.PullRequest, "summary", md); err != nil {

@@ -548,3 +548,27 @@ func TestStageBNotesRelayNoCommand(t *testing.T) {
 		})
 	}
 }
+
+// When GitHub refuses the check run, the comment's "no pull-request comment" line says
+// why in GitHub's own words: an answer holding a CR or the legacy "##[" form reached the
+// log as it was.
+func TestNoCommentReasonRelaysNoCommand(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	api.Inject(fakegithub.Fault{Method: "POST", Path: "/check-runs", Status: 403, Headers: map[string]string{"Content-Type": "application/json"},
+		Body: `{"message":"no\r::add-mask::fail ##[error]spoofed"}`})
+	res := stageAResult(result.Fail)
+	pr := map[string]any{"number": 2, "base": map[string]any{"repo": map[string]any{"url": "https://api.github.com/repos/" + stageARepo}}}
+	env := stageBEnv(t, api, stageAPayload(t, "workflow_run_completed.json", map[string]any{"workflow_run.conclusion": "failure",
+		"workflow_run.pull_requests": []any{pr}}), &res, map[string]string{"comment": "always"})
+	code, log, _ := runAction(t, env, api)
+	if code != 1 || !strings.Contains(log, "no pull-request comment") {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	// The findings go to workflow commands instead of the check run: those are kernel-gate's.
+	for _, c := range logCommands(log) {
+		if strings.Contains(c, "spoofed") || strings.Contains(c, "add-mask::fail") {
+			t.Errorf("the API's answer reached the log as a workflow command: %q", c)
+		}
+	}
+}

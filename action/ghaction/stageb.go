@@ -182,8 +182,13 @@ func workflowProblem(want []string, wr WorkflowRun) string {
 	if len(want) == 0 {
 		return "the input workflow is not set: mode report posts only the result of the stage A workflow it names (its file, e.g. workflow: .github/workflows/kernel-gate-pr.yml)"
 	}
-	// A path may carry the ref it was read at ("...yml@refs/heads/main").
-	path, _, _ := strings.Cut(wr.Path, "@")
+	// A path may carry the ref it was read at ("...yml@refs/heads/main"). Only a ref is cut:
+	// a workflow file's own name may hold '@' ("kernel-gate-pr.yml@x.yml" is another file),
+	// but no '/', since GitHub runs no workflow from a directory below .github/workflows.
+	path := wr.Path
+	if i := strings.LastIndex(path, "@refs/"); i >= 0 {
+		path = path[:i]
+	}
 	for _, w := range want {
 		if strings.Contains(w, "/") && path != "" && w == path || !strings.Contains(w, "/") && wr.Name != "" && w == wr.Name {
 			return ""

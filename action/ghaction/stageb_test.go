@@ -204,6 +204,9 @@ func TestStageBRefuses(t *testing.T) {
 		{"another event", nil, func(r *result.Result) { r.Trigger.Event = "push" }, nil, []string{`gated on a "push" event`}},
 		{"another workflow's run", map[string]any{"workflow_run.path": ".github/workflows/evil.yml"}, nil, nil,
 			[]string{`workflow "kernel-gate pull request" (".github/workflows/evil.yml"), not of .github/workflows/kernel-gate-pr.yml`}},
+		// A file name may hold '@': only a ref after it ("@refs/heads/main") is not the file's.
+		{"another workflow file, named stage A's file and '@'", map[string]any{"workflow_run.path": stageAFile + "@evil.yml"}, nil, nil,
+			[]string{`(".github/workflows/kernel-gate-pr.yml@evil.yml"), not of .github/workflows/kernel-gate-pr.yml`}},
 		{"no workflow named", nil, nil, map[string]string{"workflow": ""}, []string{"input workflow is not set"}},
 		{"another GPU", nil, func(r *result.Result) { r.Device = &result.Device{Name: "NVIDIA H100", Arch: "sm_90"} }, nil,
 			[]string{`comes from "NVIDIA H100" ("sm_90"), not from the GPU the input expect-gpu names, "NVIDIA L4"`}},
@@ -569,6 +572,30 @@ func TestNoCommentReasonRelaysNoCommand(t *testing.T) {
 	for _, c := range logCommands(log) {
 		if strings.Contains(c, "spoofed") || strings.Contains(c, "add-mask::fail") {
 			t.Errorf("the API's answer reached the log as a workflow command: %q", c)
+		}
+	}
+}
+
+// workflowProblem matches the run's workflow file exactly: a ref the path carries is not
+// part of it, but nothing else is cut or folded.
+func TestWorkflowProblem(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{stageAFile, true},
+		{stageAFile + "@refs/heads/main", true},
+		{stageAFile + "@refs/pull/7/merge", true},
+		{stageAFile + "@evil.yml", false},
+		{stageAFile + "@refs", false},
+		{".github/workflows/Kernel-gate-pr.yml", false},
+		{"./" + stageAFile, false},
+		{stageAFile + " ", false},
+		{"", false},
+	} {
+		got := workflowProblem([]string{stageAFile}, WorkflowRun{ID: 1, Name: "kernel-gate pull request", Path: tc.path})
+		if (got == "") != tc.ok {
+			t.Errorf("path %q: problem %q, want accepted %v", tc.path, got, tc.ok)
 		}
 	}
 }

@@ -114,12 +114,18 @@ func (r *run) fromFork() bool {
 	return r.plan.Mode == ModeReport && r.ev.WorkflowRun != nil && r.ev.WorkflowRun.Fork(r.ev.Repository)
 }
 
+// untrusted starts every title of what a fork's result says (the check run's, each
+// annotation's): "" for a result that is not a fork's.
+func (r *run) untrusted() string {
+	if r.fromFork() {
+		return "untrusted (fork's code): "
+	}
+	return ""
+}
+
 // checkTitle is the check run's title; a fork's result says that it is one.
 func (r *run) checkTitle(res result.Result) string {
-	if r.fromFork() {
-		return "untrusted (fork's code): " + title(res)
-	}
-	return title(res)
+	return r.untrusted() + title(res)
 }
 
 // stageB reads stage A's result and checks it against the event, for mode report. The
@@ -331,10 +337,7 @@ func (r *run) refuse(ctx context.Context, problems []string) error {
 	b.WriteString("```\n")
 	md := b.String()
 	if r.client != nil {
-		t := "kernel-gate refused stage A's result"
-		if r.fromFork() {
-			t = "untrusted (fork's code): " + t
-		}
+		t := r.untrusted() + "kernel-gate refused stage A's result"
 		if _, err := r.client.CompleteCheck(ctx, r.checkID, githubapi.ConclusionFailure, githubapi.Output{Title: t, Summary: md}); err != nil {
 			r.logf("kernel-gate action: completing the check run: %s", workflowcmd.Neutralize(oneLine(err.Error())))
 		}

@@ -599,3 +599,49 @@ func TestWorkflowProblem(t *testing.T) {
 		}
 	}
 }
+
+// A fork's result is labelled as its own code's word wherever it is shown: its findings'
+// annotations too, which GitHub shows on the pull request's lines as kernel-gate's. The
+// check run's title and summary said so; each annotation, titled "kernel-gate GATE:
+// KERNEL", did not, and could say anything on any line of the change.
+func TestStageBForkAnnotationsAreLabelled(t *testing.T) {
+	for _, tc := range []struct {
+		name, payload string
+		untrusted     bool
+	}{
+		{"fork", "workflow_run_fork.json", true},
+		{"same repository", "workflow_run_completed.json", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := fakegithub.New()
+			defer api.Close()
+			res := stageAResult(result.Pass)
+			res.Gates[0].Findings = append(res.Gates[0].Findings, result.Finding{Severity: result.Warning, Kernel: "flash_fwd",
+				File: "kernels/flash_fwd.cu", Line: 3, Message: "reviewed and approved by the maintainers"})
+			env := stageBEnv(t, api, stageAPayload(t, tc.payload, nil), &res, map[string]string{"annotations": "both"})
+			code, log, err := runAction(t, env, api)
+			if err != nil || code != 0 {
+				t.Fatalf("exit %d, err %v\n%s", code, err, log)
+			}
+			cr := oneCheckRun(t, api, log)
+			if len(cr.Annotations) != 1 {
+				t.Fatalf("annotations %+v", cr.Annotations)
+			}
+			var commands []string
+			for _, l := range strings.Split(log, "\n") {
+				if strings.HasPrefix(l, "::warning ") {
+					commands = append(commands, l)
+				}
+			}
+			if len(commands) != 1 {
+				t.Fatalf("workflow-command annotations %q\n%s", commands, log)
+			}
+			labelled := strings.HasPrefix(cr.Annotations[0].Title, "untrusted (fork's code): kernel-gate correctness") &&
+				strings.Contains(commands[0], "title=untrusted (fork's code)%3A kernel-gate correctness")
+			plain := strings.HasPrefix(cr.Annotations[0].Title, "kernel-gate correctness") && strings.Contains(commands[0], "title=kernel-gate correctness")
+			if tc.untrusted && !labelled || !tc.untrusted && !plain {
+				t.Errorf("check-run annotation titled %q, workflow command %q", cr.Annotations[0].Title, commands[0])
+			}
+		})
+	}
+}

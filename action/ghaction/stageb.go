@@ -25,6 +25,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -372,9 +373,10 @@ func (r *run) stageBHeader(b io.Writer) {
 	}
 }
 
-// mdCode shows untrusted text as a code span: one line, no backquotes, bounded.
+// mdCode shows untrusted text as a code span: one line, no backquotes, bounded, and no
+// character that could reorder or hide the text around it (escaped, repopath.Quote).
 func mdCode(s string) string {
-	return "`" + strings.ReplaceAll(clean(s, 200, false), "`", "'") + "`"
+	return "`" + strings.ReplaceAll(clean(repopath.Quote(s), 200, false), "`", "'") + "`"
 }
 
 // mdLinkURL makes u safe as a markdown link's destination.

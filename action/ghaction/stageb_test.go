@@ -645,3 +645,26 @@ func TestStageBForkAnnotationsAreLabelled(t *testing.T) {
 		})
 	}
 }
+
+// Stage B's summary heads with stage A's workflow file, which a pull request can add with
+// any name: a bidirectional control in it (U+202E) reordered the words around it in the
+// check run, the job summary and the comment, so that the file named is not the file
+// read. It is shown escaped, as every posted path is.
+func TestStageBHeaderShowsNoBidi(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	res := stageAResult(result.Pass)
+	path := ".github/workflows/\u202elmy.rp-etag-lenrek.yml"
+	env := stageBEnv(t, api, stageAPayload(t, "workflow_run_completed.json", map[string]any{"workflow_run.path": path}), &res, nil)
+	code, log, _ := runAction(t, env, api)
+	if code != exitcode.Usage {
+		t.Fatalf("exit %d, want the other workflow refused\n%s", code, log)
+	}
+	cr := oneCheckRun(t, api, log)
+	sum, _ := os.ReadFile(env["GITHUB_STEP_SUMMARY"])
+	for _, md := range []string{cr.Summary, string(sum)} {
+		if strings.ContainsRune(md, '\u202e') || !strings.Contains(md, `\u202elmy.rp-etag-lenrek.yml`) {
+			t.Errorf("the workflow's path is not shown escaped:\n%s", md)
+		}
+	}
+}

@@ -52,6 +52,10 @@ func privileged(ev Event) string {
 		return "under workflow_run (of a " + workflowcmd.Neutralize(ev.WorkflowRun.Event) + " run)"
 	case ev.Name == "issue_comment" && ev.CommentedPullRequest > 0:
 		return "under issue_comment (on a pull request)"
+	case ev.Name == "check_suite" || ev.Name == "check_run" || ev.Name == "status":
+		// GitHub makes check suites, check runs and commit statuses (another app's, an
+		// outside CI's) for a fork's pull request's head commit too, which the payload names.
+		return "under " + ev.Name + " (whose commit may be a fork's pull request's)"
 	}
 	return ""
 }

@@ -277,6 +277,21 @@ func TestOtherPrivilegedEventsRefuseThePullRequestsCode(t *testing.T) {
 			delete(m, "pull_request")
 			m["issue"] = map[string]any{"number": 2, "pull_request": map[string]any{"url": "https://api.github.com/repos/Codertocat/Hello-World/pulls/2"}}
 		}, "refusing to run under issue_comment (on a pull request)"},
+		// GitHub's check suites, check runs and commit statuses are made for a fork's
+		// pull request's head commit too (by another app, an outside CI): their workflows
+		// run with the base repository's token, the commit in the payload the fork's.
+		{"check_suite", "pull_request_synchronize.json", func(m map[string]any) {
+			delete(m, "pull_request")
+			m["check_suite"] = map[string]any{"head_sha": r.head, "pull_requests": []any{}}
+		}, "refusing to run under check_suite"},
+		{"check_run", "pull_request_synchronize.json", func(m map[string]any) {
+			delete(m, "pull_request")
+			m["check_run"] = map[string]any{"head_sha": r.head}
+		}, "refusing to run under check_run"},
+		{"status", "pull_request_synchronize.json", func(m map[string]any) {
+			delete(m, "pull_request")
+			m["sha"] = r.head
+		}, "refusing to run under status"},
 	} {
 		env, _ := actionEnv(t, nil, map[string]string{"gates": "guard", "mode": "gate", "annotations": "none", "config": filepath.Join(r.dir, "kernel-gate.yml")})
 		env["GITHUB_EVENT_NAME"], env["GITHUB_WORKSPACE"], env["GITHUB_SHA"] = tc.event, r.dir, r.base

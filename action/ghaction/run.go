@@ -338,6 +338,10 @@ func (r *run) report(ctx context.Context, res result.Result) {
 	posted := false
 	if r.client != nil {
 		annots, omitted := annotations(shown, r.root, MaxCheckAnnotations)
+		for i := range annots {
+			// GitHub shows them on the change's lines as kernel-gate's own word.
+			annots[i].Title = r.untrusted() + annots[i].Title
+		}
 		note := filterNote
 		if omitted > 0 {
 			note += fmt.Sprintf("%d more findings with a source line are not annotated (GitHub shows at most %d here); every finding is in the job summary and the result file.\n\n", omitted, MaxCheckAnnotations)
@@ -353,7 +357,7 @@ func (r *run) report(ctx context.Context, res result.Result) {
 		}
 	}
 	if r.in.Annotations == AnnotateCommands || r.in.Annotations == AnnotateBoth || r.wantsCheckRun() && !posted {
-		st := workflowcmd.Annotate(r.o.Log, workflowcmd.FromResult(shown), workflowcmd.AnnotateOptions{Root: r.root})
+		st := workflowcmd.Annotate(r.o.Log, workflowcmd.FromResult(shown), workflowcmd.AnnotateOptions{Root: r.root, TitlePrefix: r.untrusted()})
 		if st.Err != nil {
 			r.logf("kernel-gate action: annotations: %s", workflowcmd.Neutralize(st.Err.Error()))
 		}
@@ -410,7 +414,7 @@ func (r *run) comment(ctx context.Context, res result.Result, md string) {
 		return
 	}
 	if r.client == nil {
-		r.logf("kernel-gate action: no pull-request comment: %s", cmp.Or(r.fallback, "check runs are off, and so is the API client"))
+		r.logf("kernel-gate action: no pull-request comment: %s", workflowcmd.Neutralize(cmp.Or(r.fallback, "check runs are off, and so is the API client")))
 		return
 	}
 	if _, err := r.client.UpsertComment(ctx, r.plan.PullRequest, "summary", md); err != nil {

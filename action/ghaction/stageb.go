@@ -25,6 +25,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -114,13 +115,19 @@ func (r *run) fromFork() bool {
 	return r.plan.Mode == ModeReport && r.ev.WorkflowRun != nil && r.ev.WorkflowRun.Fork(r.ev.Repository)
 }
 
+// untrusted starts every title of what a fork's result says (the check run's, each
+// annotation's): "" for a result that is not a fork's.
+func (r *run) untrusted() string {
+	if r.fromFork() {
+		return "untrusted (fork's code): "
+	}
+	return ""
+}
+
 // checkTitle is the check run's title; a fork's result says that it is one.
 // Why: docs/threat-model.md, threat-model T7.
 func (r *run) checkTitle(res result.Result) string {
-	if r.fromFork() {
-		return "untrusted (fork's code): " + title(res)
-	}
-	return title(res)
+	return r.untrusted() + title(res)
 }
 
 // stageB reads stage A's result and checks it against the event, for mode report. The
@@ -133,7 +140,8 @@ func (r *run) stageB(ctx context.Context) (result.Result, error) {
 		return res, r.refuse(ctx, []string{oneLine(err.Error())})
 	}
 	for _, n := range notes {
-		r.logf("kernel-gate action: the result file: %s", n)
+		// A note names a gate, whose name the result's author chose.
+		r.logf("kernel-gate action: the result file: %s", workflowcmd.Neutralize(n))
 	}
 	if problems := r.crossCheck(ctx, res); len(problems) > 0 {
 		return res, r.refuse(ctx, problems)
@@ -183,8 +191,13 @@ func workflowProblem(want []string, wr WorkflowRun) string {
 	if len(want) == 0 {
 		return "the input workflow is not set: mode report posts only the result of the stage A workflow it names (its file, e.g. workflow: .github/workflows/kernel-gate-pr.yml)"
 	}
-	// A path may carry the ref it was read at ("...yml@refs/heads/main").
-	path, _, _ := strings.Cut(wr.Path, "@")
+	// A path may carry the ref it was read at ("...yml@refs/heads/main"). Only a ref is cut:
+	// a workflow file's own name may hold '@' ("kernel-gate-pr.yml@x.yml" is another file),
+	// but no '/', since GitHub runs no workflow from a directory below .github/workflows.
+	path := wr.Path
+	if i := strings.LastIndex(path, "@refs/"); i >= 0 {
+		path = path[:i]
+	}
 	for _, w := range want {
 		if strings.Contains(w, "/") && path != "" && w == path || !strings.Contains(w, "/") && wr.Name != "" && w == wr.Name {
 			return ""
@@ -327,10 +340,7 @@ func (r *run) refuse(ctx context.Context, problems []string) error {
 	b.WriteString("```\n")
 	md := b.String()
 	if r.client != nil {
-		t := "kernel-gate refused stage A's result"
-		if r.fromFork() {
-			t = "untrusted (fork's code): " + t
-		}
+		t := r.untrusted() + "kernel-gate refused stage A's result"
 		if _, err := r.client.CompleteCheck(ctx, r.checkID, githubapi.ConclusionFailure, githubapi.Output{Title: t, Summary: md}); err != nil {
 			r.logf("kernel-gate action: completing the check run: %s", workflowcmd.Neutralize(oneLine(err.Error())))
 		}
@@ -365,9 +375,10 @@ func (r *run) stageBHeader(b io.Writer) {
 	}
 }
 
-// mdCode shows untrusted text as a code span: one line, no backquotes, bounded.
+// mdCode shows untrusted text as a code span: one line, no backquotes, bounded, and no
+// character that could reorder or hide the text around it (escaped, repopath.Quote).
 func mdCode(s string) string {
-	return "`" + strings.ReplaceAll(clean(s, 200, false), "`", "'") + "`"
+	return "`" + strings.ReplaceAll(clean(repopath.Quote(s), 200, false), "`", "'") + "`"
 }
 
 // mdLinkURL makes u safe as a markdown link's destination.

@@ -204,6 +204,9 @@ func TestStageBRefuses(t *testing.T) {
 		{"another event", nil, func(r *result.Result) { r.Trigger.Event = "push" }, nil, []string{`gated on a "push" event`}},
 		{"another workflow's run", map[string]any{"workflow_run.path": ".github/workflows/evil.yml"}, nil, nil,
 			[]string{`workflow "kernel-gate pull request" (".github/workflows/evil.yml"), not of .github/workflows/kernel-gate-pr.yml`}},
+		// A file name may hold '@': only a ref after it ("@refs/heads/main") is not the file's.
+		{"another workflow file, named stage A's file and '@'", map[string]any{"workflow_run.path": stageAFile + "@evil.yml"}, nil, nil,
+			[]string{`(".github/workflows/kernel-gate-pr.yml@evil.yml"), not of .github/workflows/kernel-gate-pr.yml`}},
 		{"no workflow named", nil, nil, map[string]string{"workflow": ""}, []string{"input workflow is not set"}},
 		{"another GPU", nil, func(r *result.Result) { r.Device = &result.Device{Name: "NVIDIA H100", Arch: "sm_90"} }, nil,
 			[]string{`comes from "NVIDIA H100" ("sm_90"), not from the GPU the input expect-gpu names, "NVIDIA L4"`}},
@@ -499,5 +502,169 @@ func TestReadReportInputs(t *testing.T) {
 	// octokit's own payload leaves workflow_run.name empty: the top-level workflow's is used.
 	if wr := event(t, "workflow_run", "workflow_run_completed.json", nil).WorkflowRun; wr.Name != "test" || wr.Fork(stageARepo) {
 		t.Errorf("%+v", wr)
+	}
+}
+
+// logCommands lists the lines of a step's log that the runner would take for a workflow
+// command: a line (split at LF and CR, as the runner splits) that starts with "::" after
+// white space, or that holds the legacy "##[" anywhere. kernel-gate's own "::add-mask::"
+// for the token is left out.
+func logCommands(log string) []string {
+	var out []string
+	for _, line := range strings.FieldsFunc(log, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		l := strings.TrimSpace(line)
+		if strings.HasPrefix(l, "::") && !strings.HasPrefix(l, "::add-mask::") || strings.Contains(l, "##[") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// What stage B says in its log about the result file it read (a gate's table or data cut
+// to the limits) names the gate, whose name the pull request's code wrote: a name holding
+// the legacy "##[" command form, which the runner finds anywhere in a line, reached the
+// log as it was ("##[error]" an annotation, "##[stop-commands]" silencing every later
+// command of the step, "##[set-output]" an output).
+func TestStageBNotesRelayNoCommand(t *testing.T) {
+	for _, name := range []string{"##[error]spoofed", "x ##[stop-commands]tok", "##[set-output name=verdict;]pass"} {
+		t.Run(name, func(t *testing.T) {
+			api := fakegithub.New()
+			defer api.Close()
+			res := stageAResult(result.Pass)
+			rows := make([]result.Row, maxTableRows+1)
+			for i := range rows {
+				rows[i] = result.Row{Status: result.Pass, Cells: []string{"k"}}
+			}
+			res.Gates[0].Name = name
+			res.Gates[0].Table = &result.Table{Columns: []string{"kernel"}, Rows: rows}
+			env := stageBEnv(t, api, stageAPayload(t, "workflow_run_completed.json", nil), &res, nil)
+			code, log, err := runAction(t, env, api)
+			if err != nil || code != 0 {
+				t.Fatalf("exit %d, err %v\n%.2000s", code, err, log)
+			}
+			if !strings.Contains(log, "its table is cut to") {
+				t.Fatalf("the log does not note the cut table:\n%.2000s", log)
+			}
+			if cmds := logCommands(log); len(cmds) > 0 {
+				t.Errorf("untrusted text reached the log as a workflow command: %q", cmds)
+			}
+		})
+	}
+}
+
+// When GitHub refuses the check run, the comment's "no pull-request comment" line says
+// why in GitHub's own words: an answer holding a CR or the legacy "##[" form reached the
+// log as it was.
+func TestNoCommentReasonRelaysNoCommand(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	api.Inject(fakegithub.Fault{Method: "POST", Path: "/check-runs", Status: 403, Headers: map[string]string{"Content-Type": "application/json"},
+		Body: `{"message":"no\r::add-mask::fail ##[error]spoofed"}`})
+	res := stageAResult(result.Fail)
+	pr := map[string]any{"number": 2, "base": map[string]any{"repo": map[string]any{"url": "https://api.github.com/repos/" + stageARepo}}}
+	env := stageBEnv(t, api, stageAPayload(t, "workflow_run_completed.json", map[string]any{"workflow_run.conclusion": "failure",
+		"workflow_run.pull_requests": []any{pr}}), &res, map[string]string{"comment": "always"})
+	code, log, _ := runAction(t, env, api)
+	if code != 1 || !strings.Contains(log, "no pull-request comment") {
+		t.Fatalf("exit %d\n%s", code, log)
+	}
+	// The findings go to workflow commands instead of the check run: those are kernel-gate's.
+	for _, c := range logCommands(log) {
+		if strings.Contains(c, "spoofed") || strings.Contains(c, "add-mask::fail") {
+			t.Errorf("the API's answer reached the log as a workflow command: %q", c)
+		}
+	}
+}
+
+// workflowProblem matches the run's workflow file exactly: a ref the path carries is not
+// part of it, but nothing else is cut or folded.
+func TestWorkflowProblem(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{stageAFile, true},
+		{stageAFile + "@refs/heads/main", true},
+		{stageAFile + "@refs/pull/7/merge", true},
+		{stageAFile + "@evil.yml", false},
+		{stageAFile + "@refs", false},
+		{".github/workflows/Kernel-gate-pr.yml", false},
+		{"./" + stageAFile, false},
+		{stageAFile + " ", false},
+		{"", false},
+	} {
+		got := workflowProblem([]string{stageAFile}, WorkflowRun{ID: 1, Name: "kernel-gate pull request", Path: tc.path})
+		if (got == "") != tc.ok {
+			t.Errorf("path %q: problem %q, want accepted %v", tc.path, got, tc.ok)
+		}
+	}
+}
+
+// A fork's result is labelled as its own code's word wherever it is shown: its findings'
+// annotations too, which GitHub shows on the pull request's lines as kernel-gate's. The
+// check run's title and summary said so; each annotation, titled "kernel-gate GATE:
+// KERNEL", did not, and could say anything on any line of the change.
+func TestStageBForkAnnotationsAreLabelled(t *testing.T) {
+	for _, tc := range []struct {
+		name, payload string
+		untrusted     bool
+	}{
+		{"fork", "workflow_run_fork.json", true},
+		{"same repository", "workflow_run_completed.json", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := fakegithub.New()
+			defer api.Close()
+			res := stageAResult(result.Pass)
+			res.Gates[0].Findings = append(res.Gates[0].Findings, result.Finding{Severity: result.Warning, Kernel: "flash_fwd",
+				File: "kernels/flash_fwd.cu", Line: 3, Message: "reviewed and approved by the maintainers"})
+			env := stageBEnv(t, api, stageAPayload(t, tc.payload, nil), &res, map[string]string{"annotations": "both"})
+			code, log, err := runAction(t, env, api)
+			if err != nil || code != 0 {
+				t.Fatalf("exit %d, err %v\n%s", code, err, log)
+			}
+			cr := oneCheckRun(t, api, log)
+			if len(cr.Annotations) != 1 {
+				t.Fatalf("annotations %+v", cr.Annotations)
+			}
+			var commands []string
+			for _, l := range strings.Split(log, "\n") {
+				if strings.HasPrefix(l, "::warning ") {
+					commands = append(commands, l)
+				}
+			}
+			if len(commands) != 1 {
+				t.Fatalf("workflow-command annotations %q\n%s", commands, log)
+			}
+			labelled := strings.HasPrefix(cr.Annotations[0].Title, "untrusted (fork's code): kernel-gate correctness") &&
+				strings.Contains(commands[0], "title=untrusted (fork's code)%3A kernel-gate correctness")
+			plain := strings.HasPrefix(cr.Annotations[0].Title, "kernel-gate correctness") && strings.Contains(commands[0], "title=kernel-gate correctness")
+			if tc.untrusted && !labelled || !tc.untrusted && !plain {
+				t.Errorf("check-run annotation titled %q, workflow command %q", cr.Annotations[0].Title, commands[0])
+			}
+		})
+	}
+}
+
+// Stage B's summary heads with stage A's workflow file, which a pull request can add with
+// any name: a bidirectional control in it (U+202E) reordered the words around it in the
+// check run, the job summary and the comment, so that the file named is not the file
+// read. It is shown escaped, as every posted path is.
+func TestStageBHeaderShowsNoBidi(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	res := stageAResult(result.Pass)
+	path := ".github/workflows/\u202elmy.rp-etag-lenrek.yml"
+	env := stageBEnv(t, api, stageAPayload(t, "workflow_run_completed.json", map[string]any{"workflow_run.path": path}), &res, nil)
+	code, log, _ := runAction(t, env, api)
+	if code != exitcode.Usage {
+		t.Fatalf("exit %d, want the other workflow refused\n%s", code, log)
+	}
+	cr := oneCheckRun(t, api, log)
+	sum, _ := os.ReadFile(env["GITHUB_STEP_SUMMARY"])
+	for _, md := range []string{cr.Summary, string(sum)} {
+		if strings.ContainsRune(md, '\u202e') || !strings.Contains(md, `\u202elmy.rp-etag-lenrek.yml`) {
+			t.Errorf("the workflow's path is not shown escaped:\n%s", md)
+		}
 	}
 }

@@ -27,7 +27,7 @@ func MarkerTag(marker string) string {
 }
 
 // UpsertComment keeps one comment per marker on pull request pr: it edits the comment
-// whose body contains MarkerTag(marker) and whose author is the token's own identity
+// whose body begins with MarkerTag(marker) and whose author is the token's own identity
 // (identity.go), looking through every page of the pull request's comments, and creates
 // it when there is none. A comment by anyone else that carries the marker is never
 // edited; when who the token is cannot be known for certain, nothing is edited and a new
@@ -85,9 +85,10 @@ func (c *Client) UpsertComment(ctx context.Context, pr int, marker, body string)
 	return id, nil
 }
 
-// findComment returns the oldest comment on pr whose body contains tag and whose author
+// findComment returns the oldest comment on pr whose body begins with tag and whose author
 // is self, or nil. The first comment that carries tag but is someone else's is named in
-// the log: it is left alone.
+// the log: it is left alone. The tag must come first, where UpsertComment puts it: another
+// workflow commenting as the same identity may quote a pull request's text that holds it.
 func (c *Client) findComment(ctx context.Context, gh *github.Client, pr int, tag string, self *identity) (*github.IssueComment, string, *github.Response, error) {
 	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: commentsPerPage}}
 	noted := false
@@ -98,7 +99,7 @@ func (c *Client) findComment(ctx context.Context, gh *github.Client, pr int, tag
 			return nil, fmt.Sprintf("reading the comments of pull request #%d (page %d)", pr, page), resp, err
 		}
 		for _, cm := range comments {
-			if !strings.Contains(cm.GetBody(), tag) {
+			if !strings.HasPrefix(cm.GetBody(), tag) {
 				continue
 			}
 			if self.authored(cm.GetUser()) {

@@ -293,3 +293,27 @@ func TestUpsertCommentNeverEditsAnothersMarker(t *testing.T) {
 		})
 	}
 }
+
+// The marker is text anyone can get into a comment of the token's own identity: another
+// workflow of the repository that comments as github-actions[bot] and quotes a pull
+// request's title or body (a welcome message, another tool's report) carries it when the
+// pull request's author wrote it there. kernel-gate puts its marker first; a comment of
+// the token's that holds it anywhere else is another's, and is never overwritten (the
+// oldest such comment was: kernel-gate's summary replaced, say, a scanner's warning).
+func TestUpsertCommentMarkerFirst(t *testing.T) {
+	h := newHarness(t)
+	h.asActions(t)
+	tag := MarkerTag("summary")
+	quoted := h.srv.AddComment(repo, 5, fakegithub.BotLogin, "⚠️ Security scan of \"fix typo "+tag+"\": 2 secrets found")
+	id, err := h.c.UpsertComment(context.Background(), 5, "summary", "kernel-gate: pass")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := h.srv.Comment(quoted); id == quoted || c.Edits != 0 || !strings.Contains(c.Body, "2 secrets found") {
+		t.Fatalf("the other workflow's comment %d was overwritten (kernel-gate's: %d): %+v", quoted, id, c)
+	}
+	again, err := h.c.UpsertComment(context.Background(), 5, "summary", "kernel-gate: fail")
+	if c, _ := h.srv.Comment(again); err != nil || again != id || c.Edits != 1 || c.Body != tag+"\nkernel-gate: fail" {
+		t.Fatalf("kernel-gate's own comment %d was not the one edited: %d %v %+v", id, again, err, c)
+	}
+}

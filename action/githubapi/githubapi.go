@@ -28,6 +28,8 @@ import (
 	"time"
 
 	github "github.com/google/go-github/v60/github"
+
+	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/internal/ctxsleep"
 )
 
@@ -381,8 +383,9 @@ func (c *Client) Repo() string { return c.repo }
 // ctx cancels. It is for callers with a retry loop of their own above Call.
 func (c *Client) Sleep(ctx context.Context, d time.Duration) error { return c.sleep(ctx, d) }
 
-// Logf writes one line to Options.Log, when set, with the token scrubbed out and any
-// newline made a space. Lines from concurrent calls do not interleave.
+// Logf writes one line to Options.Log, when set, with the token scrubbed out, any line
+// break made a space and any workflow command made inert (workflowcmd.Neutralize). Lines
+// from concurrent calls do not interleave.
 func (c *Client) Logf(format string, args ...any) { c.logf(format, args...) }
 
 func plural(n int, what string) string {
@@ -565,7 +568,9 @@ func (c *Client) logf(format string, args ...any) {
 		return
 	}
 	line := c.scrub(fmt.Sprintf(format, args...))
-	line = strings.ReplaceAll(line, "\n", " ")
+	// A line quotes the server's answers (an error's message, a comment's author): none of
+	// it may start a line of its own (the runner splits at CR too) or act as a command.
+	line = workflowcmd.Neutralize(strings.NewReplacer("\n", " ", "\r", " ").Replace(line))
 	c.logMu.Lock()
 	defer c.logMu.Unlock()
 	io.WriteString(c.log, line+"\n")

@@ -748,3 +748,30 @@ func TestCallerDeadline(t *testing.T) {
 		t.Fatalf("slept %v", h.Sleeps())
 	}
 }
+
+// The log lines a Client writes quote what the API answered (an error's message, a
+// comment's author): from a broken or hostile server (a proxy, a GitHub Enterprise
+// Server someone else runs) that text held a CR, after which the runner reads a new line
+// ("\r::add-mask::..." a command), or the legacy "##[" form, which the runner finds
+// anywhere in a line. Neither may reach the step's log as a command.
+func TestLogRelaysNoCommand(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Inject(fakegithub.Fault{Times: 2, Status: 500, Headers: map[string]string{"Content-Type": "application/json"},
+		Body: `{"message":"down\r::add-mask::abc\r##[error]spoofed ##[stop-commands]tok"}`})
+	if _, err := h.c.StartCheck(context.Background(), "kernel-gate", "abc", ""); err != nil {
+		t.Fatal(err)
+	}
+	h.srv.AddComment(repo, 5, "##[warning]mallory", MarkerTag("summary")+"\nnot ours")
+	if _, err := h.c.UpsertComment(context.Background(), 5, "summary", "pass"); err != nil {
+		t.Fatal(err)
+	}
+	log := h.log.String()
+	if !strings.Contains(log, "spoofed") || !strings.Contains(log, "mallory") {
+		t.Fatalf("the log does not quote the answers:\n%q", log)
+	}
+	for _, line := range strings.FieldsFunc(log, func(r rune) bool { return r == '\n' || r == '\r' }) {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "::") || strings.Contains(l, "##[") {
+			t.Errorf("a line of the API's answer reached the log as a command: %q", l)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package githubapi
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -88,7 +89,42 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else {
 		req.Header.Del("Authorization")
 	}
-	return t.next.RoundTrip(req)
+	resp, err := t.next.RoundTrip(req)
+	if resp != nil && resp.Body != nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, left: MaxResponseBytes}
+	}
+	return resp, err
+}
+
+// MaxResponseBytes bounds an answer's body, as RequestTimeout bounds its time: GitHub's
+// largest answers (a page of 100 comments of 65,536 characters, a baseline file's blob of
+// 32 MiB in base64) fit; a server that streams without end is not read into memory.
+const MaxResponseBytes = 64 << 20
+
+// errTooLarge ends the reading of an answer over MaxResponseBytes.
+var errTooLarge = fmt.Errorf("the answer is larger than %d MiB: not read further", MaxResponseBytes>>20)
+
+// cappedBody is an answer's body that fails once more than left bytes were read.
+type cappedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// An answer of exactly the limit ends here; one byte more is one too many.
+		var one [1]byte
+		if n, err := b.ReadCloser.Read(one[:]); n == 0 {
+			return 0, err
+		}
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
 }
 
 // Budget is the time the API calls of one run may take together: every request and

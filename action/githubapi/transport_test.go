@@ -208,3 +208,45 @@ func TestBudgetEndsEveryCall(t *testing.T) {
 		t.Fatalf("%d requests, %s left", n, hung.Left())
 	}
 }
+
+// An answer's size is bounded as its time is: a broken or hostile server (a proxy, a
+// GitHub Enterprise Server someone else runs) that streams a body without end was read
+// whole within the request's timeout, at the network's speed: gigabytes held in memory,
+// until the runner killed the step. An answer past MaxResponseBytes is an error, the rest
+// of it unread, and is not retried.
+func TestAnswerSizeIsBounded(t *testing.T) {
+	const over = MaxResponseBytes + 8<<20
+	var mu sync.Mutex
+	var hits int
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		hits++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"id": 1, "app": {"slug": "github-actions"}, "name": "`)
+		chunk := strings.Repeat("a", 1<<20)
+		for total := 0; total < over; total += len(chunk) {
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+		}
+		io.WriteString(w, `"}`)
+	}))
+	defer api.Close()
+	c, err := New(context.Background(), Options{APIURL: api.URL + "/", Token: "ghs_size_test_token_77a0", Repository: repo,
+		Sleep: func(context.Context, time.Duration) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.StartCheck(context.Background(), "kernel-gate", "abc", "")
+	if err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("error %v, want the answer refused as larger than %d MiB", err, MaxResponseBytes>>20)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if hits != 1 {
+		t.Errorf("%d requests: an answer too large was retried", hits)
+	}
+}

@@ -95,8 +95,13 @@ func TestUnlink(t *testing.T) {
 		"XMPP:a@b":             "XMPP\u200b:a@b",
 		"a://b://c":            "a\u200b://b\u200b://c",
 		"plain: text. 1.5x":    "plain: text. 1.5x",
-		"kg::flash_fwd<64>":    "kg::flash_fwd<64>",
-		"":                     "",
+		// Issue references: in a pull-request comment each also puts a "mentioned this"
+		// event, by kernel-gate's identity, on the issue of the repository it names.
+		"see #12 and octo-org/other#7": "see #\u200b12 and octo-org/other#\u200b7",
+		"GH-3, gh-45":                  "GH-\u200b3, gh-\u200b45",
+		"k#x, sm-90, a-1, #":           "k#x, sm-90, a-1, #",
+		"kg::flash_fwd<64>":            "kg::flash_fwd<64>",
+		"":                             "",
 	} {
 		if got := unlink(in); got != want {
 			t.Errorf("unlink(%q) = %q, want %q", in, got, want)

@@ -242,7 +242,7 @@ func mdFindings(fs []result.Finding) mdBlock {
 }
 
 func mdGateTable(t *result.Table) mdBlock {
-	n := tableShape(t)
+	n, more := shownColumns(t)
 	header := []string{"Status"}
 	right := []bool{false}
 	better := make([]bool, n)
@@ -268,6 +268,9 @@ func mdGateTable(t *result.Table) mdBlock {
 	}
 	b := mdTableBlock("table", header, right, rows, fold)
 	b.deltas = deltas
+	if more > 0 {
+		b.tail += "\n*" + columnsNote(more) + "*\n"
+	}
 	return b
 }
 

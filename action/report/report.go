@@ -314,6 +314,27 @@ func tableShape(t *result.Table) int {
 	return n
 }
 
+// maxTableColumns is the most columns of a table a report shows (kernel-gate's gates make
+// about ten). Every row is rendered as wide as the widest, so that one row of a million
+// cells in a result made elsewhere would otherwise make each row a million cells wide.
+const maxTableColumns = 64
+
+// shownColumns is how many of t's columns a report shows, and how many more it has.
+func shownColumns(t *result.Table) (shown, more int) {
+	n := tableShape(t)
+	return min(n, maxTableColumns), max(n-maxTableColumns, 0)
+}
+
+// columnsNote says that more columns were left out.
+func columnsNote(more int) string {
+	verb := "are"
+	if more == 1 {
+		verb = "is"
+	}
+	return fmt.Sprintf("%s %s not shown: a report shows at most %d columns; the result file has them all.",
+		plural(more, "more column"), verb, maxTableColumns)
+}
+
 // cellAt returns cell i of row, "" when the row is short.
 func cellAt(cells []string, i int) string {
 	if i < len(cells) {

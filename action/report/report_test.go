@@ -725,3 +725,37 @@ func TestFindingLocationColumn(t *testing.T) {
 		t.Errorf("JSON lacks %q:\n%s", want, js.String())
 	}
 }
+
+// Every row of a table is rendered as wide as its widest: one row of 20,000 cells in a
+// result made elsewhere (stage A's, which the pull request's code can write) made each of
+// the table's rows 20,000 cells wide, rows × widest of work and memory (a result of 2 MB,
+// one row of a million empty cells beside 10,000 empty rows, took minutes and tens of GB).
+// A report shows at most maxTableColumns columns, and says how many more there are.
+func TestWideTableIsCut(t *testing.T) {
+	rows := make([]result.Row, 50)
+	for i := range rows {
+		rows[i] = result.Row{Status: result.Pass, Cells: []string{"k" + strconv.Itoa(i), "32"}}
+	}
+	rows[7].Cells = make([]string, 20_000)
+	g := result.Gate{Name: "ptxas", Table: &result.Table{Columns: []string{"kernel", "regs"}, Rows: rows}}
+	g.Decide(true)
+	res := result.New("kernel-gate", g)
+	for _, f := range []Format{Markdown, Text} {
+		var b bytes.Buffer
+		if err := Render(&b, res, f, Options{Width: 100}); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !strings.Contains(out, "19936 more columns are not shown") {
+			t.Errorf("%s: the cut is not said:\n%.2000s", f, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if n := strings.Count(line, "|"); n > maxTableColumns+2 || len(line) > 4000 {
+				t.Fatalf("%s: a line of %d bytes and %d cells: the table is not cut to %d columns", f, len(line), n, maxTableColumns)
+			}
+		}
+		if !strings.Contains(out, "k49") {
+			t.Errorf("%s: the rows are not all shown:\n%.2000s", f, out)
+		}
+	}
+}

@@ -141,21 +141,25 @@ const zwsp = "\u200b"
 // unlink breaks, with a zero-width space, what GitHub's markdown (GFM's autolink
 // extension) would turn into a link by itself though nobody wrote one: a scheme's "://"
 // (https://evil.example/x, ftp://, any other), "www." and the "mailto:" and "xmpp:" of an
-// address. The text reads the same; it is no link.
+// address; and what GitHub turns into a reference to an issue or pull request, "#12",
+// "owner/repo#12" and "GH-12", which in a pull-request comment also puts a "mentioned
+// this" event, by kernel-gate's identity, on that issue of any public repository. The
+// text reads the same; it is no link.
 func unlink(s string) string {
-	if !strings.Contains(s, ":") && !strings.Contains(s, ".") {
+	if !strings.ContainsAny(s, ":.#-") {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == ':' && (strings.HasPrefix(s[i:], "://") || hasSuffixFold(s[:i], "mailto") || hasSuffixFold(s[:i], "xmpp")):
-			b.WriteString(zwsp)
-		case c == '.' && hasSuffixFold(s[:i], "www"):
-			b.WriteString(zwsp)
+		if c == ':' && (strings.HasPrefix(s[i:], "://") || hasSuffixFold(s[:i], "mailto") || hasSuffixFold(s[:i], "xmpp")) ||
+			c == '.' && hasSuffixFold(s[:i], "www") {
+			b.WriteString(zwsp) // "https" zwsp "://"
 		}
 		b.WriteByte(c)
+		if (c == '#' || c == '-' && hasSuffixFold(s[:i], "gh")) && i+1 < len(s) && '0' <= s[i+1] && s[i+1] <= '9' {
+			b.WriteString(zwsp) // "#" zwsp "12"
+		}
 	}
 	return b.String()
 }

@@ -194,7 +194,7 @@ func writeFindingsText(b *strings.Builder, fs []result.Finding, w int, p painter
 
 // writeTableText writes a gate's table with the row status first, fitted to w.
 func writeTableText(b *strings.Builder, t *result.Table, w int, p painter) {
-	n := tableShape(t)
+	n, more := shownColumns(t)
 	header := make([]tcell, n+1)
 	header[0] = tcell{}
 	for i := range n {
@@ -225,6 +225,9 @@ func writeTableText(b *strings.Builder, t *result.Table, w int, p painter) {
 	}
 	rows = append(rows[:1], append([][]tcell{rule}, rows[1:]...)...)
 	writeAligned(b, rows, widths, p)
+	if more > 0 {
+		b.WriteString(indent + columnsNote(more) + "\n")
+	}
 }
 
 // naturalWidths is the widest text of each column.

@@ -44,6 +44,9 @@ type AnnotateOptions struct {
 	Root string
 	// Max is the most annotations written per level; 0 or less means MaxAnnotations.
 	Max int
+	// TitlePrefix starts every title: what says whose word the findings are ("untrusted
+	// (fork's code): " for a result a fork's code made).
+	TitlePrefix string
 }
 
 // Counts are numbers of annotations per level. A finding of a severity other than error or
@@ -108,7 +111,7 @@ func Annotate(w io.Writer, findings []GateFinding, opts AnnotateOptions) Stats {
 				st.Omitted.add(level, 1)
 				continue
 			}
-			writeAnnotation(&b, level, &findings[i], root)
+			writeAnnotation(&b, level, &findings[i], root, opts.TitlePrefix)
 			written++
 		}
 		st.Written.add(level, written)
@@ -146,7 +149,7 @@ func levelOf(s result.Severity) int {
 	return 2
 }
 
-func writeAnnotation(b *strings.Builder, level int, f *GateFinding, root string) {
+func writeAnnotation(b *strings.Builder, level int, f *GateFinding, root, titlePrefix string) {
 	b.WriteString("::")
 	b.WriteString(levels[level])
 	sep := " "
@@ -167,7 +170,7 @@ func writeAnnotation(b *strings.Builder, level int, f *GateFinding, root string)
 			}
 		}
 	}
-	prop("title", title(f))
+	prop("title", oneLine(titlePrefix)+title(f))
 	b.WriteString("::")
 	msg := f.Message
 	if strings.TrimSpace(msg) == "" {

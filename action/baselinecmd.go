@@ -231,7 +231,7 @@ func writeListing(c common, e env, write func(io.Writer) error) error {
 		return exitcode.CouldNotRun(err)
 	}
 	if c.out != "" {
-		return writeOut(e.ctx, c.out, b.Bytes())
+		return writeOut(e.ctx, e.getenv("GITHUB_WORKSPACE"), c.out, b.Bytes())
 	}
 	if underActions(e) {
 		err := workflowcmd.StopCommands(e.stdout, func(w io.Writer) error { _, err := w.Write(b.Bytes()); return err })

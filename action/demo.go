@@ -203,7 +203,7 @@ func demoTrend(ctx context.Context, dir string, cases []string, c common, e env)
 		out = f.Name()
 		f.Close()
 	}
-	if err := writeOut(e.ctx, out, page.Bytes()); err != nil {
+	if err := writeOut(e.ctx, e.getenv("GITHUB_WORKSPACE"), out, page.Bytes()); err != nil {
 		return failed(err)
 	}
 	fmt.Fprintf(e.stdout, "Trend of %d recorded replays (synthetic commit order: %s), no GPU used now\n", len(order), strings.Join(order, ", "))

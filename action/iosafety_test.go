@@ -286,3 +286,39 @@ func TestOutRefusesALinkOutOfItsDirectory(t *testing.T) {
 		}
 	}
 }
+
+// Inside GitHub Actions a single command's --out (action.yml passes results-file) lies in
+// the pull request's workspace, which can commit a directory link anywhere on the path
+// (out -> ~/.ssh): no directory on it may lead out of the workspace, only its final name
+// being checked let `out/kg.json` write into the link's target.
+func TestOutNeverThroughADirectoryLinkedOutOfTheWorkspace(t *testing.T) {
+	res := absPath(t, "testdata/replay/clean/result.json")
+	ws, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(ws, "out")); err != nil {
+		t.Fatal(err)
+	}
+	os.Mkdir(filepath.Join(ws, "real"), 0o755)
+	for _, tc := range []struct {
+		out  string
+		code int
+	}{
+		{filepath.Join(ws, "out", "kg.json"), exitUsage},
+		{filepath.Join("out", "kg.json"), exitUsage},
+		{filepath.Join("..", filepath.Base(outside), "kg.json"), exitUsage},
+		{filepath.Join(ws, "real", "kg.json"), exitPass},
+	} {
+		t.Run(tc.out, func(t *testing.T) {
+			t.Chdir(ws)
+			vars := map[string]string{"GITHUB_WORKSPACE": ws}
+			var out, errb bytes.Buffer
+			code := run(context.Background(), []string{"report", res, "--format", "json", "--out", tc.out}, env{
+				stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string { return vars[k] }})
+			if code != tc.code {
+				t.Errorf("exit %d, want %d: %s", code, tc.code, errb.String())
+			}
+			if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+				t.Errorf("written outside the workspace through a link: %v", entries)
+			}
+		})
+	}
+}

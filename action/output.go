@@ -18,6 +18,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -189,7 +190,7 @@ func render(res result.Result, c common, f report.Format, e env) (int, error) {
 	}
 	switch {
 	case c.out != "":
-		if err := writeOut(e.ctx, c.out, buf.Bytes()); err != nil {
+		if err := writeOut(e.ctx, e.getenv("GITHUB_WORKSPACE"), c.out, buf.Bytes()); err != nil {
 			return exitcode.Of(err), err
 		}
 	case underActions(e):
@@ -214,14 +215,25 @@ func render(res result.Result, c common, f report.Format, e env) (int, error) {
 // that leads out of it is refused, even one that appeared since checkOut) and without
 // blocking (a FIFO nobody reads is an error, not a hang); a write that waits on its reader
 // ends when ctx does.
-func writeOut(ctx context.Context, path string, data []byte) error {
+func writeOut(ctx context.Context, ws, path string, data []byte) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	dir, name := splitOut(path)
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return exitcode.CouldNotRunf("writing the report: %v", err)
+	var root *os.Root
+	var name string
+	var err error
+	if ws != "" {
+		// Inside GitHub Actions the workspace is the pull request's checkout: no directory
+		// on the path may lead out of it through a link it committed.
+		if root, name, err = procgroup.OpenOutDir(ws, path); err != nil {
+			return err
+		}
+	} else {
+		var dir string
+		dir, name = splitOut(path)
+		if root, err = os.OpenRoot(dir); err != nil {
+			return exitcode.CouldNotRunf("writing the report: %v", err)
+		}
 	}
 	defer root.Close()
 	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|input.NonBlock, 0o644)

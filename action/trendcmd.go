@@ -104,7 +104,7 @@ and max_err. --format text prints a few lines of it instead.
 	}
 	switch {
 	case c.out != "":
-		if err := writeOut(e.ctx, c.out, out.Bytes()); err != nil {
+		if err := writeOut(e.ctx, e.getenv("GITHUB_WORKSPACE"), c.out, out.Bytes()); err != nil {
 			return failed(err)
 		}
 	case underActions(e):

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"strings"
 
+	github "github.com/google/go-github/v60/github"
+
 	"github.com/kernel-gate/kernel-gate/action/pipeline"
 	"github.com/kernel-gate/kernel-gate/action/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
+	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -33,6 +36,8 @@ type diffFilter struct {
 	// files are the files the change touches, by their path from the workspace, with the
 	// lines it added and the lines its diff shows.
 	files map[string]gitdiff.Change
+	// whole are the files whose every finding is annotated (the API gave no patch).
+	whole map[string]bool
 }
 
 // keep reports whether a finding is annotated. A finding with no file, or whose file is not
@@ -50,7 +55,7 @@ func (d *diffFilter) keep(f result.Finding, root string) bool {
 	switch {
 	case !ok:
 		return false
-	case d.mode == FilterFile || f.Line < 1:
+	case d.mode == FilterFile || f.Line < 1 || d.whole[path]:
 		return true
 	case d.mode == FilterAdded:
 		return ch.Touches(f.Line, f.Line)
@@ -107,14 +112,12 @@ func (d *diffFilter) note(hidden, hiddenErrors int) string {
 		plural(hidden, "finding"), errs, map[bool]string{true: "is", false: "are"}[hidden == 1], d.mode, what)
 }
 
-// diffFilter reads the change's diff for the filter-mode input, in gate mode: base...HEAD
-// from git, with the base the pipeline and the guard use. Without a diff to go by (no
-// base, report mode, git failing, a change that touches no file) every finding is
-// annotated, and the log says why once.
-//
-// Report mode runs on the base branch, without the pull request's commits: its diff would
-// come from the API, and a fork's run lists no pull request to ask about. It annotates
-// every finding.
+// diffFilter reads the change's diff for the filter-mode input: in gate mode base...HEAD
+// from git, with the base the pipeline and the guard use; in report mode (which runs on
+// the base branch, without the pull request's commits) the pull request's files from the
+// API (pullRequestFilter). Without a diff to go by (no base, no pull request, git or the
+// API failing, a change that touches no file) every finding is annotated, and the log
+// says why once.
 func (r *run) diffFilter(ctx context.Context) *diffFilter {
 	mode := cmp.Or(r.in.FilterMode, FilterFile)
 	if mode == FilterNone {
@@ -125,7 +128,11 @@ func (r *run) diffFilter(ctx context.Context) *diffFilter {
 		return nil
 	}
 	if r.plan.Mode == ModeReport {
-		return none("report mode does not have the change's diff (a fork's workflow run names no pull request to ask the API about)")
+		d, why := r.pullRequestFilter(ctx, mode)
+		if d == nil {
+			return none(why)
+		}
+		return d
 	}
 	base := r.plan.BaseRef
 	if set, err := r.cfg.Bench.Settings(); err == nil {
@@ -169,4 +176,80 @@ func (r *run) diffFilter(ctx context.Context) *diffFilter {
 		}
 	}
 	return d
+}
+
+// maxPullFiles is how many files GitHub lists of a pull request (its limit is 3,000): a
+// pull request that may hold more is not filtered.
+const maxPullFiles = 3000
+
+// pullRequestFilter is the filter of stage A's pull request from GitHub's API (report
+// mode): its files and their patches (three lines of context, as git's). It is nil, with
+// why, when the pull request is not known, its head is no longer the run's (pushed again:
+// the files would be another commit's), or the API does not answer. A file GitHub gives
+// no patch for (binary, or too large) keeps every finding in it.
+func (r *run) pullRequestFilter(ctx context.Context, mode string) (*diffFilter, string) {
+	c, err := r.apiClient(ctx)
+	if err != nil {
+		return nil, "the pull request's files: " + err.Error()
+	}
+	if why := r.lookupPullRequest(ctx, c, "no API client"); why != "" {
+		return nil, "stage A's pull request is not known: " + why
+	}
+	n := r.plan.PullRequest
+	var head string
+	err = c.Call(ctx, fmt.Sprintf("reading pull request #%d", n), func(ctx context.Context, gh *github.Client) (*github.Response, error) {
+		pr, resp, err := gh.PullRequests.Get(ctx, c.Owner(), c.Repo(), n)
+		head = pr.GetHead().GetSHA()
+		return resp, err
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Sprintf("reading pull request #%d (pull-requests: read): %s", n, oneLine(err.Error()))
+	case !strings.EqualFold(head, r.plan.HeadSHA):
+		return nil, fmt.Sprintf("pull request #%d's head is %s now, not stage A's %s (pushed again since): its files are another commit's", n, abrun.ShortRev(head), abrun.ShortRev(r.plan.HeadSHA))
+	}
+	d := &diffFilter{mode: mode, files: map[string]gitdiff.Change{}, whole: map[string]bool{}}
+	opts := &github.ListOptions{PerPage: 100}
+	for listed := 0; ; {
+		var files []*github.CommitFile
+		var next int
+		err := c.Call(ctx, fmt.Sprintf("listing pull request #%d's files", n), func(ctx context.Context, gh *github.Client) (*github.Response, error) {
+			var resp *github.Response
+			var err error
+			files, resp, err = gh.PullRequests.ListFiles(ctx, c.Owner(), c.Repo(), n, opts)
+			if resp != nil {
+				next = resp.NextPage
+			}
+			return resp, err
+		})
+		if err != nil {
+			return nil, fmt.Sprintf("listing pull request #%d's files (pull-requests: read): %s", n, oneLine(err.Error()))
+		}
+		for _, f := range files {
+			path, ok := repopath.Rel(f.GetFilename())
+			if !ok || f.GetStatus() == "removed" {
+				continue
+			}
+			if f.Patch == nil || mode == FilterFile {
+				d.files[path], d.whole[path] = gitdiff.Change{Path: path}, f.Patch == nil
+				continue
+			}
+			ch, err := gitdiff.ParsePatch(path, f.GetPatch())
+			if err != nil {
+				return nil, fmt.Sprintf("pull request #%d's patch of %s: %s", n, path, err)
+			}
+			d.files[path] = ch
+		}
+		if listed += len(files); next == 0 {
+			break
+		}
+		if listed >= maxPullFiles {
+			return nil, fmt.Sprintf("pull request #%d changes %d files or more, past what GitHub lists", n, maxPullFiles)
+		}
+		opts.Page = next
+	}
+	if len(d.files) == 0 {
+		return nil, fmt.Sprintf("pull request #%d touches no file GitHub lists", n)
+	}
+	return d, ""
 }

@@ -179,6 +179,11 @@ type run struct {
 	// trend is the summary's trend section, when the inputs ask for one and the baseline
 	// has a history for the run's GPU.
 	trend *report.Trend
+	// reader is the API client of stage B's questions when there is no check run's
+	// client (apiClient); prLookup is why stage A's pull request was not found, once asked
+	// (lookupPullRequest).
+	reader   *githubapi.Client
+	prLookup string
 	// noProgress is set when a progress update failed: later stages are not shown.
 	noProgress bool
 	// budget is the time all of the run's API calls may take together (api).

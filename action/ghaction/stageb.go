@@ -303,8 +303,15 @@ func (r *run) apiClient(ctx context.Context) (*githubapi.Client, error) {
 	if r.in.Token == "" {
 		return nil, fmt.Errorf("no github-token")
 	}
-	return githubapi.New(ctx, githubapi.Options{APIURL: r.o.Getenv("GITHUB_API_URL"), Token: r.in.Token,
-		Repository: r.ev.Repository, HTTPClient: r.o.HTTPClient, Sleep: r.o.Sleep, Log: r.o.Log})
+	if r.reader == nil {
+		// The run's one budget and request timeout (api), as every client of the run.
+		c, err := githubapi.New(ctx, r.api())
+		if err != nil {
+			return nil, err
+		}
+		r.reader = c
+	}
+	return r.reader, nil
 }
 
 // gpuProblem says why d is not the GPU want names ("" when it is, or want is empty).
@@ -396,33 +403,48 @@ func orNone(s string) string {
 }
 
 // findPullRequest finds the pull request to comment on when the event names none: GitHub
-// lists no pull requests in a fork's workflow_run. It asks for the open pull requests whose
-// head is the fork's branch and takes the one whose head commit is the run's. When none
-// is found, the log says why, once.
+// lists no pull requests in a fork's workflow_run (lookupPullRequest). When none is found,
+// the log says why, once.
 func (r *run) findPullRequest(ctx context.Context, res result.Result) {
 	if r.plan.PullRequest != 0 || r.in.Comment == "off" || r.in.Comment == "on-failure" && res.Verdict != result.Fail {
 		return
 	}
-	wr := r.ev.WorkflowRun
-	none := func(why string) {
+	// comment says nothing without a pull request: said here, as it would.
+	if why := r.lookupPullRequest(ctx, r.client, cmp.Or(r.fallback, "check runs are off, and so is the API client")); why != "" {
 		r.logf("kernel-gate action: no pull-request comment: %s", workflowcmd.Neutralize(why))
 	}
+}
+
+// lookupPullRequest sets r.plan.PullRequest to stage A's pull request when the event names
+// none: it asks c for the open pull requests whose head is the fork's branch and takes the
+// one whose head commit is the run's. It returns why none was found ("" when one was, or
+// the event named one); noClient is the reason when c is nil. It asks once a run.
+func (r *run) lookupPullRequest(ctx context.Context, c *githubapi.Client, noClient string) string {
+	if r.plan.PullRequest != 0 {
+		return ""
+	}
+	if r.prLookup != "" {
+		return r.prLookup
+	}
+	why := r.lookupPullRequestOnce(ctx, c, noClient)
+	if why != "" && c != nil {
+		r.prLookup = why // an answer of the API's (a missing client may come later)
+	}
+	return why
+}
+
+func (r *run) lookupPullRequestOnce(ctx context.Context, c *githubapi.Client, noClient string) string {
+	wr := r.ev.WorkflowRun
 	switch {
 	case !strings.HasPrefix(wr.Event, "pull_request"):
-		none(fmt.Sprintf("stage A ran on %s, not on a pull request", orNone(wr.Event)))
-		return
+		return fmt.Sprintf("stage A ran on %s, not on a pull request", orNone(wr.Event))
 	case len(wr.PullRequests) > 1:
-		none(fmt.Sprintf("stage A's run belongs to %d pull requests, and kernel-gate does not choose one", len(wr.PullRequests)))
-		return
+		return fmt.Sprintf("stage A's run belongs to %d pull requests, and kernel-gate does not choose one", len(wr.PullRequests))
 	case wr.HeadOwner == "" || wr.HeadBranch == "":
-		none("the event names no head repository or branch to find the pull request by")
-		return
-	case r.client == nil:
-		// comment says nothing without a pull request: said here, as it would.
-		none(cmp.Or(r.fallback, "check runs are off, and so is the API client"))
-		return
+		return "the event names no head repository or branch to find the pull request by"
+	case c == nil:
+		return noClient
 	}
-	c := r.client
 	var found []int
 	opts := &github.PullRequestListOptions{State: "open", Head: wr.HeadOwner + ":" + wr.HeadBranch, ListOptions: github.ListOptions{PerPage: 100}}
 	err := c.Call(ctx, "listing the pull requests of "+wr.HeadOwner, func(ctx context.Context, gh *github.Client) (*github.Response, error) {
@@ -437,13 +459,13 @@ func (r *run) findPullRequest(ctx context.Context, res result.Result) {
 	})
 	switch {
 	case err != nil:
-		none(fmt.Sprintf("finding the fork's pull request (pull-requests: read): %s", oneLine(err.Error())))
+		return fmt.Sprintf("finding the fork's pull request (pull-requests: read): %s", oneLine(err.Error()))
 	case len(found) == 0:
-		none(fmt.Sprintf("no open pull request from %s:%s has head %s (pushed again since, or closed)", wr.HeadOwner, wr.HeadBranch, abrun.ShortRev(wr.HeadSHA)))
+		return fmt.Sprintf("no open pull request from %s:%s has head %s (pushed again since, or closed)", wr.HeadOwner, wr.HeadBranch, abrun.ShortRev(wr.HeadSHA))
 	case len(found) > 1:
-		none(fmt.Sprintf("%d open pull requests have head %s, and kernel-gate does not choose one", len(found), abrun.ShortRev(wr.HeadSHA)))
-	default:
-		r.plan.PullRequest = found[0]
-		r.logf("kernel-gate action: stage A's pull request is #%s (found from %s:%s)", strconv.Itoa(found[0]), workflowcmd.Neutralize(wr.HeadOwner), workflowcmd.Neutralize(wr.HeadBranch))
+		return fmt.Sprintf("%d open pull requests have head %s, and kernel-gate does not choose one", len(found), abrun.ShortRev(wr.HeadSHA))
 	}
+	r.plan.PullRequest = found[0]
+	r.logf("kernel-gate action: stage A's pull request is #%s (found from %s:%s)", strconv.Itoa(found[0]), workflowcmd.Neutralize(wr.HeadOwner), workflowcmd.Neutralize(wr.HeadBranch))
+	return ""
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -666,5 +668,67 @@ func TestStageBHeaderShowsNoBidi(t *testing.T) {
 		if strings.ContainsRune(md, '\u202e') || !strings.Contains(md, `\u202elmy.rp-etag-lenrek.yml`) {
 			t.Errorf("the workflow's path is not shown escaped:\n%s", md)
 		}
+	}
+}
+
+// filter-mode in stage B: the check run (posted here, not in stage A) annotates what the
+// pull request touched, read from GitHub's list of its files and their patches, for a
+// fork's pull request too; the verdict is the whole result's in every mode. A pull request
+// pushed again since stage A (its files are another commit's) annotates every finding.
+func TestStageBFilterMode(t *testing.T) {
+	patch := "@@ -8,6 +8,7 @@ __global__ void k()\n a\n b\n c\n+d\n e\n f\n g"
+	pr := fakegithub.PullRequest{Number: 7, Repo: stageARepo, HeadRef: "kernel-tweak", HeadSHA: stageAHead, HeadRepo: "Codertocat/octo-repo",
+		Files: []fakegithub.PullFile{{Filename: "kernels/a.cu", Patch: patch}, {Filename: "kernels/big.bin"}}}
+	for _, tc := range []struct {
+		mode, head string
+		want       []string // annotated path:line
+	}{
+		{"added", stageAHead, []string{"kernels/a.cu:11", "kernels/big.bin:5"}},
+		{"diff_context", stageAHead, []string{"kernels/a.cu:11", "kernels/a.cu:13", "kernels/big.bin:5"}},
+		{"file", stageAHead, []string{"kernels/a.cu:11", "kernels/a.cu:13", "kernels/a.cu:40", "kernels/big.bin:5"}},
+		{"nofilter", stageAHead, []string{"kernels/a.cu:11", "kernels/a.cu:13", "kernels/a.cu:40", "kernels/b.cu:3", "kernels/big.bin:5"}},
+		{"added", "2222222222222222222222222222222222222222", []string{"kernels/a.cu:11", "kernels/a.cu:13", "kernels/a.cu:40", "kernels/b.cu:3", "kernels/big.bin:5"}},
+	} {
+		t.Run(tc.mode+" "+tc.head[:4], func(t *testing.T) {
+			api := fakegithub.New()
+			defer api.Close()
+			p := pr
+			api.AddPullRequest(p)
+			res := stageAResult(result.Fail)
+			g := &res.Gates[0]
+			g.Findings = []result.Finding{
+				{Severity: result.Error, File: "kernels/a.cu", Line: 11, Message: "on the added line"},
+				{Severity: result.Warning, File: "kernels/a.cu", Line: 13, Message: "in the hunk's context"},
+				{Severity: result.Error, File: "kernels/a.cu", Line: 40, Message: "elsewhere in a touched file"},
+				{Severity: result.Error, File: "kernels/b.cu", Line: 3, Message: "in an untouched file"},
+				{Severity: result.Warning, File: "kernels/big.bin", Line: 5, Message: "in a file without a patch"},
+			}
+			g.Decide(true)
+			res.Verdict = result.Overall(res.Gates)
+			payload := stageAPayload(t, "workflow_run_fork.json", map[string]any{"workflow_run.conclusion": "failure"})
+			env := stageBEnv(t, api, payload, &res, map[string]string{"filter-mode": tc.mode})
+			if tc.head != stageAHead {
+				api.SetPullRequestHead(stageARepo, 7, tc.head)
+			}
+			code, log, err := runAction(t, env, api)
+			if err != nil || code != 1 {
+				t.Fatalf("exit %d, err %v: the verdict is the whole result's in every mode\n%s", code, err, log)
+			}
+			cr := oneCheckRun(t, api, log)
+			var got []string
+			for _, a := range cr.Annotations {
+				got = append(got, a.Path+":"+strconv.Itoa(a.StartLine))
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("annotated %q, want %q\n%s", got, tc.want, log)
+			}
+			if cr.Conclusion != "failure" {
+				t.Errorf("conclusion %s", cr.Conclusion)
+			}
+			if tc.head != stageAHead && !strings.Contains(log, "pushed again since") {
+				t.Errorf("the log does not say why every finding is annotated:\n%s", log)
+			}
+		})
 	}
 }

@@ -82,28 +82,35 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	perPage, page := defaultPerPage, 1
+	s.mu.Lock()
+	all := s.commentsOf(repoOf(r), number)
+	s.mu.Unlock()
+	from, to := paginate(w, r, len(all))
+	out := make([]commentJSON, 0, to-from)
+	for i := from; i < to; i++ {
+		out = append(out, all[i].json(r))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// paginate is the page of n items the request asks for (per_page, page), as GitHub serves
+// it: [from, to) of them, with GitHub's Link header set on w.
+func paginate(w http.ResponseWriter, r *http.Request, n int) (from, to int) {
 	q := r.URL.Query()
+	perPage, page := defaultPerPage, 1
 	if v, err := strconv.Atoi(q.Get("per_page")); err == nil && v > 0 {
 		perPage = min(v, maxPerPage)
 	}
 	if v, err := strconv.Atoi(q.Get("page")); err == nil && v > 0 {
 		page = v
 	}
-	s.mu.Lock()
-	all := s.commentsOf(repoOf(r), number)
-	s.mu.Unlock()
-	last := max(1, (len(all)+perPage-1)/perPage)
-	from := min((page-1)*perPage, len(all))
-	to := min(from+perPage, len(all))
-	out := make([]commentJSON, 0, to-from)
-	for i := from; i < to; i++ {
-		out = append(out, all[i].json(r))
-	}
+	last := max(1, (n+perPage-1)/perPage)
+	from = min((page-1)*perPage, n)
+	to = min(from+perPage, n)
 	if link := linkHeader(r, page, perPage, last); link != "" {
 		w.Header().Set("Link", link)
 	}
-	writeJSON(w, http.StatusOK, out)
+	return from, to
 }
 
 // linkHeader is GitHub's pagination header: next and last after the first page's, prev

@@ -212,6 +212,8 @@ func New() *Server {
 		mux.HandleFunc("PATCH "+prefix+"/repos/{owner}/{repo}/issues/comments/{id}", s.editComment)
 		mux.HandleFunc("GET "+prefix+"/user", s.getUser)
 		mux.HandleFunc("GET "+prefix+"/repos/{owner}/{repo}/pulls", s.listPulls)
+		mux.HandleFunc("GET "+prefix+"/repos/{owner}/{repo}/pulls/{number}", s.getPull)
+		mux.HandleFunc("GET "+prefix+"/repos/{owner}/{repo}/pulls/{number}/files", s.listPullFiles)
 		git := prefix + "/repos/{owner}/{repo}/git/"
 		mux.HandleFunc("POST "+git+"blobs", s.createBlob)
 		mux.HandleFunc("GET "+git+"blobs/{sha}", s.getBlob)

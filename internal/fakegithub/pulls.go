@@ -1,6 +1,7 @@
 package fakegithub
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -20,6 +21,14 @@ type PullRequest struct {
 	// is in ("owner/name": a fork's for a fork's pull request).
 	HeadRef, HeadSHA, HeadRepo string
 	BaseRef                    string
+	// Files are what GET /repos/{owner}/{repo}/pulls/{number}/files lists.
+	Files []PullFile
+}
+
+// PullFile is a file a pull request changes, as GitHub lists it: Patch is its diff's hunks
+// ("" where GitHub gives none: a binary or very large file).
+type PullFile struct {
+	Filename, Status, Patch string
 }
 
 // AddPullRequest adds a pull request that GET /repos/{owner}/{repo}/pulls lists.
@@ -89,13 +98,6 @@ func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	headUser, headRef, byHead := strings.Cut(q.Get("head"), ":")
-	perPage, page := defaultPerPage, 1
-	if v, err := strconv.Atoi(q.Get("per_page")); err == nil && v > 0 {
-		perPage = min(v, maxPerPage)
-	}
-	if v, err := strconv.Atoi(q.Get("page")); err == nil && v > 0 {
-		page = v
-	}
 	s.mu.Lock()
 	var all []PullRequest
 	for _, p := range s.pulls {
@@ -112,15 +114,70 @@ func (s *Server) listPulls(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	// Newest first, GitHub's default order (sort=created, direction=desc).
 	slices.SortStableFunc(all, func(a, b PullRequest) int { return b.Number - a.Number })
-	last := max(1, (len(all)+perPage-1)/perPage)
-	from := min((page-1)*perPage, len(all))
-	to := min(from+perPage, len(all))
+	from, to := paginate(w, r, len(all))
 	out := make([]pullJSON, 0, to-from)
 	for _, p := range all[from:to] {
 		out = append(out, p.json(r))
 	}
-	if link := linkHeader(r, page, perPage, last); link != "" {
-		w.Header().Set("Link", link)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// pull is the pull request number of the request's repository.
+func (s *Server) pull(r *http.Request) (PullRequest, bool) {
+	n, err := strconv.Atoi(r.PathValue("number"))
+	if err != nil {
+		return PullRequest{}, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range s.pulls {
+		if p.Number == n && strings.EqualFold(p.Repo, repoOf(r)) {
+			return p, true
+		}
+	}
+	return PullRequest{}, false
+}
+
+// getPull answers GET /repos/{owner}/{repo}/pulls/{number}.
+func (s *Server) getPull(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.pull(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, "Not Found", nil)
+		return
+	}
+	writeJSON(w, http.StatusOK, p.json(r))
+}
+
+type pullFileJSON struct {
+	Filename string `json:"filename"`
+	Status   string `json:"status"`
+	Patch    string `json:"patch,omitempty"`
+}
+
+// listPullFiles answers GET /repos/{owner}/{repo}/pulls/{number}/files, paginated as
+// GitHub does.
+func (s *Server) listPullFiles(w http.ResponseWriter, r *http.Request) {
+	p, ok := s.pull(r)
+	if !ok {
+		writeError(w, http.StatusNotFound, "Not Found", nil)
+		return
+	}
+	from, to := paginate(w, r, len(p.Files))
+	out := make([]pullFileJSON, 0, to-from)
+	for _, f := range p.Files[from:to] {
+		out = append(out, pullFileJSON{Filename: f.Filename, Status: cmp.Or(f.Status, "modified"), Patch: f.Patch})
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// SetPullRequestHead moves pull request number of repo to another head commit, as a push
+// to its branch does.
+func (s *Server) SetPullRequestHead(repo string, number int, sha string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.pulls {
+		if s.pulls[i].Number == number && strings.EqualFold(s.pulls[i].Repo, repo) {
+			s.pulls[i].HeadSHA = sha
+		}
+	}
 }

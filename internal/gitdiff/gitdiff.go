@@ -210,6 +210,21 @@ func Show(ctx context.Context, dir, rev, path string) ([]byte, error) {
 	return git(ctx, dir, "show", rev+":"+path)
 }
 
+// ParsePatch reads one file's hunks as GitHub's API gives them (a pull request file's
+// "patch": the "@@" hunks of a unified diff, without the file headers) as the Change of
+// path. A patch whose hunks do not hold what their headers count is an error.
+func ParsePatch(path, patch string) (Change, error) {
+	changes, err := parseDiff(strings.NewReader("+++ b/file\n" + strings.TrimSuffix(patch, "\n") + "\n"))
+	if err != nil {
+		return Change{}, fmt.Errorf("%s: %w", path, err)
+	}
+	c := Change{Path: path}
+	if len(changes) == 1 {
+		c.Added, c.Hunks = changes[0].Added, changes[0].Hunks
+	}
+	return c, nil
+}
+
 // parseDiff reads `git diff` output (any --unified): "+++ b/path" names the file, each
 // "@@ -a,b +c,d @@" hunk shows lines c..c+d-1 of it, and its "+" lines are the added ones.
 // A hunk is read for exactly the lines its header counts, so an added line that itself

@@ -201,3 +201,19 @@ func TestParseDiffRefusesBrokenHunks(t *testing.T) {
 		}
 	}
 }
+
+// A pull request file's patch as GitHub's API gives it: its hunks (three lines of context)
+// without file headers; an added line that begins "++ " is a line of the file.
+func TestParsePatch(t *testing.T) {
+	patch := "@@ -1,3 +1,4 @@\n a\n+b\n c\n d\n@@ -10,2 +11,3 @@ func\n x\n++++ y\n-z\n+w\n\\ No newline at end of file"
+	c, err := ParsePatch("kernels/a.cu", patch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Path != "kernels/a.cu" || !slices.Equal(c.Added, []Range{{2, 2}, {12, 13}}) || !slices.Equal(c.Hunks, []Range{{1, 4}, {11, 13}}) {
+		t.Errorf("%+v", c)
+	}
+	if _, err := ParsePatch("a", "@@ -1,2 +1,2 @@\n a\n"); err == nil {
+		t.Error("a cut patch was read")
+	}
+}

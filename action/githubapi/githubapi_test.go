@@ -253,8 +253,12 @@ func TestRetries(t *testing.T) {
 		n       int
 		status  int
 		headers map[string]string
-		body    string
-		drop    bool
+		// timed, if set, makes the headers when the fault is injected: a time they name
+		// is then counted from the request, not from when this table was made (a loaded
+		// machine can take seconds to reach the later cases)
+		timed func() map[string]string
+		body  string
+		drop  bool
 	}
 	for _, tc := range []struct {
 		name     string
@@ -271,7 +275,9 @@ func TestRetries(t *testing.T) {
 			faults: []fault{{n: 2, status: 503, headers: map[string]string{"Retry-After": "3"}}},
 			sleeps: [][2]time.Duration{{3 * time.Second, 3 * time.Second}, {3 * time.Second, 3 * time.Second}}},
 		{name: "Retry-After as a date",
-			faults: []fault{{n: 1, status: 429, headers: map[string]string{"Retry-After": time.Now().Add(20 * time.Second).UTC().Format(http.TimeFormat)}}},
+			faults: []fault{{n: 1, status: 429, timed: func() map[string]string {
+				return map[string]string{"Retry-After": time.Now().Add(20 * time.Second).UTC().Format(http.TimeFormat)}
+			}}},
 			sleeps: [][2]time.Duration{{18 * time.Second, 20 * time.Second}}},
 		{name: "429 without headers backs off",
 			faults: []fault{{n: 3, status: 429}},
@@ -283,10 +289,14 @@ func TestRetries(t *testing.T) {
 			faults: []fault{{n: 1, drop: true}},
 			sleeps: [][2]time.Duration{{500 * time.Millisecond, time.Second}}},
 		{name: "primary rate limit: 403 waits for the reset",
-			faults: []fault{{n: 1, status: 403, headers: map[string]string{"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset(30 * time.Second)}}},
+			faults: []fault{{n: 1, status: 403, timed: func() map[string]string {
+				return map[string]string{"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset(30 * time.Second)}
+			}}},
 			sleeps: [][2]time.Duration{{29 * time.Second, 32 * time.Second}}},
 		{name: "primary rate limit: 429 waits for the reset",
-			faults: []fault{{n: 1, status: 429, headers: map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset(12 * time.Second)}}},
+			faults: []fault{{n: 1, status: 429, timed: func() map[string]string {
+				return map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset(12 * time.Second)}
+			}}},
 			sleeps: [][2]time.Duration{{11 * time.Second, 14 * time.Second}}},
 		{name: "secondary rate limit: 403 with Retry-After",
 			faults: []fault{{n: 1, status: 403, headers: map[string]string{"Retry-After": "5"}}},
@@ -317,7 +327,11 @@ func TestRetries(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, func(o *Options) { o.Deadline = tc.deadline })
 			for _, f := range tc.faults {
-				h.srv.Inject(fakegithub.Fault{Times: f.n, Status: f.status, Headers: f.headers, Body: f.body, Drop: f.drop})
+				headers := f.headers
+				if f.timed != nil {
+					headers = f.timed()
+				}
+				h.srv.Inject(fakegithub.Fault{Times: f.n, Status: f.status, Headers: headers, Body: f.body, Drop: f.drop})
 			}
 			_, err := h.c.StartCheck(context.Background(), "kernel-gate", "abc", "")
 			sleeps := h.Sleeps()

@@ -98,3 +98,20 @@ func benchFile(i int) (string, string) {
 		return fmt.Sprintf("%s/docs/n%d.md", dir, i), b.String()
 	}
 }
+
+// BenchmarkDeepNesting measures ScanFile over each of TestDeepNesting's files (a million
+// nested constructs for each front-end); it reports the work as bytes of text gone over
+// per byte of the file.
+func BenchmarkDeepNesting(b *testing.B) {
+	for _, tt := range deepNesting() {
+		b.Run(tt.name, func(b *testing.B) {
+			src := []byte(tt.src)
+			b.SetBytes(int64(len(src)))
+			var scanned int
+			for b.Loop() {
+				_, _, scanned = scanFile(tt.path, src, Config{})
+			}
+			b.ReportMetric(float64(scanned)/float64(len(src)), "passes")
+		})
+	}
+}

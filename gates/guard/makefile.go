@@ -278,6 +278,7 @@ func (m *mkFile) recipeText(st, en int) {
 // expand appends the make text [st, en) with make's syntax undone.
 func (m *mkFile) expand(b *builder, st, en, depth int) {
 	t := m.fc.text
+	m.fc.scanned += en - st
 	file := fileSrc(t)
 	run := st
 	for i := st; i < en; i++ {
@@ -410,6 +411,7 @@ func (m *mkFile) shellCalls(base int, text string) {
 		m.fc.unjudged(nil, m.fc.line(base), fmt.Sprintf("make's $(...) nest more than %d deep here: the guard cannot judge this file", maxMakeNesting))
 		return
 	}
+	m.fc.scanned += len(text)
 	for k := 0; k+8 <= len(text); k++ {
 		if !strings.HasPrefix(text[k:], "$(shell") || k+7 >= len(text) || (text[k+7] != ' ' && text[k+7] != '\t') {
 			continue

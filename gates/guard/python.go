@@ -307,6 +307,7 @@ func (a *analyzer) runPython(fr *frame) {
 	if fr.depth > maxDepth {
 		return
 	}
+	a.fc.scanned += len(fr.src.text)
 	p := &pyFile{a: a, fr: fr, toks: a.pyTokenize(fr), mods: map[string]string{}, names: map[string]string{},
 		assign: map[string][][]pyTok{}, depth: map[string]bool{}, memo: map[string]pyValue{}, loops: map[string][]pyTok{},
 		recv: map[string]string{}, runners: map[string]pyRunner{}}

@@ -83,6 +83,11 @@ type fileCtx struct {
 	invalid    []int // offsets of the bytes that are not UTF-8 (unknownByte in text)
 	refs       []scriptRef
 	refSeen    map[scriptRef]bool
+	// scanned counts the bytes of text the front-ends went over: each text parsed as shell
+	// or read as Python, each make text expanded or searched for $(shell ...). It is the
+	// work a file costs, which its nesting must not multiply beyond the bounds (depth.go):
+	// TestDeepNesting checks it against the file's size.
+	scanned int
 }
 
 // scriptRef is a file of the repository that the file runs by its name (`bash ci/teardown`,
@@ -329,13 +334,20 @@ func (fc *fileCtx) commandText(h hit) string {
 // rules. Prose and files of no known kind give nothing; a file that is too large or
 // binary, or that does not parse, gives a warning.
 func ScanFile(path string, content []byte, cfg Config) ([]Finding, []Warning) {
+	f, w, _ := scanFile(path, content, cfg)
+	return f, w
+}
+
+// scanFile is ScanFile that also says how many bytes of text the scan went over
+// (fileCtx.scanned).
+func scanFile(path string, content []byte, cfg Config) ([]Finding, []Warning, int) {
 	rel := filepath.ToSlash(path)
 	if cfg.excluded(rel) {
-		return nil, nil
+		return nil, nil, 0
 	}
-	f, w := scanKind(rel, Classify(rel, headOf(content)), content, cfg.ruleSet())
+	f, w, _, scanned := scanKindWork(rel, Classify(rel, headOf(content)), content, cfg.ruleSet())
 	cfg.markSkipped(w)
-	return f, w
+	return f, w, scanned
 }
 
 func headOf(content []byte) []byte { return content[:min(len(content), 512)] }
@@ -347,18 +359,25 @@ func scanKind(p string, kind Kind, content []byte, rs *ruleSet) (findings []Find
 
 // scanKindRefs is scanKind that also returns the files the file runs by their names.
 func scanKindRefs(p string, kind Kind, content []byte, rs *ruleSet) (findings []Finding, warnings []Warning, refs []scriptRef) {
+	findings, warnings, refs, _ = scanKindWork(p, kind, content, rs)
+	return findings, warnings, refs
+}
+
+// scanKindWork is scanKindRefs that also returns how many bytes of text the scan went
+// over (fileCtx.scanned).
+func scanKindWork(p string, kind Kind, content []byte, rs *ruleSet) (findings []Finding, warnings []Warning, refs []scriptRef, scanned int) {
 	switch {
 	case kind == KindNone || kind == KindDoc:
-		return nil, nil, nil
+		return nil, nil, nil, 0
 	case len(content) > maxFileSize:
-		return nil, []Warning{{Path: p, Unjudged: true, Message: fmt.Sprintf("not scanned: %d bytes is more than the %d the guard reads, so it cannot judge this %s", len(content), maxFileSize, kindName(kind))}}, nil
+		return nil, []Warning{{Path: p, Unjudged: true, Message: fmt.Sprintf("not scanned: %d bytes is more than the %d the guard reads, so it cannot judge this %s", len(content), maxFileSize, kindName(kind))}}, nil, 0
 	case bytes.IndexByte(content, 0) >= 0:
 		return nil, []Warning{{Path: p, Unjudged: true, Message: fmt.Sprintf("not scanned: binary file (contains a NUL byte, first on line %d), named like a %s: the guard cannot judge it",
-			fileLine(content, bytes.IndexByte(content, 0)), kindName(kind))}}, nil
+			fileLine(content, bytes.IndexByte(content, 0)), kindName(kind))}}, nil, 0
 	}
 	fc := newFileCtx(p, content, rs)
 	defer func() {
-		refs = fc.refs
+		refs, scanned = fc.refs, fc.scanned
 		if r := recover(); r != nil {
 			findings, warnings = fc.finish()
 			warnings = append(warnings, Warning{Path: p, Unjudged: true, Message: fmt.Sprintf("internal error while scanning (%v): the rest of the file was not analysed, so the guard cannot judge it; please report it", r)})
@@ -377,7 +396,7 @@ func scanKindRefs(p string, kind Kind, content []byte, rs *ruleSet) (findings []
 		scanPythonFile(fc)
 	}
 	findings, warnings = fc.finish()
-	return findings, warnings, fc.refs
+	return findings, warnings, fc.refs, fc.scanned
 }
 
 func scanShellFile(fc *fileCtx) {

@@ -188,6 +188,7 @@ func (a *analyzer) parse(s *src, lang syntax.LangVariant) (*syntax.File, error) 
 	}
 	var f *syntax.File
 	var err error
+	a.fc.scanned += len(s.text)
 	if o, deep := shellNesting(s.text, maxShellNesting); deep {
 		err = errTooDeep{off: o, limit: maxShellNesting, what: "its brackets, quotes, blocks or pipelines"}
 	} else {

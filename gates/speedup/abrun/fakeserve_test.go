@@ -39,7 +39,9 @@ import (
 //	teardown_ms=N   sleeps N ms at the end of its input before it logs its exit
 //	mark=PATH       writes the round number to PATH as each request arrives
 //	wait_on=R:PATH  asked for round R, waits (up to 20 s) for PATH to exist before its
-//	                round_ms: for a fake nvidia-smi to have seen the round's mark
+//	                round_ms: for a fake nvidia-smi to have seen the round's mark. May be
+//	                given more than once; R "*" is every round, and "{round}" in PATH
+//	                stands for the round asked for
 //	gpu=N:DIR       a GPU with room for N processes: each serving process keeps a file
 //	                in DIR while it lives (removed as it exits, after teardown_ms); after
 //	                setup_ms, more than N live ones is out of memory, which oom says how
@@ -49,11 +51,16 @@ import (
 //	                error, as kg_bench.serve_cases does)
 func fakeHarness(args []string) int {
 	set := map[string]string{"side": "x", "factor": "1", "seed": "1"}
+	var waits []string // wait_on's, each R:PATH
 	for _, a := range args {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok {
 			fmt.Fprintf(os.Stderr, "fake: bad setting %q\n", a)
 			return 2
+		}
+		if k == "wait_on" {
+			waits = append(waits, v)
+			continue
 		}
 		set[k] = v
 	}
@@ -158,8 +165,10 @@ func fakeHarness(args []string) int {
 			fmt.Fprintf(answers, `{"round": %d, "file": %s}`+"\n", r+1, oneLine(file(r)))
 			continue
 		}
-		if wr, path, ok := strings.Cut(set["wait_on"], ":"); ok && wr == strconv.Itoa(r) {
-			waitForFile(path, 20*time.Second)
+		for _, w := range waits {
+			if wr, path, ok := strings.Cut(w, ":"); ok && (wr == "*" || wr == strconv.Itoa(r)) {
+				waitForFile(strings.ReplaceAll(path, "{round}", strconv.Itoa(r)), 20*time.Second)
+			}
 		}
 		if oomErr != "" && set["oom"] == "die" {
 			fmt.Fprintf(os.Stderr, "harness: flash_fwd mission: out of memory at cudaMalloc(&p, n)\n")

@@ -305,10 +305,10 @@ func TestHarnessErrorInHeadFails(t *testing.T) {
 // every 10 ms, line (default: the one-shot's), or throttled while the file mark holds
 // markRound, or bad (default "garbage") as its badOn-th line. It exits with exitCode, after
 // printing exitMsg on stderr, after exitAfter lines (0: never; -1: at once), or once mark
-// holds exitRound. Having printed a throttled line, or just before it exits for exitRound,
-// it creates the file seen (in its directory): a fake harness given wait_on=R:seen holds
-// round R until then, so that a slow machine cannot run the round between two of the
-// stream's looks at mark.
+// holds exitRound. So that a slow machine cannot run a round between two of the stream's
+// lines (or looks at mark), it leaves files in its directory that a fake harness can wait
+// for (wait_on): having printed its n-th line, printed<n> for n up to 3; having printed a
+// line while mark held R, or just before it exits for exitRound R, seen.R.
 type smiStream struct {
 	line                       string
 	mark, markRound, throttled string
@@ -358,10 +358,12 @@ case " $* " in
     n=$((n + 1))
     m=
     [ -n @MARK@ ] && m=$(cat @MARK@ 2>/dev/null)
-    if [ -n @EXITROUND@ ] && [ "$m" = @EXITROUND@ ]; then : >@DIR@/seen; bye
-    elif [ -n @THROTTLEDON@ ] && [ "$m" = @THROTTLEDON@ ]; then echo @THROTTLED@; : >@DIR@/seen
+    if [ -n @EXITROUND@ ] && [ "$m" = @EXITROUND@ ]; then : >@DIR@/seen.$m; bye
+    elif [ -n @THROTTLEDON@ ] && [ "$m" = @THROTTLEDON@ ]; then echo @THROTTLED@
     elif [ $n -eq @BADON@ ]; then echo @BAD@
     else echo @STREAM@; fi
+    [ -n "$m" ] && : >@DIR@/seen.$m
+    [ $n -le 3 ] && : >@DIR@/printed$n
     [ @EXITAFTER@ -gt 0 ] && [ $n -ge @EXITAFTER@ ] && bye
     sleep 0.01
   done ;;
@@ -469,7 +471,9 @@ func TestThrottledRoundIsDropped(t *testing.T) {
 	mark := filepath.Join(t.TempDir(), "round")
 	args, dir := fakeSMIPrinting(t, smiCool, "", 0, &smiStream{mark: mark, markRound: "2", throttled: smiThrottled})
 	for _, c := range []*Command{&fs.base, &fs.head} {
-		c.Argv = append(c.Argv, "round_ms=40", "mark="+mark, "wait_on=2:"+filepath.Join(dir, "seen"))
+		// Every round (the warm-up too) has a line of the stream of its own: the one printed
+		// throttled for round 2, and one for round 3 after it, which leaves round 4 clear.
+		c.Argv = append(c.Argv, "round_ms=40", "mark="+mark, "wait_on=*:"+filepath.Join(dir, "seen.{round}"))
 	}
 	o := serveOptions(fs, "")
 	o.NvidiaSMI = ""
@@ -532,22 +536,33 @@ func TestClockStreamTrouble(t *testing.T) {
 		warns  []string // the clock warnings, in order
 		drop   bool     // round 1 is dropped
 		stream bool     // the stream's readings are used
+		// hold is the fake harness's setting that holds the warm-up round (run 1) until the
+		// stream has done what it must have done by then, in the stream's directory: a slow
+		// machine may run the round before the stream's first line (or its end)
+		hold string
 	}{
 		{"ends at once", smiStream{exitAfter: -1}, 3,
-			[]string{"nvidia-smi's stream of readings ended (nvidia-smi exited with status 0): from then on the clocks were read once after each round"}, true, false},
+			[]string{"nvidia-smi's stream of readings ended (nvidia-smi exited with status 0): from then on the clocks were read once after each round"}, true, false,
+			"wait_gone=1:stream.pid"},
 		{"fails at once", smiStream{exitAfter: -1, exitCode: 15, exitMsg: "Unable to determine the device handle for GPU0000:18:00.0: Unknown Error"}, 3,
-			[]string{"nvidia-smi's stream of readings ended (nvidia-smi exited: exit status 15: Unable to determine the device handle for GPU0000:18:00.0: Unknown Error)"}, true, false},
+			[]string{"nvidia-smi's stream of readings ended (nvidia-smi exited: exit status 15: Unable to determine the device handle for GPU0000:18:00.0: Unknown Error)"}, true, false,
+			"wait_gone=1:stream.pid"},
 		{"a garbage line", smiStream{badOn: 1}, 0,
-			[]string{`nvidia-smi's stream printed "garbage", which is not a reading: such lines were not taken as unthrottled`}, false, true},
+			[]string{`nvidia-smi's stream printed "garbage", which is not a reading: such lines were not taken as unthrottled`}, false, true,
+			"wait_on=1:printed2"},
 		{"a line whose reasons are not a mask", smiStream{badOn: 2, bad: "1980, 45, throttled"}, 0,
-			[]string{`nvidia-smi's stream printed "1980, 45, throttled", which is not a reading`}, false, true},
+			[]string{`nvidia-smi's stream printed "1980, 45, throttled", which is not a reading`}, false, true,
+			"wait_on=1:printed2"},
 		{"only lines that are not readings", smiStream{line: "1980, 45, 0x00000000000000zz"}, 3,
 			[]string{`nvidia-smi's stream printed "1980, 45, 0x00000000000000zz", which is not a reading`,
-				"nvidia-smi's stream of readings had no recent one after round 0 (it printed lines that were not readings): such rounds' clocks were read once after the round"}, true, false},
+				"nvidia-smi's stream of readings had no recent one after round 0 (it printed lines that were not readings): such rounds' clocks were read once after the round"}, true, false,
+			"wait_on=1:printed1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args, dir := fakeSMIPrinting(t, smiCool, smiThrottled, tc.on, &tc.st)
-			f := newFakes(t, nil, nil)
+			k, file, _ := strings.Cut(tc.hold, ":")
+			hold := k + ":" + filepath.Join(dir, file)
+			f := newFakes(t, []string{hold}, []string{hold})
 			o := options(f, "")
 			o.NvidiaSMI = ""
 			g, err := Run(context.Background(), o)
@@ -600,7 +615,12 @@ func TestClockStreamEndsMidway(t *testing.T) {
 	// The stream prints smiCool until round 2 begins; one-shot queries print smiWarm.
 	args, dir := fakeSMIPrinting(t, smiWarm, "", 0, &smiStream{line: smiCool, mark: mark, exitRound: "2", exitCode: 15, exitMsg: "GPU is lost"})
 	for _, c := range []*Command{&fs.base, &fs.head} {
-		c.Argv = append(c.Argv, "round_ms=20", "mark="+mark, "wait_on=2:"+filepath.Join(dir, "seen"))
+		// Rounds 0 and 1 have lines of the stream of their own; round 2 holds until the
+		// stream has seen it begin (and is going).
+		c.Argv = append(c.Argv, "round_ms=20", "mark="+mark)
+		for _, r := range []string{"0", "1", "2"} {
+			c.Argv = append(c.Argv, "wait_on="+r+":"+filepath.Join(dir, "seen."+r))
+		}
 	}
 	o := serveOptions(fs, "")
 	o.NvidiaSMI = ""
@@ -801,8 +821,10 @@ func TestParseReading(t *testing.T) {
 
 // Clock event reasons nvidia-smi cannot give are said to be unchecked, not taken as none.
 func TestUnknownReasonsAreReported(t *testing.T) {
-	fakeSMIPrinting(t, "1980, 45, [N/A]", "", 0, nil)
-	f := newFakes(t, nil, nil)
+	_, dir := fakeSMIPrinting(t, "1980, 45, [N/A]", "", 0, nil)
+	// The warm-up round holds until the stream has printed a line.
+	hold := "wait_on=1:" + filepath.Join(dir, "printed1")
+	f := newFakes(t, []string{hold}, []string{hold})
 	o := options(f, "")
 	o.NvidiaSMI = ""
 	g, err := Run(context.Background(), o)

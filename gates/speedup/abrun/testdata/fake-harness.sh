@@ -12,7 +12,12 @@
 #   nofile_on=N   write no file on run N;   bad_on=N  write a broken file on run N
 #   device=NAME   the device name it reports (default "NVIDIA H200")
 #   errors_on=N   report a harness error for softmax on run N (and exit 0)
+#   wait_on=N:PATH     on run N, wait (up to about 20 s) for PATH to exist before timing:
+#                      for a fake nvidia-smi to have printed what the round must see
+#   wait_gone=N:FILE   on run N, wait (as long) for the process whose pid FILE holds to be
+#                      gone (reaped, not a zombie): for a fake nvidia-smi's end to be seen
 state= side=x order=/dev/null factor=1 slow=gemm seed=1 fail_on=0 hang_on=0 nofile_on=0 bad_on=0 errors_on=0
+wait_on= wait_gone=
 device="NVIDIA H200"
 for a in "$@"; do
   case $a in
@@ -21,6 +26,7 @@ for a in "$@"; do
     fail_on=*) fail_on=${a#fail_on=} ;; hang_on=*) hang_on=${a#hang_on=} ;;
     nofile_on=*) nofile_on=${a#nofile_on=} ;; bad_on=*) bad_on=${a#bad_on=} ;;
     errors_on=*) errors_on=${a#errors_on=} ;; device=*) device=${a#device=} ;;
+    wait_on=*) wait_on=${a#wait_on=} ;; wait_gone=*) wait_gone=${a#wait_gone=} ;;
     *) echo "fake-harness: unknown setting $a" >&2; exit 2 ;;
   esac
 done
@@ -32,6 +38,18 @@ n=$(( $(cat "$state" 2>/dev/null || echo 0) + 1 ))
 echo "$n" >"$state"
 echo "$side $n" >>"$order"
 echo "fake-harness: $side run $n"
+# waitfor CONDITION...: polls the condition every 10 ms, at most 2000 times.
+waitfor() {
+  i=0
+  until "$@"; do
+    i=$((i + 1))
+    [ $i -ge 2000 ] && { echo "fake-harness: gave up waiting for: $*" >&2; return; }
+    sleep 0.01
+  done
+}
+gone() { [ -s "$1" ] && ! kill -0 "$(cat "$1")" 2>/dev/null; }
+[ -n "$wait_on" ] && [ "${wait_on%%:*}" = "$n" ] && waitfor test -e "${wait_on#*:}"
+[ -n "$wait_gone" ] && [ "${wait_gone%%:*}" = "$n" ] && waitfor gone "${wait_gone#*:}"
 if [ "$n" -eq "$fail_on" ]; then
   echo "harness: flash_fwd mission: an illegal memory access was encountered" >&2
   exit 1

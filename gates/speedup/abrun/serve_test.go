@@ -577,18 +577,19 @@ func TestSlowSetupWithoutBytecodeIsNoted(t *testing.T) {
 	}
 }
 
-// A set of serving processes that does not fit in GPU memory (a small GPU: room for 2
-// processes, 4 a side asked for) is started again with one a side, before anything is
-// timed, and said in a warning; the run goes on and decides. Every way a harness says it:
-// exiting before its handshake or in its warm-up round, or answering with a CUDA
-// out-of-memory error.
+// A set of serving processes that does not fit in GPU memory (small GPUs: room for 2
+// processes of each side, 4 a side asked for) is started again with one a side, before
+// anything is timed, and said in a warning; the run goes on and decides. Every way a
+// harness says it: exiting before its handshake or in its warm-up round, or answering with
+// a CUDA out-of-memory error. Each side has a fake GPU of its own, so that a restart's new
+// process and the old one still ending (a loaded machine can take longer than setup_ms to
+// end it) always fit: a restart that did not is TestRestartOutOfMemoryWaitsForTheOldSet's.
 func TestServersOutOfMemoryFallBackToOne(t *testing.T) {
 	for _, how := range []string{"exit", "die", "answer"} {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
-			gpu := "gpu=2:" + t.TempDir()
-			args := []string{gpu, "oom=" + how, "setup_ms=300"}
-			f := newServeFakes(t, args, args)
+			args := func() []string { return []string{"gpu=2:" + t.TempDir(), "oom=" + how, "setup_ms=300"} }
+			f := newServeFakes(t, args(), args())
 			o := serveOptions(f, "")
 			o.Bench.Servers = 4
 			g, err := Run(context.Background(), o)

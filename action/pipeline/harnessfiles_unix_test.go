@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/kernelsrc"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -159,30 +159,17 @@ func TestLocateRefusesAFIFOSource(t *testing.T) {
 // and a head commit that changes the source (the fake nvcc reads neither).
 func gitRepo(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
 	cfg, err := os.ReadFile(filepath.Join(root, "kernel-gate.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "kernels"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "kernel-gate.yml"), cfg, 0o644)
-	os.WriteFile(filepath.Join(dir, "kernels", "harness.cu"), []byte("// base\n"), 0o644)
-	git := func(args ...string) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=kg", "GIT_AUTHOR_EMAIL=kg@localhost", "GIT_COMMITTER_NAME=kg", "GIT_COMMITTER_EMAIL=kg@localhost")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "base"}, {"branch", "-M", "main"}, {"checkout", "-qb", "pr"}} {
-		git(args...)
-	}
-	os.WriteFile(filepath.Join(dir, "kernels", "harness.cu"), []byte("// head\n"), 0o644)
-	git("commit", "-qam", "head")
-	return dir
+	repo := gittest.New(t)
+	repo.Write(map[string]string{"kernel-gate.yml": string(cfg), "kernels/harness.cu": "// base\n"})
+	repo.Commit("base")
+	repo.Git("checkout", "-qb", "pr")
+	repo.Write(map[string]string{"kernels/harness.cu": "// head\n"})
+	repo.Commit("head")
+	return repo.Dir
 }
 
 // The artifacts directory (the action's is in the workspace, which the pull request fills)

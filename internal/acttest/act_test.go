@@ -78,6 +78,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/action/ghaction"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -243,6 +244,7 @@ func TestActionScriptsPassShellcheck(t *testing.T) {
 // harness is a temporary repository with a workflow, and what act needs to run it.
 type harness struct {
 	root, repo, tmp string
+	git             *gittest.Repo // the repository in repo
 	act             string
 	setupGo         string // the actions/setup-go@<sha> that action.yml names
 	stub            string // a stand-in for it that fails if it runs
@@ -295,33 +297,13 @@ runs:
 `)
 	copyRepo(t, h.root, h.repo)
 	writeFile(t, filepath.Join(h.repo, ".github", "workflows", "e2e.yml"), workflow)
-	h.git(t, "init", "-q", "-b", "main")
-	h.git(t, "add", "-A")
-	h.git(t, "commit", "-q", "-m", "the action under test")
+	h.git = gittest.Init(t, h.repo)
+	h.git.Commit("the action under test")
 	for i, files := range commits {
-		for path, content := range files {
-			writeFile(t, filepath.Join(h.repo, filepath.FromSlash(path)), content)
-		}
-		h.git(t, "add", "-A")
-		h.git(t, "commit", "-q", "-m", fmt.Sprintf("change %d", i+1))
+		h.git.Write(files)
+		h.git.Commit(fmt.Sprintf("change %d", i+1))
 	}
 	return h
-}
-
-// git runs git in the temporary repository, with no user or system config, and returns
-// its output, trimmed.
-func (h *harness) git(t *testing.T, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "commit.gpgsign=false"}, args...)...)
-	cmd.Dir = h.repo
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
-		"GIT_AUTHOR_NAME=kernel-gate test", "GIT_AUTHOR_EMAIL=test@kernel-gate.invalid",
-		"GIT_COMMITTER_NAME=kernel-gate test", "GIT_COMMITTER_EMAIL=test@kernel-gate.invalid")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 func writeFile(t *testing.T, path, content string) {

@@ -389,14 +389,13 @@ jobs:
           replay: testdata/replay/clean
           results-file: kg-result.json
 `+showOutputs)
-	base := h.git(t, "rev-parse", "HEAD")
-	h.git(t, "checkout", "-q", "-b", "pr")
-	writeFile(t, filepath.Join(h.repo, "kernels", "harness.cu"), "// the pull request's code\n")
-	h.git(t, "commit", "-q", "-am", "the pull request")
-	prHead := h.git(t, "rev-parse", "HEAD")
-	h.git(t, "checkout", "-q", "main")
-	h.git(t, "merge", "-q", "--no-ff", "-m", "Merge "+prHead+" into "+base, "pr")
-	merge := h.git(t, "rev-parse", "HEAD")
+	base := h.git.Git("rev-parse", "HEAD")
+	h.git.Git("checkout", "-q", "-b", "pr")
+	h.git.Write(map[string]string{"kernels/harness.cu": "// the pull request's code\n"})
+	prHead := h.git.Commit("the pull request")
+	h.git.Git("checkout", "-q", "main")
+	h.git.Git("merge", "-q", "--no-ff", "-m", "Merge "+prHead+" into "+base, "pr")
+	merge := h.git.Git("rev-parse", "HEAD")
 
 	raw, err := os.ReadFile(filepath.Join(root, eventFile))
 	if err != nil {

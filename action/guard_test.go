@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/internal/gittest"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -131,9 +132,7 @@ func TestGuardUnreadableFails(t *testing.T) {
 	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
 	os.MkdirAll(filepath.Join(repo, "ci"), 0o755)
 	os.WriteFile(filepath.Join(repo, "ci", "build.sh"), []byte("make\n"), 0o644)
-	if out, err := exec.Command("mkfifo", filepath.Join(repo, "ci", "teardown.sh")).CombinedOutput(); err != nil {
-		t.Skipf("mkfifo: %v %s", err, out)
-	}
+	hangtest.FIFO(t, filepath.Join(repo, "ci", "teardown.sh"))
 	code, out, stderr := kg(t, "", "guard", "--format", "json", repo)
 	if code != exitFail {
 		t.Fatalf("exit %d, want %d: %s%s", code, exitFail, stderr, out)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
 	"github.com/kernel-gate/kernel-gate/internal/gittest"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -75,17 +76,10 @@ func TestDeepNesting(t *testing.T) {
 				ws      []Warning
 				scanned int
 			}
-			done := make(chan answer, 1)
-			go func() {
+			r := hangtest.Within(t, 2*time.Minute, "the scan", func() answer {
 				fs, ws, scanned := scanFile(tt.path, []byte(tt.src), Config{})
-				done <- answer{fs, ws, scanned}
-			}()
-			var r answer
-			select {
-			case r = <-done:
-			case <-time.After(2 * time.Minute):
-				t.Fatal("no answer after 2 minutes: the scan hangs")
-			}
+				return answer{fs, ws, scanned}
+			})
 			passes := cmp.Or(tt.passes, 4)
 			if r.scanned > passes*len(tt.src) {
 				t.Errorf("went over %d bytes of text, %.1f times the file's %d: want at most %d times",

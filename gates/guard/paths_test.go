@@ -5,13 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
 	"github.com/kernel-gate/kernel-gate/internal/gittest"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -185,14 +185,9 @@ func TestScanPathsCannotRead(t *testing.T) {
 	type setup func(t *testing.T, repo string) string // makes the file; returns its path
 	mkfifo := func(rel string) setup {
 		return func(t *testing.T, repo string) string {
-			if runtime.GOOS == "windows" {
-				t.Skip("no FIFOs")
-			}
 			p := filepath.Join(repo, filepath.FromSlash(rel))
 			os.MkdirAll(filepath.Dir(p), 0o755)
-			if out, err := exec.Command("mkfifo", p).CombinedOutput(); err != nil {
-				t.Skipf("mkfifo: %v %s", err, out)
-			}
+			hangtest.FIFO(t, p)
 			return rel
 		}
 	}

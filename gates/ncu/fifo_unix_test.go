@@ -5,33 +5,20 @@ package ncu
 import (
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 // ncu's log replaced by a FIFO (the harness ran in its directory) is refused at once.
 func TestLogFIFORefused(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "ncu.log")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	done := make(chan string, 1)
-	go func() {
-		done <- (func() string {
-			_, err := parseFile(fifo, "ncu.log")
-			if err == nil {
-				return ""
-			}
-			return err.Error()
-		})()
-	}()
-	select {
-	case got := <-done:
-		if !strings.Contains(got, "FIFO") {
-			t.Errorf("got %q, want a refusal naming the FIFO", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("still waiting on the FIFO after 10s")
+	fifo := hangtest.FIFO(t, filepath.Join(t.TempDir(), "ncu.log"))
+	err := hangtest.Within(t, 10*time.Second, "reading a FIFO log", func() error {
+		_, err := parseFile(fifo, "ncu.log")
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "FIFO") {
+		t.Errorf("got %v, want a refusal naming the FIFO", err)
 	}
 }

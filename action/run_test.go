@@ -24,13 +24,8 @@ func fakeRepo(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	repo := gittest.New(t)
-	repo.Write(map[string]string{"kernel-gate.yml": string(cfg), "kernels/harness.cu": "// base\n"})
-	repo.Commit("base")
-	repo.Git("checkout", "-qb", "pr")
-	repo.Write(map[string]string{"kernels/harness.cu": "// head\n"})
-	repo.Commit("head")
-	return repo.Dir
+	return gittest.PullRequest(t, map[string]string{"kernel-gate.yml": string(cfg), "kernels/harness.cu": "// base\n"},
+		map[string]string{"kernels/harness.cu": "// head\n"}).Dir
 }
 
 // fakeGPU returns the flags that point kernel-gate run at the fake toolchain.

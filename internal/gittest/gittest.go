@@ -80,3 +80,16 @@ func (r *Repo) Commit(msg string) string {
 	r.Git("commit", "-qm", msg)
 	return r.Git("rev-parse", "HEAD")
 }
+
+// PullRequest makes a repository whose branch main holds base (one commit) and whose branch
+// pr, checked out, changes it by head (one commit on top of main's).
+func PullRequest(t testing.TB, base, head map[string]string) *Repo {
+	t.Helper()
+	r := New(t)
+	r.Write(base)
+	r.Commit("base")
+	r.Git("checkout", "-q", "-b", "pr")
+	r.Write(head)
+	r.Commit("head")
+	return r
+}

@@ -27,3 +27,17 @@ func TestNewWriteCommit(t *testing.T) {
 		t.Errorf("a removed file is still tracked: %q", got)
 	}
 }
+
+// PullRequest leaves branch pr checked out, one commit on top of main, which holds base.
+func TestPullRequest(t *testing.T) {
+	r := PullRequest(t, map[string]string{"a.txt": "base\n", "b.txt": "kept\n"}, map[string]string{"a.txt": "head\n"})
+	if got := r.Git("rev-parse", "--abbrev-ref", "HEAD"); got != "pr" {
+		t.Errorf("checked out %q, want pr", got)
+	}
+	if got := r.Git("rev-list", "--count", "main..pr"); got != "1" {
+		t.Errorf("pr is %s commits past main, want 1", got)
+	}
+	if got := r.Git("show", "main:a.txt") + " " + r.Git("show", "pr:a.txt") + " " + r.Git("show", "pr:b.txt"); got != "base head kept" {
+		t.Errorf("contents %q", got)
+	}
+}

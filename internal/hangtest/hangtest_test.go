@@ -38,11 +38,23 @@ func TestFIFO(t *testing.T) {
 	}
 }
 
-// fakeT records Fatalf and ends the goroutine as FailNow would.
+// A reader that says FIFO passes; one that reads nothing and says so fails the test.
+func TestRefusesFIFO(t *testing.T) {
+	RefusesFIFO(t, "x.log", func(p string) string { return p + " is a FIFO (named pipe), not a regular file" })
+	ft := &fakeT{TB: t}
+	RefusesFIFO(ft, "x.log", func(string) string { return "" })
+	if ft.errorf != `got "", want a refusal naming the FIFO` {
+		t.Errorf("Errorf %q", ft.errorf)
+	}
+}
+
+// fakeT records Errorf and Fatalf, and ends the goroutine at Fatalf as FailNow would.
 type fakeT struct {
 	testing.TB
-	fatal string
+	fatal, errorf string
 }
+
+func (f *fakeT) Errorf(format string, args ...any) { f.errorf = fmt.Sprintf(format, args...) }
 
 func (f *fakeT) Helper() {}
 

@@ -374,7 +374,7 @@ func (h *harness) run(t *testing.T, apiURL, token string) actResult {
 }
 
 // runEvent runs the workflow's event with payload (a file) as GITHUB_EVENT_PATH and repo as
-// GITHUB_REPOSITORY, as run does.
+// GITHUB_REPOSITORY, as run does. A test that fails shows act's log.
 func (h *harness) runEvent(t *testing.T, event, payload, repo, apiURL, token string) actResult {
 	t.Helper()
 	goEnv := map[string]string{}
@@ -450,6 +450,11 @@ func (h *harness) runEvent(t *testing.T, event, payload, repo, apiURL, token str
 	case err != nil:
 		t.Fatalf("act: %v", err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("act's log:\n%s", r.log)
+		}
+	})
 	if strings.Contains(r.log, "SETUP-GO STUB RAN") {
 		t.Errorf("the actions/setup-go step ran although Go is on PATH: its if: is broken")
 	}
@@ -570,9 +575,6 @@ jobs:
 	if strings.Contains(r.log, token) {
 		t.Error("the token appears in act's log")
 	}
-	if t.Failed() {
-		t.Logf("act's log:\n%s", r.log)
-	}
 }
 
 // One of the single commands through the action: kernel-gate run --replay of the race
@@ -613,9 +615,6 @@ jobs:
 		}
 	}
 	mustContain(t, r.log, "REPLAY of a recorded run", "racecheck")
-	if t.Failed() {
-		t.Logf("act's log:\n%s", r.log)
-	}
 }
 
 // The guard job of kernel-gate-pr.yml: command guard with the input diff judges only
@@ -656,9 +655,38 @@ jobs:
 	if strings.Contains(r.log, "scripts/old.sh") {
 		t.Error("the guard judged scripts/old.sh, which the diff does not touch: the input diff did not arrive")
 	}
-	if t.Failed() {
-		t.Logf("act's log:\n%s", r.log)
+}
+
+// needsAction skips the test unless act is on PATH (findAct) and the kernel-gate built
+// from this tree has the command action; it returns the repository's root.
+func needsAction(t *testing.T) string {
+	t.Helper()
+	root := repoRoot(t)
+	findAct(t)
+	if !kernelGateHasAction(t, root) {
+		t.Skip(`needs kernel-gate action: the kernel-gate built from this tree answers 'unknown command "action"'`)
 	}
+	return root
+}
+
+// editedEvent is the payload of file (a path in the repository root) with edit applied,
+// as JSON.
+func editedEvent(t *testing.T, root, file string, edit func(payload map[string]any)) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(raw, &payload); err != nil {
+		t.Fatal(err)
+	}
+	edit(payload)
+	raw, err = json.Marshal(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }
 
 // kernelGateHasAction builds kernel-gate from this tree and asks it for the command
@@ -682,11 +710,7 @@ func kernelGateHasAction(t *testing.T, root string) bool {
 // named by GITHUB_API_URL, with the token the action got from github.token; the step
 // exits 1.
 func TestActKernelGateAction(t *testing.T) {
-	root := repoRoot(t)
-	findAct(t)
-	if !kernelGateHasAction(t, root) {
-		t.Skip(`needs kernel-gate action: the kernel-gate built from this tree answers 'unknown command "action"'`)
-	}
+	needsAction(t)
 	api := fakegithub.New()
 	defer api.Close()
 	h := newHarness(t, `name: e2e
@@ -706,11 +730,6 @@ jobs:
           results-file: kg-result.json
 `+showOutputs)
 	r := h.run(t, api.URL(), api.Token())
-	defer func() {
-		if t.Failed() {
-			t.Logf("act's log:\n%s", r.log)
-		}
-	}()
 	if c := stepExit(r.log, "Run kernel-gate"); c != 1 {
 		t.Errorf("Run kernel-gate: exit %d, want 1 (a gate failed)", c)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/internal/envdumptest"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/shard"
@@ -291,39 +292,9 @@ jobs:
 		}
 	}
 	mustContain(t, r.log, fmt.Sprintf("INPUT_GITHUB-TOKEN: %d characters", len(token))) // and so kernel-gate's environment
-	seen := map[string]bool{}
-	files, err := os.ReadDir(dumps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		raw, err := os.ReadFile(filepath.Join(dumps, f.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tool, _, _ := strings.Cut(f.Name(), ".")
-		seen[tool] = true
-		env := string(raw)
-		if !strings.Contains(env, "KG_TOKEN_TEST_CANARY=the-canary-is-seen") {
-			t.Errorf("%s: the dump is not the tool's environment:\n%s", f.Name(), env)
-		}
-		for name, value := range secrets {
-			if strings.Contains(env, value) {
-				t.Errorf("%s was handed the value of %s", f.Name(), name)
-			}
-		}
-		for _, line := range strings.Split(env, "\n") {
-			name, _, _ := strings.Cut(line, "=")
-			if _, ok := secrets[name]; ok || strings.HasPrefix(name, "ACTIONS_ID_TOKEN_REQUEST_") {
-				t.Errorf("%s was handed %s", f.Name(), name)
-			}
-		}
-	}
-	for _, tool := range []string{"nvcc", "nvidia-smi", "cuobjdump", "harness"} {
-		if !seen[tool] {
-			t.Errorf("%s left no environment dump (dumps: %v): the fake toolchain did not run", tool, seen)
-		}
-	}
+	envdumptest.Check(t, dumps, "KG_TOKEN_TEST_CANARY=the-canary-is-seen", secrets,
+		func(name string) bool { return strings.HasPrefix(name, "ACTIONS_ID_TOKEN_REQUEST_") },
+		"nvcc", "nvidia-smi", "cuobjdump", "harness")
 	for name, value := range secrets {
 		if strings.Contains(r.log, value) {
 			t.Errorf("act's log shows the value of %s", name)

@@ -8,11 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 // action.yml's steps write GITHUB_OUTPUT only through kg_output, which appends only to a
@@ -90,10 +91,7 @@ func TestActionYAMLWritesGitHubOutputOnlyAsAFile(t *testing.T) {
 	os.WriteFile(victim, []byte("precious\n"), 0o644)
 	link := filepath.Join(dir, "link")
 	os.Symlink(victim, link)
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	fifo := hangtest.FIFO(t, filepath.Join(dir, "fifo"))
 	for _, p := range []string{link, fifo} {
 		if got := out(t, p); !strings.Contains(got, "::warning::") || !strings.Contains(got, "result-path not set") {
 			t.Errorf("%s: %q", p, got)

@@ -16,6 +16,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -118,37 +119,16 @@ func TestBenchRunWorktree(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
-	repo, state := t.TempDir(), t.TempDir()
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-c", "user.name=kg", "-c", "user.email=kg@example.invalid", "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"}, args...)...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	write := func(name, text string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	git("init", "-q")
-	write("factor", "1\n")
-	write(".gitignore", "out/\n")
-	git("add", ".")
-	git("commit", "-q", "-m", "base")
-	baseRev := git("rev-parse", "HEAD")
-	git("branch", "trunk")
-	git("checkout", "-q", "-b", "change")
-	write("factor", "1.10\n")
-	git("commit", "-q", "-am", "head: 10% slower gemm")
+	repo, state := gittest.New(t), t.TempDir()
+	repo.Write(map[string]string{"factor": "1\n", ".gitignore": "out/\n"})
+	baseRev := repo.Commit("base")
+	repo.Git("branch", "trunk")
+	repo.Git("checkout", "-q", "-b", "change")
+	repo.Write(map[string]string{"factor": "1.10\n"})
+	repo.Commit("head: 10% slower gemm")
 	build := fmt.Sprintf(`mkdir -p out && side=$(basename "$PWD") && printf '#!/bin/sh\nexec sh %s state=%s/%%s.count factor=%%s "$@"\n' "$side" "$(cat factor)" >out/harness && chmod +x out/harness`, fake, state)
 
-	t.Chdir(repo)
+	t.Chdir(repo.Dir)
 	code, out, stderr := kg(t, "", "bench", "run", "--base", "trunk", "--build", build, "--harness", "./out/harness seed=4",
 		"--nvidia-smi", filepath.Join(state, "no-nvidia-smi"), "--timeout", "30s", "--format", "json")
 	if code != exitFail {
@@ -161,7 +141,7 @@ func TestBenchRunWorktree(t *testing.T) {
 	if d.Runner.Mode != "worktree" || d.Runner.BaseRev != baseRev || d.Runner.BaseRef != "trunk" {
 		t.Errorf("runner %+v", d.Runner)
 	}
-	if list := git("worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
+	if list := repo.Git("worktree", "list", "--porcelain"); strings.Count(list, "worktree ") != 1 {
 		t.Errorf("the base worktree was not removed:\n%s", list)
 	}
 }

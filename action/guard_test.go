@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -14,33 +16,21 @@ import (
 // the pull request's doing; one it adds is refused, and so is a call whose function the
 // change made dangerous.
 func TestGuardDiff(t *testing.T) {
-	dir := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	write := func(p, s string) {
-		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
-		os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644)
-	}
-	git("init", "-q", "-b", "main")
-	write("scripts/old.sh", "#!/bin/bash\n# kept from before\nsudo reboot\n")
-	write("scripts/tool.sh", "#!/bin/bash\ncleanup() { echo \"$@\"; }\ncleanup done\n")
-	write(".github/workflows/ci.yml", "on: pull_request\njobs:\n  build:\n    runs-on: [self-hosted, gpu]\n    steps:\n      - run: make\n")
-	git("add", "-A")
-	git("commit", "-qm", "base")
-	write(".github/workflows/ci.yml", "on: pull_request\njobs:\n  build:\n    runs-on: [self-hosted, gpu]\n    steps:\n      - run: make\n      - run: |\n          echo saving money\n          gcloud compute instances stop \"$(hostname)\" --zone us-central1-a\n")
-	write("scripts/old.sh", "#!/bin/bash\n# kept from before, with a comment changed\nsudo reboot\n")
-	write("scripts/tool.sh", "#!/bin/bash\ncleanup() { sudo \"$@\"; }\ncleanup done\ncleanup poweroff\n")
-	git("add", "-A")
-	git("commit", "-qm", "head")
+	repo := gittest.New(t)
+	repo.Write(map[string]string{
+		"scripts/old.sh":           "#!/bin/bash\n# kept from before\nsudo reboot\n",
+		"scripts/tool.sh":          "#!/bin/bash\ncleanup() { echo \"$@\"; }\ncleanup done\n",
+		".github/workflows/ci.yml": "on: pull_request\njobs:\n  build:\n    runs-on: [self-hosted, gpu]\n    steps:\n      - run: make\n",
+	})
+	repo.Commit("base")
+	repo.Write(map[string]string{
+		".github/workflows/ci.yml": "on: pull_request\njobs:\n  build:\n    runs-on: [self-hosted, gpu]\n    steps:\n      - run: make\n      - run: |\n          echo saving money\n          gcloud compute instances stop \"$(hostname)\" --zone us-central1-a\n",
+		"scripts/old.sh":           "#!/bin/bash\n# kept from before, with a comment changed\nsudo reboot\n",
+		"scripts/tool.sh":          "#!/bin/bash\ncleanup() { sudo \"$@\"; }\ncleanup done\ncleanup poweroff\n",
+	})
+	repo.Commit("head")
 
-	code, out, stderr := kg(t, "", "guard", "--config", "kernel-gate.yml", "--repo", dir, "--diff", "HEAD~1..HEAD", "--format", "json")
+	code, out, stderr := kg(t, "", "guard", "--config", "kernel-gate.yml", "--repo", repo.Dir, "--diff", "HEAD~1..HEAD", "--format", "json")
 	if code != exitFail {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -75,22 +65,13 @@ func TestGuardPointedAtGithub(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = repo
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
 	write("README.md", "# r\n")
 	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
+	var git *gittest.Repo
 	if _, err := exec.LookPath("git"); err == nil {
 		os.RemoveAll(filepath.Join(repo, ".git"))
-		git("init", "-q", "-b", "main")
-		git("add", "-A")
-		git("commit", "-qm", "base")
+		git = gittest.Init(t, repo)
+		git.Commit("base")
 	}
 	write(".github/workflows/ci.yml", "on: pull_request\njobs:\n  gpu:\n    runs-on: [self-hosted, gpu]\n    steps:\n      - run: make\n      - run: sudo shutdown -h now\n")
 	link := filepath.Join(t.TempDir(), "gh")
@@ -126,11 +107,10 @@ func TestGuardPointedAtGithub(t *testing.T) {
 			}
 		})
 	}
-	if _, err := exec.LookPath("git"); err != nil {
+	if git == nil {
 		return
 	}
-	git("add", "-A")
-	git("commit", "-qm", "head")
+	git.Commit("head")
 	for _, at := range []string{".github", ".github/workflows"} {
 		t.Run("--diff --repo "+at, func(t *testing.T) {
 			t.Chdir(filepath.Join(repo, at))
@@ -152,9 +132,7 @@ func TestGuardUnreadableFails(t *testing.T) {
 	os.MkdirAll(filepath.Join(repo, ".git"), 0o755)
 	os.MkdirAll(filepath.Join(repo, "ci"), 0o755)
 	os.WriteFile(filepath.Join(repo, "ci", "build.sh"), []byte("make\n"), 0o644)
-	if out, err := exec.Command("mkfifo", filepath.Join(repo, "ci", "teardown.sh")).CombinedOutput(); err != nil {
-		t.Skipf("mkfifo: %v %s", err, out)
-	}
+	hangtest.FIFO(t, filepath.Join(repo, "ci", "teardown.sh"))
 	code, out, stderr := kg(t, "", "guard", "--format", "json", repo)
 	if code != exitFail {
 		t.Fatalf("exit %d, want %d: %s%s", code, exitFail, stderr, out)
@@ -196,30 +174,12 @@ func TestGuardDiffJudgedWithTheBaseConfig(t *testing.T) {
 			map[string]string{"kernel-gate.yml": "guard:\n  # third-party code\n  exclude: [vendor]\n", "vendor/stop.sh": stop}, exitPass, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			git := func(args ...string) {
-				t.Helper()
-				cmd := exec.Command("git", args...)
-				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("git %v: %v\n%s", args, err, out)
-				}
-			}
-			write := func(files map[string]string) {
-				for p, s := range files {
-					os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
-					os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644)
-				}
-			}
-			git("init", "-q", "-b", "main")
-			write(tc.base)
-			git("add", "-A")
-			git("commit", "-qm", "base")
-			write(tc.head)
-			git("add", "-A")
-			git("commit", "-qm", "head")
-			code, out, stderr := kg(t, "", "guard", "--config", filepath.Join(dir, "kernel-gate.yml"), "--repo", dir, "--diff", "HEAD~1...HEAD", "--format", "json")
+			repo := gittest.New(t)
+			repo.Write(tc.base)
+			repo.Commit("base")
+			repo.Write(tc.head)
+			repo.Commit("head")
+			code, out, stderr := kg(t, "", "guard", "--config", filepath.Join(repo.Dir, "kernel-gate.yml"), "--repo", repo.Dir, "--diff", "HEAD~1...HEAD", "--format", "json")
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d: %s\n%s", code, tc.code, stderr, out)
 			}

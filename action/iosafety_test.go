@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 // kgCtx runs the command in-process under ctx, with stdin as given, and fails the test
@@ -20,27 +22,17 @@ import (
 func kgCtx(t *testing.T, ctx context.Context, d time.Duration, stdin io.Reader, args ...string) (int, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, args, env{stdin: stdin, stdout: &out, stderr: &errb, getenv: func(string) string { return "" }})
-	}()
-	select {
-	case code := <-done:
-		return code, errb.String()
-	case <-time.After(d):
-		t.Fatalf("kernel-gate %s still runs after %s", strings.Join(args, " "), d)
-		return 0, ""
-	}
+	code := hangtest.Within(t, d, "kernel-gate "+strings.Join(args, " "), func() int {
+		return run(ctx, args, env{stdin: stdin, stdout: &out, stderr: &errb, getenv: func(string) string { return "" }})
+	})
+	return code, errb.String()
 }
 
 // Every command that reads a file refuses, at once and naming it, a FIFO with no writer
 // (whose open would block for ever), a device that never ends and a directory: exit 2.
 func TestCommandsRefuseInputsThatAreNotFiles(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "input.fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	fifo := hangtest.FIFO(t, filepath.Join(dir, "input.fifo"))
 	log := "testdata/replay/clean/attention/sanitize/memcheck.log"
 	for _, bad := range []string{fifo, "/dev/zero", dir} {
 		for _, args := range [][]string{

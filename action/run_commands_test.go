@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -24,36 +25,21 @@ import (
 // whose tree holds kernels/BROKEN, which fails the fake build.
 func commandRepo(t *testing.T, cfg string, broken ...string) string {
 	t.Helper()
-	dir := t.TempDir()
-	must := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=kg", "GIT_AUTHOR_EMAIL=kg@localhost", "GIT_COMMITTER_NAME=kg", "GIT_COMMITTER_EMAIL=kg@localhost")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	os.MkdirAll(filepath.Join(dir, "kernels"), 0o755)
-	os.WriteFile(filepath.Join(dir, "kernel-gate.yml"), []byte(cfg), 0o644)
-	os.WriteFile(filepath.Join(dir, "kernels", "flash_fwd.cu"), []byte("// base\n"), 0o644)
-	brokenFile := filepath.Join(dir, "kernels", "BROKEN")
+	repo := gittest.New(t)
+	repo.Write(map[string]string{"kernel-gate.yml": cfg, "kernels/flash_fwd.cu": "// base\n"})
+	brokenFile := filepath.Join(repo.Dir, "kernels", "BROKEN")
 	if slices.Contains(broken, "base") {
-		os.WriteFile(brokenFile, []byte("x\n"), 0o644)
+		repo.Write(map[string]string{"kernels/BROKEN": "x\n"})
 	}
-	must("init", "-q")
-	must("add", "-A")
-	must("commit", "-qm", "base")
-	must("branch", "-M", "main")
-	must("checkout", "-qb", "pr")
-	os.WriteFile(filepath.Join(dir, "kernels", "flash_fwd.cu"), []byte("// head\n"), 0o644)
+	repo.Commit("base")
+	repo.Git("checkout", "-qb", "pr")
+	repo.Write(map[string]string{"kernels/flash_fwd.cu": "// head\n"})
 	os.Remove(brokenFile)
 	if slices.Contains(broken, "head") {
-		os.WriteFile(brokenFile, []byte("x\n"), 0o644)
+		repo.Write(map[string]string{"kernels/BROKEN": "x\n"})
 	}
-	must("add", "-A")
-	must("commit", "-qm", "head")
-	return dir
+	repo.Commit("head")
+	return repo.Dir
 }
 
 // fakeDir is the fake toolchain's directory.

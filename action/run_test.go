@@ -5,13 +5,13 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/action/pipeline"
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -20,31 +20,12 @@ import (
 // not read it: what the gates see comes from the recorded H200 files the fakes print).
 func fakeRepo(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
 	cfg, err := os.ReadFile("kernel-gate.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	must := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=kg", "GIT_AUTHOR_EMAIL=kg@localhost", "GIT_COMMITTER_NAME=kg", "GIT_COMMITTER_EMAIL=kg@localhost")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	os.MkdirAll(filepath.Join(dir, "kernels"), 0o755)
-	os.WriteFile(filepath.Join(dir, "kernel-gate.yml"), cfg, 0o644)
-	os.WriteFile(filepath.Join(dir, "kernels", "harness.cu"), []byte("// base\n"), 0o644)
-	must("init", "-q")
-	must("add", "-A")
-	must("commit", "-qm", "base")
-	must("branch", "-M", "main")
-	must("checkout", "-qb", "pr")
-	os.WriteFile(filepath.Join(dir, "kernels", "harness.cu"), []byte("// head\n"), 0o644)
-	must("commit", "-qam", "head")
-	return dir
+	return gittest.PullRequest(t, map[string]string{"kernel-gate.yml": string(cfg), "kernels/harness.cu": "// base\n"},
+		map[string]string{"kernels/harness.cu": "// head\n"}).Dir
 }
 
 // fakeGPU returns the flags that point kernel-gate run at the fake toolchain.

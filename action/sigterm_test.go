@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 // stopBound is how long a command may take to end after SIGTERM: far more than a healthy
@@ -96,9 +98,7 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 	// A directory store whose key file is a FIFO.
 	fifoStore := filepath.Join(tmp, "fifo-store")
 	os.Mkdir(fifoStore, 0o755)
-	if err := syscall.Mkfifo(filepath.Join(fifoStore, key), 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	hangtest.FIFO(t, filepath.Join(fifoStore, key))
 	// A push event's payload.
 	event := filepath.Join(tmp, "push.json")
 	os.WriteFile(event, []byte(`{"ref":"refs/heads/main","before":"0000000000000000000000000000000000000000","after":"1111111111111111111111111111111111111111","repository":{"full_name":"o/r","default_branch":"main"}}`), 0o644)

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/internal/envdumptest"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
 )
 
@@ -83,36 +84,9 @@ func TestNoChildSeesAToken(t *testing.T) {
 			if code != exitPass {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
-			seen := map[string]bool{}
-			files, _ := os.ReadDir(dumps)
-			for _, f := range files {
-				raw, err := os.ReadFile(filepath.Join(dumps, f.Name()))
-				if err != nil {
-					t.Fatal(err)
-				}
-				tool, _, _ := strings.Cut(f.Name(), ".")
-				seen[tool] = true
-				env := string(raw)
-				if !strings.Contains(env, "KG_TOKEN_TEST_CANARY=the-canary-is-seen") {
-					t.Errorf("%s: the dump is not the tool's environment:\n%s", f.Name(), env)
-				}
-				for name, value := range secrets {
-					if strings.Contains(env, value) {
-						t.Errorf("%s was handed the value of %s", f.Name(), name)
-					}
-				}
-				for _, line := range strings.Split(env, "\n") {
-					name, _, _ := strings.Cut(line, "=")
-					if _, ok := secrets[name]; ok || name == "GITHUB_OUTPUT" || name == "GITHUB_STEP_SUMMARY" {
-						t.Errorf("%s was handed %s", f.Name(), name)
-					}
-				}
-			}
-			for _, tool := range []string{"nvcc", "nvidia-smi", "harness"} {
-				if !seen[tool] {
-					t.Errorf("%s left no environment dump (dumps: %v)", tool, seen)
-				}
-			}
+			envdumptest.Check(t, dumps, "KG_TOKEN_TEST_CANARY=the-canary-is-seen", secrets,
+				func(name string) bool { return name == "GITHUB_OUTPUT" || name == "GITHUB_STEP_SUMMARY" },
+				"nvcc", "nvidia-smi", "harness")
 		})
 	}
 }

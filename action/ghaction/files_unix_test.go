@@ -8,46 +8,28 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
-
-// within fails the test when fn has not returned after d: an open that blocks.
-func within[T any](t *testing.T, d time.Duration, fn func() T) T {
-	t.Helper()
-	done := make(chan T, 1)
-	go func() { done <- fn() }()
-	select {
-	case v := <-done:
-		return v
-	case <-time.After(d):
-		t.Fatalf("still waiting after %s", d)
-		var zero T
-		return zero
-	}
-}
 
 // The event file and a result to report that are FIFOs (an earlier step of the job put
 // them there) are refused at once, naming them, exit 2: opening one would block beyond
 // any signal.
 func TestEventAndResultFIFOsAreRefused(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "event.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	fifo := hangtest.FIFO(t, filepath.Join(t.TempDir(), "event.json"))
 	getenv := func(k string) string {
 		return map[string]string{"GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": fifo}[k]
 	}
-	err := within(t, 10*time.Second, func() error { _, err := ReadEvent(getenv); return err })
+	err := hangtest.Within(t, 10*time.Second, "ReadEvent of a FIFO", func() error { _, err := ReadEvent(getenv); return err })
 	if !errors.Is(err, input.ErrNotRegular) || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), fifo) {
 		t.Errorf("ReadEvent of a FIFO: %v (exit %d)", err, exitcode.Of(err))
 	}
-	err = within(t, 10*time.Second, func() error { _, _, err := ReadUntrusted(fifo); return err })
+	err = hangtest.Within(t, 10*time.Second, "ReadUntrusted of a FIFO", func() error { _, _, err := ReadUntrusted(fifo); return err })
 	if err == nil || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), fifo) {
 		t.Errorf("ReadUntrusted of a FIFO: %v (exit %d)", err, exitcode.Of(err))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -69,7 +70,7 @@ func TestDiffFilterModes(t *testing.T) {
 // annotations; the conclusion and the exit code are failure in every mode, and the summary
 // says what was not annotated.
 func TestFilterModeLimitsAnnotationsNotTheVerdict(t *testing.T) {
-	r := newRepo(t)
+	r := gittest.New(t)
 	src, err := os.ReadFile(filepath.Join(repoRoot, "kernels", "flash_fwd.cu"))
 	if err != nil {
 		t.Fatal(err)
@@ -80,19 +81,19 @@ func TestFilterModeLimitsAnnotationsNotTheVerdict(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.write("kernels/"+f, string(raw))
+		r.Write(map[string]string{"kernels/" + f: string(raw)})
 	}
-	r.write("kernels/flash_fwd.cu", string(src))
-	base := r.commit("base")
+	r.Write(map[string]string{"kernels/flash_fwd.cu": string(src)})
+	base := r.Commit("base")
 	// touch changes one line of a file (1-based) on a branch of its own off base.
 	touch := func(branch, file string, line int) {
-		r.git("checkout", "-q", "-b", branch, base)
-		path := filepath.Join(r.dir, file)
+		r.Git("checkout", "-q", "-b", branch, base)
+		path := filepath.Join(r.Dir, file)
 		raw, _ := os.ReadFile(path)
 		ls := strings.Split(string(raw), "\n")
 		ls[line-1] += " // touched"
-		r.write(file, strings.Join(ls, "\n"))
-		r.commit("touch " + file)
+		r.Write(map[string]string{file: strings.Join(ls, "\n")})
+		r.Commit("touch " + file)
 	}
 	if len(lines) < 200 {
 		t.Fatalf("kernels/flash_fwd.cu has %d lines: the race is recorded on line 190", len(lines))
@@ -116,12 +117,12 @@ func TestFilterModeLimitsAnnotationsNotTheVerdict(t *testing.T) {
 		{"other-file", "", false}, // the default is file
 	} {
 		t.Run(tc.branch+" "+tc.mode, func(t *testing.T) {
-			r.git("checkout", "-q", tc.branch)
+			r.Git("checkout", "-q", tc.branch)
 			api := fakegithub.New()
 			defer api.Close()
 			env, _ := actionEnv(t, api, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "race"),
 				"base-ref": base, "filter-mode": tc.mode, "annotations": "both"})
-			env["GITHUB_WORKSPACE"] = r.dir
+			env["GITHUB_WORKSPACE"] = r.Dir
 			code, log, err := runAction(t, env, api)
 			if err != nil || code != 1 {
 				t.Fatalf("exit %d, err %v\n%s", code, err, log)

@@ -2,7 +2,6 @@ package ghaction
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,37 +31,25 @@ const (
 // request; the tests change one thing at a time.
 func stageAPayload(t *testing.T, file string, set map[string]any) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot, "testdata", "events", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p map[string]any
-	if err := json.Unmarshal(raw, &p); err != nil {
-		t.Fatal(err)
-	}
 	if file == "workflow_run_completed.json" {
 		// octokit's example is a repository_dispatch run of test.yml: make it stage A's.
 		set = mergeMaps(map[string]any{"workflow_run.event": "pull_request", "workflow_run.path": stageAFile,
 			"workflow_run.name": "kernel-gate pull request"}, set)
 	}
-	for path, v := range set {
-		keys := strings.Split(path, ".")
-		m := p
-		for _, k := range keys[:len(keys)-1] {
-			next, ok := m[k].(map[string]any)
-			if !ok {
-				t.Fatalf("%s: no object %s in the payload", path, k)
+	return editedPayload(t, file, func(p map[string]any) {
+		for path, v := range set {
+			keys := strings.Split(path, ".")
+			m := p
+			for _, k := range keys[:len(keys)-1] {
+				next, ok := m[k].(map[string]any)
+				if !ok {
+					t.Fatalf("%s: no object %s in the payload", path, k)
+				}
+				m = next
 			}
-			m = next
+			m[keys[len(keys)-1]] = v
 		}
-		m[keys[len(keys)-1]] = v
-	}
-	out := filepath.Join(t.TempDir(), file)
-	raw, _ = json.Marshal(p)
-	if err := os.WriteFile(out, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return out
+	})
 }
 
 func mergeMaps(a, b map[string]any) map[string]any {

@@ -6,14 +6,14 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/kernelsrc"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -43,18 +43,12 @@ func liveRun(t *testing.T, o Options, after string, env ...string) (result.Resul
 		res result.Result
 		err error
 	}
-	done := make(chan ran, 1)
-	go func() {
-		res, err := Run(context.Background(), loadConfig(t), o)
-		done <- ran{res, err}
-	}()
-	select {
-	case r := <-done:
-		return r.res, r.err
-	case <-time.After(hangGuard):
-		t.Fatalf("the run still had not ended after %s", hangGuard)
-		return result.Result{}, nil
-	}
+	cfg := loadConfig(t)
+	r := hangtest.Within(t, hangGuard, "the run", func() ran {
+		res, err := Run(context.Background(), cfg, o)
+		return ran{res, err}
+	})
+	return r.res, r.err
 }
 
 // A harness that leaves a FIFO (or a directory) at KG_OUT fails the correctness check at
@@ -117,22 +111,13 @@ func TestRunnerRecordNeverThroughALink(t *testing.T) {
 // A recording's runner record that is a FIFO is refused at once, named (the replay's walk
 // of the recording refuses it too, before anything is read).
 func TestRunnerRecordFIFORefused(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), runnerRecordFile)
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() {
+	fifo := hangtest.FIFO(t, filepath.Join(t.TempDir(), runnerRecordFile))
+	err := hangtest.Within(t, hangGuard, "reading the FIFO", func() error {
 		_, err := readRunnerRecord(context.Background(), fifo)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if !errors.Is(err, input.ErrNotRegular) || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), fifo) {
-			t.Errorf("got %v (exit %d), want a refusal naming the FIFO", err, exitcode.Of(err))
-		}
-	case <-time.After(hangGuard):
-		t.Fatalf("still waiting on the FIFO after %s", hangGuard)
+		return err
+	})
+	if !errors.Is(err, input.ErrNotRegular) || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), fifo) {
+		t.Errorf("got %v (exit %d), want a refusal naming the FIFO", err, exitcode.Of(err))
 	}
 }
 
@@ -140,18 +125,10 @@ func TestRunnerRecordFIFORefused(t *testing.T) {
 // at once; the open waited on it for ever.
 func TestLocateRefusesAFIFOSource(t *testing.T) {
 	dir := t.TempDir()
-	if err := syscall.Mkfifo(filepath.Join(dir, "k.cu"), 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- addSource(kernelsrc.Index{}, dir, "k.cu") }()
-	select {
-	case err := <-done:
-		if !errors.Is(err, input.ErrNotRegular) {
-			t.Errorf("got %v, want the FIFO refused", err)
-		}
-	case <-time.After(hangGuard):
-		t.Fatalf("still waiting on the FIFO after %s", hangGuard)
+	hangtest.FIFO(t, filepath.Join(dir, "k.cu"))
+	err := hangtest.Within(t, hangGuard, "reading the FIFO", func() error { return addSource(kernelsrc.Index{}, dir, "k.cu") })
+	if !errors.Is(err, input.ErrNotRegular) {
+		t.Errorf("got %v, want the FIFO refused", err)
 	}
 }
 
@@ -159,30 +136,12 @@ func TestLocateRefusesAFIFOSource(t *testing.T) {
 // and a head commit that changes the source (the fake nvcc reads neither).
 func gitRepo(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
 	cfg, err := os.ReadFile(filepath.Join(root, "kernel-gate.yml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "kernels"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "kernel-gate.yml"), cfg, 0o644)
-	os.WriteFile(filepath.Join(dir, "kernels", "harness.cu"), []byte("// base\n"), 0o644)
-	git := func(args ...string) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=kg", "GIT_AUTHOR_EMAIL=kg@localhost", "GIT_COMMITTER_NAME=kg", "GIT_COMMITTER_EMAIL=kg@localhost")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "base"}, {"branch", "-M", "main"}, {"checkout", "-qb", "pr"}} {
-		git(args...)
-	}
-	os.WriteFile(filepath.Join(dir, "kernels", "harness.cu"), []byte("// head\n"), 0o644)
-	git("commit", "-qam", "head")
-	return dir
+	return gittest.PullRequest(t, map[string]string{"kernel-gate.yml": string(cfg), "kernels/harness.cu": "// base\n"},
+		map[string]string{"kernels/harness.cu": "// head\n"}).Dir
 }
 
 // The artifacts directory (the action's is in the workspace, which the pull request fills)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 // GITHUB_OUTPUT and GITHUB_STEP_SUMMARY replaced by a step before kernel-gate's (the pull
@@ -29,11 +31,8 @@ func TestRunnerFilesRefuseLinksOutAndFIFOs(t *testing.T) {
 	os.Symlink(filepath.Join(filepath.Dir(victim), "authorized_keys"), dangling)
 	lonely := filepath.Join(dir, "fifo-no-reader")
 	read := filepath.Join(dir, "fifo-read")
-	for _, p := range []string{lonely, read} {
-		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Skipf("mkfifo: %v", err)
-		}
-	}
+	hangtest.FIFO(t, lonely)
+	hangtest.FIFO(t, read)
 	// A reader that never reads: a write that fills the pipe would wait for ever.
 	r, err := os.OpenFile(read, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -59,18 +58,12 @@ func TestRunnerFilesRefuseLinksOutAndFIFOs(t *testing.T) {
 			"SetOutput":     func() error { return SetOutput(vars, "verdict", "pass") },
 			"AppendSummary": func() error { return AppendSummary(vars, strings.Repeat("# big\n", 20000), 0) },
 		} {
-			done := make(chan error, 1)
-			go func() { done <- write() }()
-			select {
-			case err := <-done:
-				if err == nil || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("%s to %s: %v, want an error saying %q", name, tc.path, err, tc.want)
-				}
-				if tc.want == "FIFO" && !errors.Is(err, ErrNotRegular) {
-					t.Errorf("%s to %s: %v is not ErrNotRegular", name, tc.path, err)
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatalf("%s to %s still waits after 10s", name, tc.path)
+			err := hangtest.Within(t, 10*time.Second, name+" to "+tc.path, write)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s to %s: %v, want an error saying %q", name, tc.path, err, tc.want)
+			}
+			if tc.want == "FIFO" && !errors.Is(err, ErrNotRegular) {
+				t.Errorf("%s to %s: %v is not ErrNotRegular", name, tc.path, err)
 			}
 		}
 	}

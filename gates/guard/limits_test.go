@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -74,17 +76,10 @@ func TestDeepNesting(t *testing.T) {
 				ws      []Warning
 				scanned int
 			}
-			done := make(chan answer, 1)
-			go func() {
+			r := hangtest.Within(t, 2*time.Minute, "the scan", func() answer {
 				fs, ws, scanned := scanFile(tt.path, []byte(tt.src), Config{})
-				done <- answer{fs, ws, scanned}
-			}()
-			var r answer
-			select {
-			case r = <-done:
-			case <-time.After(2 * time.Minute):
-				t.Fatal("no answer after 2 minutes: the scan hangs")
-			}
+				return answer{fs, ws, scanned}
+			})
 			passes := cmp.Or(tt.passes, 4)
 			if r.scanned > passes*len(tt.src) {
 				t.Errorf("went over %d bytes of text, %.1f times the file's %d: want at most %d times",
@@ -303,30 +298,22 @@ func TestDiffLinksAndScriptsByName(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
-	dir := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+	repo := gittest.New(t)
+	dir := repo.Dir
+	repo.Write(map[string]string{
+		"ci/teardown":              "aws ec2 terminate-instances --instance-ids i-1\n",
+		"ci/old":                   "sudo reboot\n",
+		".github/workflows/ci.yml": "jobs:\n  a:\n    steps:\n      - run: bash ci/old\n",
+	})
+	repo.Commit("base")
+	repo.Write(map[string]string{
+		".github/workflows/ci.yml": "jobs:\n  a:\n    steps:\n      - run: bash ci/old\n      - run: bash ci/teardown\n",
+		"tools/reap":               "sudo poweroff\n",
+		"lib/stop.inc":             "nvidia-smi -r\n",
+	})
+	if err := os.Chmod(filepath.Join(dir, "tools", "reap"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	write := func(p, s string, mode os.FileMode) {
-		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
-		os.WriteFile(filepath.Join(dir, p), []byte(s), mode)
-		os.Chmod(filepath.Join(dir, p), mode)
-	}
-	git("init", "-q", "-b", "main")
-	write("ci/teardown", "aws ec2 terminate-instances --instance-ids i-1\n", 0o644)
-	write("ci/old", "sudo reboot\n", 0o644)
-	write(".github/workflows/ci.yml", "jobs:\n  a:\n    steps:\n      - run: bash ci/old\n", 0o644)
-	git("add", "-A")
-	git("commit", "-qm", "base")
-	write(".github/workflows/ci.yml", "jobs:\n  a:\n    steps:\n      - run: bash ci/old\n      - run: bash ci/teardown\n", 0o644)
-	write("tools/reap", "sudo poweroff\n", 0o755)
-	write("lib/stop.inc", "nvidia-smi -r\n", 0o644)
 	if err := os.Symlink("../lib/stop.inc", filepath.Join(dir, "scripts", "stop.sh")); err != nil {
 		os.MkdirAll(filepath.Join(dir, "scripts"), 0o755)
 		if err := os.Symlink("../lib/stop.inc", filepath.Join(dir, "scripts", "stop.sh")); err != nil {
@@ -334,8 +321,7 @@ func TestDiffLinksAndScriptsByName(t *testing.T) {
 		}
 	}
 	os.Symlink("/etc/x.sh", filepath.Join(dir, "scripts", "out.sh"))
-	git("add", "-A")
-	git("commit", "-qm", "head")
+	repo.Commit("head")
 	g, err := ScanDiff(t.Context(), dir, gitdiff.Spec{Base: "HEAD~1", Head: "HEAD"}, Config{})
 	if err != nil {
 		t.Fatal(err)

@@ -5,12 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -184,14 +185,9 @@ func TestScanPathsCannotRead(t *testing.T) {
 	type setup func(t *testing.T, repo string) string // makes the file; returns its path
 	mkfifo := func(rel string) setup {
 		return func(t *testing.T, repo string) string {
-			if runtime.GOOS == "windows" {
-				t.Skip("no FIFOs")
-			}
 			p := filepath.Join(repo, filepath.FromSlash(rel))
 			os.MkdirAll(filepath.Dir(p), 0o755)
-			if out, err := exec.Command("mkfifo", p).CombinedOutput(); err != nil {
-				t.Skipf("mkfifo: %v %s", err, out)
-			}
+			hangtest.FIFO(t, p)
 			return rel
 		}
 	}
@@ -308,27 +304,15 @@ func TestScanDiffFromAnywhere(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
-	dir := t.TempDir()
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q", "-b", "main")
-	writeTree(t, dir, map[string]string{".github/workflows/ci.yml": "on: push\njobs:\n  a:\n    steps:\n      - run: make\n"})
-	git("add", "-A")
-	git("commit", "-qm", "base")
-	writeTree(t, dir, map[string]string{".github/workflows/ci.yml": shutdownWorkflow, "NOTES.md": "sudo reboot\n"})
-	git("add", "-A")
-	git("commit", "-qm", "head")
+	repo := gittest.New(t)
+	repo.Write(map[string]string{".github/workflows/ci.yml": "on: push\njobs:\n  a:\n    steps:\n      - run: make\n"})
+	repo.Commit("base")
+	repo.Write(map[string]string{".github/workflows/ci.yml": shutdownWorkflow, "NOTES.md": "sudo reboot\n"})
+	repo.Commit("head")
 	for _, relative := range []string{"false", "true"} {
-		git("config", "diff.relative", relative)
+		repo.Git("config", "diff.relative", relative)
 		for _, at := range []string{".", ".github", ".github/workflows"} {
-			g, err := ScanDiff(t.Context(), filepath.Join(dir, at), gitdiff.Spec{Base: "HEAD~1", Head: "HEAD"}, Config{})
+			g, err := ScanDiff(t.Context(), filepath.Join(repo.Dir, at), gitdiff.Spec{Base: "HEAD~1", Head: "HEAD"}, Config{})
 			if err != nil {
 				t.Fatalf("diff.relative=%s, repo %s: %v", relative, at, err)
 			}
@@ -365,29 +349,27 @@ func TestScanDiffMovedFiles(t *testing.T) {
 		{"a document renamed", []string{"mv docs/README.md docs/GUIDE.md"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
+			repo := gittest.New(t)
 			sh := func(script string) {
 				t.Helper()
 				cmd := exec.Command("sh", "-c", script)
-				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+				cmd.Dir = repo.Dir
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("%s: %v\n%s", script, err, out)
 				}
 			}
-			sh("git init -q -b main")
-			writeTree(t, dir, map[string]string{
+			repo.Write(map[string]string{
 				"docs/notes.yml":           "name: x\non: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: sudo shutdown -h now\n",
 				"docs/README.md":           "To stop the machine: sudo shutdown -h now\n",
 				"tools/stop":               "#!/bin/sh\nsudo shutdown -h now\n",
 				".github/workflows/ci.yml": "on: push\njobs:\n  a:\n    steps:\n      - run: make\n",
 			})
-			sh("git add -A && git commit -qm base")
+			repo.Commit("base")
 			for _, c := range tc.change {
 				sh(c)
 			}
-			sh("git add -A && git commit -qm head")
-			g, err := ScanDiff(t.Context(), dir, gitdiff.Spec{Base: "HEAD~1", Head: "HEAD"}, Config{})
+			repo.Commit("head")
+			g, err := ScanDiff(t.Context(), repo.Dir, gitdiff.Spec{Base: "HEAD~1", Head: "HEAD"}, Config{})
 			if err != nil {
 				t.Fatal(err)
 			}

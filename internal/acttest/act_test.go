@@ -78,6 +78,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/action/ghaction"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -243,6 +244,7 @@ func TestActionScriptsPassShellcheck(t *testing.T) {
 // harness is a temporary repository with a workflow, and what act needs to run it.
 type harness struct {
 	root, repo, tmp string
+	git             *gittest.Repo // the repository in repo
 	act             string
 	setupGo         string // the actions/setup-go@<sha> that action.yml names
 	stub            string // a stand-in for it that fails if it runs
@@ -295,33 +297,13 @@ runs:
 `)
 	copyRepo(t, h.root, h.repo)
 	writeFile(t, filepath.Join(h.repo, ".github", "workflows", "e2e.yml"), workflow)
-	h.git(t, "init", "-q", "-b", "main")
-	h.git(t, "add", "-A")
-	h.git(t, "commit", "-q", "-m", "the action under test")
+	h.git = gittest.Init(t, h.repo)
+	h.git.Commit("the action under test")
 	for i, files := range commits {
-		for path, content := range files {
-			writeFile(t, filepath.Join(h.repo, filepath.FromSlash(path)), content)
-		}
-		h.git(t, "add", "-A")
-		h.git(t, "commit", "-q", "-m", fmt.Sprintf("change %d", i+1))
+		h.git.Write(files)
+		h.git.Commit(fmt.Sprintf("change %d", i+1))
 	}
 	return h
-}
-
-// git runs git in the temporary repository, with no user or system config, and returns
-// its output, trimmed.
-func (h *harness) git(t *testing.T, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "commit.gpgsign=false"}, args...)...)
-	cmd.Dir = h.repo
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
-		"GIT_AUTHOR_NAME=kernel-gate test", "GIT_AUTHOR_EMAIL=test@kernel-gate.invalid",
-		"GIT_COMMITTER_NAME=kernel-gate test", "GIT_COMMITTER_EMAIL=test@kernel-gate.invalid")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 func writeFile(t *testing.T, path, content string) {
@@ -392,7 +374,7 @@ func (h *harness) run(t *testing.T, apiURL, token string) actResult {
 }
 
 // runEvent runs the workflow's event with payload (a file) as GITHUB_EVENT_PATH and repo as
-// GITHUB_REPOSITORY, as run does.
+// GITHUB_REPOSITORY, as run does. A test that fails shows act's log.
 func (h *harness) runEvent(t *testing.T, event, payload, repo, apiURL, token string) actResult {
 	t.Helper()
 	goEnv := map[string]string{}
@@ -468,6 +450,11 @@ func (h *harness) runEvent(t *testing.T, event, payload, repo, apiURL, token str
 	case err != nil:
 		t.Fatalf("act: %v", err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("act's log:\n%s", r.log)
+		}
+	})
 	if strings.Contains(r.log, "SETUP-GO STUB RAN") {
 		t.Errorf("the actions/setup-go step ran although Go is on PATH: its if: is broken")
 	}
@@ -588,9 +575,6 @@ jobs:
 	if strings.Contains(r.log, token) {
 		t.Error("the token appears in act's log")
 	}
-	if t.Failed() {
-		t.Logf("act's log:\n%s", r.log)
-	}
 }
 
 // One of the single commands through the action: kernel-gate run --replay of the race
@@ -631,9 +615,6 @@ jobs:
 		}
 	}
 	mustContain(t, r.log, "REPLAY of a recorded run", "racecheck")
-	if t.Failed() {
-		t.Logf("act's log:\n%s", r.log)
-	}
 }
 
 // The guard job of kernel-gate-pr.yml: command guard with the input diff judges only
@@ -674,9 +655,38 @@ jobs:
 	if strings.Contains(r.log, "scripts/old.sh") {
 		t.Error("the guard judged scripts/old.sh, which the diff does not touch: the input diff did not arrive")
 	}
-	if t.Failed() {
-		t.Logf("act's log:\n%s", r.log)
+}
+
+// needsAction skips the test unless act is on PATH (findAct) and the kernel-gate built
+// from this tree has the command action; it returns the repository's root.
+func needsAction(t *testing.T) string {
+	t.Helper()
+	root := repoRoot(t)
+	findAct(t)
+	if !kernelGateHasAction(t, root) {
+		t.Skip(`needs kernel-gate action: the kernel-gate built from this tree answers 'unknown command "action"'`)
 	}
+	return root
+}
+
+// editedEvent is the payload of file (a path in the repository root) with edit applied,
+// as JSON.
+func editedEvent(t *testing.T, root, file string, edit func(payload map[string]any)) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(root, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(raw, &payload); err != nil {
+		t.Fatal(err)
+	}
+	edit(payload)
+	raw, err = json.Marshal(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }
 
 // kernelGateHasAction builds kernel-gate from this tree and asks it for the command
@@ -700,11 +710,7 @@ func kernelGateHasAction(t *testing.T, root string) bool {
 // named by GITHUB_API_URL, with the token the action got from github.token; the step
 // exits 1.
 func TestActKernelGateAction(t *testing.T) {
-	root := repoRoot(t)
-	findAct(t)
-	if !kernelGateHasAction(t, root) {
-		t.Skip(`needs kernel-gate action: the kernel-gate built from this tree answers 'unknown command "action"'`)
-	}
+	needsAction(t)
 	api := fakegithub.New()
 	defer api.Close()
 	h := newHarness(t, `name: e2e
@@ -724,11 +730,6 @@ jobs:
           results-file: kg-result.json
 `+showOutputs)
 	r := h.run(t, api.URL(), api.Token())
-	defer func() {
-		if t.Failed() {
-			t.Logf("act's log:\n%s", r.log)
-		}
-	}()
 	if c := stepExit(r.log, "Run kernel-gate"); c != 1 {
 		t.Errorf("Run kernel-gate: exit %d, want 1 (a gate failed)", c)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/internal/envdumptest"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/shard"
@@ -51,6 +52,15 @@ const forkHead = "3484a3fb816e0859fd6e1cea078d76385ff50625"
 
 // forkRepo is the base repository of workflow_run_fork.json.
 const forkRepo = "octo-org/octo-repo"
+
+// forkEvent is testdata/events/workflow_run_fork.json, a fork's stage A run that
+// concluded conclusion, as JSON.
+func forkEvent(t *testing.T, root, conclusion string) string {
+	t.Helper()
+	return editedEvent(t, root, filepath.Join("testdata", "events", "workflow_run_fork.json"), func(payload map[string]any) {
+		payload["workflow_run"].(map[string]any)["conclusion"] = conclusion
+	})
+}
 
 // genuineResult is what stage A's kernel-gate action writes for the fork's run: every gate
 // passed, on an L4, for the pull_request event of workflow_run.head_sha.
@@ -107,11 +117,7 @@ func fakeCommit(t *testing.T, api *fakegithub.Server, repo, message string, pare
 // baseline with `kernel-gate baseline update` in a later step: refused, and nothing is
 // written to the fake's git store.
 func TestActStageBAttacks(t *testing.T) {
-	root := repoRoot(t)
-	findAct(t)
-	if !kernelGateHasAction(t, root) {
-		t.Skip(`needs kernel-gate action: the kernel-gate built from this tree answers 'unknown command "action"'`)
-	}
+	root := needsAction(t)
 	// Not a name the result's device could give ("kernel-gate (NVIDIA L4, sm_89)"), so a
 	// check run under it was named by the input.
 	const checkName = "required / L4"
@@ -172,25 +178,10 @@ func TestActStageBAttacks(t *testing.T) {
 			if err := result.Write(&resJSON, res); err != nil {
 				t.Fatal(err)
 			}
-			raw, err := os.ReadFile(filepath.Join(root, "testdata", "events", "workflow_run_fork.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var payload map[string]any
-			if err := json.Unmarshal(raw, &payload); err != nil {
-				t.Fatal(err)
-			}
-			payload["workflow_run"].(map[string]any)["conclusion"] = tc.conclusion
-			raw, _ = json.Marshal(payload)
 			h := newHarness(t, stageBWorkflow(checkName, tc.steps),
-				map[string]string{"stage-a/kernel-gate-result.json": resJSON.String(), "stage-a/event.json": string(raw)})
+				map[string]string{"stage-a/kernel-gate-result.json": resJSON.String(), "stage-a/event.json": forkEvent(t, root, tc.conclusion)})
 			setup := len(api.Requests()) // the commits made above
 			r := h.runEvent(t, "workflow_run", filepath.Join(h.repo, "stage-a", "event.json"), forkRepo, api.URL(), api.Token())
-			defer func() {
-				if t.Failed() {
-					t.Logf("act's log:\n%s", r.log)
-				}
-			}()
 			if c := stepExit(r.log, "Run kernel-gate"); c != tc.wantExit {
 				t.Errorf("Run kernel-gate: exit %d, want %d", c, tc.wantExit)
 			}
@@ -244,11 +235,7 @@ func TestActStageBAttacks(t *testing.T) {
 // the action writes its own, which shows that the job's steps held them all. The token
 // reached the fake API (the check run), and act's log never shows it.
 func TestActGateLeaksNoToken(t *testing.T) {
-	root := repoRoot(t)
-	findAct(t)
-	if !kernelGateHasAction(t, root) {
-		t.Skip(`needs kernel-gate action: the kernel-gate built from this tree answers 'unknown command "action"'`)
-	}
+	root := needsAction(t)
 	api := fakegithub.New()
 	defer api.Close()
 	token := "ghs_kgacttest_github_token_5b1e7c"
@@ -288,11 +275,6 @@ jobs:
 		h.actEnv = append(h.actEnv, k+"="+v)
 	}
 	r := h.run(t, api.URL(), token)
-	defer func() {
-		if t.Failed() {
-			t.Logf("act's log:\n%s", r.log)
-		}
-	}()
 	if c := stepExit(r.log, "Run kernel-gate"); c != 0 {
 		t.Errorf("Run kernel-gate: exit %d, want 0 (the fake toolchain's run passes)", c)
 	}
@@ -310,39 +292,9 @@ jobs:
 		}
 	}
 	mustContain(t, r.log, fmt.Sprintf("INPUT_GITHUB-TOKEN: %d characters", len(token))) // and so kernel-gate's environment
-	seen := map[string]bool{}
-	files, err := os.ReadDir(dumps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range files {
-		raw, err := os.ReadFile(filepath.Join(dumps, f.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tool, _, _ := strings.Cut(f.Name(), ".")
-		seen[tool] = true
-		env := string(raw)
-		if !strings.Contains(env, "KG_TOKEN_TEST_CANARY=the-canary-is-seen") {
-			t.Errorf("%s: the dump is not the tool's environment:\n%s", f.Name(), env)
-		}
-		for name, value := range secrets {
-			if strings.Contains(env, value) {
-				t.Errorf("%s was handed the value of %s", f.Name(), name)
-			}
-		}
-		for _, line := range strings.Split(env, "\n") {
-			name, _, _ := strings.Cut(line, "=")
-			if _, ok := secrets[name]; ok || strings.HasPrefix(name, "ACTIONS_ID_TOKEN_REQUEST_") {
-				t.Errorf("%s was handed %s", f.Name(), name)
-			}
-		}
-	}
-	for _, tool := range []string{"nvcc", "nvidia-smi", "cuobjdump", "harness"} {
-		if !seen[tool] {
-			t.Errorf("%s left no environment dump (dumps: %v): the fake toolchain did not run", tool, seen)
-		}
-	}
+	envdumptest.Check(t, dumps, "KG_TOKEN_TEST_CANARY=the-canary-is-seen", secrets,
+		func(name string) bool { return strings.HasPrefix(name, "ACTIONS_ID_TOKEN_REQUEST_") },
+		"nvcc", "nvidia-smi", "cuobjdump", "harness")
 	for name, value := range secrets {
 		if strings.Contains(r.log, value) {
 			t.Errorf("act's log shows the value of %s", name)
@@ -367,11 +319,7 @@ jobs:
 // parents), exit 2, before any API call: no check run, nothing written or read with the
 // token.
 func TestActPullRequestTargetMergeRef(t *testing.T) {
-	root := repoRoot(t)
-	findAct(t)
-	if !kernelGateHasAction(t, root) {
-		t.Skip(`needs kernel-gate action: the kernel-gate built from this tree answers 'unknown command "action"'`)
-	}
+	root := needsAction(t)
 	api := fakegithub.New()
 	defer api.Close()
 	h := newHarness(t, `name: e2e
@@ -389,39 +337,26 @@ jobs:
           replay: testdata/replay/clean
           results-file: kg-result.json
 `+showOutputs)
-	base := h.git(t, "rev-parse", "HEAD")
-	h.git(t, "checkout", "-q", "-b", "pr")
-	writeFile(t, filepath.Join(h.repo, "kernels", "harness.cu"), "// the pull request's code\n")
-	h.git(t, "commit", "-q", "-am", "the pull request")
-	prHead := h.git(t, "rev-parse", "HEAD")
-	h.git(t, "checkout", "-q", "main")
-	h.git(t, "merge", "-q", "--no-ff", "-m", "Merge "+prHead+" into "+base, "pr")
-	merge := h.git(t, "rev-parse", "HEAD")
+	base := h.git.Git("rev-parse", "HEAD")
+	h.git.Git("checkout", "-q", "-b", "pr")
+	h.git.Write(map[string]string{"kernels/harness.cu": "// the pull request's code\n"})
+	prHead := h.git.Commit("the pull request")
+	h.git.Git("checkout", "-q", "main")
+	h.git.Git("merge", "-q", "--no-ff", "-m", "Merge "+prHead+" into "+base, "pr")
+	merge := h.git.Git("rev-parse", "HEAD")
 
-	raw, err := os.ReadFile(filepath.Join(root, eventFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var payload map[string]any
-	if err := json.Unmarshal(raw, &payload); err != nil {
-		t.Fatal(err)
-	}
-	pr := payload["pull_request"].(map[string]any)
-	pr["head"].(map[string]any)["sha"] = prHead
-	pr["base"].(map[string]any)["sha"] = base
-	if m, _ := pr["merge_commit_sha"].(string); m == merge {
-		t.Fatalf("the payload's merge_commit_sha %q: the test wants one that does not name the merge", m)
-	}
-	raw, _ = json.Marshal(payload)
+	raw := editedEvent(t, root, eventFile, func(payload map[string]any) {
+		pr := payload["pull_request"].(map[string]any)
+		pr["head"].(map[string]any)["sha"] = prHead
+		pr["base"].(map[string]any)["sha"] = base
+		if m, _ := pr["merge_commit_sha"].(string); m == merge {
+			t.Fatalf("the payload's merge_commit_sha %q: the test wants one that does not name the merge", m)
+		}
+	})
 	event := filepath.Join(h.tmp, "pull_request_target.json") // outside the checkout: it stays clean
-	writeFile(t, event, string(raw))
+	writeFile(t, event, raw)
 
 	r := h.runEvent(t, "pull_request_target", event, eventRepo, api.URL(), api.Token())
-	defer func() {
-		if t.Failed() {
-			t.Logf("act's log:\n%s", r.log)
-		}
-	}()
 	if c := stepExit(r.log, "Run kernel-gate"); c != 2 {
 		t.Errorf("Run kernel-gate: exit %d, want 2 (refused)", c)
 	}

@@ -58,7 +58,4 @@ jobs:
 		t.Errorf("outputs %v: want verdict fail, failed-gates shards and the merged result", got)
 	}
 	mustContain(t, r.log, "command 'merge'", "shard 2/3 of L4, sm_89 is missing")
-	if t.Failed() {
-		t.Logf("act's log:\n%s", r.log)
-	}
 }

@@ -2,8 +2,6 @@ package acttest
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,12 +16,8 @@ import (
 // and the one check run is a failure under the input's name, on workflow_run.head_sha,
 // labelled as a fork's, its details_url stage A's run; never a success.
 func TestActStageBRefusesAForgedPass(t *testing.T) {
-	root := repoRoot(t)
-	findAct(t)
-	if !kernelGateHasAction(t, root) {
-		t.Skip(`needs kernel-gate action: the kernel-gate built from this tree answers 'unknown command "action"'`)
-	}
-	const head = "3484a3fb816e0859fd6e1cea078d76385ff50625" // the payload's workflow_run.head_sha
+	root := needsAction(t)
+	head := forkHead // the payload's workflow_run.head_sha
 	g := result.Gate{Name: "correctness", Findings: []result.Finding{{Severity: result.Notice, Message: "max_err 0"}}}
 	g.Decide(true)
 	forged := result.New("kernel-gate forged", g)
@@ -33,47 +27,14 @@ func TestActStageBRefusesAForgedPass(t *testing.T) {
 	if err := result.Write(&res, forged); err != nil {
 		t.Fatal(err)
 	}
-	// The fork's payload (testdata/events/workflow_run_fork.json), its run failed.
-	raw, err := os.ReadFile(filepath.Join(root, "testdata", "events", "workflow_run_fork.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var payload map[string]any
-	if err := json.Unmarshal(raw, &payload); err != nil {
-		t.Fatal(err)
-	}
-	payload["workflow_run"].(map[string]any)["conclusion"] = "failure"
-	raw, _ = json.Marshal(payload)
+	// The fork's payload, its run failed.
+	event := forkEvent(t, root, "failure")
 
 	api := fakegithub.New()
 	defer api.Close()
-	h := newHarness(t, `name: e2e
-on:
-  workflow_run:
-    workflows: [kernel-gate pull request]
-    types: [completed]
-permissions:
-  checks: write
-  contents: read
-jobs:
-  report:
-    runs-on: self-hosted
-    steps:
-`+checkoutStep+`      - id: kg
-        uses: ./
-        with:
-          mode: report
-          results-file: stage-a/kernel-gate-result.json
-          workflow: .github/workflows/kernel-gate-pr.yml
-          check-name: kernel-gate (L4)
-          expect-gpu: NVIDIA L4
-`+showOutputs, map[string]string{"stage-a/kernel-gate-result.json": res.String(), "stage-a/event.json": string(raw)})
-	r := h.runEvent(t, "workflow_run", filepath.Join(h.repo, "stage-a", "event.json"), "octo-org/octo-repo", api.URL(), api.Token())
-	defer func() {
-		if t.Failed() {
-			t.Logf("act's log:\n%s", r.log)
-		}
-	}()
+	h := newHarness(t, stageBWorkflow("kernel-gate (L4)", ""),
+		map[string]string{"stage-a/kernel-gate-result.json": res.String(), "stage-a/event.json": event})
+	r := h.runEvent(t, "workflow_run", filepath.Join(h.repo, "stage-a", "event.json"), forkRepo, api.URL(), api.Token())
 	if c := stepExit(r.log, "Run kernel-gate"); c != 2 {
 		t.Errorf("Run kernel-gate: exit %d, want 2 (refused)", c)
 	}

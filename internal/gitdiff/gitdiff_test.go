@@ -3,42 +3,22 @@ package gitdiff
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
 )
 
-func run(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
-}
-
 func TestChanges(t *testing.T) {
-	dir := t.TempDir()
-	run(t, dir, "init", "-q", "-b", "main")
-	write := func(p, s string) {
-		os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755)
-		os.WriteFile(filepath.Join(dir, p), []byte(s), 0o644)
-	}
-	write("ci.sh", "echo build\nmake\necho done\n")
-	write("gone.sh", "echo bye\n")
-	write("old name.sh", "echo a\necho b\n")
-	run(t, dir, "add", "-A")
-	run(t, dir, "commit", "-qm", "base")
-	write("ci.sh", "echo build\nmake\nsudo shutdown -h now\necho done\ngcloud compute instances stop vm\n")
+	r := repo(t, map[string]string{"ci.sh": "echo build\nmake\necho done\n", "gone.sh": "echo bye\n", "old name.sh": "echo a\necho b\n"})
+	dir := r.Dir
+	r.Write(map[string]string{"ci.sh": "echo build\nmake\nsudo shutdown -h now\necho done\ngcloud compute instances stop vm\n", "new.sh": "reboot\n"})
 	os.Remove(filepath.Join(dir, "gone.sh"))
-	write("new.sh", "reboot\n")
-	run(t, dir, "mv", "old name.sh", "new name.sh")
-	run(t, dir, "add", "-A")
-	run(t, dir, "commit", "-qm", "head")
+	r.Git("mv", "old name.sh", "new name.sh")
+	r.Commit("head")
 
 	s, err := ParseSpec("HEAD~1..HEAD")
 	if err != nil {
@@ -111,23 +91,15 @@ func TestParseDiffHunks(t *testing.T) {
 	}
 }
 
-// repo makes a git repository with one commit per map of files (a nil content deletes).
-func repo(t *testing.T, commits ...map[string]string) string {
+// repo makes a git repository with one commit per map of files (path → content).
+func repo(t *testing.T, commits ...map[string]string) *gittest.Repo {
 	t.Helper()
-	dir := t.TempDir()
-	run(t, dir, "init", "-q", "-b", "main")
+	r := gittest.New(t)
 	for i, files := range commits {
-		for p, s := range files {
-			full := filepath.Join(dir, p)
-			os.MkdirAll(filepath.Dir(full), 0o755)
-			if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		run(t, dir, "add", "-A")
-		run(t, dir, "commit", "-qm", "commit "+strconv.Itoa(i))
+		r.Write(files)
+		r.Commit("commit " + strconv.Itoa(i))
 	}
-	return dir
+	return r
 }
 
 func numbered(n int, format string) string {
@@ -147,7 +119,7 @@ func TestAddedLineThatLooksLikeAFileHeader(t *testing.T) {
 	lines[1] = "++ README.md"
 	lines[14] = "sudo shutdown -h now"
 	dir := repo(t, map[string]string{"ci.sh": base, "README.md": "hello\n"},
-		map[string]string{"ci.sh": strings.Join(lines, "\n") + "\n"})
+		map[string]string{"ci.sh": strings.Join(lines, "\n") + "\n"}).Dir
 	for _, ctxLines := range []int{0, DefaultContext} {
 		cs, err := ChangesWithContext(context.Background(), dir, Spec{Base: "HEAD~1", Head: "HEAD"}, ctxLines)
 		if err != nil {
@@ -166,10 +138,11 @@ func TestHunksWithContextAndFiles(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(base, "\n"), "\n")
 	lines[9] = "changed 10"
 	lines = append(lines[:20], append([]string{"inserted"}, lines[20:]...)...)
-	dir := repo(t, map[string]string{"k.cu": base, "old.cu": "a\nb\n"},
+	r := repo(t, map[string]string{"k.cu": base, "old.cu": "a\nb\n"},
 		map[string]string{"k.cu": strings.Join(lines, "\n") + "\n"})
-	run(t, dir, "mv", "old.cu", "new.cu")
-	run(t, dir, "commit", "-qm", "rename")
+	r.Git("mv", "old.cu", "new.cu")
+	r.Commit("rename")
+	dir := r.Dir
 	s := Spec{Base: "HEAD~2", Head: "HEAD", MergeBase: true}
 	cs, err := ChangesWithContext(context.Background(), dir, s, DefaultContext)
 	if err != nil {

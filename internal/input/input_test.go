@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 func TestFilesReadsPlainGzipAndStdin(t *testing.T) {
@@ -73,20 +74,6 @@ func TestExistingOrGz(t *testing.T) {
 	}
 }
 
-// run calls fn and fails the test when it does not return within d: a read that hangs.
-func within(t *testing.T, d time.Duration, fn func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- fn() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		t.Fatalf("still reading after %s", d)
-		return nil
-	}
-}
-
 func readAllFunc(r io.Reader, name string) error {
 	_, err := io.ReadAll(r)
 	return err
@@ -100,7 +87,7 @@ func TestStdinStopsOnCancel(t *testing.T) {
 	go pw.Write([]byte("ptxas info    : Compiling entry function\n")) // then nothing, for ever
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
-	err := within(t, 5*time.Second, func() error { return Read(ctx, []string{"-"}, pr, Log, readAllFunc) })
+	err := hangtest.Within(t, 5*time.Second, "reading stdin", func() error { return Read(ctx, []string{"-"}, pr, Log, readAllFunc) })
 	if !errors.Is(err, context.Canceled) || exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("err %v (exit %d)", err, exitcode.Of(err))
 	}
@@ -110,7 +97,7 @@ func TestStdinStopsOnCancel(t *testing.T) {
 	pr2, pw2 := io.Pipe()
 	defer pw2.Close()
 	time.AfterFunc(100*time.Millisecond, cancel2)
-	err = within(t, 5*time.Second, func() error {
+	err = hangtest.Within(t, 5*time.Second, "Files on stdin", func() error {
 		return Files([]string{"-"}, Stdin(ctx2, pr2), func(r io.Reader, _ string) error {
 			io.ReadAll(r)
 			return nil // a parser that drops the error must not pass a cut input

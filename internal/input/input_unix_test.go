@@ -8,25 +8,22 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 // A named input that is not a regular file is refused, named, at once: a FIFO with no
 // writer (whose open would block), a device that never ends, a directory.
 func TestFilesRefuseWhatIsNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "build.log")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	fifo := hangtest.FIFO(t, filepath.Join(dir, "build.log"))
 	link := filepath.Join(dir, "link.log") // a link to a FIFO is one too
 	os.Symlink(fifo, link)
 	for _, name := range []string{fifo, link, "/dev/zero", dir} {
-		err := within(t, 5*time.Second, func() error {
+		err := hangtest.Within(t, 5*time.Second, "reading "+name, func() error {
 			return Read(context.Background(), []string{name}, nil, Log, readAllFunc)
 		})
 		if !errors.Is(err, ErrNotRegular) || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), name) {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
 )
 
 // Repo is a git repository in a directory of the test's.
@@ -48,7 +50,7 @@ func (r *Repo) Git(args ...string) string {
 	r.t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = r.Dir
-	cmd.Env = env()
+	cmd.Env = childenv.Environ(env())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

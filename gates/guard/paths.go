@@ -178,7 +178,7 @@ func repoRoot(dir string) (string, bool) {
 // diff.relative says, and a changed file the guard does not read is named in a notice.
 // Why: docs/threat-model.md, threat-model T13.
 func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (result.Gate, error) {
-	repo, err := topLevel(ctx, repo)
+	repo, err := gitdiff.TopLevel(ctx, repo)
 	if err != nil {
 		return result.Gate{}, exitcode.BadInput(err)
 	}
@@ -331,30 +331,6 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 	// A changed file skipped by its name but run by a changed file by its name was judged.
 	skips = slices.DeleteFunc(skips, func(s skipped) bool { return read[s.path] != KindNone })
 	return evaluate(treeOut{findings: findings, warnings: warnings, files: len(changes), skipped: skips}, cfg)
-}
-
-// topLevel is the top directory of the git repository that dir is in.
-func topLevel(ctx context.Context, dir string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel")
-	cmd.Dir = dir
-	cmd.Env = childenv.Environ(nil)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return "", fmt.Errorf("%s is not in a git repository (git rev-parse --show-toplevel: %s)", dir, msg)
-	}
-	top := strings.TrimRight(string(out), "\r\n")
-	if top == "" {
-		return "", fmt.Errorf("%s: git rev-parse --show-toplevel named no directory (a bare repository?)", dir)
-	}
-	return top, nil
 }
 
 // diffLink reads the file a changed symbolic link points to (to), at the change's head,

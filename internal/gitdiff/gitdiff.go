@@ -180,9 +180,13 @@ func splitNUL(data []byte, atEOF bool) (int, []byte, error) {
 func TopLevel(ctx context.Context, dir string) (string, error) {
 	out, err := git(ctx, dir, "rev-parse", "--show-toplevel")
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s is not in a git repository (%w)", dir, err)
 	}
-	return strings.TrimRight(string(out), "\r\n"), nil
+	top := strings.TrimRight(string(out), "\r\n")
+	if top == "" {
+		return "", fmt.Errorf("%s: git rev-parse --show-toplevel named no directory (a bare repository?)", dir)
+	}
+	return top, nil
 }
 
 // BaseCommit is the commit the change s is measured from: the merge base of its base and

@@ -11,8 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kernel-gate/kernel-gate/gates/guard"
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
-	"github.com/kernel-gate/kernel-gate/internal/input"
 )
 
 // GuardForChange is the guard section a change (the diff spec, in the git repository
@@ -68,25 +68,14 @@ func GuardForChange(ctx context.Context, dir string, spec gitdiff.Spec, head Con
 			break
 		}
 	}
-	short := base
-	if len(short) > 12 {
-		short = short[:12]
-	}
+	short := abrun.ShortRev(base)
 	var at Config
 	if name != "" {
 		if at, err = Parse(raw, short+":"+name); err != nil {
 			return guard.Config{}, "", fmt.Errorf("the config at the change's base, which judges the change's guard: %w", err)
 		}
 	}
-	headRaw, err := guardYAML(ctx, head)
-	if err != nil {
-		return guard.Config{}, "", err
-	}
-	baseRaw, err := guardYAMLOf(raw)
-	if err != nil {
-		return guard.Config{}, "", err
-	}
-	if !bytes.Equal(headRaw, baseRaw) {
+	if !bytes.Equal(head.guardYAML, at.guardYAML) {
 		where := "has no config"
 		if name != "" {
 			where = "has in " + name
@@ -96,34 +85,14 @@ func GuardForChange(ctx context.Context, dir string, spec gitdiff.Spec, head Con
 	return at.Guard, note, nil
 }
 
-// guardYAML is the guard section of the config file head was loaded from, as YAML without
-// positions or comments, for comparing ("" when there is none).
-func guardYAML(ctx context.Context, head Config) ([]byte, error) {
-	if head.Path == "" {
-		return nil, nil
-	}
-	raw, err := input.ReadFile(ctx, head.Path, input.Config)
-	if err != nil {
-		return nil, err
-	}
-	return guardYAMLOf(raw)
-}
-
-// guardYAMLOf is guardYAML of config text.
-func guardYAMLOf(raw []byte) ([]byte, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	root, err := oneDocument(raw, "config")
-	if err != nil || root.Kind == 0 || len(root.Content) == 0 {
-		return nil, err
-	}
-	doc := root.Content[0]
+// sectionYAML is the section key of a config document, as YAML without positions or
+// comments (nil when the document has none).
+func sectionYAML(doc *yaml.Node, key string) ([]byte, error) {
 	if doc.Kind != yaml.MappingNode {
 		return nil, nil
 	}
 	for i := 0; i+1 < len(doc.Content); i += 2 {
-		if doc.Content[i].Value == "guard" {
+		if doc.Content[i].Value == key {
 			return yaml.Marshal(stripped(doc.Content[i+1]))
 		}
 	}

@@ -49,6 +49,9 @@ type Config struct {
 
 	// Path is the file it came from; empty when no file was found (defaults).
 	Path string `yaml:"-"`
+	// guardYAML is the guard section as written, without positions or comments, so that
+	// GuardForChange can tell a change of it from a config it did not touch.
+	guardYAML []byte
 }
 
 // DefaultPaths are tried in order when no --config is given.
@@ -102,6 +105,9 @@ func Parse(raw []byte, name string) (Config, error) {
 		if err := doc.Decode(&c); err != nil {
 			return Config{}, fmt.Errorf("%s: %w", name, cleanYAMLError(err))
 		}
+		if c.guardYAML, err = sectionYAML(doc, "guard"); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", name, err)
+		}
 		if c.CUDA != "" {
 			if _, err := semver.NewConstraint(c.CUDA); err != nil {
 				return Config{}, fmt.Errorf("%s:%d: cuda: %q is not a version constraint (e.g. \">=12.2\"): %v", name, keyLine(doc, "cuda"), c.CUDA, err)
@@ -150,6 +156,9 @@ func (c *Config) sections() []section {
 	var out []section
 	v := reflect.ValueOf(c).Elem()
 	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue // kept from the parse (guardYAML), not a section
+		}
 		if s, ok := v.Field(i).Addr().Interface().(section); ok {
 			out = append(out, s)
 		}

@@ -35,15 +35,15 @@ FUZZ_TARGETS = \
 	./internal/kernelname:FuzzGlob \
 	./internal/kernelname:FuzzParse \
 	./internal/pathglob:FuzzMatch \
-	./action/config:FuzzParse \
+	./config:FuzzParse \
 	./baseline:FuzzKeyFile \
 	./internal/gpuinfo:FuzzParse \
 	./internal/kernelsrc:FuzzScan \
 	./internal/repopath:FuzzRel \
-	./action/report:FuzzRender \
-	./action/trend:FuzzWriteHTML \
-	./action/workflowcmd:FuzzEscape \
-	./action/workflowcmd:FuzzNeutralize
+	./report:FuzzRender \
+	./baseline/trend:FuzzWriteHTML \
+	./internal/workflowcmd:FuzzEscape \
+	./internal/workflowcmd:FuzzNeutralize
 
 .PHONY: demo test vet fmt lint-workflows tools fuzz bench
 
@@ -52,8 +52,8 @@ FUZZ_TARGETS = \
 CASE ?= clean
 
 demo:
-	$(GO) run ./action demo --case $(CASE)
-	$(GO) run ./action demo --trend
+	$(GO) run ./cmd/kernel-gate demo --case $(CASE)
+	$(GO) run ./cmd/kernel-gate demo --trend
 
 test: fmt vet lint-workflows
 	$(GO) test ./...

@@ -1,71 +1,464 @@
-package main
+package action
 
 import (
+	"bytes"
+	"cmp"
 	"context"
-	"os"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
 
-	"github.com/kernel-gate/kernel-gate/action/pipeline"
-	"github.com/kernel-gate/kernel-gate/internal/shard"
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/kernel-gate/kernel-gate/baseline"
+	"github.com/kernel-gate/kernel-gate/config"
+	"github.com/kernel-gate/kernel-gate/gates/guard"
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
+	"github.com/kernel-gate/kernel-gate/internal/githubapi"
+	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
+	"github.com/kernel-gate/kernel-gate/pipeline"
+	"github.com/kernel-gate/kernel-gate/report"
 )
 
-func runRun(ctx context.Context, args []string, e env) (int, error) {
-	var c common
-	var o pipeline.Options
-	var targets, baselineStore, shardSpec string
-	fs := newFlagSet("run", e, &c)
-	fs.StringVar(&o.Artifacts, "artifacts", pipeline.DefaultArtifacts, "keep every log, dump, XML and harness file, and the journal of what ran, in `DIR` (replayable with --replay)")
-	fs.StringVar(&o.Replay, "replay", "", "run nothing: feed the recording in `DIR` (an --artifacts directory of an earlier run) through the gates")
-	fs.StringVar(&o.BaseRef, "base", "", "compare with the merge base of `REV` and HEAD (default: the config's bench.base_ref, else origin/main)")
-	fs.BoolVar(&o.NoBase, "no-base", false, "build head alone: no speedup gate, nothing skipped as unchanged")
-	fs.BoolVar(&o.All, "all", false, "sanitize, time and profile every target, also where its SASS is unchanged")
-	fs.BoolVar(&o.KeepGoing, "keep-going", false, "run a target's GPU steps even after one of its gates failed")
-	fs.StringVar(&o.Dir, "C", ".", "the repository to build and run, `DIR` (sources are relative to its top level)")
-	fs.StringVar(&targets, "targets", "", "comma-separated `NAMES` of the config's targets to run (default: all)")
-	fs.StringVar(&shardSpec, "shard", "", "gate only shard `I/N` of the targets (1-based: 1/4 to 4/4), those whose names hash to it; the result records the shard for kernel-gate merge")
-	fs.StringVar(&o.Tools.NVCC, "nvcc", "", "nvcc `PATH` (default: the config's run.nvcc, else nvcc)")
-	fs.StringVar(&o.Tools.Cuobjdump, "cuobjdump", "cuobjdump", "cuobjdump `PATH`")
-	fs.StringVar(&o.Tools.Sanitizer, "sanitizer", "compute-sanitizer", "compute-sanitizer `PATH`")
-	fs.StringVar(&o.Tools.NCU, "ncu", "ncu", "Nsight Compute's ncu `PATH` (for the config's ncu rules)")
-	fs.StringVar(&baselineStore, "baseline-store", "", "with no base build (--no-base, --base none, a push): judge ptxas growth against the newest comparable entry of this GPU in the baseline store, a `DIR` or git (default: the config's baseline.store)")
-	fs.StringVar(&o.Tools.NvidiaSMI, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH` (asked, read only, for the GPU and its clocks)")
-	fs.Usage = usage(e, fs, `Usage: kernel-gate run [flags]
+// Options are what `kernel-gate action` is given besides its inputs and the event, which
+// it reads from the environment.
+type Options struct {
+	Getenv  func(string) string
+	Environ []string
+	// Log is the step's log: progress, workflow commands, what went wrong in reporting.
+	Log io.Writer
+	// Tool names kernel-gate and its version.
+	Tool string
+	// Tools are the CUDA tools' paths for the pipeline.
+	Tools pipeline.Tools
+	// HTTPClient and Sleep are for tests (nil: the defaults).
+	HTTPClient *http.Client
+	Sleep      func(context.Context, time.Duration) error
+	// APIRequestTimeout and APIBudget bound GitHub's API: one request, and every call of
+	// the run together (githubapi.DefaultRequestTimeout and DefaultBudget when zero).
+	APIRequestTimeout time.Duration
+	APIBudget         time.Duration
+}
 
-Runs every gate on the config's run.targets: builds head (and base, the merge base, in a
-git worktree) with nvcc -lineinfo -Xptxas -v, then the PTXAS and SASS gates, and per
-target the sanitizer (small shape), the correctness check and the speedup gate (head vs
-base, interleaved). A target whose SASS is byte-identical to base's is not sanitized or
-timed again. Progress goes to standard error; everything the run read is kept in
---artifacts, which --replay feeds through the same code without a GPU.
-
---shard I/N splits the targets across N runners (a matrix job each): a target belongs to
-the shard its name hashes to, so adding a target never moves another; kernel-gate merge
-joins the shards' results into one.
-
-`)
-	rest, err := parseInterspersed(fs, args)
+// Run is `kernel-gate action`. It returns the exit code of the verdict (0 pass, 1 a gate
+// failed, or with fail-on: warning a warning was found); the error is for what kept it
+// from judging at all. Reporting failures are said in the log and change neither.
+func Run(ctx context.Context, o Options) (int, error) {
+	gh := githubactions.New(githubactions.WithGetenv(o.Getenv), githubactions.WithWriter(io.Discard))
+	in, err := ReadInputs(gh.GetInput)
 	if err != nil {
-		return failed(err)
+		return exitcode.Usage, err
 	}
-	if len(rest) > 0 {
-		return failed(usagef("run takes no arguments (got %q): the config's run section says what to build", rest))
+	if in.Token != "" {
+		// Before anything else is printed: the runner masks it from here on.
+		_ = workflowcmd.Mask(o.Log, in.Token)
 	}
-	cfg, fmtr, err := setup(c, reads{dirs: []string{o.Replay}})
+	ev, err := ReadEvent(o.Getenv)
 	if err != nil {
-		return failed(err)
+		return exitcode.Usage, err
 	}
-	o.Targets = splitList(targets)
-	if o.BaselineStore, err = readOnlyStore(ctx, e, cfg, baselineStore); err != nil {
-		return failed(err)
+	root := cmp.Or(o.Getenv("GITHUB_WORKSPACE"), ".")
+	headRev, _ := abrun.Git(ctx, root, "rev-parse", "HEAD")
+	plan, err := Decide(in, ev, headRev)
+	if err != nil {
+		return exitcode.Usage, err
 	}
-	if shardSpec != "" {
-		if o.Shard, err = shard.Parse(shardSpec); err != nil {
-			return failed(usagef("--shard: %v", err))
+	if err := CheckCheckout(ctx, root, in, ev, plan); err != nil {
+		return exitcode.Of(err), err
+	}
+	r := &run{o: o, in: in, ev: ev, plan: plan, root: root, budget: githubapi.NewBudget(o.APIBudget)}
+	r.logf("kernel-gate action: %s event: %s", workflowcmd.Neutralize(ev.Name), workflowcmd.Neutralize(plan.String()))
+	var res result.Result
+	switch plan.Mode {
+	case ModeReport:
+		// Checked against the event, named by the inputs; a refusal is posted as a failure.
+		if res, err = r.stageB(ctx); err != nil {
+			return exitcode.Of(err), err
+		}
+	default:
+		res, err = r.gate(ctx)
+		if err != nil {
+			r.abandon(ctx, err)
+			return exitcode.Of(err), err
 		}
 	}
-	o.Environ, o.Progress, o.Getenv, o.Tool = os.Environ(), e.stderr, e.getenv, toolName()
-	res, err := pipeline.Run(ctx, cfg, o)
-	if err != nil {
-		return failed(err)
+	r.report(ctx, res)
+	if plan.UpdateBaseline {
+		r.storeBaseline(ctx, res)
 	}
-	return emit(res, c, fmtr, e)
+	return r.exitCode(res), nil
+}
+
+// storeBaseline hands the gated result to the baseline store on the repository's
+// kernel-gate-baseline branch. Only a push to the default branch or a dispatch with a
+// reason gets here (Decide); a failure is said in the log and changes no exit code: the
+// gates' verdict stands without it.
+func (r *run) storeBaseline(ctx context.Context, res result.Result) {
+	if s := res.Shard; s != nil && s.Count > 1 {
+		r.logf("kernel-gate action: the baseline was not stored: this is shard %d/%d of the run, not all of it (store the merged result: kernel-gate merge, then kernel-gate baseline update)", s.Index, s.Count)
+		return
+	}
+	entry, err := baseline.EntryFromResult(res, r.plan.HeadSHA, time.Now())
+	if err != nil {
+		r.logf("kernel-gate action: no baseline entry: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+		return
+	}
+	// The head's own timings (medians, intervals, the distribution a trend redraws) are in
+	// the A/B runner's files, not in the result.
+	if err := entry.AddArtifacts(ctx, cmp.Or(r.in.Replay, pipeline.DefaultArtifacts)); err != nil {
+		r.logf("kernel-gate action: the baseline entry has no timings: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+	}
+	store, where, err := r.openStore(ctx)
+	if err == nil {
+		err = store.Update(ctx, entry)
+	}
+	if err != nil {
+		r.logf("kernel-gate action: the baseline was not stored: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+		return
+	}
+	r.logf("kernel-gate action: baseline stored on %s: %s", workflowcmd.Neutralize(where), workflowcmd.Neutralize(entry.Describe()))
+}
+
+// openStore opens the store the config's baseline section names (the git branch by
+// default, through the API with the action's token), and says where it is in words.
+func (r *run) openStore(ctx context.Context) (baseline.Store, string, error) {
+	set, err := r.cfg.Baseline.Settings()
+	if err != nil {
+		return nil, "", err
+	}
+	spec := cmp.Or(set.Store, baseline.GitSpec)
+	where := "the directory " + spec
+	if spec == baseline.GitSpec {
+		where = "branch " + set.Branch
+		if r.in.Token == "" {
+			return nil, where, errors.New("no github-token (the git store writes with contents: write, and reads with contents: read)")
+		}
+	}
+	s, err := baseline.Open(ctx, spec, baseline.GitOptions{Options: r.api(), Branch: set.Branch, Keep: set.Keep})
+	return s, where, err
+}
+
+// storedBaseline is the store a pull request's pipeline reads, never writes, when it has
+// no base build (pipeline.Options.BaselineStore); nil on other events, or when it cannot be
+// opened (said in the log: the ptxas gate then says it had no baseline).
+func (r *run) storedBaseline(ctx context.Context) baseline.Reader {
+	if r.plan.Mode != ModeGate || r.plan.UpdateBaseline || !strings.HasPrefix(r.ev.Name, "pull_request") {
+		return nil
+	}
+	s, where, err := r.openStore(ctx)
+	if err != nil {
+		r.logf("kernel-gate action: the baseline store (%s) cannot be read: %s", workflowcmd.Neutralize(where), workflowcmd.Neutralize(oneLine(err.Error())))
+		return nil
+	}
+	return s
+}
+
+// run is one invocation's state.
+type run struct {
+	o    Options
+	in   Inputs
+	ev   Event
+	plan Plan
+	root string
+	// cfg is the config, once gate has loaded it.
+	cfg config.Config
+	// client posts the check run; nil when there is no token, check runs are not wanted,
+	// or GitHub refused (fallback says why).
+	client   *githubapi.Client
+	checkID  int64
+	fallback string
+	// trend is the summary's trend section, when the inputs ask for one and the baseline
+	// has a history for the run's GPU.
+	trend *report.Trend
+	// reader is the API client of stage B's questions when there is no check run's
+	// client (apiClient); prLookup is why stage A's pull request was not found, once asked
+	// (lookupPullRequest).
+	reader   *githubapi.Client
+	prLookup string
+	// noProgress is set when a progress update failed: later stages are not shown.
+	noProgress bool
+	// budget is the time all of the run's API calls may take together (api).
+	budget *githubapi.Budget
+}
+
+func (r *run) logf(format string, a ...any) { fmt.Fprintf(r.o.Log, format+"\n", a...) }
+
+// wantsCheckRun reports whether the inputs ask for a check run.
+func (r *run) wantsCheckRun() bool {
+	return r.in.Annotations == AnnotateCheckRun || r.in.Annotations == AnnotateBoth
+}
+
+// connect creates the check run, in progress. Any failure leaves the run without one: the
+// report then falls back to workflow commands and the job summary.
+func (r *run) connect(ctx context.Context, defaultName string) {
+	if !r.wantsCheckRun() {
+		return
+	}
+	if r.in.Token == "" {
+		r.fallback = "no github-token was given"
+		return
+	}
+	c, err := githubapi.New(ctx, r.api())
+	if err == nil {
+		r.checkID, err = c.StartCheck(ctx, cmp.Or(r.in.CheckName, defaultName), r.plan.HeadSHA, r.runURL())
+	}
+	if err != nil {
+		r.fallback = oneLine(err.Error())
+		r.logf("kernel-gate action: no check run (%s): the findings go to workflow-command annotations and the job summary", workflowcmd.Neutralize(r.fallback))
+		return
+	}
+	r.client = c
+}
+
+// progress shows a stage on the check run.
+func (r *run) progress(ctx context.Context, stage string) {
+	if r.client == nil || r.noProgress {
+		return
+	}
+	if _, err := r.client.UpdateCheck(ctx, r.checkID, githubapi.Output{Title: "running: " + stage,
+		Summary: "kernel-gate is running: " + stage}); err != nil {
+		// Progress is a courtesy: after one failure the API's budget is kept for
+		// completing the check run with the verdict.
+		r.noProgress = true
+		r.logf("kernel-gate action: updating the check run: %s (no more progress updates)", workflowcmd.Neutralize(oneLine(err.Error())))
+	}
+}
+
+// gate runs the gates: the GPU-stop guard over the change, and the pipeline.
+func (r *run) gate(ctx context.Context) (result.Result, error) {
+	cfg, err := config.Find(r.in.Config)
+	if err != nil {
+		return result.Result{}, exitcode.BadInput(err)
+	}
+	r.cfg = cfg
+	var sh *result.Shard
+	if r.in.Shard.Sharded() {
+		sh = &result.Shard{Index: r.in.Shard.Index, Count: r.in.Shard.Count}
+	}
+	r.connect(ctx, checkName(r.device(ctx), sh))
+	var gates []result.Gate
+	var res result.Result
+	pipelineGates := slices.DeleteFunc(slices.Clone(r.plan.Gates), func(g string) bool { return g == "guard" })
+	if len(r.plan.Gates) == 0 || len(pipelineGates) > 0 {
+		res, err = pipeline.Run(ctx, cfg, pipeline.Options{
+			Replay: r.in.Replay, BaseRef: r.plan.BaseRef, BaseMayBeGone: r.plan.BaseMayBeGone, Gates: pipelineGates, Dir: r.root,
+			Tools: r.o.Tools, Environ: r.o.Environ, Progress: r.o.Log, Getenv: r.o.Getenv, Tool: r.o.Tool,
+			OnStage:       func(stage string) { r.progress(ctx, stage) },
+			BaselineStore: r.storedBaseline(ctx), Shard: r.in.Shard,
+		})
+		if err != nil {
+			return result.Result{}, err
+		}
+		gates = res.Gates
+	}
+	if len(r.plan.Gates) == 0 || slices.Contains(r.plan.Gates, "guard") {
+		g, err := r.guard(ctx, cfg)
+		if err != nil {
+			return result.Result{}, err
+		}
+		gates = append(gates, g)
+	}
+	out := result.New(r.o.Tool, gates...)
+	out.Replay, out.Device, out.Shard = res.Replay, res.Device, res.Shard
+	out.Trigger = &result.Trigger{Event: r.ev.Name, Ref: r.ev.Ref, SHA: r.plan.HeadSHA, Reason: r.plan.Reason}
+	if err := writeResultIn(r.root, r.in.ResultsFile, out); err != nil {
+		return result.Result{}, err
+	}
+	return out, nil
+}
+
+// device names the GPU for the check run's name before the pipeline starts: a replay's
+// recorded one, else nvidia-smi's answer (nil without a GPU).
+func (r *run) device(ctx context.Context) *result.Device {
+	var g gpuinfo.Info
+	var err error
+	if r.in.Replay != "" {
+		g, err = gpuinfo.ParseFile(filepath.Join(r.in.Replay, "gpu.csv"))
+	} else {
+		g, err = gpuinfo.Query(ctx, cmp.Or(r.o.Tools.NvidiaSMI, "nvidia-smi"), 30*time.Second)
+	}
+	if err != nil {
+		return nil
+	}
+	return &result.Device{Name: g.Name, Arch: g.Arch(), Driver: g.Driver}
+}
+
+// guard judges what the change brings (base...HEAD); without a base to diff against it
+// judges the whole tree, which is stricter.
+func (r *run) guard(ctx context.Context, cfg config.Config) (result.Gate, error) {
+	base := r.plan.BaseRef
+	if set, err := cfg.Bench.Settings(); err == nil {
+		base = cmp.Or(base, set.BaseRef)
+	}
+	spec, err := gitdiff.ParseSpec(base + "...HEAD")
+	if err == nil {
+		// The change is judged with the guard settings of its base, never its own.
+		judge, note, err := config.GuardForChange(ctx, r.root, spec, cfg)
+		if err == nil {
+			var g result.Gate
+			if g, err = guard.ScanDiff(ctx, r.root, spec, judge); err == nil {
+				guard.AddNotice(&g, cfg.Path, note)
+				return g, nil
+			}
+		}
+		r.logf("kernel-gate action: the guard cannot diff %s...HEAD (%s): it reads the whole repository", workflowcmd.Neutralize(base), workflowcmd.Neutralize(oneLine(err.Error())))
+	}
+	return guard.ScanPaths([]string{r.root}, cfg.Guard)
+}
+
+// abandon completes the check run when the gates could not run at all.
+func (r *run) abandon(ctx context.Context, cause error) {
+	if r.client == nil {
+		return
+	}
+	msg := "kernel-gate could not run: " + cause.Error()
+	if _, err := r.client.CompleteCheck(ctx, r.checkID, githubapi.ConclusionFailure, githubapi.Output{
+		Title: "kernel-gate could not run", Summary: "```\n" + strings.ReplaceAll(msg, "```", "'''") + "\n```"}); err != nil {
+		r.logf("kernel-gate action: completing the check run: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+	}
+}
+
+// report publishes the result on every channel the inputs ask for, falling back to
+// workflow commands when the check run cannot be had.
+func (r *run) report(ctx context.Context, res result.Result) {
+	r.trend = r.loadTrend(ctx, res)
+	// filter-mode: the annotations show only what the change touched; the verdict, the
+	// outputs and the summary are the whole result's.
+	filter := r.diffFilter(ctx)
+	shown, hidden, hiddenErrors := filter.apply(res, r.root)
+	filterNote := filter.note(hidden, hiddenErrors)
+	if filterNote != "" {
+		r.logf("kernel-gate action: %s", strings.TrimSpace(filterNote))
+	}
+	md := filterNote + r.summary(res, workflowcmd.DefaultSummaryLimit-len(filterNote))
+	posted := false
+	if r.client != nil {
+		annots, omitted := annotations(shown, r.root, MaxCheckAnnotations)
+		for i := range annots {
+			// GitHub shows them on the change's lines as kernel-gate's own word.
+			annots[i].Title = r.untrusted() + annots[i].Title
+		}
+		note := filterNote
+		if omitted > 0 {
+			note += fmt.Sprintf("%d more findings with a source line are not annotated (GitHub shows at most %d here); every finding is in the job summary and the result file.\n\n", omitted, MaxCheckAnnotations)
+		}
+		summary := note + r.summary(res, githubapi.MaxOutputBytes-len(note))
+		_, err := r.client.CompleteCheck(ctx, r.checkID, conclusion(res.Verdict), githubapi.Output{Title: r.checkTitle(res), Summary: summary, Annotations: annots})
+		if err != nil {
+			r.fallback = oneLine(err.Error())
+			r.logf("kernel-gate action: completing the check run failed (%s): the findings go to workflow-command annotations and the job summary", workflowcmd.Neutralize(r.fallback))
+		} else {
+			posted = true
+			r.logf("kernel-gate action: check run %d: %s, %d annotation(s)", r.checkID, conclusion(res.Verdict), len(annots))
+		}
+	}
+	if r.in.Annotations == AnnotateCommands || r.in.Annotations == AnnotateBoth || r.wantsCheckRun() && !posted {
+		st := workflowcmd.Annotate(r.o.Log, workflowcmd.FromResult(shown), workflowcmd.AnnotateOptions{Root: r.root, TitlePrefix: r.untrusted()})
+		if st.Err != nil {
+			r.logf("kernel-gate action: annotations: %s", workflowcmd.Neutralize(st.Err.Error()))
+		}
+	}
+	if err := workflowcmd.AppendSummary(r.o.Getenv, md, workflowcmd.DefaultSummaryLimit); err != nil {
+		r.logf("kernel-gate action: the job summary: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+	}
+	summaryPath := r.writeSummary(md)
+	sarifPath := r.writeSARIF(res)
+	r.comment(ctx, res, md)
+	checkID := ""
+	if posted {
+		checkID = fmt.Sprint(r.checkID)
+	}
+	for _, out := range [][2]string{
+		{"verdict", string(res.Verdict)}, {"result-path", r.in.ResultsFile}, {"check-run-id", checkID},
+		{"regressions", fmt.Sprint(regressions(res))}, {"summary-path", summaryPath}, {"failed-gates", failedGates(res)},
+		{"sarif-path", sarifPath},
+	} {
+		if err := workflowcmd.SetOutput(r.o.Getenv, out[0], out[1]); err != nil {
+			r.logf("kernel-gate action: step outputs are not set: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+			break // said once
+		}
+	}
+}
+
+// summary is the markdown report within limit bytes (failures first, the rest cut with a
+// note pointing at the run's artifacts), headed by whose result it is when it came from
+// another job (stageBHeader).
+func (r *run) summary(res result.Result, limit int) string {
+	var b bytes.Buffer
+	r.stageBHeader(&b)
+	head := b.Len()
+	if err := report.Render(&b, res, report.Markdown, report.Options{ArtifactsURL: r.runURL(), Limit: limit - head, Trend: r.trend}); err != nil {
+		fmt.Fprintf(&b, "\n(the report could not be rendered: %v)\n", err)
+	}
+	return b.String()
+}
+
+// writeSummary keeps the markdown beside the result file, for the summary-path output.
+func (r *run) writeSummary(md string) string {
+	p := strings.TrimSuffix(r.in.ResultsFile, filepath.Ext(r.in.ResultsFile)) + "-summary.md"
+	// As the result beside it: never through a link (the workspace is the pull request's).
+	if err := writeOut(r.root, p, []byte(md)); err != nil {
+		r.logf("kernel-gate action: writing %s: %s", p, workflowcmd.Neutralize(oneLine(err.Error())))
+		return ""
+	}
+	return p
+}
+
+// comment keeps one pull-request comment up to date when the inputs ask for it.
+func (r *run) comment(ctx context.Context, res result.Result, md string) {
+	if r.in.Comment == "off" || r.plan.PullRequest == 0 || r.in.Comment == "on-failure" && res.Verdict != result.Fail {
+		return
+	}
+	if r.client == nil {
+		r.logf("kernel-gate action: no pull-request comment: %s", workflowcmd.Neutralize(cmp.Or(r.fallback, "check runs are off, and so is the API client")))
+		return
+	}
+	if _, err := r.client.UpsertComment(ctx, r.plan.PullRequest, "summary", md); err != nil {
+		r.logf("kernel-gate action: the pull-request comment: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+	}
+}
+
+// exitCode is the verdict's: 1 when a gate failed, or with fail-on: warning when any
+// warning was found.
+func (r *run) exitCode(res result.Result) int {
+	if res.Verdict == result.Fail {
+		return exitcode.Fail
+	}
+	if r.in.FailOn == "warning" {
+		for _, g := range res.Gates {
+			if g.Count(result.Warning) > 0 {
+				return exitcode.Fail
+			}
+		}
+	}
+	return exitcode.Pass
+}
+
+// writeResultIn writes the result to file in the workspace ws, which the pull request
+// fills: a link it committed in the file's place (to ~/.bashrc), or in place of a
+// directory on its path (out -> ~/.ssh), is refused, never written through, and so is a
+// FIFO (writeOut).
+func writeResultIn(ws, file string, res result.Result) error {
+	var b bytes.Buffer
+	if err := result.Write(&b, res); err != nil {
+		return exitcode.CouldNotRun(err)
+	}
+	if err := writeOut(ws, file, b.Bytes()); err != nil {
+		return fmt.Errorf("writing the result: %w", err)
+	}
+	return nil
+}
+
+func oneLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
 }

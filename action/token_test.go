@@ -1,178 +1,137 @@
-//go:build linux
-
-package main
+package action
 
 import (
 	"bytes"
 	"context"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
+	"time"
 
-	"github.com/kernel-gate/kernel-gate/internal/envdumptest"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+	"github.com/kernel-gate/kernel-gate/internal/githubapi"
 )
 
-// The token stays with kernel-gate: a live run on the fake toolchain, whose every tool
-// (nvcc, nvidia-smi, cuobjdump, the harness, ...) writes down the environment it was
-// started with, through `kernel-gate run` and through `kernel-gate action` (a pull request
-// gated against the fake API, the token as the action's input), with every credential a
-// runner may hold in kernel-gate's environment: no tool was handed one, by name or by value,
-// nor the runner's command files. The canary shows the dumps are the tools' environments.
-func TestNoChildSeesAToken(t *testing.T) {
-	api := fakegithub.New()
-	defer api.Close()
-	api.SetToken("ghs_kgtest_INPUT_github_token_7a1f")
-	secrets := map[string]string{
-		"GITHUB_TOKEN":                   "ghs_kgtest_GITHUB_TOKEN_3c9e",
-		"GH_TOKEN":                       "gho_kgtest_GH_TOKEN_51d0",
-		"ACTIONS_RUNTIME_TOKEN":          "kgtest-runtime-token-e44b",
-		"ACTIONS_ID_TOKEN_REQUEST_TOKEN": "kgtest-oidc-request-token-90aa",
-		"ACTIONS_ID_TOKEN_REQUEST_URL":   "https://pipelines.example/kgtest-oidc-url-77c2",
-		"INPUT_GITHUB-TOKEN":             api.Token(),
-	}
+// runWithLimits is runAction with the API's limits shortened (a test must not wait
+// githubapi.DefaultBudget).
+func runWithLimits(t *testing.T, env map[string]string, api *fakegithub.Server, requestTimeout, budget time.Duration) (int, string, error) {
+	t.Helper()
+	var log bytes.Buffer
+	o := Options{Getenv: func(k string) string { return env[k] }, Log: &log, Tool: "kernel-gate test",
+		Sleep:      func(context.Context, time.Duration) error { return nil },
+		HTTPClient: api.Client(), APIRequestTimeout: requestTimeout, APIBudget: budget}
+	code, err := Run(context.Background(), o)
+	return code, log.String(), err
+}
+
+// A GitHub that never answers, or answers 500 to everything, ends the reporting within
+// the run's API budget and changes nothing of the verdict: the exit code is the gates',
+// the log says the check run could not be posted, and the findings go to workflow
+// commands, the job summary and the outputs instead.
+func TestUnreachableAPIKeepsTheVerdict(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		run  func(t *testing.T, repo, dumps string) (int, string)
+		name   string
+		replay string
+		fault  fakegithub.Fault
+		code   int
+		said   string
 	}{
-		{"kernel-gate run", func(t *testing.T, repo, dumps string) (int, string) {
-			code, _, stderr := kg(t, "", runArgs(t, repo, filepath.Join(t.TempDir(), "art"), "--base", "main")...)
-			return code, stderr
-		}},
-		{"kernel-gate action", func(t *testing.T, repo, dumps string) (int, string) {
-			work := t.TempDir()
-			vars := map[string]string{
-				"GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
-				"GITHUB_EVENT_PATH": absPath(t, filepath.Join("testdata", "events", "pull_request_synchronize.json")),
-				"GITHUB_REPOSITORY": "Codertocat/Hello-World", "GITHUB_WORKSPACE": repo, "GITHUB_API_URL": api.URL(),
-				"GITHUB_SERVER_URL": "https://github.com", "GITHUB_RUN_ID": "7",
-				"GITHUB_OUTPUT": filepath.Join(work, "output"), "GITHUB_STEP_SUMMARY": filepath.Join(work, "summary"),
-				"INPUT_CONFIG": filepath.Join(repo, "kernel-gate.yml"), "INPUT_BASE-REF": "main",
-				"INPUT_RESULTS-FILE": filepath.Join(work, "result.json"),
-			}
-			for k, v := range secrets {
-				vars[k] = v
-			}
-			for _, k := range []string{"GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"} {
-				t.Setenv(k, vars[k])
-			}
-			args := append([]string{"action"}, fakeGPU(t)...)
-			t.Chdir(work) // the action keeps its artifacts in the working directory
-			var out, errb bytes.Buffer
-			code := run(context.Background(), args, env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb,
-				getenv: func(k string) string { return vars[k] }})
-			if len(api.CheckRuns()) != 1 {
-				t.Errorf("%d check runs: the token did not reach the API", len(api.CheckRuns()))
-			}
-			return code, errb.String()
-		}},
+		{"never answers, a failing run", "race", fakegithub.Fault{Hang: true, Times: 100000}, 1,
+			"no check run (githubapi: creating the check run: no answer from GitHub within"},
+		{"never answers, a passing run", "clean", fakegithub.Fault{Hang: true, Times: 100000}, 0,
+			"no check run (githubapi: creating the check run: no answer from GitHub within"},
+		{"500 to everything, a failing run", "race", fakegithub.Fault{Status: 500, Times: 100000}, 1,
+			"no check run (githubapi: creating the check run: 500 Internal Server Error (gave up after"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repo, dumps := fakeRepo(t), t.TempDir()
-			for k, v := range secrets {
-				t.Setenv(k, v)
+			api := fakegithub.New()
+			defer api.Close()
+			api.Inject(tc.fault)
+			env, _ := actionEnv(t, api, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", tc.replay), "comment": "always"})
+			code, log, err := runWithLimits(t, env, api, 50*time.Millisecond, time.Second)
+			if err != nil || code != tc.code {
+				t.Fatalf("exit %d, err %v, want the verdict's %d\n%s", code, err, tc.code, log)
 			}
-			t.Setenv("FAKE_ENV_DUMP", dumps)
-			t.Setenv("KG_TOKEN_TEST_CANARY", "the-canary-is-seen")
-			code, stderr := tc.run(t, repo, dumps)
-			if code != exitPass {
-				t.Fatalf("exit %d\n%s", code, stderr)
+			if !strings.Contains(log, tc.said) || !strings.Contains(log, "the findings go to workflow-command annotations and the job summary") {
+				t.Errorf("the log does not say the check run could not be posted (%q):\n%s", tc.said, log)
 			}
-			envdumptest.Check(t, dumps, "KG_TOKEN_TEST_CANARY=the-canary-is-seen", secrets,
-				func(name string) bool { return name == "GITHUB_OUTPUT" || name == "GITHUB_STEP_SUMMARY" },
-				"nvcc", "nvidia-smi", "harness")
+			if tc.code == 1 && !strings.Contains(log, "::error ") {
+				t.Errorf("no workflow-command annotations:\n%s", log)
+			}
+			out, _ := os.ReadFile(env["GITHUB_OUTPUT"])
+			verdict := map[int]string{0: "\npass\n", 1: "\nfail\n"}[tc.code]
+			if !strings.Contains(string(out), "verdict<<") || !strings.Contains(string(out), verdict) {
+				t.Errorf("outputs:\n%s", out)
+			}
+			if sum, _ := os.ReadFile(env["GITHUB_STEP_SUMMARY"]); len(sum) == 0 {
+				t.Error("no job summary")
+			}
+			if len(api.CheckRuns()) != 0 || len(api.Comments("Codertocat/Hello-World", 2)) != 0 {
+				t.Error("something was posted")
+			}
 		})
 	}
 }
 
-// main takes the tokens out of the process's environment before anything else runs
-// (childenv.SealSecrets, tested there and by TestNoAncestorHoldsAToken): a process started by code that forgot
-// childenv.Environ still inherits none.
-func TestMainTakesTheSecretsFirst(t *testing.T) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, filepath.Join("action", "main.go"), nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range f.Decls {
-		fn, ok := d.(*ast.FuncDecl)
-		if !ok || fn.Name.Name != "main" || fn.Recv != nil {
-			continue
+// Through the action: a comment by the pull request's author that carries kernel-gate's
+// marker and a forged pass is never edited; kernel-gate makes its own, by the token's
+// identity (the check run's app: github-actions[bot]), and edits that one the next time.
+func TestStickyCommentIsOnlyEverTheTokens(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	const pr, repo = 2, "Codertocat/Hello-World"
+	forged := githubapi.MarkerTag("summary") + "\n## kernel-gate: pass\nAll gates passed."
+	planted := api.AddComment(repo, pr, "Codertocat", forged)
+	env, _ := actionEnv(t, api, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "race"), "comment": "always"})
+	for run := 1; run <= 2; run++ {
+		code, log, err := runAction(t, env, api)
+		if err != nil || code != 1 {
+			t.Fatalf("run %d: exit %d, err %v\n%s", run, code, err, log)
 		}
-		if len(fn.Body.List) > 0 {
-			if as, ok := fn.Body.List[0].(*ast.AssignStmt); ok && len(as.Rhs) == 1 {
-				if call, ok := as.Rhs[0].(*ast.CallExpr); ok {
-					if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "SealSecrets" {
-						if id, ok := sel.X.(*ast.Ident); ok && id.Name == "childenv" {
-							return
-						}
-					}
-				}
-			}
+		if !strings.Contains(log, "is by \"Codertocat\", not by the token's \"github-actions[bot]\"") {
+			t.Errorf("run %d: the log does not name the comment left alone:\n%s", run, log)
 		}
-		t.Fatal("main's first statement is not childenv.SealSecrets()")
 	}
-	t.Fatal("no func main in action/main.go")
-}
-
-// A harness can read the environment its ancestors were started with
-// (/proc/PPID/environ): kernel-gate, started with the tokens in its environment, starts
-// itself again without them (Linux), so what a child finds there holds none. The fake
-// nvidia-smi, which kernel-gate starts directly, dumps its parent's.
-func TestNoAncestorHoldsAToken(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the sealing is Linux's")
+	if c, _ := api.Comment(planted); c.Edits != 0 || c.Body != forged {
+		t.Fatalf("the planted comment was edited: %+v", c)
 	}
-	bin := buildKernelGate(t, t.TempDir())
-	repo, dumps := fakeRepo(t), t.TempDir()
-	secrets := map[string]string{
-		"INPUT_GITHUB-TOKEN":             "ghs_kgtest_sealed_input_1b2c",
-		"GITHUB_TOKEN":                   "ghs_kgtest_sealed_github_3d4e",
-		"ACTIONS_RUNTIME_TOKEN":          "kgtest-sealed-runtime-5f60",
-		"ACTIONS_ID_TOKEN_REQUEST_TOKEN": "kgtest-sealed-oidc-7a8b",
+	comments := api.Comments(repo, pr)
+	if len(comments) != 2 {
+		t.Fatalf("%d comments, want the planted one and kernel-gate's", len(comments))
 	}
-	cmd := exec.Command(bin, runArgs(t, repo, filepath.Join(t.TempDir(), "art"), "--base", "main")...)
-	cmd.Env = append(os.Environ(), "FAKE_PARENT_DUMP="+dumps, "KG_TOKEN_TEST_CANARY=the-canary-is-seen")
-	for k, v := range secrets {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	out, err := cmd.CombinedOutput()
-	if code := cmd.ProcessState.ExitCode(); code != exitPass {
-		t.Fatalf("exit %d (%v)\n%s", code, err, out)
-	}
-	if strings.Contains(string(out), "the credentials stay") {
-		t.Errorf("kernel-gate could not seal its credentials:\n%s", out)
-	}
-	files, _ := os.ReadDir(dumps)
-	if len(files) == 0 {
-		t.Fatal("the fake nvidia-smi dumped no parent environment: was it run?")
-	}
-	for _, f := range files {
-		raw, err := os.ReadFile(filepath.Join(dumps, f.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		dump := string(raw)
-		for name, value := range secrets {
-			if strings.Contains(dump, value) || strings.Contains(dump, name+"=") {
-				t.Errorf("%s: a child read %s in kernel-gate's starting environment", f.Name(), name)
-			}
-		}
-		// Read as root, /proc answers and the canary shows the read was real; as another
-		// user kernel-gate is not dumpable, and the read is refused.
-		if os.Geteuid() == 0 && !strings.Contains(dump, "KG_TOKEN_TEST_CANARY=the-canary-is-seen") {
-			t.Errorf("%s: the parent's environment was not read (%q)", f.Name(), firstLine(dump))
-		}
-		if os.Geteuid() != 0 && strings.TrimSpace(dump) != "unreadable" {
-			t.Errorf("%s: another process of the user read kernel-gate's environment", f.Name())
-		}
+	ours := comments[1]
+	if ours.User != fakegithub.BotLogin || ours.Edits != 0 && ours.Edits != 1 || !strings.Contains(ours.Body, "sanitizer") {
+		t.Fatalf("kernel-gate's comment %+v", ours)
 	}
 }
 
-func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+// A check-run progress update that fails is the last one (one that got no answer may have
+// spent much of the run's API budget, which is kept for completing the check run with the
+// verdict; a refused one is not retried): the completion still happens.
+func TestProgressStopsAfterAFailedUpdate(t *testing.T) {
+	api := fakegithub.New()
+	defer api.Close()
+	api.Inject(fakegithub.Fault{Method: "PATCH", Path: "/check-runs/", Status: 422, Times: 1})
+	env, _ := actionEnv(t, api, map[string]string{"replay": filepath.Join(repoRoot, "testdata", "replay", "race")})
+	code, log, err := runWithLimits(t, env, api, 50*time.Millisecond, time.Minute)
+	if err != nil || code != 1 {
+		t.Fatalf("exit %d, err %v, want 1\n%s", code, err, log)
+	}
+	patches := 0
+	for _, r := range api.Requests() {
+		if r.Method == "PATCH" && strings.Contains(r.APIPath, "/check-runs/") {
+			patches++
+		}
+	}
+	if patches != 2 {
+		t.Errorf("%d check-run updates, want 2 (the progress update that failed, then the completion)\n%s", patches, log)
+	}
+	runs := api.CheckRuns()
+	if len(runs) != 1 || runs[0].Status != "completed" || runs[0].Conclusion != "failure" {
+		t.Errorf("check runs %+v, want one completed failure", runs)
+	}
+	if !strings.Contains(log, "no more progress updates") {
+		t.Errorf("the log does not say progress stopped:\n%s", log)
+	}
+}

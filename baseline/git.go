@@ -15,7 +15,7 @@ import (
 	"time"
 
 	github "github.com/google/go-github/v60/github"
-	"github.com/kernel-gate/kernel-gate/action/githubapi"
+	"github.com/kernel-gate/kernel-gate/internal/githubapi"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 )
 

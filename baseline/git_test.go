@@ -13,8 +13,8 @@ import (
 	"time"
 
 	github "github.com/google/go-github/v60/github"
-	"github.com/kernel-gate/kernel-gate/action/githubapi"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+	"github.com/kernel-gate/kernel-gate/internal/githubapi"
 )
 
 const repo = "octo/kernels"

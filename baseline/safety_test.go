@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/action/githubapi"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+	"github.com/kernel-gate/kernel-gate/internal/githubapi"
 	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 )

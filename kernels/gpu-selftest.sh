@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$(mktemp -d)}
-go build -o "$out/kernel-gate" ./action
+go build -o "$out/kernel-gate" ./cmd/kernel-gate
 testdata/replay/record.sh "$out" "$out/kernel-gate"
 
 # The gates each case must fail (and no other); clean must pass all of them.

@@ -128,7 +128,7 @@ func TestBenchCompareExit(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "kernel-gate")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../action").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/kernel-gate").CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	doc := func(kernels map[string]string) string {

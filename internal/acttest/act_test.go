@@ -31,7 +31,7 @@ package acttest
 //     composite action's steps see only what its env: passes. So the INPUT_* variables
 //     that kernel-gate sees under act prove nothing about action.yml's env: mapping;
 //     TestEnvPassesEveryInput checks the mapping itself, against the names that
-//     ghaction.ReadInputs asks go-githubactions' GetInput for.
+//     action.ReadInputs asks go-githubactions' GetInput for.
 //   - `--env NAME=VALUE` sets the job's environment and overrides act's defaults for
 //     GITHUB_API_URL, GITHUB_SERVER_URL and GITHUB_REPOSITORY (act would otherwise take
 //     the repository from the git remote, or "nektos/act" without one). `-s
@@ -76,7 +76,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kernel-gate/kernel-gate/action/ghaction"
+	"github.com/kernel-gate/kernel-gate/action"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
 	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
@@ -100,11 +100,11 @@ const eventFile = "testdata/events/pull_request_synchronize.json"
 const eventRepo = "Codertocat/Hello-World"
 
 // copied is what the temporary repository holds of this one: what action.yml builds
-// kernel-gate from, its config and kernels (the guard gate reads them), the recordings
-// the workflows replay (race fails, clean passes) and the event.
+// kernel-gate from (every Go file: pathspec *.go matches at any depth), its config and
+// kernels (the guard gate reads them), the recordings the workflows replay (race fails,
+// clean passes) and the event.
 var copied = []string{
-	"go.mod", "go.sum", "action.yml", ".gitignore", "kernel-gate.yml",
-	"action", "gates", "internal", "baseline", "kernels",
+	"go.mod", "go.sum", "action.yml", ".gitignore", "kernel-gate.yml", "*.go", "kernels",
 	"testdata/replay/race", "testdata/replay/clean", eventFile,
 }
 
@@ -162,7 +162,7 @@ func inputEnvName(name string) string {
 // The step that runs kernel-gate must pass every input kernel-gate action reads through
 // env: under the name GetInput reads, with the input's value: a composite action's steps
 // get no INPUT_* variables by themselves on GitHub's runner (act adds them, so the act
-// runs below cannot show a missing one). The names are the ones ghaction.ReadInputs asks
+// runs below cannot show a missing one). The names are the ones action.ReadInputs asks
 // for, so an input added there and forgotten here fails this test.
 func TestEnvPassesEveryInput(t *testing.T) {
 	a := readAction(t, repoRoot(t))
@@ -170,7 +170,7 @@ func TestEnvPassesEveryInput(t *testing.T) {
 		t.Fatalf("runs.using is %q: self-hosted GPU runners often have no Docker, the action must be composite", a.Runs.Using)
 	}
 	var asked []string
-	if _, err := ghaction.ReadInputs(func(name string) string { asked = append(asked, name); return "" }); err != nil {
+	if _, err := action.ReadInputs(func(name string) string { asked = append(asked, name); return "" }); err != nil {
 		t.Fatalf("ReadInputs with every input empty: %v", err)
 	}
 	if len(asked) == 0 {
@@ -694,7 +694,7 @@ func editedEvent(t *testing.T, root, file string, edit func(payload map[string]a
 func kernelGateHasAction(t *testing.T, root string) bool {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "kernel-gate")
-	build := exec.Command("go", "build", "-o", bin, "./action")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/kernel-gate")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -227,7 +227,7 @@ func TestActStageBAttacks(t *testing.T) {
 
 // The token stays with kernel-gate, under act: a pull request's gate job (mode gate, a
 // live run: base and head built and checked with the fake toolchain of
-// action/testdata/fakegpu first on PATH) with every credential a job may hold in its
+// testdata/fakegpu first on PATH) with every credential a job may hold in its
 // environment: github.token as the input github-token (and so INPUT_GITHUB-TOKEN) and as
 // the job's GITHUB_TOKEN, ACTIONS_RUNTIME_TOKEN and ACTIONS_ID_TOKEN_REQUEST_*. nvcc,
 // cuobjdump, nvidia-smi, compute-sanitizer and the harness (the pull request's code)
@@ -269,7 +269,7 @@ jobs:
 	if err := os.Mkdir(dumps, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	h.env = []string{"PATH=" + filepath.Join(root, "action", "testdata", "fakegpu") + string(os.PathListSeparator) + os.Getenv("PATH"),
+	h.env = []string{"PATH=" + filepath.Join(root, "testdata", "fakegpu") + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"FAKE_ENV_DUMP=" + dumps, "KG_STEP_ENV=" + stepEnv, "KG_TOKEN_TEST_CANARY=the-canary-is-seen"}
 	for k, v := range runtime {
 		h.actEnv = append(h.actEnv, k+"="+v)

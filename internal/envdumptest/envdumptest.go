@@ -1,5 +1,5 @@
 // Package envdumptest reads the environments that the fake toolchain
-// (action/testdata/fakegpu) writes down, one file a process named tool.pid in the
+// (testdata/fakegpu) writes down, one file a process named tool.pid in the
 // directory FAKE_ENV_DUMP names, and checks that no tool was handed a secret. It is for
 // tests only: no package of the product imports it.
 package envdumptest

@@ -62,8 +62,8 @@ start=$SECONDS
 
 echo "measure-serve: building into $out" >&2
 # The GPU machines have no Go: KG_BIN names a kernel-gate built elsewhere
-# (CGO_ENABLED=0 go build -o kernel-gate ./action).
-if [ -n "${KG_BIN:-}" ]; then cp "$KG_BIN" "$out/kernel-gate" || exit 2; else go build -o "$out/kernel-gate" ./action || exit 2; fi
+# (CGO_ENABLED=0 go build -o kernel-gate ./cmd/kernel-gate).
+if [ -n "${KG_BIN:-}" ]; then cp "$KG_BIN" "$out/kernel-gate" || exit 2; else go build -o "$out/kernel-gate" ./cmd/kernel-gate || exit 2; fi
 build() { # name, extra nvcc flags...
   local name=$1
   shift

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/kernel-gate/kernel-gate/config"
+	"github.com/kernel-gate/kernel-gate/gates/guard"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+func runGuard(ctx context.Context, args []string, e env) (int, error) {
+	var c common
+	var diff, repo string
+	fs := newFlagSet("guard", e, &c)
+	fs.StringVar(&diff, "diff", "", "judge only what the change `BASE..HEAD` (or BASE...HEAD, from the merge base) adds or modifies")
+	fs.StringVar(&repo, "repo", ".", "a directory of the git repository `DIR` for --diff (its top level is used)")
+	fs.Usage = usage(e, fs, `Usage: kernel-gate guard [flags] [PATHS...]
+       kernel-gate guard [flags] --diff BASE..HEAD
+
+Blocks commands that would stop, deallocate, reboot or reset the GPU machine, found by
+parsing workflows, composite actions, shell scripts, Makefiles, Dockerfiles and Python.
+A file is judged by its path in its repository, wherever PATHS point and the command
+runs (guard .github reads the workflows there as workflows); findings name that path.
+A file named or found that is not read is named in a notice; one that cannot be read
+(permissions, a FIFO, a link to nowhere) fails the gate. Exit 1 when anything is blocked
+or cannot be judged.
+
+`)
+	paths, err := parseInterspersed(fs, args)
+	if err != nil {
+		return failed(err)
+	}
+	cfg, fmtr, err := setup(c, reads{files: paths})
+	if err != nil {
+		return failed(err)
+	}
+	var g result.Gate
+	switch {
+	case diff != "" && len(paths) > 0:
+		return failed(usagef("--diff judges the change's files; give no PATHS with it"))
+	case diff != "":
+		spec, err := gitdiff.ParseSpec(diff)
+		if err != nil {
+			return failed(exitcode.BadInput(err))
+		}
+		judge, note, err := config.GuardForChange(ctx, repo, spec, cfg)
+		if err != nil {
+			return failed(exitcode.BadInput(err))
+		}
+		g, err = guard.ScanDiff(ctx, repo, spec, judge)
+		if err != nil {
+			return failed(err)
+		}
+		guard.AddNotice(&g, cfg.Path, note)
+	default:
+		if len(paths) == 0 {
+			paths = []string{"."}
+		}
+		if g, err = guard.ScanPaths(paths, cfg.Guard); err != nil {
+			return failed(err)
+		}
+	}
+	return emit(result.New(toolName(), g), c, fmtr, e)
+}

@@ -1,0 +1,197 @@
+// Package cli is kernel-gate's command line: each command's flags, and the wiring from them
+// to the libraries that do the work (pipeline, the gates under gates/, baseline, report, and
+// action for GitHub). cmd/kernel-gate calls Main; the tests call run with a fake env.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/kernel-gate/kernel-gate/internal/childenv"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
+)
+
+// Exit codes, as internal/exitcode defines them.
+const (
+	exitPass     = exitcode.Pass
+	exitFail     = exitcode.Fail
+	exitUsage    = exitcode.Usage
+	exitInternal = exitcode.Internal
+)
+
+// Main is the whole command: kernel-gate's arguments (without the program's name) in, its
+// exit code out. cmd/kernel-gate calls it and nothing else.
+func Main(args []string) int {
+	// First of all: the tokens leave the process's environment, so that no process it
+	// starts can inherit one, nor read it in the environment this process was started
+	// with (Linux: it starts itself again without them); the commands that need one
+	// (action, trend, baseline with the git store) read it from getenv, which keeps their
+	// values (internal/childenv).
+	getenv, sealed := childenv.SealSecrets()
+	if sealed != nil {
+		fmt.Fprintf(os.Stderr, "kernel-gate: the credentials stay in the environment it was started with: %s\n", workflowcmd.Neutralize(sealed.Error()))
+	}
+	ctx, exit := stopOnSignal(os.Stderr, stopGrace)
+	code := run(ctx, args, env{
+		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: getenv,
+	})
+	return exit(code)
+}
+
+// env is what a command may touch of the outside world, so tests can run it in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// ctx is run's context (SIGINT, SIGTERM), for the writes that could wait on a reader.
+	ctx context.Context
+}
+
+// usagef is bad usage or unreadable input: exit 2.
+func usagef(format string, a ...any) error { return exitcode.BadInputf(format, a...) }
+
+const usageText = `kernel-gate: gates for CUDA kernels
+
+Usage:
+  kernel-gate ptxas [flags] [FILES...]   judge resource usage read from build logs (stdin when no FILES)
+  kernel-gate sass [flags] --sass FILE   judge SASS from cuobjdump --dump-sass or nvdisasm
+  kernel-gate sanitize [flags] -- CMD    run compute-sanitizer's four tools on CMD and judge (or --log/--xml FILE)
+  kernel-gate ncu [flags] -- CMD         profile CMD with Nsight Compute and judge its metrics (or --csv FILE)
+  kernel-gate check [flags] FILE...      judge harness results (kernel-gate/bench/v1) for correctness
+  kernel-gate bench run [flags]          time base and head side by side (ABBA) on one GPU and judge them
+  kernel-gate bench compare BASE HEAD    judge head vs base timings (kernel-gate/bench/v1) side by side
+  kernel-gate run [flags]                build and run every gate on the config's run.targets (head vs base)
+  kernel-gate run --replay DIR           feed a recorded run through the same gates (no GPU needed)
+  kernel-gate merge RESULT.json...       join the results of a run's shards (run --shard i/n) into one
+  kernel-gate action                     the GitHub Actions entry: gate or report per event, post a check run
+  kernel-gate baseline show|update|prune|diff  the baseline store (--store DIR, or git: the kernel-gate-baseline branch)
+  kernel-gate trend --store DIR|git      the baseline store's history as one HTML page (--out trend.html)
+  kernel-gate guard [PATHS...]           block commands that would stop, reboot or reset the GPU machine
+  kernel-gate guard --diff BASE..HEAD    the same, judging only what the change adds
+  kernel-gate report [flags] FILE        render a saved JSON result again
+  kernel-gate demo [flags]               replay the recorded real GPU run in testdata/ (no GPU needed)
+  kernel-gate version                    print the version
+
+Flags every command takes:
+  --config FILE     config (default: kernel-gate.yml, then .github/kernel-gate.yml)
+  --format FORMAT   text, json or markdown (default text)
+  --out FILE        write the report to FILE instead of standard output
+
+Exit codes: 0 pass, 1 a gate failed, 2 bad usage or unreadable input,
+3 kernel-gate could not run a step itself.
+Run 'kernel-gate COMMAND -h' for a command's flags.
+`
+
+func run(ctx context.Context, args []string, e env) int {
+	// Standard input is read under ctx (a pipe that never closes cannot outlast a signal),
+	// and so, through it, is every file the command reads (internal/input).
+	e.ctx, e.stdin = ctx, input.Stdin(ctx, e.stdin)
+	if len(args) == 0 {
+		fmt.Fprint(e.stderr, usageText)
+		return exitUsage
+	}
+	var err error
+	var code int
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "ptxas":
+		code, err = runPtxas(ctx, rest, e)
+	case "sass":
+		code, err = runSass(ctx, rest, e)
+	case "check":
+		code, err = runCheck(ctx, rest, e)
+	case "sanitize":
+		code, err = runSanitize(ctx, rest, e)
+	case "ncu":
+		code, err = runNCU(ctx, rest, e)
+	case "guard":
+		code, err = runGuard(ctx, rest, e)
+	case "bench":
+		code, err = runBench(ctx, rest, e)
+	case "run":
+		code, err = runRun(ctx, rest, e)
+	case "action":
+		code, err = runAction(ctx, rest, e)
+	case "baseline":
+		code, err = runBaseline(ctx, rest, e)
+	case "trend":
+		code, err = runTrend(ctx, rest, e)
+	case "merge":
+		code, err = runMerge(ctx, rest, e)
+	case "report":
+		code, err = runReport(ctx, rest, e)
+	case "demo":
+		code, err = runDemo(ctx, rest, e)
+	case "version", "--version", "-version":
+		code, err = runVersion(rest, e)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(e.stdout, usageText)
+		return exitPass
+	default:
+		fmt.Fprintf(e.stderr, "kernel-gate: unknown command %q\n\n%s", cmd, usageText)
+		return exitUsage
+	}
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
+		msg := err.Error()
+		if underActions(e) {
+			// Errors quote input lines (a log that begins ::add-mask::...): under Actions
+			// no line of them may be read as a workflow command.
+			msg = workflowcmd.Neutralize(msg)
+		}
+		fmt.Fprintf(e.stderr, "kernel-gate %s: %s\n", args[0], msg)
+		return exitcode.Of(err)
+	}
+	return code
+}
+
+// parseInterspersed parses flags that may come after positional arguments
+// ("kernel-gate ptxas build.log --format json"); "--" ends the flags, and everything after
+// it is positional as it is ("kernel-gate sanitize -- ./harness --fast").
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var after []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, after = args[:i], args[i+1:]
+	}
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, exitcode.BadInput(err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			if after != nil {
+				return append(positional, after...), nil
+			}
+			return positional, nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// newFlagSet makes a command's flag set with the flags every command takes.
+func newFlagSet(name string, e env, c *common) *flag.FlagSet {
+	fs := flag.NewFlagSet("kernel-gate "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.StringVar(&c.config, "config", "", "config `FILE` (default: kernel-gate.yml, then .github/kernel-gate.yml)")
+	fs.StringVar(&c.format, "format", "text", "report `FORMAT`: text, json or markdown")
+	fs.StringVar(&c.out, "out", "", "write the report to `FILE` instead of standard output")
+	return fs
+}
+
+// common holds the flags every command takes.
+type common struct {
+	config, format, out string
+}
+
+// failed ends a command with err, whose mark says the exit code (internal/exitcode).
+func failed(err error) (int, error) { return exitcode.Of(err), err }

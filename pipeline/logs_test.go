@@ -1,0 +1,199 @@
+//go:build unix
+
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kernel-gate/kernel-gate/config"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// A step's log keeps the first LogCap bytes, then a line that says it was cut there, and
+// the journal says why the log is not whole.
+func TestStepLogCutAtTheCap(t *testing.T) {
+	dir := t.TempDir()
+	l, err := newLive(dir, nil, "t", timeZero(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := l.run(context.Background(), proc{id: "build/head/x", argv: []string{"sh", "-c", `i=0; while [ $i -lt 100 ]; do echo "[ $i%] Building CUDA object x.cu.o"; i=$((i+1)); done; echo "ptxas info    : Used 255 registers"`},
+		timeout: time.Minute, log: "head/x/build.log"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Why != "" || !strings.Contains(s.LogCut, "it printed more than the 1000 bytes a step's log keeps") {
+		t.Errorf("why %q, cut %q", s.Why, s.LogCut)
+	}
+	if got := l.logCut("head/x/build.log"); got != s.LogCut {
+		t.Errorf("logCut = %q", got)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "head/x/build.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "Used 255 registers") || !strings.Contains(string(raw), "\n[kernel-gate: output cut here at the 1000 bytes log cap") || len(raw) > 1200 {
+		t.Errorf("log of %d bytes ends %q", len(raw), raw[max(len(raw)-200, 0):])
+	}
+	// A step within the cap keeps all of it and says nothing.
+	s, err = l.run(context.Background(), proc{id: "short", argv: []string{"sh", "-c", "echo ok"}, timeout: time.Minute, log: "short.log"})
+	if err != nil || s.LogCut != "" || l.logCut("short.log") != "" {
+		t.Errorf("short: %v, %q", err, s.LogCut)
+	}
+}
+
+// A build whose ptxas report comes after the log cap (70 MB of output first, here a cap of
+// 64 KiB and 100 KiB) fails the ptxas gate naming the cap: the spill report behind it was
+// never read. It passed, on the records before the cut, with no spill finding.
+func TestBuildLogCutAtTheCapFailsThePtxasGate(t *testing.T) {
+	tools, err := filepath.Abs(filepath.Join(root, "testdata", "fakegpu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := os.ReadFile(filepath.Join(root, "testdata/replay/clean/head/attention/build.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spill, err := os.ReadFile(filepath.Join(root, "testdata/replay/spill/head/attention/build.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	filler := strings.Repeat("[ 42%] Building CUDA object CMakeFiles/harness.dir/kernels/flash_fwd.cu.o (a long, chatty build)\n", 100<<10/96)
+	run := func(t *testing.T, buildLog string, logCap int) result.Result {
+		t.Helper()
+		dir := t.TempDir()
+		logFile := filepath.Join(dir, "build-output.txt")
+		if err := os.WriteFile(logFile, []byte(buildLog), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), loadConfig(t), Options{Dir: dir, NoBase: true, Artifacts: filepath.Join(dir, "art"), Tool: "kernel-gate test",
+			Gates: []string{"ptxas"}, LogCap: logCap, Environ: append(os.Environ(), "FAKE_BUILD_LOG="+logFile),
+			Tools: Tools{NVCC: filepath.Join(tools, "nvcc"), Cuobjdump: filepath.Join(tools, "cuobjdump"), NvidiaSMI: filepath.Join(tools, "nvidia-smi")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	// Without a cut, the spill fails the gate: the build is one the gate must fail.
+	if g := gate(t, run(t, string(clean)+filler+string(spill), 1<<20), "ptxas"); g.Verdict != result.Fail || !strings.Contains(findings(g), "spill") {
+		t.Fatalf("uncut: %s\n%s", g.Verdict, findings(g))
+	}
+	// Cut before the spill report: still a failure, naming the cap.
+	g := gate(t, run(t, string(clean)+filler+string(spill), 64<<10), "ptxas")
+	if g.Verdict != result.Fail || !strings.Contains(findings(g), "is cut: it printed more than the 64 KiB a step's log keeps") {
+		t.Errorf("cut: %s\n%s", g.Verdict, findings(g))
+	}
+	// A clean build within the cap passes.
+	if g := gate(t, run(t, string(clean), 64<<10), "ptxas"); g.Verdict != result.Pass {
+		t.Errorf("clean: %s\n%s", g.Verdict, findings(g))
+	}
+}
+
+func findings(g result.Gate) string {
+	var b strings.Builder
+	for _, f := range g.Findings {
+		b.WriteString(string(f.Severity) + ": " + f.Message + "\n")
+	}
+	return b.String()
+}
+
+// A replay reads what the journal says of a cut: the spill recording's head build log cut
+// before its spill report passes the ptxas gate when nothing says it was cut, and fails it,
+// naming the cap, when the journal does (the live run recorded it). A cut SASS dump fails
+// the sass gate.
+func TestReplayOfACutLogFailsItsGate(t *testing.T) {
+	cutAt := func(t *testing.T, dir, rel string, lines int) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept := strings.SplitAfterN(string(raw), "\n", lines+1)[:lines]
+		if err := os.WriteFile(p, []byte(strings.Join(kept, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const why = "it printed more than the 64 MiB a step's log keeps: the 6291456 bytes after them were cut"
+	for _, tc := range []struct {
+		name    string
+		cut     string // the step recorded as cut ("" none)
+		gate    string
+		verdict result.Verdict
+		says    string
+	}{
+		{"not recorded as cut", "", "ptxas", result.Pass, ""},
+		{"build log recorded as cut", "build/head/attention", "ptxas", result.Fail, "log head/attention/build.log is cut: " + why},
+		{"base's build log recorded as cut", "build/base/attention", "ptxas", result.Fail, "base's log base/attention/build.log is cut: " + why},
+		{"SASS dump recorded as cut", "sass/head/attention", "sass", result.Fail, "head/attention/sass.txt is cut: " + why},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := recording(t, "spill")
+			cutAt(t, dir, "head/attention/build.log", 84) // before the flash kernels of sm_90a, which spill
+			if tc.cut != "" {
+				editJournal(t, dir, func(j *journal) { stepOf(t, j, tc.cut).LogCut = why })
+			}
+			res, err := Run(context.Background(), loadConfig(t), Options{Replay: dir, Tool: "kernel-gate test", Gates: []string{"ptxas", "sass"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := gate(t, res, tc.gate)
+			if g.Verdict != tc.verdict || !strings.Contains(findings(g), tc.says) {
+				t.Errorf("%s: %s, want %s saying %q:\n%s", tc.gate, g.Verdict, tc.verdict, tc.says, findings(g))
+			}
+		})
+	}
+}
+
+// A head build that failed fails the ptxas gate, naming the step, even when its log says
+// nothing the parser reads as a failure (a compiler killed without a word, a crash printed
+// where a kernel's name could end): it passed on the records printed before, while the
+// target's GPU steps were skipped as "head did not build".
+func TestFailedBuildWithASilentLogFailsThePtxasGate(t *testing.T) {
+	tools, err := filepath.Abs(filepath.Join(root, "testdata", "fakegpu"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean, err := filepath.Abs(filepath.Join(root, "testdata/replay/clean/head/attention/build.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// gemm is built on its own (another source), by an nvcc that prints the records and is
+	// killed (the OOM killer) before it says anything: nothing is left to say it failed.
+	nvcc := filepath.Join(dir, "nvcc")
+	script := "#!/bin/sh\ncase \" $* \" in *gemm.cu*) cat '" + clean + "' >&2; kill -9 $$ ;; esac\nexec '" + filepath.Join(tools, "nvcc") + "' \"$@\"\n"
+	if err := os.WriteFile(nvcc, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(root, "kernel-gate.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	yml := strings.Replace(string(raw), "    - name: gemm\n      sources: [kernels/harness.cu]", "    - name: gemm\n      sources: [kernels/gemm.cu]", 1)
+	cfgFile := filepath.Join(dir, "kernel-gate.yml")
+	if err := os.WriteFile(cfgFile, []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), cfg, Options{Dir: dir, NoBase: true, Artifacts: filepath.Join(dir, "art"), Tool: "kernel-gate test", Gates: []string{"ptxas", "sass"},
+		Tools: Tools{NVCC: nvcc, Cuobjdump: filepath.Join(tools, "cuobjdump"), NvidiaSMI: filepath.Join(tools, "nvidia-smi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gate(t, res, "ptxas")
+	if g.Verdict != result.Fail || !strings.Contains(findings(g), "gemm: the head build failed: `"+nvcc) || !strings.Contains(findings(g), "was killed by signal: killed") {
+		t.Errorf("ptxas %s:\n%s", g.Verdict, findings(g))
+	}
+	if res.Verdict != result.Fail {
+		t.Errorf("verdict %s", res.Verdict)
+	}
+}

@@ -1,0 +1,341 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kernel-gate/kernel-gate/config"
+	"github.com/kernel-gate/kernel-gate/gates/correctness"
+	"github.com/kernel-gate/kernel-gate/gates/ncu"
+	"github.com/kernel-gate/kernel-gate/gates/sass"
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// GPU gate names, in report order.
+const (
+	gateSanitizer   = "sanitizer"
+	gateCorrectness = "correctness"
+	gateSpeedup     = "speedup"
+	gateNCU         = "ncu"
+)
+
+// targetOutcome is one target's part of the GPU gates.
+type targetOutcome struct {
+	name string
+	// stopped says why the target's later GPU steps do not run ("" while they do).
+	stopped string
+	// unchanged is set when its SASS equals base's on every arch.
+	unchanged bool
+	parts     map[string]*targetPart
+}
+
+// targetPart is one gate's outcome for one target: a gate, or why it was skipped.
+type targetPart struct {
+	gate    *result.Gate
+	skipped string
+}
+
+// target is what a GPU step is given: the target and its build.
+type target struct {
+	config.Target
+	b *build
+}
+
+// gpuStep is one of a target's GPU gates, run in this order. Every step is skipped once
+// the target has stopped; the rest of its rules are here.
+type gpuStep struct {
+	gate string
+	// enabled is false when the config asks nothing of the gate at all (no part, no row).
+	enabled func() bool
+	// check says, before the step runs, why it is skipped, or returns the gate it already
+	// failed; both empty: it runs.
+	check func(t target) (skip string, failed *result.Gate)
+	// onUnchangedSASS runs it also when the target's SASS is base's (without --all).
+	onUnchangedSASS bool
+	run             func(ctx context.Context, t target) (result.Gate, error)
+	// stops names the step when its failure stops the target's later steps (an unsafe or
+	// wrong kernel is not timed: that saves the runner's GPU time and keeps each defect's
+	// report to its own gate); "" when it stops nothing.
+	stops string
+}
+
+func (p *pipeline) gpuSteps() []gpuStep {
+	wanted := func(gate string) func() bool { return func() bool { return p.wants(gate) } }
+	runs := func(target) (string, *result.Gate) { return "", nil }
+	return []gpuStep{
+		{gate: gateSanitizer, enabled: wanted(gateSanitizer), check: runs, run: p.sanitize, stops: "the sanitizer"},
+		// The check is cheap and the harness's host code may have changed, so it runs also
+		// for unchanged SASS.
+		{gate: gateCorrectness, enabled: wanted(gateCorrectness), check: runs, run: p.check, onUnchangedSASS: true, stops: "the correctness check"},
+		{gate: gateSpeedup, enabled: wanted(gateSpeedup), check: func(t target) (string, *result.Gate) {
+			switch {
+			case !p.hasBase():
+				return "no base to compare with: " + p.decided.NoBase, nil
+			case !t.b.ok[sideBase] && t.b.cmd != nil && t.b.cmd.sides[sideBase].failed != "":
+				g := failedGate(gateSpeedup, "build", "did not run", fmt.Sprintf("%s: head cannot be compared with base: %s", t.Name, strings.TrimPrefix(t.b.cmd.sides[sideBase].failed, t.Name+": ")))
+				return "", &g
+			case !t.b.ok[sideBase]:
+				g := failedGate(gateSpeedup, "build", "did not run", fmt.Sprintf("%s: base did not build, so head cannot be compared with it (log: %s)", t.Name, t.b.log[sideBase]))
+				return "", &g
+			}
+			return "", nil
+		}, run: p.bench},
+		{gate: gateNCU, enabled: func() bool { return !p.cfg.NCU.Empty() && p.wants(gateNCU) }, check: func(t target) (string, *result.Gate) {
+			if p.targetNCU(t).Empty() {
+				return "no ncu rule names its kernels", nil
+			}
+			return "", nil
+		}, run: p.profile},
+	}
+}
+
+// targetGates runs every target's GPU steps, then merges each gate's per-target parts.
+func (p *pipeline) targetGates(ctx context.Context, static []result.Gate) ([]result.Gate, error) {
+	steps := p.gpuSteps()
+	var outs []*targetOutcome
+	for _, t := range p.targets {
+		out := &targetOutcome{name: t.Name, parts: map[string]*targetPart{}}
+		outs = append(outs, out)
+		err := p.group("target "+t.Name, func() error {
+			return p.runTarget(ctx, target{Target: t, b: p.buildOf(t.Name)}, out, static, steps)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var gates []result.Gate
+	for _, s := range steps {
+		if !s.enabled() {
+			continue
+		}
+		g, err := mergeTargetGates(s.gate, outs)
+		if err != nil {
+			return nil, err
+		}
+		gates = append(gates, g)
+	}
+	return gates, nil
+}
+
+func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, static []result.Gate, steps []gpuStep) error {
+	skip := func(why, gate string) {
+		if out.parts[gate] == nil {
+			out.parts[gate] = &targetPart{skipped: why}
+		}
+	}
+	afterGPUError := ""
+	if t.b.cmd != nil && t.b.cmd.checked != nil {
+		// A harness target's check ran before the static gates (its first harness run):
+		// what it found stands, whatever stops the target's other steps. A kernel that
+		// crashed it is not timed or profiled, but compute-sanitizer still runs on it (on
+		// the sanitizer's shapes): it is what says which line did it.
+		out.parts[gateCorrectness] = &targetPart{gate: t.b.cmd.checked}
+		if why := gpuErrorIn(*t.b.cmd.checked); why != "" {
+			afterGPUError = "a GPU error in the check run: " + why
+		}
+	}
+	switch {
+	case !t.b.ok[sideHead]:
+		out.stopped = "head did not build (see the ptxas gate)"
+	case p.gpuLost != "":
+		out.stopped = p.gpuLost
+	case p.gpuWhy != "":
+		// No GPU: a failure, never a pass (the config asks for these gates).
+		for _, s := range steps {
+			gate := failedGate(s.gate, "gpu", "did not run", fmt.Sprintf("%s: no GPU to run on: %s", t.Name, p.gpuWhy))
+			out.parts[s.gate] = &targetPart{gate: &gate}
+		}
+		return nil
+	}
+	if out.stopped != "" {
+		for _, s := range steps {
+			skip(out.stopped, s.gate)
+		}
+		p.progress("%s: skipped: %s", t.Name, out.stopped)
+		return nil
+	}
+	if !p.o.KeepGoing && out.stopped == "" {
+		out.stopped = cmp.Or(staticFailure(static, t.Functions, p.harnessTargetNames()), commandFailure(static, t))
+	}
+	changed, why := p.sassChanged(t.b, t.Functions)
+	out.unchanged = !changed
+	p.progress("%s: %s", t.Name, why)
+	for _, s := range steps {
+		if !s.enabled() {
+			continue
+		}
+		if out.stopped != "" {
+			skip(out.stopped, s.gate)
+			continue
+		}
+		if afterGPUError != "" && s.gate != gateSanitizer {
+			skip(afterGPUError, s.gate)
+			continue
+		}
+		if skipped, failed := s.check(t); failed != nil {
+			out.parts[s.gate] = &targetPart{gate: failed}
+			continue
+		} else if skipped != "" {
+			skip(skipped, s.gate)
+			continue
+		}
+		if out.unchanged && !s.onUnchangedSASS && !p.o.All {
+			skip("unchanged SASS: skipped ("+why+")", s.gate)
+			continue
+		}
+		g, err := s.run(ctx, t)
+		if err != nil {
+			return err
+		}
+		out.parts[s.gate] = &targetPart{gate: &g}
+		if s.stops != "" {
+			p.stopOnFailure(out, g, s.stops)
+		}
+	}
+	return nil
+}
+
+// stopOnFailure stops a target's later steps after a failed gate (unless --keep-going) or
+// a GPU error.
+func (p *pipeline) stopOnFailure(out *targetOutcome, g result.Gate, what string) {
+	if g.Verdict == result.Fail && !p.o.KeepGoing && out.stopped == "" {
+		out.stopped = what + " failed"
+	}
+	if why := gpuErrorIn(g); why != "" && out.stopped == "" {
+		out.stopped = "a GPU error: " + why
+	}
+}
+
+// staticFailure says which static gate failed for a kernel of the target ("" when none).
+// A finding about no kernel that names a harness target (harness) is that target's alone
+// (commandFailure).
+func staticFailure(static []result.Gate, globs, harness []string) string {
+	for _, g := range static {
+		if g.Name != "ptxas" && g.Name != "sass" {
+			continue
+		}
+		for _, f := range g.Findings {
+			if f.Severity != result.Error || f.Kernel == "" && slices.ContainsFunc(harness, func(name string) bool { return strings.HasPrefix(f.Message, name+": ") }) {
+				continue
+			}
+			if f.Kernel == "" || len(globs) == 0 || matchesAny(kernelname.Parse(f.Kernel), globs) {
+				who := f.Kernel
+				if who == "" {
+					who = "the build"
+				}
+				return fmt.Sprintf("the %s gate failed for %s", g.Name, who)
+			}
+		}
+	}
+	return ""
+}
+
+func matchesAny(n kernelname.Name, globs []string) bool {
+	for _, g := range globs {
+		if n.Matches(kernelname.Glob(g)) {
+			return true
+		}
+	}
+	return false
+}
+
+// sassChanged compares the target's functions between base and head, per arch.
+func (p *pipeline) sassChanged(b *build, globs []string) (bool, string) {
+	if !p.hasBase() {
+		return true, "no base: every step runs"
+	}
+	head, base := b.dump[sideHead], b.dump[sideBase]
+	if head == nil || base == nil {
+		return true, "a SASS dump is missing: every step runs"
+	}
+	pick := func(d *sass.Dump) map[string]string {
+		m := map[string]string{}
+		for _, f := range d.Functions {
+			if len(globs) == 0 || matchesAny(f.Name, globs) {
+				m[f.Arch+" "+f.Name.Identity()] = f.Digest
+			}
+		}
+		return m
+	}
+	h, bs := pick(head), pick(base)
+	if len(h) == 0 {
+		return true, fmt.Sprintf("run.targets functions %q match no function of the build: every step runs", globs)
+	}
+	var diff []string
+	for k, d := range h {
+		if bd, ok := bs[k]; !ok || bd != d {
+			diff = append(diff, k)
+		}
+	}
+	for k := range bs {
+		if _, ok := h[k]; !ok {
+			diff = append(diff, k)
+		}
+	}
+	if len(diff) == 0 {
+		return false, fmt.Sprintf("the SASS of its %d function × arch pair(s) is byte-identical to base's", len(h))
+	}
+	slices.Sort(diff)
+	arch, name, _ := strings.Cut(diff[0], " ")
+	return true, fmt.Sprintf("SASS changed in %d of %d function × arch pair(s), e.g. %s on %s", len(diff), len(h), name, arch)
+}
+
+// targetConfig is the config as one target sees it: the correctness and speedup rules whose
+// glob matches none of the target's kernels are left out, so that each target's gate does
+// not warn about rules meant for another. A rule that matches no kernel of any target of
+// the run (every shard's, so that a rule for another shard's target is not taken for
+// nobody's) stays with the run's first target, which warns about it once.
+func (p *pipeline) targetConfig(t config.Target) config.Config {
+	cfg := p.cfg
+	if len(t.Kernels) == 0 {
+		return cfg
+	}
+	first := len(p.runTargets) > 0 && p.runTargets[0].Name == t.Name
+	keep := func(match string) bool {
+		g := kernelname.Glob(match)
+		for _, k := range t.Kernels {
+			if g.Match(k) {
+				return true
+			}
+		}
+		if !first {
+			return false
+		}
+		for _, o := range p.runTargets {
+			if len(o.Kernels) == 0 {
+				return false
+			}
+			for _, k := range o.Kernels {
+				if g.Match(k) {
+					return false
+				}
+			}
+		}
+		return true // nobody's: the first target reports it
+	}
+	cfg.Correctness = cfg.Correctness.Only(func(r correctness.Rule) bool { return keep(r.Match) })
+	cfg.Speedup = cfg.Speedup.Only(func(r speedup.Rule) bool { return keep(r.Match) })
+	return cfg
+}
+
+// targetNCU is the ncu config with the rules that match one of the target's functions in
+// head's SASS.
+func (p *pipeline) targetNCU(t target) ncu.Config {
+	d := t.b.dump[sideHead]
+	return p.cfg.NCU.Only(func(r ncu.Rule) bool {
+		if d == nil {
+			return true
+		}
+		for _, f := range d.Functions {
+			if (len(t.Functions) == 0 || matchesAny(f.Name, t.Functions)) && f.Name.Matches(kernelname.Glob(r.Match)) {
+				return true
+			}
+		}
+		return false
+	})
+}

@@ -349,3 +349,36 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A device function that ptxas prints before a run's first "Compiling entry function ...
+// for 'sm_XX'" line (a __noinline__ function defined before the kernels) belongs to that
+// run's arch, not to none (the first run) nor to the run before (the next ones). The real
+// multi-arch log with such a record (its form as ptxas_dialects_sm80.txt prints _Z3fibi)
+// after each run's gmem line.
+func TestParseDeviceFunctionBeforeTheFirstEntry(t *testing.T) {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(string(readTestdata(t, "cuda13-h200/ptxas_flash_multi.txt")), "\n") {
+		b.WriteString(l)
+		if strings.Contains(l, "bytes gmem") {
+			b.WriteString("ptxas info    : Function properties for _Z3fibi\n    24 bytes stack frame, 20 bytes spill stores, 20 bytes spill loads\n")
+		}
+	}
+	l := parseBytes(t, []byte(b.String()))
+	var got []string
+	for _, k := range l.Kernels {
+		if k.Name == "_Z3fibi" {
+			got = append(got, k.Arch+" "+compact(k))
+		}
+	}
+	want := []string{
+		"sm_80 _Z3fibi sm_80 false - - 24 20 20 - - - - 0 ptxas flash_fwd.cu",
+		"sm_89 _Z3fibi sm_89 false - - 24 20 20 - - - - 0 ptxas flash_fwd.cu",
+		"sm_90a _Z3fibi sm_90a false - - 24 20 20 - - - - 0 ptxas flash_fwd.cu",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("device function records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(l.Kernels) != 6+3 || len(l.Diagnostics) != 0 {
+		t.Errorf("%d records, diagnostics %q", len(l.Kernels), diags(l))
+	}
+}

@@ -179,7 +179,7 @@ type parser struct {
 	lineNo  int
 	records int
 
-	arch     string // arch of the ptxas run or cuobjdump ELF being read
+	arch string // arch of the ptxas run or cuobjdump ELF being read
 	// archless are a ptxas run's device functions printed before its first "Compiling
 	// entry function ... for 'sm_XX'" line, which names the run's arch: they are filed
 	// with it then (or as they are at the run's end).

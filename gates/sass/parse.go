@@ -61,6 +61,9 @@ type Function struct {
 	// function (`.sectioninfo @"SHI_REGISTERS=N"`, from the cubin's section header: the
 	// number ptxas -v reports); zero where the dump does not say.
 	Registers int
+	// ClockReads counts the instructions that read a clock (SR_CLOCKLO, SR_CLOCKHI,
+	// SR_GLOBALTIMER*): a timed wait or in-kernel timing, which no opcode count shows.
+	ClockReads int
 }
 
 // Count returns how many of f's instructions p matches.
@@ -435,6 +438,9 @@ func (p *parser) instruction(t []byte) {
 	f := &p.funcs[p.cur]
 	f.Opcodes[key]++
 	f.Instructions++
+	if bytes.Contains(rest[n:], []byte("SR_CLOCK")) || bytes.Contains(rest[n:], []byte("SR_GLOBALTIMER")) {
+		f.ClockReads++
+	}
 	p.frames[p.cur].ended = false // an instruction after the end: the end was not the end
 }
 

@@ -71,6 +71,8 @@ type Finding struct {
 	Baseline *float64 `json:"baseline,omitempty"`
 	Delta    *float64 `json:"delta,omitempty"`
 	Message  string   `json:"message"`
+	// Explain says why, for a finding of a kernel that got slower or heavier.
+	Explain *Explanation `json:"explain,omitempty"`
 }
 
 // Table is a gate's per-kernel view for humans: reporters render it without knowing the

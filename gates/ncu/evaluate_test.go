@@ -275,15 +275,16 @@ func TestEvaluateNil(t *testing.T) {
 	}
 }
 
-// The README's NCU gate example is a config this package accepts.
-func TestReadmeExample(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// The NCU gate example of the configuration reference (docs/configuration.md) is a config
+// this package accepts.
+func TestConfigReferenceExample(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(raw), "### NCU gate")
+	_, after, ok := strings.Cut(string(raw), "\n## NCU gate\n")
 	if !ok {
-		t.Fatal("README has no NCU gate section")
+		t.Fatal("docs/configuration.md has no NCU gate section")
 	}
 	_, block, ok := strings.Cut(after, "```yaml\n")
 	if !ok {

@@ -1,6 +1,3 @@
-// Package result is the kernel-gate result model (schema "kernel-gate/result/v1"): plain
-// structs that every gate fills and every reporter reads. Other tools and later gates read
-// these JSON names, so they do not change within v1.
 package result
 
 import (

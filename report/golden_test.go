@@ -5,29 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-)
 
-// checkGolden compares got with the golden file at path; with -update it rewrites the file
-// instead.
-func checkGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
-}
+	"github.com/kernel-gate/kernel-gate/internal/goldentest"
+)
 
 // goldenFiles are the golden files of one recorded result, one per format, in
 // testdata/golden/CASE. The JSON format's is the recording's own result.json: the
@@ -77,7 +57,7 @@ func TestReplayGolden(t *testing.T) {
 					}
 					return
 				}
-				checkGolden(t, filepath.Join("testdata", "golden", c.name, g.file), buf.Bytes())
+				goldentest.Check(t, filepath.Join("testdata", "golden", c.name, g.file), buf.Bytes(), *update)
 			})
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/internal/goldentest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -146,7 +147,7 @@ func TestGolden(t *testing.T) {
 			if err := Render(&buf, tt.r, tt.format, tt.opts); err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, filepath.Join("testdata", tt.name+".golden"), buf.Bytes())
+			goldentest.Check(t, filepath.Join("testdata", tt.name+".golden"), buf.Bytes(), *update)
 		})
 	}
 }

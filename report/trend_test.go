@@ -12,6 +12,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/baseline/trend"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/goldentest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -74,7 +75,7 @@ func TestTrendGolden(t *testing.T) {
 			if err := Render(&buf, trendResult(), Markdown, tt.opts); err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, filepath.Join("testdata", tt.name+".golden"), buf.Bytes())
+			goldentest.Check(t, filepath.Join("testdata", tt.name+".golden"), buf.Bytes(), *update)
 		})
 	}
 }

@@ -213,6 +213,14 @@ class FakeEvent:
 
     def query(self):
         # Whether the work before this event has finished: the hold's end, for time_launches.
+        # At once when a launch waited for the GPU (clock["waited"]: it could only return
+        # once the hold was over); else False after the chunk's first sample and, once more of
+        # the chunk is queued, as clock["hold_over"] says, in turn.
+        if self.clock["waited"]:
+            return True
+        log = self.clock["log"]
+        if log[::-1].index("released") <= 2:  # what was queued since the hold
+            return False
         return self.clock["hold_over"].pop(0) if self.clock["hold_over"] else False
 
     def elapsed_time(self, end):
@@ -224,7 +232,7 @@ FAKE_MHZ = 1980.0  # the fake _sleep runs this many cycles per microsecond
 
 
 def fake_torch(available=True, sleep=True):
-    clock = {"now": 0.0, "synced": False, "streams": [], "log": [], "sleeps": [], "hold_over": []}
+    clock = {"now": 0.0, "synced": False, "streams": [], "log": [], "sleeps": [], "hold_over": [], "waited": False}
     torch = types.ModuleType("torch")
     torch.__version__ = "0.0-fake"
     torch.version = types.SimpleNamespace(cuda="13.0")
@@ -243,6 +251,7 @@ def fake_torch(available=True, sleep=True):
         assert isinstance(cycles, int) and cycles > 0
         clock["sleeps"].append(cycles)
         clock["log"].append("sleep")
+        clock["waited"] = False
         clock["now"] += cycles / FAKE_MHZ / 1000.0
 
     torch.cuda = types.SimpleNamespace(
@@ -278,6 +287,7 @@ class TimeLaunchesTest(unittest.TestCase):
     def setUp(self):
         kg_bench._hold["cycles_per_us"].clear()
         kg_bench._hold["enqueue_us"] = 50.0
+        kg_bench._hold["warned"].clear()
 
     def test_without_torch(self):
         with torch_module(None):

@@ -25,7 +25,9 @@ as the strings "NaN", "Infinity" and "-Infinity", never as bare tokens.
 
 time_launches holds the stream while it queues the timed launches (torch.cuda._sleep, sized
 from the measured enqueue time), so each event pair measures the kernel's device time and
-not the host's launch gaps; see its docstring.
+not the host's launch gaps; a hold never lasts more than HOLD_MAX_US, and a function that
+waits for the GPU (.item(), a copy from pageable host memory, a synchronisation) is found by
+its first hold and timed unheld, with one "kg_bench:" line on stderr; see its docstring.
 
 With KG_MODE=serve, serve() answers one round per request line after the harness has set up
 once (docs/harness-protocol.md, "Serving rounds"); a harness that serves reads its request
@@ -63,6 +65,7 @@ SERVE_SCHEMA = "kernel-gate/serve/v1"
 
 __all__ = [
     "HOLD_CHUNK",
+    "HOLD_MAX_US",
     "SCHEMA",
     "Device",
     "Reference",

@@ -265,7 +265,8 @@ def _hold_verdict(ended_during_first: bool, ended_before_queued: bool, attempt: 
     still on once the whole chunk was queued; BLOCKING when it had already ended when fn's
     first call of the chunk returned (a hold sized for twice the whole chunk's enqueueing
     cannot end during one call unless fn waited for the GPU: it synchronises, calls .item(),
-    copies from pageable host memory; holding longer cannot help, so fn is timed unheld);
+    copies from pageable host memory; or the host stalled that long; holding longer cannot
+    help, so fn is timed unheld);
     RETRY when it ended later, while tries are left (the chunk is queued again behind a
     longer hold); FAILED after _HOLD_TRIES tries."""
     if ended_during_first:

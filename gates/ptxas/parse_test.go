@@ -382,3 +382,36 @@ func TestParseDeviceFunctionBeforeTheFirstEntry(t *testing.T) {
 		t.Errorf("%d records, diagnostics %q", len(l.Kernels), diags(l))
 	}
 }
+
+// Real ptxas output (testdata/cuda13-h200, capture-issue21.sh): a __noinline__ device
+// function of three archs gets each run's arch; ptxas's limit warnings ("Too big
+// maxrregcount value specified 300", "adjusting per thread register count of 8 to lower
+// bound of 24") name no kernel, so none of their numbers becomes one.
+func TestParseIssue21Captures(t *testing.T) {
+	l := parseBytes(t, readTestdata(t, "cuda13-h200/ptxas_devfirst_multi.txt"))
+	var fib []string
+	for _, k := range l.Kernels {
+		if k.Name == "_Z3fibi" {
+			fib = append(fib, k.Arch)
+		}
+	}
+	if !slices.Equal(fib, []string{"sm_80", "sm_89", "sm_90a"}) {
+		t.Errorf("_Z3fibi archs %q", fib)
+	}
+	for _, file := range []string{"cuda13-h200/ptxas_limits_sm90a.txt", "cuda13-h200/ptxas_maxrreg300_sm90a.txt", "cuda13-h200/ptxas_maxrreg8_sm80.txt"} {
+		l := parseBytes(t, readTestdata(t, file))
+		for _, k := range l.Kernels {
+			if k.Name != "_Z8few_regsPd" && k.Name != "_Z12many_threadsPf" {
+				t.Errorf("%s: a record named %q", file, k.Name)
+			}
+		}
+		for _, d := range l.Diagnostics {
+			if d.Kernel != "" && d.Kernel != "_Z8few_regsPd" && d.Kernel != "_Z12many_threadsPf" {
+				t.Errorf("%s: diagnostic of kernel %q: %s", file, d.Kernel, d.Text)
+			}
+		}
+		if len(l.Kernels) != 2 {
+			t.Errorf("%s: %d records", file, len(l.Kernels))
+		}
+	}
+}

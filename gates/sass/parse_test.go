@@ -672,3 +672,24 @@ func TestParseNvdisasmSectionInfoOddValues(t *testing.T) {
 		}
 	}
 }
+
+// Real nvdisasm output of CUDA 13 for sm_80 and sm_89 cubins (testdata/cuda13-h200,
+// capture-issue21.sh) still prints .sectioninfo: the register count read from it is the
+// one ptxas -v reported for the same build (ptxas_kernels_sm80.txt, ptxas_kernels_sm89.txt).
+func TestParseNvdisasmSectionInfoCaptures(t *testing.T) {
+	for file, regs := range map[string]int{"cuda13-h200/nvdisasm_softmax_sm80.txt": 32, "cuda13-h200/nvdisasm_softmax_sm89.txt": 39} {
+		d := mustParse(t, readFile(t, testdata(file)), ParseOptions{})
+		var found bool
+		for _, f := range d.Functions {
+			if f.Name.Short == "kg::row_softmax<256>" {
+				found = true
+				if f.Registers != regs || f.Instructions == 0 || f.Filtered {
+					t.Errorf("%s: %s registers %d, %d instructions, filtered %v; want %d registers", file, f.Name.Short, f.Registers, f.Instructions, f.Filtered, regs)
+				}
+			}
+		}
+		if !found || !strings.Contains(string(readFile(t, testdata(file))), `.sectioninfo	@"SHI_REGISTERS=`) {
+			t.Errorf("%s: no row_softmax, or no .sectioninfo line in the capture: %+v", file, d.Functions)
+		}
+	}
+}

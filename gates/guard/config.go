@@ -3,7 +3,6 @@ package guard
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
+	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 )
 
@@ -30,7 +31,7 @@ import (
 //	  unjudged: fail                   # a file the guard cannot judge: fail (default) or warn
 //	  skip: ["vendor/**"]              # path globs whose files may go unjudged (a warning)
 type Config struct {
-	configpos.Section[*ruleSet] `yaml:",inline"`
+	configpos.Section[*rules.Set] `yaml:",inline"`
 	// Disable switches rule IDs off (every pattern of the ID).
 	Disable []string `yaml:"disable"`
 	// Rules are extra patterns; a rule with the ID of a built-in one adds a pattern to it.
@@ -131,25 +132,25 @@ var ruleIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 // Resolve checks the section, read from file, and keeps the rule set every scan uses. The
 // error names the first setting that cannot work, with its line.
 func (c *Config) Resolve(file string) error {
-	return configpos.Resolve(c, file, func(c Config) (*ruleSet, error) {
+	return configpos.Resolve(c, file, func(c Config) (*rules.Set, error) {
 		if err := c.check(); err != nil {
 			return nil, err
 		}
-		return newRuleSet(c), nil
+		return rules.NewSet(c.rules(), c.knownIDs()), nil
 	})
 }
 
 // ruleSet returns the rule set the scans use: as Resolve kept it, or built now. A scan has
 // never refused a config built in Go, so this one is built unchecked.
-func (c Config) ruleSet() *ruleSet {
-	rs, _ := configpos.Resolved(c, func(c Config) (*ruleSet, error) { return newRuleSet(c), nil })
+func (c Config) ruleSet() *rules.Set {
+	rs, _ := configpos.Resolved(c, func(c Config) (*rules.Set, error) { return rules.NewSet(c.rules(), c.knownIDs()), nil })
 	return rs
 }
 
 // check reports the first setting that cannot work, naming its line in the config file.
 func (c Config) check() error {
 	known := map[string]bool{}
-	for _, r := range DefaultRules() {
+	for _, r := range rules.DefaultRules() {
 		known[r.ID] = true
 	}
 	for i, r := range c.Rules {
@@ -176,7 +177,7 @@ func (c Config) check() error {
 	}
 	for i, id := range c.Disable {
 		if !known[id] {
-			return fmt.Errorf("%s: guard.disable: unknown rule ID %q%s", c.Where(cmp.Or(c.KeyLine("disable["+strconv.Itoa(i)+"]"), c.KeyLine("disable"))), id, suggestID(id, known))
+			return fmt.Errorf("%s: guard.disable: unknown rule ID %q%s", c.Where(cmp.Or(c.KeyLine("disable["+strconv.Itoa(i)+"]"), c.KeyLine("disable"))), id, rules.SuggestID(id, known))
 		}
 	}
 	for _, key := range []string{"warn", "block"} {
@@ -186,7 +187,7 @@ func (c Config) check() error {
 		}
 		for i, id := range list {
 			if !known[id] {
-				return fmt.Errorf("%s: guard.%s: unknown rule ID %q%s", c.Where(cmp.Or(c.KeyLine(key+"["+strconv.Itoa(i)+"]"), c.KeyLine(key))), key, id, suggestID(id, known))
+				return fmt.Errorf("%s: guard.%s: unknown rule ID %q%s", c.Where(cmp.Or(c.KeyLine(key+"["+strconv.Itoa(i)+"]"), c.KeyLine(key))), key, id, rules.SuggestID(id, known))
 			}
 		}
 	}
@@ -214,23 +215,15 @@ func (c Config) check() error {
 	return nil
 }
 
-// suggestID names the known ID closest to a mistyped one.
-func suggestID(id string, known map[string]bool) string {
-	if best, ok := configpos.Closest(id, slices.Collect(maps.Keys(known))); ok {
-		return fmt.Sprintf(" (did you mean %q?)", best)
-	}
-	return ""
-}
-
 // rules returns the active patterns: the table without the disabled IDs, plus the
 // config's own.
-func (c Config) rules() []Rule {
+func (c Config) rules() []rules.Rule {
 	off := map[string]bool{}
 	for _, id := range c.Disable {
 		off[id] = true
 	}
-	var out []Rule
-	for _, r := range DefaultRules() {
+	var out []rules.Rule
+	for _, r := range rules.DefaultRules() {
 		if !off[r.ID] {
 			out = append(out, r)
 		}
@@ -239,7 +232,7 @@ func (c Config) rules() []Rule {
 		if off[rc.ID] {
 			continue
 		}
-		out = append(out, Rule{
+		out = append(out, rules.Rule{
 			ID: rc.ID, What: cmp.Or(rc.What, "matches rule "+rc.ID+" of "+c.FileName()),
 			Why:     cmp.Or(rc.Why, "refused by "+c.Where(rc.Line)),
 			Command: rc.Command, Args: rc.Args, AnyFlag: rc.AnyFlag, NoFlag: rc.NoFlag, ArgContains: rc.ArgContains,
@@ -252,7 +245,7 @@ func (c Config) rules() []Rule {
 // knownIDs are the rule IDs an allow comment may name.
 func (c Config) knownIDs() map[string]bool {
 	ids := map[string]bool{}
-	for _, r := range DefaultRules() {
+	for _, r := range rules.DefaultRules() {
 		ids[r.ID] = true
 	}
 	for _, r := range c.Rules {
@@ -272,7 +265,7 @@ func (c Config) excluded(rel string) bool {
 }
 
 // markSkipped marks the unjudged warnings about paths that guard.skip lets go unjudged.
-func (c Config) markSkipped(ws []Warning) {
+func (c Config) markSkipped(ws []finding.Warning) {
 	for i := range ws {
 		if ws[i].Unjudged && !ws[i].Skipped && c.skipped(ws[i].Path) {
 			ws[i].Skipped = true

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
 
 // fuzzPaths give the fuzzer's content every kind of file the guard reads.
@@ -13,17 +16,17 @@ var fuzzPaths = []string{"x.sh", ".github/workflows/ci.yml", "action.yml", "Make
 
 func fuzzKind(rel string) uint8 {
 	switch Classify(rel, nil) {
-	case KindWorkflow:
+	case source.KindWorkflow:
 		return 1
-	case KindAction:
+	case source.KindAction:
 		return 2
-	case KindMakefile:
+	case source.KindMakefile:
 		return 3
-	case KindDockerfile:
+	case source.KindDockerfile:
 		return 4
-	case KindPython:
+	case source.KindPython:
 		return 5
-	case KindDoc:
+	case source.KindDoc:
 		return 7
 	}
 	return 0
@@ -62,7 +65,7 @@ func FuzzScanFile(f *testing.F) {
 	f.Add(uint8(0), []byte("screen -S s -X stuff 'reboot\\n'\ntmux send-keys 'halt' Enter\ncurl -X DELETE https://api.vultr.com/v2/instances/$ID\n"))
 	f.Add(uint8(5), []byte("import boto3, base64\nec2 = boto3.resource('ec2')\nfor i in ec2.instances.all():\n    i.stop()\ndef sh(c):\n    os.system(c)\nsh(base64.b64decode('aGFsdA==').decode())\n"))
 	ids := map[string]bool{}
-	for _, r := range DefaultRules() {
+	for _, r := range rules.DefaultRules() {
 		ids[r.ID] = true
 	}
 	f.Fuzz(func(t *testing.T, kind uint8, content []byte) {
@@ -73,7 +76,7 @@ func FuzzScanFile(f *testing.F) {
 			if fd.Line < 1 || fd.Line > lines || fd.Column < 1 || fd.EndLine < fd.Line || !ids[fd.Rule] || fd.Path != p {
 				t.Errorf("bad finding %+v (%d lines)", fd, lines)
 			}
-			if !utf8.ValidString(fd.Command) || utf8.RuneCountInString(fd.Command) > maxCommandLen || strings.ContainsAny(fd.Command, "\n\r") {
+			if !utf8.ValidString(fd.Command) || utf8.RuneCountInString(fd.Command) > source.MaxCommandLen || strings.ContainsAny(fd.Command, "\n\r") {
 				t.Errorf("bad command %q", fd.Command)
 			}
 		}
@@ -83,7 +86,7 @@ func FuzzScanFile(f *testing.F) {
 			}
 		}
 		// What a YAML file named on the command line is, by its keys.
-		if k := shapeKind(content); k != KindNone && k != KindWorkflow && k != KindAction {
+		if k := shapeKind(content); k != source.KindNone && k != source.KindWorkflow && k != source.KindAction {
 			t.Errorf("shapeKind = %q", k)
 		}
 	})

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
+	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
 	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/hangtest"
@@ -36,7 +38,7 @@ func deepNesting() []struct {
 		{"command substitutions", "x.sh", "echo ok\necho " + subst + "\n", 2, 0},
 		{"quoted substitutions", "x.sh", "echo " + strings.Repeat("\"$(", n/3) + "x" + strings.Repeat(")\"", n/3) + "\n", 1, 0},
 		{"backquotes and braces", "x.sh", strings.Repeat("{ ", n/2) + "reboot;" + strings.Repeat(" }", n/2)[:n/4] + "\n", 1, 0},
-		{"if blocks", "x.sh", strings.Repeat("if true; then\n", n/14) + "reboot\n", maxShellNesting + 1, 0},
+		{"if blocks", "x.sh", strings.Repeat("if true; then\n", n/14) + "reboot\n", shell.MaxShellNesting + 1, 0},
 		{"arithmetic", "x.sh", "echo $((" + strings.Repeat("(", n) + "1" + strings.Repeat(")", n) + "))\n", 1, 0},
 		{"parameter expansions", "x.sh", "echo " + strings.Repeat("${a:-", n/5) + "x" + strings.Repeat("}", n/5) + "\n", 1, 0},
 		{"a pipeline", "x.sh", strings.Repeat("a|", n) + "reboot\n", 1, 0},
@@ -49,7 +51,7 @@ func deepNesting() []struct {
 		{"Makefile recipe", "Makefile", "all:\n\techo ok\n\t" + parens + "\n", 3, 0},
 		// Each $(shell ...) level that make's bound lets through is expanded, searched for
 		// $(shell ...) and parsed: three passes over what it holds, maxMakeNesting times.
-		{"make $(shell)", "Makefile", "X := " + strings.Repeat("$(shell ", n/8) + "reboot" + strings.Repeat(")", n/8) + "\n", 1, 3 * (maxMakeNesting + 1)},
+		{"make $(shell)", "Makefile", "X := " + strings.Repeat("$(shell ", n/8) + "reboot" + strings.Repeat(")", n/8) + "\n", 1, 3 * (shell.MaxMakeNesting + 1)},
 		{"Dockerfile RUN", "Dockerfile", "FROM x\nRUN " + parens + "\n", 2, 0},
 		{"Dockerfile exec form", "Dockerfile", "FROM x\nRUN [\"sh\", \"-c\", \"" + parens + "\"]\n", 2, 0},
 		{"Python brackets", "x.py", "import os\nx = " + strings.Repeat("[", n) + strings.Repeat("]", n) + "\nos.system(x)\n", 2, 0},
@@ -72,8 +74,8 @@ func TestDeepNesting(t *testing.T) {
 				t.Fatalf("bad test: %d bytes is over the cap", len(tt.src))
 			}
 			type answer struct {
-				fs      []Finding
-				ws      []Warning
+				fs      []finding.Finding
+				ws      []finding.Warning
 				scanned int
 			}
 			r := hangtest.Within(t, 2*time.Minute, "the scan", func() answer {
@@ -85,7 +87,7 @@ func TestDeepNesting(t *testing.T) {
 				t.Errorf("went over %d bytes of text, %.1f times the file's %d: want at most %d times",
 					r.scanned, float64(r.scanned)/float64(len(tt.src)), len(tt.src), passes)
 			}
-			var un []Warning
+			var un []finding.Warning
 			for _, w := range r.ws {
 				if w.Unjudged {
 					un = append(un, w)

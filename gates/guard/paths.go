@@ -13,6 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
+	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
@@ -210,15 +213,15 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 		paths = append(paths, ch.Path)
 	}
 	modes := treeModes(ctx, repo, spec.Head, paths)
-	var findings []Finding
-	var warnings []Warning
+	var findings []finding.Finding
+	var warnings []finding.Warning
 	type refFrom struct {
-		ref     scriptRef
+		ref     shell.ScriptRef
 		from    string
 		touched bool
 	}
 	var refs []refFrom
-	read := map[string]Kind{}
+	read := map[string]source.Kind{}
 	byPath := map[string]gitdiff.Change{}
 	var skips []skipped
 	for _, ch := range changes {
@@ -246,23 +249,23 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 				continue
 			}
 			content, whole = target, true
-			if kind == KindNone {
-				kind = shebangKind(headOf(content))
+			if kind == source.KindNone {
+				kind = source.ShebangKind(headOf(content))
 			}
-			if kind != KindNone && kind != KindDoc {
+			if kind != source.KindNone && kind != source.KindDoc {
 				read[to] = kind // judged through the link
 			}
 		case "100755":
-			if kind == KindNone && path.Ext(path.Base(ch.Path)) == "" && len(content) > 0 &&
+			if kind == source.KindNone && path.Ext(path.Base(ch.Path)) == "" && len(content) > 0 &&
 				!bytes.HasPrefix(content, []byte("#!")) && bytes.IndexByte(headOf(content), 0) < 0 {
-				kind = KindShell
+				kind = source.KindShell
 			}
 		}
 		f, w, rf := scanKindRefs(ch.Path, kind, content, rs)
 		switch kind {
-		case KindNone:
+		case source.KindNone:
 			skips = append(skips, skipped{path: ch.Path, why: whyNotCode, given: true})
-		case KindDoc:
+		case source.KindDoc:
 			skips = append(skips, skipped{path: ch.Path, why: whyProse, given: true})
 		default:
 			read[ch.Path] = kind
@@ -274,17 +277,17 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 		}
 		warnings = append(warnings, w...)
 		for _, r := range rf {
-			refs = append(refs, refFrom{r, ch.Path, whole || ch.Touches(r.line, r.line)})
+			refs = append(refs, refFrom{r, ch.Path, whole || ch.Touches(r.Line, r.Line)})
 		}
 	}
 	// Files the changed files run by their names.
 	seen := map[string]bool{}
 	for k := 0; k < len(refs) && k < 1000; k++ {
 		r := refs[k]
-		if path.IsAbs(r.ref.path) || strings.HasPrefix(r.ref.path, "~") {
+		if path.IsAbs(r.ref.Path) || strings.HasPrefix(r.ref.Path, "~") {
 			continue
 		}
-		for _, cand := range refCandidates(r.from, r.ref.path) {
+		for _, cand := range refCandidates(r.from, r.ref.Path) {
 			if cand == "." || cand == ".." || strings.HasPrefix(cand, "../") || cfg.excluded(cand) {
 				continue
 			}
@@ -296,14 +299,14 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 			if err != nil {
 				continue
 			}
-			kind := r.ref.kind
-			if kind == KindNone {
-				kind = shebangKind(headOf(content))
-				if kind == KindNone && !bytes.HasPrefix(content, []byte("#!")) && bytes.IndexByte(headOf(content), 0) < 0 {
-					kind = KindShell
+			kind := r.ref.Kind
+			if kind == source.KindNone {
+				kind = source.ShebangKind(headOf(content))
+				if kind == source.KindNone && !bytes.HasPrefix(content, []byte("#!")) && bytes.IndexByte(headOf(content), 0) < 0 {
+					kind = source.KindShell
 				}
 			}
-			if kind == KindNone || read[cand] == kind || r.ref.kind == KindNone && read[cand] != KindNone {
+			if kind == source.KindNone || read[cand] == kind || r.ref.Kind == source.KindNone && read[cand] != source.KindNone {
 				break
 			}
 			ch, changed := byPath[cand]
@@ -322,27 +325,27 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 				warnings = append(warnings, w...)
 			}
 			for _, x := range rf {
-				refs = append(refs, refFrom{x, cand, r.touched || changed && ch.Touches(x.line, x.line)})
+				refs = append(refs, refFrom{x, cand, r.touched || changed && ch.Touches(x.Line, x.Line)})
 			}
 			break
 		}
 	}
 	cfg.markSkipped(warnings)
 	// A changed file skipped by its name but run by a changed file by its name was judged.
-	skips = slices.DeleteFunc(skips, func(s skipped) bool { return read[s.path] != KindNone })
+	skips = slices.DeleteFunc(skips, func(s skipped) bool { return read[s.path] != source.KindNone })
 	return evaluate(treeOut{findings: findings, warnings: warnings, files: len(changes), skipped: skips}, cfg)
 }
 
 // diffLink reads the file a changed symbolic link points to (to), at the change's head,
 // when it is in the repository.
-func diffLink(ctx context.Context, repo, rev, link, dest string, byName Kind) (content []byte, to string, w *Warning, ok bool) {
-	code := byName != KindNone && byName != KindDoc
+func diffLink(ctx context.Context, repo, rev, link, dest string, byName source.Kind) (content []byte, to string, w *finding.Warning, ok bool) {
+	code := byName != source.KindNone && byName != source.KindDoc
 	target := path.Clean(path.Join(path.Dir(link), dest))
 	if path.IsAbs(dest) || target == ".." || strings.HasPrefix(target, "../") {
 		if !code {
 			return nil, "", nil, false
 		}
-		return nil, "", &Warning{Path: link, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, outside the repository: the guard reads only the repository, so it cannot judge what runs through it", dest)}, false
+		return nil, "", &finding.Warning{Path: link, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, outside the repository: the guard reads only the repository, so it cannot judge what runs through it", dest)}, false
 	}
 	for range 8 { // a link to a link
 		switch treeModes(ctx, repo, rev, []string{target})[target] {
@@ -395,6 +398,6 @@ func treeModes(ctx context.Context, repo, rev string, paths []string) map[string
 }
 
 // indirect reports a finding reached through a definition elsewhere in its file.
-func indirect(f Finding) bool {
+func indirect(f finding.Finding) bool {
 	return strings.Contains(f.Via, "function ") || strings.Contains(f.Via, "alias ") || strings.Contains(f.Via, "$")
 }

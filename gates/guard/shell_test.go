@@ -1,6 +1,8 @@
 package guard
 
-import "testing"
+import (
+	"testing"
+)
 
 func TestShellDirect(t *testing.T) {
 	runScanCases(t, []scanCase{

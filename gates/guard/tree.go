@@ -15,6 +15,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
+	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
+	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 	fileinput "github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/repopath"
 )
@@ -31,7 +35,7 @@ func skipDir(name string) bool {
 
 // ScanDir scans every file under root (except .git, node_modules, vendor and the
 // config's excludes) and reports paths relative to root.
-func ScanDir(root string, cfg Config) ([]Finding, []Warning, error) {
+func ScanDir(root string, cfg Config) ([]finding.Finding, []finding.Warning, error) {
 	f, w, _, err := ScanTree(root, cfg)
 	return f, w, err
 }
@@ -40,7 +44,7 @@ func ScanDir(root string, cfg Config) ([]Finding, []Warning, error) {
 // and how to read it (KindNone: from its name and head).
 type treeJob struct {
 	abs, rel string
-	kind     Kind
+	kind     source.Kind
 	link     string // the symbolic link it was reached through, for messages
 	ref      bool   // another file runs it by its name
 	given    bool   // named on the command line: read as code when its shape says so, never dropped unnamed
@@ -48,10 +52,10 @@ type treeJob struct {
 }
 
 type treeResult struct {
-	f       []Finding
-	w       []Warning
-	refs    []scriptRef
-	kind    Kind // how it was read (KindNone: not read)
+	f       []finding.Finding
+	w       []finding.Warning
+	refs    []shell.ScriptRef
+	kind    source.Kind // how it was read (KindNone: not read)
 	scanned bool
 	skip    *skipped // not read, and why
 }
@@ -75,8 +79,8 @@ const (
 
 // treeOut is what scanning a tree gives.
 type treeOut struct {
-	findings []Finding
-	warnings []Warning
+	findings []finding.Finding
+	warnings []finding.Warning
 	files    int
 	skipped  []skipped
 	notes    []string // notices about how the paths named were read
@@ -90,7 +94,7 @@ type treeOut struct {
 // extensionless executable text file without a shebang is a shell script (the kernel hands
 // it to sh), and a file that another runs by its name (`bash ci/teardown`, `./tools/reap`,
 // `source env.sh`, `python3 tools/x`) is judged as what runs it reads it.
-func ScanTree(root string, cfg Config) (findings []Finding, warnings []Warning, files int, err error) {
+func ScanTree(root string, cfg Config) (findings []finding.Finding, warnings []finding.Warning, files int, err error) {
 	out, err := scanTree(root, []treeStart{{rel: "."}}, cfg, false)
 	return out.findings, out.warnings, out.files, err
 }
@@ -130,7 +134,7 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 	// socket, a device): git stores none, reading one could block, and `bash fifo` or
 	// `source fifo` runs what comes through it, so the guard cannot judge it.
 	special := func(rel string, mode fs.FileMode) {
-		out.warnings = append(out.warnings, Warning{Path: rel, Unjudged: true,
+		out.warnings = append(out.warnings, finding.Warning{Path: rel, Unjudged: true,
 			Message: fmt.Sprintf("not scanned: it is %s, not a regular file, so the guard cannot read it", fileinput.KindOf(mode))})
 	}
 	for _, st := range starts {
@@ -184,7 +188,7 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 				}
 				// A directory or file that cannot be listed or read: whatever is in it
 				// could run, so it is not judged safe.
-				out.warnings = append(out.warnings, Warning{Path: rel, Unjudged: true, Message: "not scanned: " + unwrapPathErr(werr).Error() + ": the guard cannot read it, so it cannot judge what is in it"})
+				out.warnings = append(out.warnings, finding.Warning{Path: rel, Unjudged: true, Message: "not scanned: " + unwrapPathErr(werr).Error() + ": the guard cannot read it, so it cannot judge what is in it"})
 				if d != nil && d.IsDir() {
 					return fs.SkipDir
 				}
@@ -251,9 +255,9 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 	rs := cfg.ruleSet()
 	results := scanJobs(jobs, rs)
 	// Files run by their names, judged as what runs them reads them.
-	done := map[string]Kind{}
+	done := map[string]source.Kind{}
 	for i, j := range jobs {
-		if results[i].kind != KindNone {
+		if results[i].kind != source.KindNone {
 			done[j.rel] = results[i].kind
 		}
 	}
@@ -268,13 +272,13 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 				if !ok && j.rel != "" && !warnedRef[j.rel] && !walked[j.rel] {
 					// Run by its name, and not a regular file: nothing the guard can read.
 					warnedRef[j.rel] = true
-					out.warnings = append(out.warnings, Warning{Path: j.rel, Unjudged: true,
-						Message: fmt.Sprintf("not scanned: %s runs it by its name (line %d), but it is %s, not a regular file, so the guard cannot read it", jobs[i].rel, r.line, fileinput.KindOf(resolved[j.rel].special))})
+					out.warnings = append(out.warnings, finding.Warning{Path: j.rel, Unjudged: true,
+						Message: fmt.Sprintf("not scanned: %s runs it by its name (line %d), but it is %s, not a regular file, so the guard cannot read it", jobs[i].rel, r.Line, fileinput.KindOf(resolved[j.rel].special))})
 				}
-				if !ok || seen[j.rel] || done[j.rel] == j.kind || done[j.rel] == KindShell && j.kind == KindNone {
+				if !ok || seen[j.rel] || done[j.rel] == j.kind || done[j.rel] == source.KindShell && j.kind == source.KindNone {
 					continue
 				}
-				if j.kind == KindNone && done[j.rel] != KindNone {
+				if j.kind == source.KindNone && done[j.rel] != source.KindNone {
 					continue // run by its shebang: already read as its shebang says
 				}
 				seen[j.rel] = true
@@ -299,20 +303,20 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 			out.files++
 		}
 		// A file skipped by its name but run by another's is judged: not skipped.
-		if r.skip != nil && done[jobs[i].rel] == KindNone {
+		if r.skip != nil && done[jobs[i].rel] == source.KindNone {
 			out.skipped = append(out.skipped, *r.skip)
 		}
 	}
 	cfg.markSkipped(out.warnings)
-	slices.SortStableFunc(out.findings, func(a, b Finding) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortStableFunc(out.warnings, func(a, b Warning) int {
+	slices.SortStableFunc(out.findings, func(a, b finding.Finding) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(out.warnings, func(a, b finding.Warning) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})
 	return out, nil
 }
 
 // scanJobs scans files in parallel.
-func scanJobs(jobs []treeJob, rs *ruleSet) []treeResult {
+func scanJobs(jobs []treeJob, rs *rules.Set) []treeResult {
 	results := make([]treeResult, len(jobs))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -337,16 +341,16 @@ func scanJobs(jobs []treeJob, rs *ruleSet) []treeResult {
 // named like code (or named on the command line) that cannot be followed to a regular
 // file is one the guard cannot judge: what it leads to when the job runs is not what is
 // here.
-func followLink(realRoot, root string, l treeJob, cfg Config, regular map[string]bool) (treeJob, *Warning, bool) {
+func followLink(realRoot, root string, l treeJob, cfg Config, regular map[string]bool) (treeJob, *finding.Warning, bool) {
 	byName := Classify(l.rel, nil)
-	code := l.given || byName != KindNone && byName != KindDoc
+	code := l.given || byName != source.KindNone && byName != source.KindDoc
 	dest, _ := os.Readlink(l.abs)
 	target, err := filepath.EvalSymlinks(l.abs)
 	if err != nil {
 		if !code {
 			return treeJob{}, nil, false
 		}
-		return treeJob{}, &Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, which does not resolve (%v): the guard cannot read what it will lead to, so it cannot judge it", dest, unwrapPathErr(err))}, false
+		return treeJob{}, &finding.Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, which does not resolve (%v): the guard cannot read what it will lead to, so it cannot judge it", dest, unwrapPathErr(err))}, false
 	}
 	target, _ = filepath.Abs(target)
 	trel, err := filepath.Rel(realRoot, target)
@@ -357,17 +361,17 @@ func followLink(realRoot, root string, l treeJob, cfg Config, regular map[string
 		// says, else as what the path it leads to says.
 		if st, err := os.Stat(target); err == nil && st.Mode().IsRegular() {
 			j := treeJob{abs: target, rel: l.rel, link: dest, given: true, shape: true}
-			if byName == KindNone && tk != KindDoc {
+			if byName == source.KindNone && tk != source.KindDoc {
 				j.kind = tk
 			}
 			return j, nil, true
 		}
 	}
 	if out {
-		if !code && (tk == KindNone || tk == KindDoc) {
+		if !code && (tk == source.KindNone || tk == source.KindDoc) {
 			return treeJob{}, nil, false
 		}
-		return treeJob{}, &Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, outside the repository: the guard reads only the repository, so it cannot judge what runs through it", dest)}, false
+		return treeJob{}, &finding.Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, outside the repository: the guard reads only the repository, so it cannot judge what runs through it", dest)}, false
 	}
 	st, err := os.Stat(target)
 	switch {
@@ -375,17 +379,17 @@ func followLink(realRoot, root string, l treeJob, cfg Config, regular map[string
 		if !code {
 			return treeJob{}, nil, false
 		}
-		return treeJob{}, &Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, which cannot be read (%v): the guard cannot judge it", dest, unwrapPathErr(err))}, false
+		return treeJob{}, &finding.Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, which cannot be read (%v): the guard cannot judge it", dest, unwrapPathErr(err))}, false
 	case st.IsDir():
 		return treeJob{}, nil, false // a directory: its files are judged where they are
 	case !st.Mode().IsRegular():
 		if !code {
 			return treeJob{}, nil, false
 		}
-		return treeJob{}, &Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, which is %s, not a regular file: the guard cannot read it, so it cannot judge it", dest, fileinput.KindOf(st.Mode()))}, false
+		return treeJob{}, &finding.Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, which is %s, not a regular file: the guard cannot read it, so it cannot judge it", dest, fileinput.KindOf(st.Mode()))}, false
 	}
 	trel = filepath.ToSlash(trel)
-	if regular[trel] && !cfg.excluded(trel) && !underSkipDir(trel) && (byName == KindNone || byName == Classify(trel, nil)) {
+	if regular[trel] && !cfg.excluded(trel) && !underSkipDir(trel) && (byName == source.KindNone || byName == Classify(trel, nil)) {
 		return treeJob{abs: target}, nil, false // judged as the file it points to
 	}
 	return treeJob{abs: target, rel: l.rel, link: dest, given: l.given, shape: l.shape}, nil, true
@@ -433,8 +437,8 @@ type resolvedPath struct {
 }
 
 // refJob finds the repository file a script reference names (see refCandidates).
-func refJob(realRoot, root, from string, r scriptRef, cfg Config, cache map[string]resolvedPath) (treeJob, bool) {
-	p := r.path
+func refJob(realRoot, root, from string, r shell.ScriptRef, cfg Config, cache map[string]resolvedPath) (treeJob, bool) {
+	p := r.Path
 	if strings.HasPrefix(p, "~") || path.IsAbs(p) {
 		return treeJob{}, false
 	}
@@ -448,7 +452,7 @@ func refJob(realRoot, root, from string, r scriptRef, cfg Config, cache map[stri
 			cache[cand] = res
 		}
 		if res.ok {
-			return treeJob{abs: res.real, rel: cand, kind: r.kind, ref: true}, true
+			return treeJob{abs: res.real, rel: cand, kind: r.Kind, ref: true}, true
 		}
 		if res.special != 0 {
 			return treeJob{rel: cand}, false
@@ -481,33 +485,33 @@ func resolveInRepo(realRoot, root, cand string) resolvedPath {
 // scanPath reads and scans one file, reading only its head when its name and head say
 // it is not code. A file that cannot be opened or read is one the guard cannot judge,
 // unless its name says it is prose and nothing runs it.
-func scanPath(j treeJob, rs *ruleSet) treeResult {
+func scanPath(j treeJob, rs *rules.Set) treeResult {
 	kind := j.kind
-	if kind == KindNone {
+	if kind == source.KindNone {
 		kind = Classify(j.rel, nil)
-		if j.ref && kind == KindDoc {
-			kind = KindNone // run by its name: what it is named does not matter
+		if j.ref && kind == source.KindDoc {
+			kind = source.KindNone // run by its name: what it is named does not matter
 		}
 	}
 	unreadable := func(err error) treeResult {
-		return treeResult{w: []Warning{{Path: j.rel, Unjudged: true, Message: "not scanned: " + unwrapPathErr(err).Error() + ": the guard cannot read it, so it cannot judge it"}}}
+		return treeResult{w: []finding.Warning{{Path: j.rel, Unjudged: true, Message: "not scanned: " + unwrapPathErr(err).Error() + ": the guard cannot read it, so it cannot judge it"}}}
 	}
 	f, err := fileinput.Open(j.abs)
 	if err != nil {
-		if kind == KindDoc && !j.given {
+		if kind == source.KindDoc && !j.given {
 			return treeResult{skip: &skipped{path: j.rel, why: whyProse}}
 		}
 		return unreadable(err)
 	}
 	defer f.Close()
-	notRead := func(k Kind) treeResult {
-		if k == KindDoc {
+	notRead := func(k source.Kind) treeResult {
+		if k == source.KindDoc {
 			return treeResult{skip: &skipped{path: j.rel, why: whyProse, given: j.given}}
 		}
 		return treeResult{skip: &skipped{path: j.rel, why: whyNotCode, given: j.given}}
 	}
 	var content []byte
-	if kind == KindNone {
+	if kind == source.KindNone {
 		head := make([]byte, 256)
 		n, err := io.ReadFull(f, head)
 		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
@@ -515,18 +519,18 @@ func scanPath(j treeJob, rs *ruleSet) treeResult {
 		}
 		head = head[:n]
 		if j.ref {
-			kind = shebangKind(head)
+			kind = source.ShebangKind(head)
 		} else {
 			kind = Classify(j.rel, head)
 		}
-		if kind == KindNone && (j.ref || isExecScript(f, j.rel, head)) {
+		if kind == source.KindNone && (j.ref || isExecScript(f, j.rel, head)) {
 			// Run by its name, or an executable without a shebang: the kernel hands it to sh.
 			if bytes.HasPrefix(head, []byte("#!")) || bytes.IndexByte(head, 0) >= 0 {
-				return notRead(KindNone) // another interpreter, or a binary
+				return notRead(source.KindNone) // another interpreter, or a binary
 			}
-			kind = KindShell
+			kind = source.KindShell
 		}
-		if kind == KindNone && j.shape && isYAMLName(j.rel) {
+		if kind == source.KindNone && j.shape && isYAMLName(j.rel) {
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return unreadable(err)
 			}
@@ -537,7 +541,7 @@ func scanPath(j treeJob, rs *ruleSet) treeResult {
 				kind = shapeKind(content)
 			}
 		}
-		if kind == KindNone || kind == KindDoc {
+		if kind == source.KindNone || kind == source.KindDoc {
 			return notRead(kind)
 		}
 		if content == nil {
@@ -545,7 +549,7 @@ func scanPath(j treeJob, rs *ruleSet) treeResult {
 				return unreadable(err)
 			}
 		}
-	} else if kind == KindDoc {
+	} else if kind == source.KindDoc {
 		return notRead(kind)
 	}
 	if content == nil {
@@ -554,7 +558,7 @@ func scanPath(j treeJob, rs *ruleSet) treeResult {
 		}
 	}
 	if len(content) > maxFileSize {
-		return treeResult{w: []Warning{{Path: j.rel, Unjudged: true, Message: fmt.Sprintf("not scanned: larger than the %d bytes the guard reads, so it cannot judge this %s", maxFileSize, kindName(kind))}}}
+		return treeResult{w: []finding.Warning{{Path: j.rel, Unjudged: true, Message: fmt.Sprintf("not scanned: larger than the %d bytes the guard reads, so it cannot judge this %s", maxFileSize, kindName(kind))}}}
 	}
 	fs, ws, refs := scanKindRefs(j.rel, kind, content, rs)
 	if j.link != "" {

@@ -2,7 +2,7 @@
 // commands in a change that would stop, deallocate, reboot or reset the GPU machine the
 // gates run on (gcloud compute instances stop, sudo shutdown -h now, nvidia-smi -r, ...).
 //
-// Rule IDs (the rules table in rules.go is the one place they are defined):
+// Rule IDs (the table in rules/rules.go is the one place they are defined):
 //
 //	gcp-instance-stop        gcloud compute instances|tpus stop|suspend; the Compute API and REST stop
 //	gcp-instance-delete      gcloud compute instances|tpus delete; the Compute API and REST DELETE

@@ -64,7 +64,7 @@ func deepNesting() []struct {
 // TestDeepNesting feeds every front-end a million nested constructs (deepNesting): each
 // must come back without a stack overflow, as an unjudged warning that names the file and
 // the line, and the gate must fail on it. Its work must stay bounded: the bytes of text the
-// front-ends went over (fileCtx.scanned) within the case's passes over the file, however
+// front-ends went over (shell.File.Scanned) within the case's passes over the file, however
 // deep it nests. How fast that is, BenchmarkDeepNesting measures; the 2 minutes here only
 // keep a scan that hangs from hanging the suite.
 func TestDeepNesting(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/kernel-gate/kernel-gate/gates/guard/dockerfile"
 	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
@@ -28,7 +27,7 @@ func ScanFile(path string, content []byte, cfg Config) ([]finding.Finding, []fin
 }
 
 // scanFile is ScanFile that also says how many bytes of text the scan went over
-// (fileCtx.scanned).
+// (shell.File.Scanned).
 func scanFile(path string, content []byte, cfg Config) ([]finding.Finding, []finding.Warning, int) {
 	rel := filepath.ToSlash(path)
 	if cfg.excluded(rel) {
@@ -53,7 +52,7 @@ func scanKindRefs(p string, kind source.Kind, content []byte, rs *rules.Set) (fi
 }
 
 // scanKindWork is scanKindRefs that also returns how many bytes of text the scan went
-// over (fileCtx.scanned).
+// over (shell.File.Scanned).
 func scanKindWork(p string, kind source.Kind, content []byte, rs *rules.Set) (findings []finding.Finding, warnings []finding.Warning, refs []shell.ScriptRef, scanned int) {
 	switch {
 	case kind == source.KindNone || kind == source.KindDoc:
@@ -74,32 +73,18 @@ func scanKindWork(p string, kind source.Kind, content []byte, rs *rules.Set) (fi
 	}()
 	switch kind {
 	case source.KindShell:
-		scanShellFile(fc)
+		shell.Scan(fc)
 	case source.KindWorkflow, source.KindAction:
-		workflow.ScanWorkflow(fc, kind)
+		workflow.Scan(fc, kind)
 	case source.KindMakefile:
-		makefile.ScanMakefile(fc)
+		makefile.Scan(fc)
 	case source.KindDockerfile:
-		dockerfile.ScanDockerfile(fc)
+		dockerfile.Scan(fc)
 	case source.KindPython:
-		scanPythonFile(fc)
+		python.Scan(fc)
 	}
 	findings, warnings = fc.Finish()
 	return findings, warnings, fc.Refs, fc.Scanned
-}
-
-func scanShellFile(fc *shell.File) {
-	a := shell.NewAnalyzer(fc)
-	fr := &shell.Frame{Src: source.FileText(fc.Text), Lang: shell.LangOf(source.ShebangShell([]byte(fc.Text[:min(len(fc.Text), 256)])))}
-	if strings.HasSuffix(fc.Path, ".zsh") {
-		fr.Lang = shell.LangOf("zsh")
-	}
-	a.RunShell(fr)
-}
-
-func scanPythonFile(fc *shell.File) {
-	a := shell.NewAnalyzer(fc)
-	python.Read(a, &shell.Frame{Src: source.FileText(fc.Text)})
 }
 
 // kindName names a kind of file in messages.

@@ -19,7 +19,7 @@ var (
 	dockerHeredocRE = regexp.MustCompile(`(?:^|[\s0-9])<<(-?)(["']?)([A-Za-z_][A-Za-z0-9_]*)(["']?)`)
 )
 
-func ScanDockerfile(fc *shell.File) {
+func Scan(fc *shell.File) {
 	t := fc.Text
 	lt := fc.Lines
 	n := len(lt.Starts)

@@ -44,7 +44,7 @@ type makeLit struct {
 
 type mkLine struct{ start, end int } // byte range, without the newline
 
-func ScanMakefile(fc *shell.File) {
+func Scan(fc *shell.File) {
 	m := &mkFile{fc: fc, a: shell.NewAnalyzer(fc), vars: map[string]string{}, defines: map[string][]int{}, used: map[string]bool{},
 		memo: map[string]makeLit{}}
 	for l := 1; l <= len(fc.Lines.Starts); l++ {

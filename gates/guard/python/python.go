@@ -306,7 +306,10 @@ type pyRunner struct {
 	via    string
 }
 
-// readPython reads a Python text (fr.src) for dangerous calls.
+// Scan reads a Python file.
+func Scan(fc *shell.File) { Read(shell.NewAnalyzer(fc), &shell.Frame{Src: source.FileText(fc.Text)}) }
+
+// Read reads a Python text (fr.src) for dangerous calls.
 func Read(a *shell.Analyzer, fr *shell.Frame) {
 	if fr.Depth > shell.MaxDepth {
 		return
@@ -946,8 +949,8 @@ func (p *pyFile) runValue(v pyValue, cc *shell.CmdCtx, via string, viaShell bool
 }
 
 // httpCall reads the method and URL of a requests, httpx or urllib call.
-func (p *pyFile) httpCall(c pyCall, fn string, arg func(int, ...string) []pyTok) (rules.HttpRequest, bool) {
-	var req rules.HttpRequest
+func (p *pyFile) httpCall(c pyCall, fn string, arg func(int, ...string) []pyTok) (rules.HTTPRequest, bool) {
+	var req rules.HTTPRequest
 	urlArg := arg(0, "url")
 	switch fn {
 	case "get", "post", "put", "delete", "patch", "head":
@@ -972,7 +975,7 @@ func (p *pyFile) httpCall(c pyCall, fn string, arg func(int, ...string) []pyTok)
 	if u.kind != 's' {
 		return req, false
 	}
-	req.Urls = []string{u.str.Text}
+	req.URLs = []string{u.str.Text}
 	return req, true
 }
 

@@ -374,7 +374,7 @@ var (
 		"*.urlopen", "urlopen", "Request", "*.Request"}
 )
 
-// lifecycleCLIs are the programs whose commands start, stop, delete or reboot machines:
+// LifecycleCLIs are the programs whose commands start, stop, delete or reboot machines:
 // with them, a verb the guard cannot resolve may be a destructive one.
 var LifecycleCLIs = []string{"gcloud", "aws", "az", "oci", "runpodctl", "vastai", "paperspace", "pspace", "hcloud", "doctl",
 	"linode-cli", "scw", "ibmcloud", "exo", "openstack", "nova", "vultr-cli", "civo", "init", "telinit", "loginctl"}
@@ -403,7 +403,7 @@ func (r *Rule) family() bool {
 	return false
 }
 
-// matchPossibly reports whether argv would match the family rule if one unknown word, the
+// MatchPossibly reports whether argv would match the family rule if one unknown word, the
 // next positional word after the known ones before it, were the rule's verb.
 func (r *Rule) MatchPossibly(argv []string) bool {
 	if len(argv) == 0 || !Known(argv[0]) || !GlobList(r.Command, ProgName(argv[0])) {
@@ -518,12 +518,12 @@ func possibleGlob(alts, w string) bool {
 	return false
 }
 
-// isCommandRule, isWriteRule and isCallRule say which front-end a pattern is for.
+// IsCommandRule, isWriteRule and isCallRule say which front-end a pattern is for.
 func (r *Rule) IsCommandRule() bool { return len(r.Command) > 0 }
 func (r *Rule) IsWriteRule() bool   { return len(r.WriteTo) > 0 }
 func (r *Rule) IsCallRule() bool    { return len(r.Call) > 0 }
 
-// progName is the base name a rule's Command compares with.
+// ProgName is the base name a rule's Command compares with.
 func ProgName(word string) string {
 	w := strings.TrimRight(word, "/")
 	if w == "" {
@@ -533,7 +533,7 @@ func ProgName(word string) string {
 	return strings.TrimSuffix(b, ".exe")
 }
 
-// globAny reports whether s matches one of the '|'-separated globs of alts.
+// GlobAny reports whether s matches one of the '|'-separated globs of alts.
 func GlobAny(alts, s string) bool {
 	for a := range strings.SplitSeq(alts, "|") {
 		if kernelname.Glob(a).Match(s) {
@@ -554,7 +554,7 @@ func GlobList(list []string, s string) bool {
 
 func Known(w string) bool { return strings.IndexByte(w, source.UnknownByte) < 0 }
 
-// matchCommand reports whether the argv (program first) matches the rule.
+// MatchCommand reports whether the argv (program first) matches the rule.
 func (r *Rule) MatchCommand(argv []string) bool {
 	if r.VmAction || r.unresolved || len(argv) == 0 || !Known(argv[0]) || !GlobList(r.Command, ProgName(argv[0])) {
 		return false
@@ -612,7 +612,7 @@ func (r *Rule) MatchCommand(argv []string) bool {
 // flagWord is one option with the word after it (its value, if it takes one).
 type flagWord struct{ word, next string }
 
-// splitArgs separates options from positional words. An option listed in valueFlags
+// SplitArgs separates options from positional words. An option listed in valueFlags
 // takes the next word as its value; after any other option the next word stays
 // positional (erring toward finding a verb). "--" ends the options.
 func SplitArgs(args, valueFlags []string) (flags []flagWord, pos []string) {
@@ -672,7 +672,7 @@ func subsequence(pattern, words []string) bool {
 	return i == len(pattern)
 }
 
-// matchWrite reports whether writing to the file p is the rule's danger.
+// MatchWrite reports whether writing to the file p is the rule's danger.
 func (r *Rule) MatchWrite(p string) bool {
 	for _, g := range r.WriteTo {
 		if (Known(p) || strings.ContainsAny(g, "*?")) && GlobAny(g, p) {
@@ -682,7 +682,7 @@ func (r *Rule) MatchWrite(p string) bool {
 	return false
 }
 
-// argContains reports whether some word contains one of subs (true when subs is empty).
+// ArgContains reports whether some word contains one of subs (true when subs is empty).
 func ArgContains(words, subs []string) bool {
 	if len(subs) == 0 {
 		return true
@@ -697,18 +697,18 @@ func ArgContains(words, subs []string) bool {
 	return false
 }
 
-// httpRequest is what an HTTP request command or call asks: its method and URLs.
-type HttpRequest struct {
+// HTTPRequest is what an HTTP request command or call asks: its method and URLs.
+type HTTPRequest struct {
 	Method string // upper case; "" when unknown
-	Urls   []string
+	URLs   []string
 }
 
-// matchRequest reports whether the request is one the rule's URL and Method describe.
-func (r *Rule) MatchRequest(req HttpRequest) bool {
+// MatchRequest reports whether the request is one the rule's URL and Method describe.
+func (r *Rule) MatchRequest(req HTTPRequest) bool {
 	if len(r.Method) > 0 && !slices.ContainsFunc(r.Method, func(m string) bool { return strings.EqualFold(m, req.Method) }) {
 		return false
 	}
-	for _, u := range req.Urls {
+	for _, u := range req.URLs {
 		for _, g := range r.URL {
 			if kernelname.Glob(g).Match(u) {
 				return true
@@ -719,8 +719,8 @@ func (r *Rule) MatchRequest(req HttpRequest) bool {
 }
 
 // httpCommand reads the method and URLs of a curl, wget, httpie or xh command.
-func httpCommand(prog string, args []string) (HttpRequest, bool) {
-	var req HttpRequest
+func httpCommand(prog string, args []string) (HTTPRequest, bool) {
+	var req HTTPRequest
 	data := false
 	isURL := func(w string) bool {
 		return strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://") || strings.Contains(w, "://") && !strings.HasPrefix(w, "file:")
@@ -742,17 +742,17 @@ func httpCommand(prog string, args []string) (HttpRequest, bool) {
 			case strings.HasPrefix(w, "-X") && len(w) > 2:
 				req.Method = strings.ToUpper(w[2:])
 			case w == "--url":
-				req.Urls = append(req.Urls, next)
+				req.URLs = append(req.URLs, next)
 				i++
 			case strings.HasPrefix(w, "--url="):
-				req.Urls = append(req.Urls, strings.TrimPrefix(w, "--url="))
+				req.URLs = append(req.URLs, strings.TrimPrefix(w, "--url="))
 			case w == "-d" || strings.HasPrefix(w, "--data") || w == "-F" || w == "--form" || w == "--json" || w == "-T" || w == "--upload-file":
 				data = true
 				i++
 			case w == "-I" || w == "--head":
 				req.Method = "HEAD"
 			case isURL(w):
-				req.Urls = append(req.Urls, w)
+				req.URLs = append(req.URLs, w)
 			}
 		}
 		if req.Method == "" {
@@ -772,7 +772,7 @@ func httpCommand(prog string, args []string) (HttpRequest, bool) {
 					req.Method = "POST"
 				}
 			case isURL(w):
-				req.Urls = append(req.Urls, w)
+				req.URLs = append(req.URLs, w)
 			}
 		}
 	default: // httpie, xh: [METHOD] URL [items]
@@ -782,17 +782,17 @@ func httpCommand(prog string, args []string) (HttpRequest, bool) {
 			}
 			switch strings.ToUpper(w) {
 			case "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD":
-				if req.Method == "" && len(req.Urls) == 0 {
+				if req.Method == "" && len(req.URLs) == 0 {
 					req.Method = strings.ToUpper(w)
 					continue
 				}
 			}
-			if isURL(w) || len(req.Urls) == 0 && strings.Contains(w, ".") && strings.Contains(w, "/") {
+			if isURL(w) || len(req.URLs) == 0 && strings.Contains(w, ".") && strings.Contains(w, "/") {
 				u := w
 				if !strings.Contains(u, "://") {
 					u = "https://" + u
 				}
-				req.Urls = append(req.Urls, u)
+				req.URLs = append(req.URLs, u)
 			} else if strings.ContainsAny(w, "=:") && req.Method == "" {
 				req.Method = "POST" // a data item
 			}
@@ -801,5 +801,5 @@ func httpCommand(prog string, args []string) (HttpRequest, bool) {
 			req.Method = "GET"
 		}
 	}
-	return req, len(req.Urls) > 0
+	return req, len(req.URLs) > 0
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 )
 
-// suggestID names the known ID closest to a mistyped one.
+// SuggestID names the known ID closest to a mistyped one.
 func SuggestID(id string, known map[string]bool) string {
 	if best, ok := configpos.Closest(id, slices.Collect(maps.Keys(known))); ok {
 		return fmt.Sprintf(" (did you mean %q?)", best)
@@ -17,7 +17,7 @@ func SuggestID(id string, known map[string]bool) string {
 	return ""
 }
 
-// ruleSet is a config's active rules, sorted by the front-end that uses them and by
+// Set is a config's active rules, sorted by the front-end that uses them and by
 // program name. It is built once per scan and only read afterwards.
 type Set struct {
 	ByID       map[string]*Rule   // the first pattern of each rule ID
@@ -30,7 +30,7 @@ type Set struct {
 	KnownIDs   map[string]bool
 }
 
-// newRuleSet sorts the active rules; knownIDs are the rule IDs an allow comment may name
+// NewSet sorts the active rules; knownIDs are the rule IDs an allow comment may name
 // (disabled ones too).
 func NewSet(rules []Rule, knownIDs map[string]bool) *Set {
 	rs := &Set{cmdByProg: map[string][]*Rule{}, Families: map[string][]*Rule{}, ByID: map[string]*Rule{}, KnownIDs: knownIDs}
@@ -75,7 +75,7 @@ func NewSet(rules []Rule, knownIDs map[string]bool) *Set {
 	return rs
 }
 
-// commandRules are the rules that may match a program (by its base name).
+// CommandRules are the rules that may match a program (by its base name).
 func (rs *Set) CommandRules(prog string) []*Rule {
 	if len(rs.cmdGlob) == 0 {
 		return rs.cmdByProg[prog]

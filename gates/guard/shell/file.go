@@ -15,7 +15,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
 
-// hit is a finding before allow comments and formatting.
+// Hit is a finding before allow comments and formatting.
 type Hit struct {
 	Rule  *rules.Rule
 	At    Span // where it is reported
@@ -24,7 +24,7 @@ type Hit struct {
 	Via   []string
 }
 
-// fileCtx is one file being scanned.
+// File is one file being scanned.
 type File struct {
 	Path       string
 	content    string // as read
@@ -37,18 +37,18 @@ type File struct {
 	hits       []Hit
 	warnings   []finding.Warning
 	warned     map[string]bool
-	Invalid    []int // offsets of the bytes that are not UTF-8 (unknownByte in text)
+	Invalid    []int // offsets of the bytes that are not UTF-8 (source.UnknownByte in Text)
 	Refs       []ScriptRef
 	refSeen    map[ScriptRef]bool
-	readPython func(*Analyzer, *Frame) // see newFileCtx
-	// scanned counts the bytes of text the front-ends went over: each text parsed as shell
+	readPython func(*Analyzer, *Frame) // see NewFile
+	// Scanned counts the bytes of text the front-ends went over: each text parsed as shell
 	// or read as Python, each make text expanded or searched for $(shell ...). It is the
 	// work a file costs, which its nesting must not multiply beyond the bounds (depth.go):
 	// TestDeepNesting checks it against the file's size.
 	Scanned int
 }
 
-// scriptRef is a file of the repository that the file runs by its name (`bash ci/teardown`,
+// ScriptRef is a file of the repository that the file runs by its name (`bash ci/teardown`,
 // `./tools/reap`, `source env.sh`, `python3 tools/stop.py`): ScanTree and ScanDiff judge it
 // as what runs it reads it, whatever its name says.
 type ScriptRef struct {
@@ -57,7 +57,7 @@ type ScriptRef struct {
 	Line int
 }
 
-// newFileCtx prepares a file for the front ends. readPython reads Python for them (the
+// NewFile prepares a file for the front ends. readPython reads Python for them (the
 // analyzer hands it `python -c` scripts, a workflow step in `shell: python`, a
 // Dockerfile's Python here-document): it is passed in so that the shell analyzer need not
 // import the Python reader, which itself reads subprocess calls as shell.
@@ -100,10 +100,10 @@ func (fc *File) Line(off int) int {
 
 func (fc *File) Add(h Hit) { fc.hits = append(fc.hits, h) }
 
-// warn records a warning once; during a dry run (a) it records nothing.
+// Warn records a warning once; during a dry run (a) it records nothing.
 func (fc *File) Warn(a *Analyzer, line int, msg string) { fc.warning(a, line, msg, false) }
 
-// unjudged records that the file, from line on, could not be judged (see Warning).
+// Unjudged records that the file, from line on, could not be judged (see Warning).
 func (fc *File) Unjudged(a *Analyzer, line int, msg string) { fc.warning(a, line, msg, true) }
 
 func (fc *File) warning(a *Analyzer, line int, msg string, unjudged bool) {
@@ -163,7 +163,7 @@ func (fc *File) allows() map[int]allowComment {
 	return out
 }
 
-// finish turns the hits into findings.
+// Finish turns the hits into findings.
 func (fc *File) Finish() ([]finding.Finding, []finding.Warning) {
 	allows := fc.allows()
 	seen := map[hitKey]bool{}
@@ -227,7 +227,7 @@ func (fc *File) commandText(h Hit) string {
 	return text
 }
 
-// maskInvalid turns the bytes of s that stand for bytes of the file that are not UTF-8 back
+// MaskInvalid turns the bytes of s that stand for bytes of the file that are not UTF-8 back
 // into unknown bytes.
 func (fc *File) MaskInvalid(s *source.Text) *source.Text {
 	if len(fc.Invalid) == 0 {
@@ -255,4 +255,23 @@ func (fc *File) MaskInvalid(s *source.Text) *source.Text {
 		return s
 	}
 	return &source.Text{Text: string(b), Segs: s.Segs}
+}
+
+// ref records a file the command runs by its name.
+func (a *Analyzer) ref(p string, kind source.Kind, cc *CmdCtx) {
+	if p == "" || !rules.Known(p) || strings.HasPrefix(p, "-") || strings.ContainsAny(p, "\n*?[") {
+		return
+	}
+	line := a.File.Line(cc.Frame.Src.FileOff(cc.Start))
+	if cc.Frame.site != nil {
+		line = a.File.Line(cc.Frame.site.at.Start)
+	}
+	r := ScriptRef{Path: p, Kind: kind, Line: line}
+	if a.File.refSeen == nil {
+		a.File.refSeen = map[ScriptRef]bool{}
+	}
+	if !a.File.refSeen[r] {
+		a.File.refSeen[r] = true
+		a.File.Refs = append(a.File.Refs, r)
+	}
 }

@@ -24,7 +24,7 @@ const (
 	maxFields    = 4096    // words of one command
 )
 
-// analyzer walks the shell (and Python) code of one file. It holds only per-file state.
+// Analyzer walks the shell (and Python) code of one file. It holds only per-file state.
 type Analyzer struct {
 	File    *File
 	Env     *env
@@ -96,7 +96,7 @@ func NewAnalyzer(fc *File) *Analyzer {
 		parsed: map[parseKey]parseResult{}}
 }
 
-// span is a range of file offsets.
+// Span is a range of file offsets.
 type Span struct{ Start, End int }
 
 // site is a function call that findings inside the function are reported at.
@@ -112,7 +112,7 @@ type hitKey struct {
 	rule string
 }
 
-// frame is one level of code: a file, a nested script, a function body being called.
+// Frame is one level of code: a file, a nested script, a function body being called.
 type Frame struct {
 	Src         *source.Text
 	Lang        syntax.LangVariant
@@ -143,8 +143,8 @@ type input struct {
 	opaque bool
 }
 
-// field is one word of a command after expansion, with its file mapping. Parts whose
-// value is unknown hold unknownByte.
+// Field is one word of a command after expansion, with its file mapping. Parts whose
+// value is unknown hold source.UnknownByte.
 type Field struct {
 	S      *source.Text
 	Quoted bool
@@ -206,7 +206,18 @@ func (a *Analyzer) parse(s *source.Text, lang syntax.LangVariant) (*syntax.File,
 	return f, err
 }
 
-// runShell parses s as shell and analyses it in frame fr (fr.src is s).
+// Scan reads a shell script file: in the shell its shebang names (zsh for a .zsh file),
+// bash when there is none.
+func Scan(fc *File) {
+	a := NewAnalyzer(fc)
+	fr := &Frame{Src: source.FileText(fc.Text), Lang: LangOf(source.ShebangShell([]byte(fc.Text[:min(len(fc.Text), 256)])))}
+	if strings.HasSuffix(fc.Path, ".zsh") {
+		fr.Lang = LangOf("zsh")
+	}
+	a.RunShell(fr)
+}
+
+// RunShell parses s as shell and analyses it in frame fr (fr.src is s).
 func (a *Analyzer) RunShell(fr *Frame) {
 	if fr.Depth > MaxDepth {
 		a.File.Unjudged(a, a.File.Line(fr.Src.FileOff(0)), fmt.Sprintf("scripts nest inside scripts more than %d deep here: the guard cannot judge this file", MaxDepth))
@@ -223,7 +234,7 @@ func (a *Analyzer) RunShell(fr *Frame) {
 	a.stmts(f.Stmts, fr, fr.stdin)
 }
 
-// runPython reads fr.src as Python, with the reader the file was given (newFileCtx).
+// RunPython reads fr.src as Python, with the reader the file was given (NewFile).
 func (a *Analyzer) RunPython(fr *Frame) { a.File.readPython(a, fr) }
 
 func (a *Analyzer) parseWarning(fr *Frame, err error) {
@@ -522,7 +533,7 @@ func (a *Analyzer) heredoc(r *syntax.Redirect, fr *Frame) *input {
 	return &input{s: fr.Src.Sub(st, en), what: "<<" + delim}
 }
 
-// writeTo reports a write to a file that a rule names.
+// WriteTo reports a write to a file that a rule names.
 func (a *Analyzer) WriteTo(p string, fr *Frame, start, end int, via []string, how string) {
 	for _, r := range a.File.writeRules {
 		if r.MatchWrite(p) {
@@ -1217,7 +1228,7 @@ func printfText(format Field, args []Field) *source.Text {
 	return b.Src()
 }
 
-// langOf is the parser variant for a shell name.
+// LangOf is the parser variant for a shell name.
 func LangOf(name string) syntax.LangVariant {
 	if name == "zsh" {
 		return syntax.LangZsh

@@ -11,7 +11,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
 
-// cmdCtx is one command being resolved: where it is and what it has passed through.
+// CmdCtx is one command being resolved: where it is and what it has passed through.
 type CmdCtx struct {
 	Frame      *Frame
 	Start, End int // the command's span in fr.src
@@ -23,7 +23,7 @@ type CmdCtx struct {
 	scriptRef  bool            // the program is a script a shell reads (already recorded)
 }
 
-// resolve unwraps a command (aliases, functions, sudo, env, bash -c, ssh, ...) and
+// Resolve unwraps a command (aliases, functions, sudo, env, bash -c, ssh, ...) and
 // matches what finally runs against the rules.
 func (a *Analyzer) Resolve(argv []Field, cc *CmdCtx) {
 	for steps := 0; steps < 64; steps++ {
@@ -123,7 +123,7 @@ func (a *Analyzer) match(argv []Field, cc *CmdCtx) {
 	}
 }
 
-// report records a hit of rule r on the command at fr.src[start:end].
+// Report records a hit of rule r on the command at fr.src[start:end].
 func (a *Analyzer) Report(fr *Frame, r *rules.Rule, start, end int, local []string) {
 	fs, fe := fr.Src.FileOff(start), fr.Src.FileEnd(end)
 	key := hitKey{fs, r.ID}
@@ -480,7 +480,7 @@ func (a *Analyzer) shellCmd(name string, args []Field, cc *CmdCtx) ([]Field, boo
 	return nil, true
 }
 
-// nestedShell analyses s, a script that the current command runs.
+// NestedShell analyses s, a script that the current command runs.
 func (a *Analyzer) NestedShell(s *source.Text, cc *CmdCtx, via string, lang syntax.LangVariant, params []Field, paramsKnown bool) {
 	if cc.stdin != nil && cc.stdin.opaque && cc.stdin.s == s {
 		a.opaqueScript(cc, via)

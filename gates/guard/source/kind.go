@@ -22,7 +22,7 @@ const (
 	KindNone Kind = ""
 )
 
-// shebangKind reads "#!/bin/bash", "#!/usr/bin/env -S python3 -u" and the like.
+// ShebangKind reads "#!/bin/bash", "#!/usr/bin/env -S python3 -u" and the like.
 func ShebangKind(head []byte) Kind {
 	if !bytes.HasPrefix(head, []byte("#!")) {
 		return KindNone

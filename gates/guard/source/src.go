@@ -6,13 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-// unknownByte fills the place of text whose value the guard cannot know: a `${{ }}`
+// UnknownByte fills the place of text whose value the guard cannot know: a `${{ }}`
 // expression, a make variable, an f-string field, a shell expansion with no literal
 // value. A word containing it never equals a literal, so it never matches a rule word;
 // it has the length of what it replaces, so positions after it stay right.
 const UnknownByte = '\x1a'
 
-// seg maps a run of a text's bytes to the file. A contiguous seg maps byte off+i to file
+// Seg maps a run of a text's bytes to the file. A contiguous seg maps byte off+i to file
 // byte fileOff+i; a synthetic one (an escape, an expansion, a folded line break) maps
 // every byte to fileOff, and the end of the run to fileEnd.
 type Seg struct {
@@ -20,14 +20,14 @@ type Seg struct {
 	Contiguous            bool
 }
 
-// src is a text the guard parses (a whole file, a workflow step's script, the string
+// Text is a text the guard parses (a whole file, a workflow step's script, the string
 // passed to `bash -c`) with the map from its bytes back to the file's.
 type Text struct {
 	Text string
 	Segs []Seg
 }
 
-// fileSrc is a whole file's text, mapped to itself.
+// FileText is a whole file's text, mapped to itself.
 func FileText(text string) *Text {
 	return &Text{Text: text, Segs: []Seg{{Contiguous: true}}}
 }
@@ -37,7 +37,7 @@ func (s *Text) segIndex(o int) int {
 	return max(i, 0)
 }
 
-// fileOff maps text offset o to a file offset.
+// FileOff maps text offset o to a file offset.
 func (s *Text) FileOff(o int) int {
 	if len(s.Segs) == 0 {
 		return 0
@@ -53,7 +53,7 @@ func (s *Text) FileOff(o int) int {
 	return sg.FileOff
 }
 
-// fileEnd maps the end (exclusive) of a span ending at text offset e.
+// FileEnd maps the end (exclusive) of a span ending at text offset e.
 func (s *Text) FileEnd(e int) int {
 	if len(s.Segs) == 0 {
 		return 0
@@ -69,13 +69,13 @@ func (s *Text) FileEnd(e int) int {
 	return max(sg.fileEnd, sg.FileOff)
 }
 
-// builder assembles a src piece by piece.
+// Builder assembles a src piece by piece.
 type Builder struct {
 	Buf  []byte
 	Segs []Seg
 }
 
-// raw appends text that stands at fileOff in the file, byte for byte.
+// Raw appends text that stands at fileOff in the file, byte for byte.
 func (b *Builder) Raw(fileOff int, s string) {
 	if s == "" {
 		return
@@ -91,7 +91,7 @@ func (b *Builder) Raw(fileOff int, s string) {
 	b.Buf = append(b.Buf, s...)
 }
 
-// synth appends text that the file spells differently (an escape, an expansion): all of
+// Synth appends text that the file spells differently (an escape, an expansion): all of
 // it maps to fileOff, and its end to fileEnd.
 func (b *Builder) Synth(fileOff, fileEnd int, s string) {
 	if s == "" {
@@ -101,7 +101,7 @@ func (b *Builder) Synth(fileOff, fileEnd int, s string) {
 	b.Buf = append(b.Buf, s...)
 }
 
-// from appends p.text[start:end] with its mapping.
+// From appends p.text[start:end] with its mapping.
 func (b *Builder) From(p *Text, start, end int) {
 	start, end = max(start, 0), min(end, len(p.Text))
 	for start < end {
@@ -124,8 +124,8 @@ func (b *Builder) From(p *Text, start, end int) {
 	}
 }
 
-// fromMasked appends p.text[start:end] with its mapping, every byte replaced by
-// unknownByte.
+// FromMasked appends p.text[start:end] with its mapping, every byte replaced by
+// UnknownByte.
 func (b *Builder) FromMasked(p *Text, start, end int) {
 	n := len(b.Buf)
 	b.From(p, start, end)
@@ -134,7 +134,7 @@ func (b *Builder) FromMasked(p *Text, start, end int) {
 	}
 }
 
-// synthAt appends s mapped to the span p.text[start:end].
+// SynthAt appends s mapped to the span p.text[start:end].
 func (b *Builder) SynthAt(p *Text, start, end int, s string) {
 	b.Synth(p.FileOff(start), p.FileEnd(end), s)
 }
@@ -149,14 +149,14 @@ func (b *Builder) Src() *Text {
 	return s
 }
 
-// sub is p.text[start:end] as a src of its own.
+// Sub is p.text[start:end] as a src of its own.
 func (p *Text) Sub(start, end int) *Text {
 	var b Builder
 	b.From(p, start, end)
 	return b.Src()
 }
 
-// lineTable finds the line and column of a file offset.
+// Lines finds the line and column of a file offset.
 type Lines struct {
 	Starts []int // offset of each line's first byte
 	size   int
@@ -172,7 +172,7 @@ func NewLines(text string) Lines {
 	return t
 }
 
-// pos returns the 1-based line and byte column of a file offset.
+// Pos returns the 1-based line and byte column of a file offset.
 func (t Lines) Pos(off int) (line, col int) {
 	off = min(max(off, 0), t.size)
 	i := sort.Search(len(t.Starts), func(i int) bool { return t.Starts[i] > off }) - 1
@@ -180,7 +180,7 @@ func (t Lines) Pos(off int) (line, col int) {
 	return i + 1, off - t.Starts[i] + 1
 }
 
-// lineStart is the offset of a 1-based line's first byte.
+// LineStart is the offset of a 1-based line's first byte.
 func (t Lines) LineStart(line int) int {
 	if line < 1 {
 		return 0
@@ -191,7 +191,7 @@ func (t Lines) LineStart(line int) int {
 	return t.Starts[line-1]
 }
 
-// lineEnd is the offset of a 1-based line's newline (or the end of the text).
+// LineEnd is the offset of a 1-based line's newline (or the end of the text).
 func (t Lines) LineEnd(line int) int {
 	if line < 1 {
 		return 0
@@ -204,8 +204,8 @@ func (t Lines) LineEnd(line int) int {
 
 const MaxCommandLen = 300
 
-// oneLine turns a span of the file into one line: line breaks and the indentation after
-// them become one space, and it is cut to maxCommandLen characters.
+// OneLine turns a span of the file into one line: line breaks and the indentation after
+// them become one space, and it is cut to MaxCommandLen characters.
 func OneLine(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {

@@ -39,7 +39,7 @@ type envVar struct {
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 
-func ScanWorkflow(fc *shell.File, kind source.Kind) {
+func Scan(fc *shell.File, kind source.Kind) {
 	text := fc.Text
 	if len(fc.Invalid) > 0 {
 		// YAML refuses bytes that are not UTF-8 (and the control byte that stands for them

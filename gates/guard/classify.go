@@ -14,7 +14,7 @@ import (
 // Classify decides a file's kind from its path (relative, either separator) and its first
 // bytes (for a shebang). Code kinds win over the docs/ directory: a script under docs/ is
 // still a script; any other file there is prose.
-func Classify(p string, head []byte) source.Kind {
+func Classify(p string, head []byte) Kind {
 	p = strings.ReplaceAll(p, "\\", "/")
 	base := path.Base(p)
 	lower := strings.ToLower(base)
@@ -22,30 +22,30 @@ func Classify(p string, head []byte) source.Kind {
 	dir := path.Dir(p)
 	switch {
 	case ext == ".md" || ext == ".markdown" || ext == ".rst" || ext == ".txt" || ext == ".adoc" || ext == ".rdoc":
-		return source.KindDoc
+		return KindDoc
 	case (ext == ".yml" || ext == ".yaml") && (dir == ".github/workflows" || strings.HasSuffix(dir, "/.github/workflows")):
-		return source.KindWorkflow
+		return KindWorkflow
 	case lower == "action.yml" || lower == "action.yaml":
-		return source.KindAction
+		return KindAction
 	case base == "Makefile" || base == "makefile" || base == "GNUmakefile" || ext == ".mk" || ext == ".make":
-		return source.KindMakefile
+		return KindMakefile
 	case lower == "dockerfile" || lower == "containerfile" || ext == ".dockerfile" || ext == ".containerfile" ||
 		strings.HasPrefix(lower, "dockerfile.") || strings.HasPrefix(lower, "containerfile."):
-		return source.KindDockerfile
+		return KindDockerfile
 	case ext == ".sh" || ext == ".bash" || ext == ".zsh" || ext == ".ksh" || ext == ".dash" ||
 		lower == ".bashrc" || lower == ".bash_profile" || lower == ".profile" || lower == ".zshrc" || lower == ".bash_login":
-		return source.KindShell
+		return KindShell
 	case ext == ".py" || ext == ".pyw":
-		return source.KindPython
+		return KindPython
 	}
-	if k := source.ShebangKind(head); k != source.KindNone {
+	if k := source.ShebangKind(head); k != KindNone {
 		return k
 	}
 	if dir == "docs" || dir == "doc" || strings.HasPrefix(dir, "docs/") || strings.HasPrefix(dir, "doc/") ||
 		strings.Contains("/"+dir+"/", "/docs/") {
-		return source.KindDoc
+		return KindDoc
 	}
-	return source.KindNone
+	return KindNone
 }
 
 // matchPathGlob reports whether glob g matches the relative path p, one of its parent
@@ -79,17 +79,17 @@ func isYAMLName(p string) bool {
 // the command line away from .github/workflows, or outside any repository): a mapping with
 // `jobs` is a workflow, one whose `runs` has `using` an action. A file that is not YAML,
 // or holds neither, is KindNone.
-func shapeKind(content []byte) source.Kind {
+func shapeKind(content []byte) Kind {
 	var root yaml.Node
 	if err := yaml.Unmarshal(content, &root); err != nil || len(root.Content) == 0 {
-		return source.KindNone
+		return KindNone
 	}
 	doc := root.Content[0]
 	if j := workflow.MapGet(doc, "jobs"); j != nil && j.Kind == yaml.MappingNode {
-		return source.KindWorkflow
+		return KindWorkflow
 	}
 	if r := workflow.MapGet(doc, "runs"); r != nil && workflow.MapGet(r, "using") != nil {
-		return source.KindAction
+		return KindAction
 	}
-	return source.KindNone
+	return KindNone
 }

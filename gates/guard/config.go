@@ -10,7 +10,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
 	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 )
@@ -150,7 +149,7 @@ func (c Config) ruleSet() *rules.Set {
 // check reports the first setting that cannot work, naming its line in the config file.
 func (c Config) check() error {
 	known := map[string]bool{}
-	for _, r := range rules.DefaultRules() {
+	for _, r := range DefaultRules() {
 		known[r.ID] = true
 	}
 	for i, r := range c.Rules {
@@ -217,13 +216,13 @@ func (c Config) check() error {
 
 // rules returns the active patterns: the table without the disabled IDs, plus the
 // config's own.
-func (c Config) rules() []rules.Rule {
+func (c Config) rules() []Rule {
 	off := map[string]bool{}
 	for _, id := range c.Disable {
 		off[id] = true
 	}
-	var out []rules.Rule
-	for _, r := range rules.DefaultRules() {
+	var out []Rule
+	for _, r := range DefaultRules() {
 		if !off[r.ID] {
 			out = append(out, r)
 		}
@@ -232,7 +231,7 @@ func (c Config) rules() []rules.Rule {
 		if off[rc.ID] {
 			continue
 		}
-		out = append(out, rules.Rule{
+		out = append(out, Rule{
 			ID: rc.ID, What: cmp.Or(rc.What, "matches rule "+rc.ID+" of "+c.FileName()),
 			Why:     cmp.Or(rc.Why, "refused by "+c.Where(rc.Line)),
 			Command: rc.Command, Args: rc.Args, AnyFlag: rc.AnyFlag, NoFlag: rc.NoFlag, ArgContains: rc.ArgContains,
@@ -245,7 +244,7 @@ func (c Config) rules() []rules.Rule {
 // knownIDs are the rule IDs an allow comment may name.
 func (c Config) knownIDs() map[string]bool {
 	ids := map[string]bool{}
-	for _, r := range rules.DefaultRules() {
+	for _, r := range DefaultRules() {
 		ids[r.ID] = true
 	}
 	for _, r := range c.Rules {
@@ -265,7 +264,7 @@ func (c Config) excluded(rel string) bool {
 }
 
 // markSkipped marks the unjudged warnings about paths that guard.skip lets go unjudged.
-func (c Config) markSkipped(ws []finding.Warning) {
+func (c Config) markSkipped(ws []Warning) {
 	for i := range ws {
 		if ws[i].Unjudged && !ws[i].Skipped && c.skipped(ws[i].Path) {
 			ws[i].Skipped = true

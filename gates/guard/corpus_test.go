@@ -13,8 +13,6 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
 )
 
 // The labelled corpus of testdata/guard (see its README.md): dangerous/<case>/ and
@@ -269,7 +267,7 @@ func TestCorpus(t *testing.T) {
 
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			where := func(f finding.Finding) string {
+			where := func(f Finding) string {
 				p := f.Path
 				if filepath.IsAbs(p) {
 					if rel, err := filepath.Rel(absRoot, p); err == nil {
@@ -280,7 +278,7 @@ func TestCorpus(t *testing.T) {
 				}
 				return fmt.Sprintf("%s:%d:%d", filepath.ToSlash(p), f.Line, f.Column)
 			}
-			describe := func(f finding.Finding) string {
+			describe := func(f Finding) string {
 				s := fmt.Sprintf("%s %s: %q", where(f), f.Rule, f.Command)
 				if f.Via != "" {
 					s += fmt.Sprintf(" via %q", f.Via)
@@ -294,7 +292,7 @@ func TestCorpus(t *testing.T) {
 			}
 			// Every case must parse cleanly. The one warning a case may carry on purpose is an
 			// allow comment without a reason: it allows nothing, and the guard says so.
-			var warnings []finding.Warning
+			var warnings []Warning
 			for _, w := range all {
 				if strings.Contains(w.Message, "has no reason, so it allows nothing") {
 					continue
@@ -303,7 +301,7 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("%s: warning (every case must parse cleanly): %+v", c.name, w)
 			}
 
-			found := map[string][]finding.Finding{}
+			found := map[string][]Finding{}
 			for _, f := range findings {
 				if !f.Allowed {
 					found[f.Rule] = append(found[f.Rule], f)

@@ -7,16 +7,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
 	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // Data is the guard gate's machine-readable output.
 type Data struct {
-	Findings []finding.Finding `json:"findings"`
-	Warnings []finding.Warning `json:"warnings"`
-	Files    int               `json:"files"`
+	Findings []Finding `json:"findings"`
+	Warnings []Warning `json:"warnings"`
+	Files    int       `json:"files"`
 	// Skipped are files and directories (ending in '/') named or found that the guard did
 	// not read, with why: at most MaxSkippedData of them, those named on the command line
 	// first; SkippedTotal counts them all.
@@ -42,7 +41,7 @@ const (
 // Evaluate turns a scan into the "guard" gate: every finding not allowed is an error,
 // an allowed one a notice naming its reason, every warning a warning. files is how many
 // files were analysed; with none the gate skips.
-func Evaluate(findings []finding.Finding, warnings []finding.Warning, files int, cfg Config) (result.Gate, error) {
+func Evaluate(findings []Finding, warnings []Warning, files int, cfg Config) (result.Gate, error) {
 	return evaluate(treeOut{findings: findings, warnings: warnings, files: files}, cfg)
 }
 
@@ -52,7 +51,7 @@ func evaluate(scan treeOut, cfg Config) (result.Gate, error) {
 	findings, warnings, files := scan.findings, scan.warnings, scan.files
 	g := result.Gate{Name: "guard", Findings: []result.Finding{}}
 	fs := slices.Clone(findings)
-	slices.SortStableFunc(fs, func(a, b finding.Finding) int {
+	slices.SortStableFunc(fs, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(boolRank(a.Allowed), boolRank(b.Allowed)), cmp.Compare(a.Path, b.Path),
 			cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
@@ -115,10 +114,10 @@ func evaluate(scan treeOut, cfg Config) (result.Gate, error) {
 		data.Skipped = append(data.Skipped, Skipped{Path: s.path, Why: s.why, Given: s.given})
 	}
 	if data.Findings == nil {
-		data.Findings = []finding.Finding{}
+		data.Findings = []Finding{}
 	}
 	if data.Warnings == nil {
-		data.Warnings = []finding.Warning{}
+		data.Warnings = []Warning{}
 	}
 	if err := g.SetData(data); err != nil {
 		return g, err

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
 	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
 
@@ -16,17 +15,17 @@ var fuzzPaths = []string{"x.sh", ".github/workflows/ci.yml", "action.yml", "Make
 
 func fuzzKind(rel string) uint8 {
 	switch Classify(rel, nil) {
-	case source.KindWorkflow:
+	case KindWorkflow:
 		return 1
-	case source.KindAction:
+	case KindAction:
 		return 2
-	case source.KindMakefile:
+	case KindMakefile:
 		return 3
-	case source.KindDockerfile:
+	case KindDockerfile:
 		return 4
-	case source.KindPython:
+	case KindPython:
 		return 5
-	case source.KindDoc:
+	case KindDoc:
 		return 7
 	}
 	return 0
@@ -65,7 +64,7 @@ func FuzzScanFile(f *testing.F) {
 	f.Add(uint8(0), []byte("screen -S s -X stuff 'reboot\\n'\ntmux send-keys 'halt' Enter\ncurl -X DELETE https://api.vultr.com/v2/instances/$ID\n"))
 	f.Add(uint8(5), []byte("import boto3, base64\nec2 = boto3.resource('ec2')\nfor i in ec2.instances.all():\n    i.stop()\ndef sh(c):\n    os.system(c)\nsh(base64.b64decode('aGFsdA==').decode())\n"))
 	ids := map[string]bool{}
-	for _, r := range rules.DefaultRules() {
+	for _, r := range DefaultRules() {
 		ids[r.ID] = true
 	}
 	f.Fuzz(func(t *testing.T, kind uint8, content []byte) {
@@ -86,7 +85,7 @@ func FuzzScanFile(f *testing.F) {
 			}
 		}
 		// What a YAML file named on the command line is, by its keys.
-		if k := shapeKind(content); k != source.KindNone && k != source.KindWorkflow && k != source.KindAction {
+		if k := shapeKind(content); k != KindNone && k != KindWorkflow && k != KindAction {
 			t.Errorf("shapeKind = %q", k)
 		}
 	})

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
 )
 
 // want is one expected finding: on line, starting where the text at first occurs on that
@@ -39,7 +37,7 @@ func col(src string, line int, at string) int {
 	return i + 1
 }
 
-func describeFindings(fs []finding.Finding) string {
+func describeFindings(fs []Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
 		fmt.Fprintf(&b, "\n\t%d:%d-%d %s %q via %q allowed=%v", f.Line, f.Column, f.EndLine, f.Rule, f.Command, f.Via, f.Allowed)

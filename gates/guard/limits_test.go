@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
 	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
 	"github.com/kernel-gate/kernel-gate/internal/gittest"
@@ -74,8 +73,8 @@ func TestDeepNesting(t *testing.T) {
 				t.Fatalf("bad test: %d bytes is over the cap", len(tt.src))
 			}
 			type answer struct {
-				fs      []finding.Finding
-				ws      []finding.Warning
+				fs      []Finding
+				ws      []Warning
 				scanned int
 			}
 			r := hangtest.Within(t, 2*time.Minute, "the scan", func() answer {
@@ -87,7 +86,7 @@ func TestDeepNesting(t *testing.T) {
 				t.Errorf("went over %d bytes of text, %.1f times the file's %d: want at most %d times",
 					r.scanned, float64(r.scanned)/float64(len(tt.src)), len(tt.src), passes)
 			}
-			var un []finding.Warning
+			var un []Warning
 			for _, w := range r.ws {
 				if w.Unjudged {
 					un = append(un, w)

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
 	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
 	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 	"github.com/kernel-gate/kernel-gate/internal/childenv"
@@ -213,15 +212,15 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 		paths = append(paths, ch.Path)
 	}
 	modes := treeModes(ctx, repo, spec.Head, paths)
-	var findings []finding.Finding
-	var warnings []finding.Warning
+	var findings []Finding
+	var warnings []Warning
 	type refFrom struct {
 		ref     shell.ScriptRef
 		from    string
 		touched bool
 	}
 	var refs []refFrom
-	read := map[string]source.Kind{}
+	read := map[string]Kind{}
 	byPath := map[string]gitdiff.Change{}
 	var skips []skipped
 	for _, ch := range changes {
@@ -249,23 +248,23 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 				continue
 			}
 			content, whole = target, true
-			if kind == source.KindNone {
+			if kind == KindNone {
 				kind = source.ShebangKind(headOf(content))
 			}
-			if kind != source.KindNone && kind != source.KindDoc {
+			if kind != KindNone && kind != KindDoc {
 				read[to] = kind // judged through the link
 			}
 		case "100755":
-			if kind == source.KindNone && path.Ext(path.Base(ch.Path)) == "" && len(content) > 0 &&
+			if kind == KindNone && path.Ext(path.Base(ch.Path)) == "" && len(content) > 0 &&
 				!bytes.HasPrefix(content, []byte("#!")) && bytes.IndexByte(headOf(content), 0) < 0 {
-				kind = source.KindShell
+				kind = KindShell
 			}
 		}
 		f, w, rf := scanKindRefs(ch.Path, kind, content, rs)
 		switch kind {
-		case source.KindNone:
+		case KindNone:
 			skips = append(skips, skipped{path: ch.Path, why: whyNotCode, given: true})
-		case source.KindDoc:
+		case KindDoc:
 			skips = append(skips, skipped{path: ch.Path, why: whyProse, given: true})
 		default:
 			read[ch.Path] = kind
@@ -300,13 +299,13 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 				continue
 			}
 			kind := r.ref.Kind
-			if kind == source.KindNone {
+			if kind == KindNone {
 				kind = source.ShebangKind(headOf(content))
-				if kind == source.KindNone && !bytes.HasPrefix(content, []byte("#!")) && bytes.IndexByte(headOf(content), 0) < 0 {
-					kind = source.KindShell
+				if kind == KindNone && !bytes.HasPrefix(content, []byte("#!")) && bytes.IndexByte(headOf(content), 0) < 0 {
+					kind = KindShell
 				}
 			}
-			if kind == source.KindNone || read[cand] == kind || r.ref.Kind == source.KindNone && read[cand] != source.KindNone {
+			if kind == KindNone || read[cand] == kind || r.ref.Kind == KindNone && read[cand] != KindNone {
 				break
 			}
 			ch, changed := byPath[cand]
@@ -332,20 +331,20 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 	}
 	cfg.markSkipped(warnings)
 	// A changed file skipped by its name but run by a changed file by its name was judged.
-	skips = slices.DeleteFunc(skips, func(s skipped) bool { return read[s.path] != source.KindNone })
+	skips = slices.DeleteFunc(skips, func(s skipped) bool { return read[s.path] != KindNone })
 	return evaluate(treeOut{findings: findings, warnings: warnings, files: len(changes), skipped: skips}, cfg)
 }
 
 // diffLink reads the file a changed symbolic link points to (to), at the change's head,
 // when it is in the repository.
-func diffLink(ctx context.Context, repo, rev, link, dest string, byName source.Kind) (content []byte, to string, w *finding.Warning, ok bool) {
-	code := byName != source.KindNone && byName != source.KindDoc
+func diffLink(ctx context.Context, repo, rev, link, dest string, byName Kind) (content []byte, to string, w *Warning, ok bool) {
+	code := byName != KindNone && byName != KindDoc
 	target := path.Clean(path.Join(path.Dir(link), dest))
 	if path.IsAbs(dest) || target == ".." || strings.HasPrefix(target, "../") {
 		if !code {
 			return nil, "", nil, false
 		}
-		return nil, "", &finding.Warning{Path: link, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, outside the repository: the guard reads only the repository, so it cannot judge what runs through it", dest)}, false
+		return nil, "", &Warning{Path: link, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, outside the repository: the guard reads only the repository, so it cannot judge what runs through it", dest)}, false
 	}
 	for range 8 { // a link to a link
 		switch treeModes(ctx, repo, rev, []string{target})[target] {
@@ -398,6 +397,6 @@ func treeModes(ctx context.Context, repo, rev string, paths []string) map[string
 }
 
 // indirect reports a finding reached through a definition elsewhere in its file.
-func indirect(f finding.Finding) bool {
+func indirect(f Finding) bool {
 	return strings.Contains(f.Via, "function ") || strings.Contains(f.Via, "alias ") || strings.Contains(f.Via, "$")
 }

@@ -6,12 +6,10 @@ import (
 	"path/filepath"
 
 	"github.com/kernel-gate/kernel-gate/gates/guard/dockerfile"
-	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
 	"github.com/kernel-gate/kernel-gate/gates/guard/makefile"
 	"github.com/kernel-gate/kernel-gate/gates/guard/python"
 	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
 	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
-	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 	"github.com/kernel-gate/kernel-gate/gates/guard/workflow"
 )
 
@@ -21,14 +19,14 @@ const maxFileSize = 2 << 20
 // ScanFile scans one file (path relative to the repository root) with the config's
 // rules. Prose and files of no known kind give nothing; a file that is too large or
 // binary, or that does not parse, gives a warning.
-func ScanFile(path string, content []byte, cfg Config) ([]finding.Finding, []finding.Warning) {
+func ScanFile(path string, content []byte, cfg Config) ([]Finding, []Warning) {
 	f, w, _ := scanFile(path, content, cfg)
 	return f, w
 }
 
 // scanFile is ScanFile that also says how many bytes of text the scan went over
 // (shell.File.Scanned).
-func scanFile(path string, content []byte, cfg Config) ([]finding.Finding, []finding.Warning, int) {
+func scanFile(path string, content []byte, cfg Config) ([]Finding, []Warning, int) {
 	rel := filepath.ToSlash(path)
 	if cfg.excluded(rel) {
 		return nil, nil, 0
@@ -40,27 +38,27 @@ func scanFile(path string, content []byte, cfg Config) ([]finding.Finding, []fin
 
 func headOf(content []byte) []byte { return content[:min(len(content), 512)] }
 
-func scanKind(p string, kind source.Kind, content []byte, rs *rules.Set) (findings []finding.Finding, warnings []finding.Warning) {
+func scanKind(p string, kind Kind, content []byte, rs *rules.Set) (findings []Finding, warnings []Warning) {
 	findings, warnings, _ = scanKindRefs(p, kind, content, rs)
 	return findings, warnings
 }
 
 // scanKindRefs is scanKind that also returns the files the file runs by their names.
-func scanKindRefs(p string, kind source.Kind, content []byte, rs *rules.Set) (findings []finding.Finding, warnings []finding.Warning, refs []shell.ScriptRef) {
+func scanKindRefs(p string, kind Kind, content []byte, rs *rules.Set) (findings []Finding, warnings []Warning, refs []shell.ScriptRef) {
 	findings, warnings, refs, _ = scanKindWork(p, kind, content, rs)
 	return findings, warnings, refs
 }
 
 // scanKindWork is scanKindRefs that also returns how many bytes of text the scan went
 // over (shell.File.Scanned).
-func scanKindWork(p string, kind source.Kind, content []byte, rs *rules.Set) (findings []finding.Finding, warnings []finding.Warning, refs []shell.ScriptRef, scanned int) {
+func scanKindWork(p string, kind Kind, content []byte, rs *rules.Set) (findings []Finding, warnings []Warning, refs []shell.ScriptRef, scanned int) {
 	switch {
-	case kind == source.KindNone || kind == source.KindDoc:
+	case kind == KindNone || kind == KindDoc:
 		return nil, nil, nil, 0
 	case len(content) > maxFileSize:
-		return nil, []finding.Warning{{Path: p, Unjudged: true, Message: fmt.Sprintf("not scanned: %d bytes is more than the %d the guard reads, so it cannot judge this %s", len(content), maxFileSize, kindName(kind))}}, nil, 0
+		return nil, []Warning{{Path: p, Unjudged: true, Message: fmt.Sprintf("not scanned: %d bytes is more than the %d the guard reads, so it cannot judge this %s", len(content), maxFileSize, kindName(kind))}}, nil, 0
 	case bytes.IndexByte(content, 0) >= 0:
-		return nil, []finding.Warning{{Path: p, Unjudged: true, Message: fmt.Sprintf("not scanned: binary file (contains a NUL byte, first on line %d), named like a %s: the guard cannot judge it",
+		return nil, []Warning{{Path: p, Unjudged: true, Message: fmt.Sprintf("not scanned: binary file (contains a NUL byte, first on line %d), named like a %s: the guard cannot judge it",
 			fileLine(content, bytes.IndexByte(content, 0)), kindName(kind))}}, nil, 0
 	}
 	fc := shell.NewFile(p, content, rs, python.Read)
@@ -68,19 +66,19 @@ func scanKindWork(p string, kind source.Kind, content []byte, rs *rules.Set) (fi
 		refs, scanned = fc.Refs, fc.Scanned
 		if r := recover(); r != nil {
 			findings, warnings = fc.Finish()
-			warnings = append(warnings, finding.Warning{Path: p, Unjudged: true, Message: fmt.Sprintf("internal error while scanning (%v): the rest of the file was not analysed, so the guard cannot judge it; please report it", r)})
+			warnings = append(warnings, Warning{Path: p, Unjudged: true, Message: fmt.Sprintf("internal error while scanning (%v): the rest of the file was not analysed, so the guard cannot judge it; please report it", r)})
 		}
 	}()
 	switch kind {
-	case source.KindShell:
+	case KindShell:
 		shell.Scan(fc)
-	case source.KindWorkflow, source.KindAction:
+	case KindWorkflow, KindAction:
 		workflow.Scan(fc, kind)
-	case source.KindMakefile:
+	case KindMakefile:
 		makefile.Scan(fc)
-	case source.KindDockerfile:
+	case KindDockerfile:
 		dockerfile.Scan(fc)
-	case source.KindPython:
+	case KindPython:
 		python.Scan(fc)
 	}
 	findings, warnings = fc.Finish()
@@ -88,19 +86,19 @@ func scanKindWork(p string, kind source.Kind, content []byte, rs *rules.Set) (fi
 }
 
 // kindName names a kind of file in messages.
-func kindName(k source.Kind) string {
+func kindName(k Kind) string {
 	switch k {
-	case source.KindShell:
+	case KindShell:
 		return "shell script"
-	case source.KindWorkflow:
+	case KindWorkflow:
 		return "workflow"
-	case source.KindAction:
+	case KindAction:
 		return "composite action"
-	case source.KindMakefile:
+	case KindMakefile:
 		return "Makefile"
-	case source.KindDockerfile:
+	case KindDockerfile:
 		return "Dockerfile"
-	case source.KindPython:
+	case KindPython:
 		return "Python file"
 	}
 	return "file"

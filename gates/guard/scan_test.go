@@ -12,9 +12,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
-	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
-	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -114,38 +111,38 @@ func TestClassify(t *testing.T) {
 	tests := []struct {
 		path string
 		head string
-		want source.Kind
+		want Kind
 	}{
-		{".github/workflows/ci.yml", "", source.KindWorkflow},
-		{".github/workflows/ci.yaml", "", source.KindWorkflow},
-		{"sub/.github/workflows/x.yml", "", source.KindWorkflow},
-		{".github/workflows/nested/x.yml", "", source.KindNone},
-		{"action.yml", "", source.KindAction},
-		{".github/actions/teardown/action.yaml", "", source.KindAction},
-		{"Makefile", "", source.KindMakefile},
-		{"kernels/GNUmakefile", "", source.KindMakefile},
-		{"build/rules.mk", "", source.KindMakefile},
-		{"Dockerfile", "", source.KindDockerfile},
-		{"docker/Dockerfile.cuda12", "", source.KindDockerfile},
-		{"gpu.dockerfile", "", source.KindDockerfile},
-		{"scripts/stop.sh", "", source.KindShell},
-		{"scripts/stop.bash", "", source.KindShell},
-		{"tools/reaper", "#!/usr/bin/env bash\nset -e\n", source.KindShell},
-		{"tools/reaper", "#!/bin/sh\n", source.KindShell},
-		{"tools/reaper", "#!/usr/bin/env -S dash -e\n", source.KindShell},
-		{"tools/reaper", "#!/bin/zsh\n", source.KindShell},
-		{"tools/launch", "#!/usr/bin/env python3\n", source.KindPython},
-		{"tools/launch", "#!/usr/bin/python3.11 -u\n", source.KindPython},
-		{"tools/launch.py", "", source.KindPython},
-		{"tools/launch", "#!/usr/bin/env node\n", source.KindNone},
-		{"README.md", "", source.KindDoc},
-		{"docs/runbook.rst", "", source.KindDoc},
-		{"notes.txt", "#!/bin/sh\n", source.KindDoc},
-		{"docs/examples/stop", "", source.KindDoc},
-		{"docs/examples/stop.sh", "", source.KindShell},
-		{"kernel-gate.yml", "", source.KindNone},
-		{"kernels/flash_fwd.cu", "", source.KindNone},
-		{`scripts\win.sh`, "", source.KindShell},
+		{".github/workflows/ci.yml", "", KindWorkflow},
+		{".github/workflows/ci.yaml", "", KindWorkflow},
+		{"sub/.github/workflows/x.yml", "", KindWorkflow},
+		{".github/workflows/nested/x.yml", "", KindNone},
+		{"action.yml", "", KindAction},
+		{".github/actions/teardown/action.yaml", "", KindAction},
+		{"Makefile", "", KindMakefile},
+		{"kernels/GNUmakefile", "", KindMakefile},
+		{"build/rules.mk", "", KindMakefile},
+		{"Dockerfile", "", KindDockerfile},
+		{"docker/Dockerfile.cuda12", "", KindDockerfile},
+		{"gpu.dockerfile", "", KindDockerfile},
+		{"scripts/stop.sh", "", KindShell},
+		{"scripts/stop.bash", "", KindShell},
+		{"tools/reaper", "#!/usr/bin/env bash\nset -e\n", KindShell},
+		{"tools/reaper", "#!/bin/sh\n", KindShell},
+		{"tools/reaper", "#!/usr/bin/env -S dash -e\n", KindShell},
+		{"tools/reaper", "#!/bin/zsh\n", KindShell},
+		{"tools/launch", "#!/usr/bin/env python3\n", KindPython},
+		{"tools/launch", "#!/usr/bin/python3.11 -u\n", KindPython},
+		{"tools/launch.py", "", KindPython},
+		{"tools/launch", "#!/usr/bin/env node\n", KindNone},
+		{"README.md", "", KindDoc},
+		{"docs/runbook.rst", "", KindDoc},
+		{"notes.txt", "#!/bin/sh\n", KindDoc},
+		{"docs/examples/stop", "", KindDoc},
+		{"docs/examples/stop.sh", "", KindShell},
+		{"kernel-gate.yml", "", KindNone},
+		{"kernels/flash_fwd.cu", "", KindNone},
+		{`scripts\win.sh`, "", KindShell},
 	}
 	for _, tt := range tests {
 		if got := Classify(tt.path, []byte(tt.head)); got != tt.want {
@@ -270,7 +267,7 @@ func TestRuleTable(t *testing.T) {
 		docIDs[string(m[1])] = true
 	}
 	tableIDs := map[string]bool{}
-	for _, r := range rules.DefaultRules() {
+	for _, r := range DefaultRules() {
 		tableIDs[r.ID] = true
 		if !docIDs[r.ID] {
 			t.Errorf("rule %s is not in doc.go", r.ID)
@@ -287,11 +284,11 @@ func TestRuleTable(t *testing.T) {
 			t.Errorf("doc.go rule %s has no pattern in DefaultRules", id)
 		}
 	}
-	a := rules.DefaultRules()
+	a := DefaultRules()
 	a[0].Command[0] = "changed"
 	a[0].ValueFlags[0] = "changed"
 	a[0].ID = "changed"
-	if b := rules.DefaultRules(); b[0].ID == "changed" || b[0].Command[0] == "changed" || b[0].ValueFlags[0] == "changed" {
+	if b := DefaultRules(); b[0].ID == "changed" || b[0].Command[0] == "changed" || b[0].ValueFlags[0] == "changed" {
 		t.Error("DefaultRules shares its table")
 	}
 }
@@ -324,9 +321,9 @@ func TestEvaluate(t *testing.T) {
 		t.Errorf("table %+v", g.Table)
 	}
 	var data struct {
-		Findings []finding.Finding `json:"findings"`
-		Warnings []finding.Warning `json:"warnings"`
-		Files    int               `json:"files"`
+		Findings []Finding `json:"findings"`
+		Warnings []Warning `json:"warnings"`
+		Files    int       `json:"files"`
 	}
 	if err := json.Unmarshal(g.Data, &data); err != nil {
 		t.Fatal(err)

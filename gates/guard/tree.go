@@ -15,7 +15,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kernel-gate/kernel-gate/gates/guard/finding"
 	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
 	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
 	"github.com/kernel-gate/kernel-gate/gates/guard/source"
@@ -35,7 +34,7 @@ func skipDir(name string) bool {
 
 // ScanDir scans every file under root (except .git, node_modules, vendor and the
 // config's excludes) and reports paths relative to root.
-func ScanDir(root string, cfg Config) ([]finding.Finding, []finding.Warning, error) {
+func ScanDir(root string, cfg Config) ([]Finding, []Warning, error) {
 	f, w, _, err := ScanTree(root, cfg)
 	return f, w, err
 }
@@ -44,7 +43,7 @@ func ScanDir(root string, cfg Config) ([]finding.Finding, []finding.Warning, err
 // and how to read it (KindNone: from its name and head).
 type treeJob struct {
 	abs, rel string
-	kind     source.Kind
+	kind     Kind
 	link     string // the symbolic link it was reached through, for messages
 	ref      bool   // another file runs it by its name
 	given    bool   // named on the command line: read as code when its shape says so, never dropped unnamed
@@ -52,10 +51,10 @@ type treeJob struct {
 }
 
 type treeResult struct {
-	f       []finding.Finding
-	w       []finding.Warning
+	f       []Finding
+	w       []Warning
 	refs    []shell.ScriptRef
-	kind    source.Kind // how it was read (KindNone: not read)
+	kind    Kind // how it was read (KindNone: not read)
 	scanned bool
 	skip    *skipped // not read, and why
 }
@@ -79,8 +78,8 @@ const (
 
 // treeOut is what scanning a tree gives.
 type treeOut struct {
-	findings []finding.Finding
-	warnings []finding.Warning
+	findings []Finding
+	warnings []Warning
 	files    int
 	skipped  []skipped
 	notes    []string // notices about how the paths named were read
@@ -94,7 +93,7 @@ type treeOut struct {
 // extensionless executable text file without a shebang is a shell script (the kernel hands
 // it to sh), and a file that another runs by its name (`bash ci/teardown`, `./tools/reap`,
 // `source env.sh`, `python3 tools/x`) is judged as what runs it reads it.
-func ScanTree(root string, cfg Config) (findings []finding.Finding, warnings []finding.Warning, files int, err error) {
+func ScanTree(root string, cfg Config) (findings []Finding, warnings []Warning, files int, err error) {
 	out, err := scanTree(root, []treeStart{{rel: "."}}, cfg, false)
 	return out.findings, out.warnings, out.files, err
 }
@@ -134,7 +133,7 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 	// socket, a device): git stores none, reading one could block, and `bash fifo` or
 	// `source fifo` runs what comes through it, so the guard cannot judge it.
 	special := func(rel string, mode fs.FileMode) {
-		out.warnings = append(out.warnings, finding.Warning{Path: rel, Unjudged: true,
+		out.warnings = append(out.warnings, Warning{Path: rel, Unjudged: true,
 			Message: fmt.Sprintf("not scanned: it is %s, not a regular file, so the guard cannot read it", fileinput.KindOf(mode))})
 	}
 	for _, st := range starts {
@@ -188,7 +187,7 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 				}
 				// A directory or file that cannot be listed or read: whatever is in it
 				// could run, so it is not judged safe.
-				out.warnings = append(out.warnings, finding.Warning{Path: rel, Unjudged: true, Message: "not scanned: " + unwrapPathErr(werr).Error() + ": the guard cannot read it, so it cannot judge what is in it"})
+				out.warnings = append(out.warnings, Warning{Path: rel, Unjudged: true, Message: "not scanned: " + unwrapPathErr(werr).Error() + ": the guard cannot read it, so it cannot judge what is in it"})
 				if d != nil && d.IsDir() {
 					return fs.SkipDir
 				}
@@ -255,9 +254,9 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 	rs := cfg.ruleSet()
 	results := scanJobs(jobs, rs)
 	// Files run by their names, judged as what runs them reads them.
-	done := map[string]source.Kind{}
+	done := map[string]Kind{}
 	for i, j := range jobs {
-		if results[i].kind != source.KindNone {
+		if results[i].kind != KindNone {
 			done[j.rel] = results[i].kind
 		}
 	}
@@ -272,13 +271,13 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 				if !ok && j.rel != "" && !warnedRef[j.rel] && !walked[j.rel] {
 					// Run by its name, and not a regular file: nothing the guard can read.
 					warnedRef[j.rel] = true
-					out.warnings = append(out.warnings, finding.Warning{Path: j.rel, Unjudged: true,
+					out.warnings = append(out.warnings, Warning{Path: j.rel, Unjudged: true,
 						Message: fmt.Sprintf("not scanned: %s runs it by its name (line %d), but it is %s, not a regular file, so the guard cannot read it", jobs[i].rel, r.Line, fileinput.KindOf(resolved[j.rel].special))})
 				}
-				if !ok || seen[j.rel] || done[j.rel] == j.kind || done[j.rel] == source.KindShell && j.kind == source.KindNone {
+				if !ok || seen[j.rel] || done[j.rel] == j.kind || done[j.rel] == KindShell && j.kind == KindNone {
 					continue
 				}
-				if j.kind == source.KindNone && done[j.rel] != source.KindNone {
+				if j.kind == KindNone && done[j.rel] != KindNone {
 					continue // run by its shebang: already read as its shebang says
 				}
 				seen[j.rel] = true
@@ -303,13 +302,13 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 			out.files++
 		}
 		// A file skipped by its name but run by another's is judged: not skipped.
-		if r.skip != nil && done[jobs[i].rel] == source.KindNone {
+		if r.skip != nil && done[jobs[i].rel] == KindNone {
 			out.skipped = append(out.skipped, *r.skip)
 		}
 	}
 	cfg.markSkipped(out.warnings)
-	slices.SortStableFunc(out.findings, func(a, b finding.Finding) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortStableFunc(out.warnings, func(a, b finding.Warning) int {
+	slices.SortStableFunc(out.findings, func(a, b Finding) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(out.warnings, func(a, b Warning) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line))
 	})
 	return out, nil
@@ -341,16 +340,16 @@ func scanJobs(jobs []treeJob, rs *rules.Set) []treeResult {
 // named like code (or named on the command line) that cannot be followed to a regular
 // file is one the guard cannot judge: what it leads to when the job runs is not what is
 // here.
-func followLink(realRoot, root string, l treeJob, cfg Config, regular map[string]bool) (treeJob, *finding.Warning, bool) {
+func followLink(realRoot, root string, l treeJob, cfg Config, regular map[string]bool) (treeJob, *Warning, bool) {
 	byName := Classify(l.rel, nil)
-	code := l.given || byName != source.KindNone && byName != source.KindDoc
+	code := l.given || byName != KindNone && byName != KindDoc
 	dest, _ := os.Readlink(l.abs)
 	target, err := filepath.EvalSymlinks(l.abs)
 	if err != nil {
 		if !code {
 			return treeJob{}, nil, false
 		}
-		return treeJob{}, &finding.Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, which does not resolve (%v): the guard cannot read what it will lead to, so it cannot judge it", dest, unwrapPathErr(err))}, false
+		return treeJob{}, &Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, which does not resolve (%v): the guard cannot read what it will lead to, so it cannot judge it", dest, unwrapPathErr(err))}, false
 	}
 	target, _ = filepath.Abs(target)
 	trel, err := filepath.Rel(realRoot, target)
@@ -361,17 +360,17 @@ func followLink(realRoot, root string, l treeJob, cfg Config, regular map[string
 		// says, else as what the path it leads to says.
 		if st, err := os.Stat(target); err == nil && st.Mode().IsRegular() {
 			j := treeJob{abs: target, rel: l.rel, link: dest, given: true, shape: true}
-			if byName == source.KindNone && tk != source.KindDoc {
+			if byName == KindNone && tk != KindDoc {
 				j.kind = tk
 			}
 			return j, nil, true
 		}
 	}
 	if out {
-		if !code && (tk == source.KindNone || tk == source.KindDoc) {
+		if !code && (tk == KindNone || tk == KindDoc) {
 			return treeJob{}, nil, false
 		}
-		return treeJob{}, &finding.Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, outside the repository: the guard reads only the repository, so it cannot judge what runs through it", dest)}, false
+		return treeJob{}, &Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, outside the repository: the guard reads only the repository, so it cannot judge what runs through it", dest)}, false
 	}
 	st, err := os.Stat(target)
 	switch {
@@ -379,17 +378,17 @@ func followLink(realRoot, root string, l treeJob, cfg Config, regular map[string
 		if !code {
 			return treeJob{}, nil, false
 		}
-		return treeJob{}, &finding.Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, which cannot be read (%v): the guard cannot judge it", dest, unwrapPathErr(err))}, false
+		return treeJob{}, &Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, which cannot be read (%v): the guard cannot judge it", dest, unwrapPathErr(err))}, false
 	case st.IsDir():
 		return treeJob{}, nil, false // a directory: its files are judged where they are
 	case !st.Mode().IsRegular():
 		if !code {
 			return treeJob{}, nil, false
 		}
-		return treeJob{}, &finding.Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, which is %s, not a regular file: the guard cannot read it, so it cannot judge it", dest, fileinput.KindOf(st.Mode()))}, false
+		return treeJob{}, &Warning{Path: l.rel, Unjudged: true, Message: fmt.Sprintf("a symbolic link to %q, which is %s, not a regular file: the guard cannot read it, so it cannot judge it", dest, fileinput.KindOf(st.Mode()))}, false
 	}
 	trel = filepath.ToSlash(trel)
-	if regular[trel] && !cfg.excluded(trel) && !underSkipDir(trel) && (byName == source.KindNone || byName == Classify(trel, nil)) {
+	if regular[trel] && !cfg.excluded(trel) && !underSkipDir(trel) && (byName == KindNone || byName == Classify(trel, nil)) {
 		return treeJob{abs: target}, nil, false // judged as the file it points to
 	}
 	return treeJob{abs: target, rel: l.rel, link: dest, given: l.given, shape: l.shape}, nil, true
@@ -487,31 +486,31 @@ func resolveInRepo(realRoot, root, cand string) resolvedPath {
 // unless its name says it is prose and nothing runs it.
 func scanPath(j treeJob, rs *rules.Set) treeResult {
 	kind := j.kind
-	if kind == source.KindNone {
+	if kind == KindNone {
 		kind = Classify(j.rel, nil)
-		if j.ref && kind == source.KindDoc {
-			kind = source.KindNone // run by its name: what it is named does not matter
+		if j.ref && kind == KindDoc {
+			kind = KindNone // run by its name: what it is named does not matter
 		}
 	}
 	unreadable := func(err error) treeResult {
-		return treeResult{w: []finding.Warning{{Path: j.rel, Unjudged: true, Message: "not scanned: " + unwrapPathErr(err).Error() + ": the guard cannot read it, so it cannot judge it"}}}
+		return treeResult{w: []Warning{{Path: j.rel, Unjudged: true, Message: "not scanned: " + unwrapPathErr(err).Error() + ": the guard cannot read it, so it cannot judge it"}}}
 	}
 	f, err := fileinput.Open(j.abs)
 	if err != nil {
-		if kind == source.KindDoc && !j.given {
+		if kind == KindDoc && !j.given {
 			return treeResult{skip: &skipped{path: j.rel, why: whyProse}}
 		}
 		return unreadable(err)
 	}
 	defer f.Close()
-	notRead := func(k source.Kind) treeResult {
-		if k == source.KindDoc {
+	notRead := func(k Kind) treeResult {
+		if k == KindDoc {
 			return treeResult{skip: &skipped{path: j.rel, why: whyProse, given: j.given}}
 		}
 		return treeResult{skip: &skipped{path: j.rel, why: whyNotCode, given: j.given}}
 	}
 	var content []byte
-	if kind == source.KindNone {
+	if kind == KindNone {
 		head := make([]byte, 256)
 		n, err := io.ReadFull(f, head)
 		if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
@@ -523,14 +522,14 @@ func scanPath(j treeJob, rs *rules.Set) treeResult {
 		} else {
 			kind = Classify(j.rel, head)
 		}
-		if kind == source.KindNone && (j.ref || isExecScript(f, j.rel, head)) {
+		if kind == KindNone && (j.ref || isExecScript(f, j.rel, head)) {
 			// Run by its name, or an executable without a shebang: the kernel hands it to sh.
 			if bytes.HasPrefix(head, []byte("#!")) || bytes.IndexByte(head, 0) >= 0 {
-				return notRead(source.KindNone) // another interpreter, or a binary
+				return notRead(KindNone) // another interpreter, or a binary
 			}
-			kind = source.KindShell
+			kind = KindShell
 		}
-		if kind == source.KindNone && j.shape && isYAMLName(j.rel) {
+		if kind == KindNone && j.shape && isYAMLName(j.rel) {
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return unreadable(err)
 			}
@@ -541,7 +540,7 @@ func scanPath(j treeJob, rs *rules.Set) treeResult {
 				kind = shapeKind(content)
 			}
 		}
-		if kind == source.KindNone || kind == source.KindDoc {
+		if kind == KindNone || kind == KindDoc {
 			return notRead(kind)
 		}
 		if content == nil {
@@ -549,7 +548,7 @@ func scanPath(j treeJob, rs *rules.Set) treeResult {
 				return unreadable(err)
 			}
 		}
-	} else if kind == source.KindDoc {
+	} else if kind == KindDoc {
 		return notRead(kind)
 	}
 	if content == nil {
@@ -558,7 +557,7 @@ func scanPath(j treeJob, rs *rules.Set) treeResult {
 		}
 	}
 	if len(content) > maxFileSize {
-		return treeResult{w: []finding.Warning{{Path: j.rel, Unjudged: true, Message: fmt.Sprintf("not scanned: larger than the %d bytes the guard reads, so it cannot judge this %s", maxFileSize, kindName(kind))}}}
+		return treeResult{w: []Warning{{Path: j.rel, Unjudged: true, Message: fmt.Sprintf("not scanned: larger than the %d bytes the guard reads, so it cannot judge this %s", maxFileSize, kindName(kind))}}}
 	}
 	fs, ws, refs := scanKindRefs(j.rel, kind, content, rs)
 	if j.link != "" {

@@ -1,3 +1,8 @@
+// Package dockerfile is the guard's Dockerfile front end: RUN (and ONBUILD RUN) in shell
+// form with its continuations (comment lines inside them dropped, as docker does), exec
+// form (`RUN ["sh", "-c", "..."]`, a JSON array) and here-documents (`RUN <<EOF`, read
+// as Python when its shebang says so). Each becomes a shell text mapped back to the
+// Dockerfile's bytes, which Scan hands to the shell analyzer.
 package dockerfile
 
 import (
@@ -9,10 +14,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
 	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
-
-// The Dockerfile front-end: RUN (and ONBUILD RUN) in shell form with its continuations
-// (comment lines inside them dropped, as docker does), exec form (`RUN ["sh", "-c",
-// "..."]`, a JSON array) and here-documents (`RUN <<EOF`).
 
 var (
 	dockerEscapeRE  = regexp.MustCompile(`(?i)^#\s*escape\s*=\s*([\\` + "`" + `])\s*$`)

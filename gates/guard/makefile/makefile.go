@@ -1,3 +1,8 @@
+// Package makefile is the guard's Makefile front end: recipe lines (a tab after a rule,
+// `@`/`-`/`+` prefixes, `\` continuations) become shell scripts with make's syntax undone:
+// `$$` is `$`, a variable set to a literal in the file is its value, any other `$(...)` is
+// opaque, and the command of a `$(shell ...)` (anywhere in the file) is a script of its
+// own. Scan hands each script to the shell analyzer.
 package makefile
 
 import (
@@ -8,11 +13,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
 	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
-
-// The Makefile front-end: recipe lines (a tab after a rule, `@`/`-`/`+` prefixes, `\`
-// continuations) become shell scripts with make's syntax undone: `$$` is `$`, a variable
-// set to a literal in the file is its value, any other `$(...)` is opaque, and the
-// command of a `$(shell ...)` (anywhere in the file) is a script of its own.
 
 var (
 	makeAssignRE = regexp.MustCompile(`^\s*((?:(?:export|override|private)\s+)*)([^\s:#=?+!$()]+)\s*(\?=|:::=|::=|:=|\+=|!=|=)\s*(.*)$`)

@@ -1,3 +1,14 @@
+// Package python is the guard's Python front end: a tokenizer (names, strings of every
+// prefix and quoting, comments, brackets) and a reader of calls. Only call arguments are
+// ever code to the guard: comments, docstrings and printed strings are not.
+//
+// Read judges the calls a Python text makes: subprocess, os.system and the file's own
+// functions that run a parameter hand their command to the shell analyzer (package
+// shell); boto3, azure-mgmt, runpod and other SDK calls and HTTP requests (requests,
+// httpx, urllib) are matched against the rules' Call, URL and Method. The arrow runs one
+// way: python imports shell, and the shell analyzer reaches Python (`python -c`, a
+// workflow step in `shell: python`, a Dockerfile's Python here-document) only through
+// the reader its shell.File was given, which the gate sets to Read.
 package python
 
 import (
@@ -13,10 +24,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
 	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
-
-// The Python front-end: a tokenizer (names, strings of every prefix and quoting,
-// comments, brackets) and a reader of calls. Only call arguments are ever code to the
-// guard: comments, docstrings and printed strings are not.
 
 type pyTok struct {
 	kind       byte // 'n' name, 's' string, 'o' operator, 'l' end of logical line, 'x' other

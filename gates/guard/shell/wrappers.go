@@ -147,138 +147,13 @@ func (a *Analyzer) Report(fr *Frame, r *rules.Rule, start, end int, local []stri
 	a.File.Add(h)
 }
 
-// optSpec describes a wrapper's options, enough to find the command it runs.
-type optSpec struct {
-	short    string   // short options that take a value
-	long     []string // long options that take the next word as value (written without '=')
-	stop     string   // short options after which no command runs
-	stopLong []string
-	assigns  bool // NAME=value words before the command are skipped
-	skip     int  // positional words before the command (timeout's DURATION)
-	shell    string
-}
-
-// wrapperSpec is the option grammar of the wrappers that simply run their arguments.
-func wrapperSpec(name string) (optSpec, bool) {
-	switch name {
-	case "sudo":
-		return optSpec{short: "ugCDhprtTUR", long: []string{"--user", "--group", "--close-from", "--chdir", "--host",
-			"--prompt", "--role", "--type", "--command-timeout", "--other-user", "--chroot"},
-			stop: "lvKVe", stopLong: []string{"--list", "--validate", "--remove-timestamp", "--version", "--edit", "--help"},
-			assigns: true, shell: "si"}, true
-	case "doas":
-		return optSpec{short: "uC", stop: "L", shell: "s"}, true
-	case "pkexec":
-		return optSpec{long: []string{"--user"}}, true
-	case "nohup", "builtin", "setsid", "busybox", "unbuffer", "catchsegv":
-		return optSpec{}, true
-	case "timeout":
-		return optSpec{short: "sk", long: []string{"--signal", "--kill-after"}, skip: 1}, true
-	case "exec":
-		return optSpec{short: "a"}, true
-	case "command":
-		return optSpec{stop: "vV"}, true
-	case "nice":
-		return optSpec{short: "n", long: []string{"--adjustment"}}, true
-	case "ionice":
-		return optSpec{short: "cn", stop: "pPu"}, true
-	case "stdbuf":
-		return optSpec{short: "ioe", long: []string{"--input", "--output", "--error"}}, true
-	case "time":
-		return optSpec{short: "fo", long: []string{"--format", "--output"}}, true
-	case "taskset":
-		return optSpec{stop: "p", stopLong: []string{"--pid"}, skip: 1}, true
-	case "numactl":
-		return optSpec{short: "CNmipP", long: []string{"--cpunodebind", "--physcpubind", "--membind", "--interleave",
-			"--preferred", "--preferred-many", "--weighted-interleave", "--cpubind"},
-			stop: "Hs", stopLong: []string{"--hardware", "--show"}}, true
-	case "chrt":
-		return optSpec{short: "TPD", stop: "p", stopLong: []string{"--pid"}, skip: 1}, true
-	case "nsenter":
-		return optSpec{short: "tSG", long: []string{"--target", "--setuid", "--setgid"}}, true
-	case "systemd-run":
-		return optSpec{short: "upEMH", long: []string{"--unit", "--property", "--description", "--slice", "--setenv", "--uid",
-			"--gid", "--nice", "--machine", "--host", "--on-active", "--on-boot", "--on-startup", "--on-unit-active",
-			"--on-unit-inactive", "--on-calendar", "--timer-property", "--path-property", "--socket-property",
-			"--working-directory", "--service-type", "--expand-environment"}, assigns: false}, true
-	case "unshare":
-		return optSpec{short: "SGRw", long: []string{"--setuid", "--setgid", "--root", "--wd", "--map-user", "--map-group"}}, true
-	case "sshpass":
-		return optSpec{short: "pfdP"}, true
-	case "setpriv", "caffeinate", "firejail":
-		return optSpec{}, true
-	case "xargs":
-		return optSpec{short: "adEILnPs", long: []string{"--arg-file", "--delimiter", "--max-args", "--max-procs",
-			"--max-chars", "--process-slot-var"}}, true
+// vals are the words of fields.
+func vals(fs []Field) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.val()
 	}
-	return optSpec{}, false
-}
-
-// skipOpts finds where a wrapper's command starts in args. stopped is true when an option
-// says no command runs; shell when an option asks for a shell (sudo -s).
-func skipOpts(args []Field, sp optSpec) (idx int, stopped, shell bool) {
-	skip := sp.skip
-	i := 0
-	for i < len(args) {
-		w := args[i].val()
-		if !rules.Known(w) {
-			break
-		}
-		if w == "--" {
-			i++
-			break
-		}
-		if strings.HasPrefix(w, "--") {
-			name, _, hasEq := strings.Cut(w, "=")
-			if slices.Contains(sp.stopLong, name) {
-				return len(args), true, false
-			}
-			if name == "--shell" || name == "--login" {
-				shell = shell || sp.shell != ""
-			}
-			if !hasEq && slices.Contains(sp.long, name) {
-				i += 2
-				continue
-			}
-			i++
-			continue
-		}
-		if len(w) > 1 && w[0] == '-' {
-			for k := 1; k < len(w); k++ {
-				c := w[k]
-				if strings.IndexByte(sp.stop, c) >= 0 {
-					return len(args), true, false
-				}
-				if strings.IndexByte(sp.shell, c) >= 0 {
-					shell = true
-				}
-				if strings.IndexByte(sp.short, c) >= 0 {
-					if k == len(w)-1 {
-						i++ // the value is the next word
-					}
-					break
-				}
-			}
-			i++
-			continue
-		}
-		if sp.assigns && isAssignWord(w) {
-			i++
-			continue
-		}
-		if skip > 0 {
-			skip--
-			i++
-			continue
-		}
-		break
-	}
-	return min(i, len(args)), false, shell
-}
-
-func isAssignWord(w string) bool {
-	name, _, ok := strings.Cut(w, "=")
-	return ok && syntax.ValidName(name)
+	return out
 }
 
 func IsShell(name string) bool {
@@ -299,8 +174,8 @@ func IsPython(name string) bool {
 // nothing runs; (nil, false) means name is no wrapper.
 func (a *Analyzer) wrapper(name string, argv []Field, cc *CmdCtx) (next []Field, done bool) {
 	args := argv[1:]
-	if sp, ok := wrapperSpec(name); ok {
-		i, stopped, shell := skipOpts(args, sp)
+	if sp, ok := rules.Wrapper(name); ok {
+		i, stopped, shell := sp.CommandStart(vals(args))
 		if stopped {
 			return nil, true
 		}
@@ -366,7 +241,7 @@ func (a *Analyzer) wrapper(name string, argv []Field, cc *CmdCtx) (next []Field,
 	case "watch":
 		return a.watchCmd(args, cc)
 	case "at", "batch":
-		_, stopped, _ := skipOpts(args, optSpec{short: "qt", stop: "fldrc"})
+		_, stopped, _ := rules.Options{Short: "qt", Stop: "fldrc"}.CommandStart(vals(args))
 		if !stopped && cc.stdin != nil {
 			a.NestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), syntax.LangBash, nil, false)
 		}
@@ -399,7 +274,7 @@ func (a *Analyzer) wrapper(name string, argv []Field, cc *CmdCtx) (next []Field,
 		}
 		return nil, true
 	case "chroot":
-		i, _, _ := skipOpts(args, optSpec{long: []string{"--userspec", "--groups"}, skip: 1})
+		i, _, _ := rules.Options{Long: []string{"--userspec", "--groups"}, Skip: 1}.CommandStart(vals(args))
 		cc.Via = append(cc.Via, name)
 		if i >= len(args) {
 			if cc.stdin != nil {
@@ -532,7 +407,7 @@ loop:
 			i += 2
 		case strings.HasPrefix(w, "-"):
 			i++
-		case isAssignWord(w):
+		case rules.IsAssignment(w):
 			i++
 		default:
 			break loop
@@ -558,8 +433,8 @@ func splitField(f Field) []Field {
 // spaces, are a script for the remote shell; without them the remote shell reads the
 // standard input.
 func (a *Analyzer) sshCmd(args []Field, cc *CmdCtx, via string) {
-	sp := optSpec{short: "BbcDEeFIiJLlmOopQRSWw"}
-	i, _, _ := skipOpts(args, sp)
+	sp := rules.Options{Short: "BbcDEeFIiJLlmOopQRSWw"}
+	i, _, _ := sp.CommandStart(vals(args))
 	if i >= len(args) {
 		if via != "ssh" && cc.stdin != nil { // gcloud compute ssh -- (no host in the ssh part)
 			a.NestedShell(cc.stdin.s, cc, stdinVia(via, cc.stdin), syntax.LangBash, nil, false)
@@ -570,7 +445,7 @@ func (a *Analyzer) sshCmd(args []Field, cc *CmdCtx, via string) {
 	if via != "ssh" {
 		rest = args[i:] // after gcloud's "--" the host is already given
 	}
-	j, _, _ := skipOpts(rest, sp)
+	j, _, _ := sp.CommandStart(vals(rest))
 	rest = rest[j:]
 	if len(rest) == 0 {
 		if cc.stdin != nil {
@@ -674,7 +549,7 @@ func (a *Analyzer) flockCmd(args []Field, cc *CmdCtx) ([]Field, bool) {
 			return nil, true
 		}
 	}
-	i, _, _ := skipOpts(args, optSpec{short: "wE", long: []string{"--timeout", "--wait", "--conflict-exit-code"}, skip: 1})
+	i, _, _ := rules.Options{Short: "wE", Long: []string{"--timeout", "--wait", "--conflict-exit-code"}, Skip: 1}.CommandStart(vals(args))
 	if i >= len(args) {
 		return nil, true
 	}
@@ -834,7 +709,7 @@ func stdinVia(name string, in *input) string {
 
 // isWrapperName reports whether a program runs another command or a script.
 func isWrapperName(name string) bool {
-	if _, ok := wrapperSpec(name); ok || IsShell(name) || IsPython(name) {
+	if _, ok := rules.Wrapper(name); ok || IsShell(name) || IsPython(name) {
 		return true
 	}
 	switch name {

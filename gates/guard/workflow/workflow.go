@@ -1,3 +1,19 @@
+// Package workflow is the guard's front end for GitHub workflows and composite actions.
+//
+// Scan reads a file in these steps:
+//
+//  1. Parse the YAML (a file yaml.v3 refuses is unjudged).
+//  2. For each job and step, gather the values `${{ }}` can take: inputs' defaults and
+//     choice options, matrix entries, env values (expr.go).
+//  3. Map every `run:` back to the exact file bytes (block scalars with their indentation
+//     and chomping, plain and quoted scalars with their folding and escapes), with each
+//     `${{ }}` replaced by unknown bytes of the same length, or by each of its values in
+//     turn (at most shell.MaxAlts variants).
+//  4. Read it in the shell that `shell:` (or defaults.run.shell) names, Python for
+//     `shell: python`; any other shell (pwsh, cmd) is unjudged.
+//  5. Read `uses:` steps (actions.go): inputs that hold scripts are shell, a CLI action's
+//     args are that CLI's, and the step itself is the pseudo-command
+//     `uses OWNER/REPO[/PATH] KEY=VALUE...` that the rules match.
 package workflow
 
 import (
@@ -15,12 +31,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
 	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
-
-// The workflow front-end: every `run:` of a GitHub workflow or composite action, its text
-// mapped back to the exact file bytes (block scalars with their indentation and chomping,
-// plain and quoted scalars with their folding and escapes), in the shell that `shell:`
-// (or defaults.run.shell) names. `${{ }}` expressions are opaque: each is replaced by
-// unknown bytes of the same length before parsing.
 
 type wfCtx struct {
 	shell   string

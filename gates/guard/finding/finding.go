@@ -1,3 +1,6 @@
+// Package finding holds what the guard reports: a Finding is one dangerous command, a
+// Warning something it could not check. Every front end records them through shell.File;
+// the gate (package guard) returns them and Evaluate judges them.
 package finding
 
 // Finding is one dangerous command.

@@ -57,8 +57,8 @@ type Rule struct {
 	unresolved bool
 	// vmAction marks the table's vm-action-stop pattern: it matches the workflow
 	// front-end's pseudo-command `uses ACTION KEY=VALUE...` by what the action's name and
-	// inputs say (see actions.go), never a shell command.
-	VmAction bool
+	// inputs say (see package workflow), never a shell command.
+	vmAction bool
 }
 
 // defaultHelp are the words that make a command a request for help.
@@ -265,7 +265,7 @@ func defaultRules() []Rule {
 			URL: []string{"https://management.azure.com/*/virtualMachines/*/deallocate*", "https://management.azure.com/*/virtualMachines/*/powerOff*"}},
 
 		{ID: "vm-action-stop", What: "stops, terminates or deletes a VM or runner machine through a third-party action", Why: whyRunner,
-			Command: []string{"uses"}, VmAction: true},
+			Command: []string{"uses"}, vmAction: true},
 		{ID: "vm-verb-unresolved", What: "runs a VM lifecycle command whose verb is a variable, parameter or command substitution the guard cannot resolve: it may stop, delete or reboot the machine",
 			Why: whyRunner + "; make the verb literal (one command per action), or allow it with a reason", Command: LifecycleCLIs, unresolved: true},
 
@@ -523,6 +523,10 @@ func (r *Rule) IsCommandRule() bool { return len(r.Command) > 0 }
 func (r *Rule) IsWriteRule() bool   { return len(r.WriteTo) > 0 }
 func (r *Rule) IsCallRule() bool    { return len(r.Call) > 0 }
 
+// IsVMAction reports whether the rule is the vm-action-stop pattern, which package workflow
+// matches against its `uses` pseudo-command by what the action says.
+func (r *Rule) IsVMAction() bool { return r.vmAction }
+
 // ProgName is the base name a rule's Command compares with.
 func ProgName(word string) string {
 	w := strings.TrimRight(word, "/")
@@ -556,7 +560,7 @@ func Known(w string) bool { return strings.IndexByte(w, source.UnknownByte) < 0 
 
 // MatchCommand reports whether the argv (program first) matches the rule.
 func (r *Rule) MatchCommand(argv []string) bool {
-	if r.VmAction || r.unresolved || len(argv) == 0 || !Known(argv[0]) || !GlobList(r.Command, ProgName(argv[0])) {
+	if r.vmAction || r.unresolved || len(argv) == 0 || !Known(argv[0]) || !GlobList(r.Command, ProgName(argv[0])) {
 		return false
 	}
 	args := argv[1:]

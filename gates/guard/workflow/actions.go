@@ -168,7 +168,7 @@ func (w *wfScan) actionStop(name string, tokens []string, inputs []actionInput, 
 		nameOnly = nameOnly[1:] // the owner's name says nothing of what the action does
 	}
 	for _, r := range rules {
-		if !r.VmAction {
+		if !r.IsVMAction() {
 			for _, kvAlt := range kvs {
 				for _, v := range kvAlt.vals {
 					argv := []string{"uses", name, kvAlt.in.key + "=" + v}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/gates/guard/internal/guardtest"
 	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
 	"github.com/kernel-gate/kernel-gate/internal/gittest"
@@ -93,7 +94,7 @@ func TestDeepNesting(t *testing.T) {
 				}
 			}
 			if len(un) == 0 || un[0].Path != tt.path || un[0].Line != tt.line {
-				t.Fatalf("want an unjudged warning on %s:%d, got %+v (findings:%s)", tt.path, tt.line, r.ws, describeFindings(r.fs))
+				t.Fatalf("want an unjudged warning on %s:%d, got %+v (findings:%s)", tt.path, tt.line, r.ws, guardtest.Describe(r.fs))
 			}
 			g, err := Evaluate(r.fs, r.ws, 1, Config{})
 			if err != nil {
@@ -124,11 +125,11 @@ func TestNestingWithinLimits(t *testing.T) {
 		t.Errorf("warning %+v", w)
 	}
 	if len(fs) != 1 || fs[0].Rule != "host-reboot" {
-		t.Errorf("findings:%s", describeFindings(fs))
+		t.Errorf("findings:%s", guardtest.Describe(fs))
 	}
 	deep := strings.Repeat("( ", 400) + "sudo reboot" + strings.Repeat(" )", 400) + "\n"
 	if fs, ws := ScanFile("x.sh", []byte(deep), Config{}); len(ws) != 0 || len(fs) != 1 {
-		t.Errorf("400 levels: %v%s", ws, describeFindings(fs))
+		t.Errorf("400 levels: %v%s", ws, guardtest.Describe(fs))
 	}
 }
 
@@ -146,7 +147,7 @@ func TestUnreadable(t *testing.T) {
 	} {
 		fs, ws := ScanFile(tt.path, []byte(tt.src), Config{})
 		if len(fs) != 1 || fs[0].Rule != tt.rule || len(ws) != 0 {
-			t.Errorf("%s %q: %v%s", tt.path, tt.src, ws, describeFindings(fs))
+			t.Errorf("%s %q: %v%s", tt.path, tt.src, ws, guardtest.Describe(fs))
 		}
 	}
 	big := "#!/bin/sh\n" + strings.Repeat("# padding\n", maxFileSize/10) + "shutdown -h now\n"
@@ -212,7 +213,7 @@ func TestConfigUnjudgedAndSeverity(t *testing.T) {
 	src := "sudo nvidia-smi -lgc 1410\nsudo nvidia-smi -pl 300\nnvidia-smi -r\nnvidia-smi -pm 1\n"
 	fs, ws := ScanFile("x.sh", []byte(src), Config{})
 	if len(fs) != 3 {
-		t.Fatalf("findings:%s", describeFindings(fs))
+		t.Fatalf("findings:%s", guardtest.Describe(fs))
 	}
 	sev := func(cfg Config) (result.Verdict, []string) {
 		g, _ := Evaluate(fs, ws, 1, cfg)
@@ -352,6 +353,6 @@ func TestAliasBomb(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 	if len(fs) != 1 || fs[0].Rule != "host-reboot" {
-		t.Errorf("findings:%s", describeFindings(fs))
+		t.Errorf("findings:%s", guardtest.Describe(fs))
 	}
 }

@@ -60,7 +60,7 @@ func TestUnresolvedVerb(t *testing.T) {
 			rules: []string{"vm-verb-unresolved"}},
 		{name: "the program itself unknown", src: "yes | $GCLOUD compute instances delete \"$VM\" --zone z\n", rules: []string{"gcp-instance-delete"}},
 	})
-	guardtest.RunNone(t, scanDefault, "x.sh", []string{
+	guardtest.RunNone(t, ScanFile, "x.sh", []string{
 		"gcloud compute instances describe \"$1\" --zone \"$2\"\n",
 		"gcloud compute instances list --filter \"$F\"\n",
 		"gcloud compute instances start \"$1\"\n",
@@ -94,7 +94,7 @@ func TestWrappersAndContainers(t *testing.T) {
 		{name: "entrypoint", src: "docker run --privileged --entrypoint nsenter busybox -t 1 -m -- reboot\n", rules: []string{"host-reboot"}},
 		{name: "kubectl debug node", src: "kubectl debug node/gpu-1 -it --image=ubuntu -- chroot /host shutdown -h now\n", rules: []string{"host-shutdown"}},
 	})
-	guardtest.RunNone(t, scanDefault, "x.sh", []string{
+	guardtest.RunNone(t, ScanFile, "x.sh", []string{
 		"docker run --rm alpine reboot\n", // the container's own init, not the host
 		"docker stop c1\ndocker exec -it c1 bash\ndocker run --gpus all nvidia/cuda nvidia-smi -q\n",
 		"docker run --privileged --pid=host alpine ps aux\n",
@@ -127,7 +127,7 @@ func TestPowerOffRoutesAndClouds(t *testing.T) {
 		{name: "sysfs PCI reset with an unknown address", src: "echo 1 | sudo tee /sys/bus/pci/devices/$GPU/remove\n", rules: []string{"gpu-reset"}},
 		{name: "runner processes killed", src: "pkill -f Runner.Listener\n", rules: []string{"runner-stop"}},
 	})
-	guardtest.RunNone(t, scanDefault, "x.sh", []string{
+	guardtest.RunNone(t, ScanFile, "x.sh", []string{
 		"dbus-send --system --print-reply --dest=org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager.CanPowerOff\n",
 		"loginctl list-sessions\nhcloud server list\ndoctl compute droplet list\nlinode-cli linodes list\nopenstack server list\n",
 		"curl https://api.digitalocean.com/v2/droplets\ncurl -X POST https://api.hetzner.cloud/v1/servers -d @spec.json\n",
@@ -151,7 +151,7 @@ func TestDecodedScripts(t *testing.T) {
 		{name: "undecodable into a shell", src: "echo \"$PAYLOAD\" | base64 -d | bash\n", warn: "cannot decode it"},
 		{name: "undecodable eval", src: "eval \"$(echo $X | base64 -d)\"\n", warn: "cannot decode it"},
 	})
-	guardtest.RunNone(t, scanDefault, "x.sh", []string{
+	guardtest.RunNone(t, ScanFile, "x.sh", []string{
 		"echo aGVsbG8= | base64 -d\n",
 		"key=$(echo \"$SECRET\" | base64 -d)\necho \"$KEY_B64\" | base64 -d > key.pem\n",
 		"echo bWFrZSAtag== | base64 -d | sh\n",
@@ -182,7 +182,7 @@ func TestPythonGeneralized(t *testing.T) {
 		{name: "runpod graphql", path: "x.py", src: "import requests\nrequests.post(f'https://api.runpod.io/graphql?api_key={k}', json={'query': 'mutation { podTerminate(input: {podId: \"x\"}) }'})\n",
 			rules: []string{"runpod-pod-stop"}},
 	})
-	guardtest.RunNone(t, scanDefault, "x.py", []string{
+	guardtest.RunNone(t, ScanFile, "x.py", []string{
 		"proc.stop()\nserver.shutdown()\nthread.reset()\nself.instances.append(x)\n",
 		"import boto3\nec2 = boto3.resource('ec2')\ni = ec2.Instance('i-1')\ni.start()\nprint(i.state)\n",
 		"import requests\nrequests.get('https://api.linode.com/v4/linode/instances')\nrequests.post('https://api.hetzner.cloud/v1/servers', json=spec)\n",
@@ -230,7 +230,7 @@ func TestWorkflowGeneralized(t *testing.T) {
 		{name: "terraform destroy action", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    steps:\n      - uses: dflook/terraform-destroy@v1\n        with:\n          path: infra\n",
 			rules: []string{"terraform-destroy"}},
 	})
-	guardtest.RunNone(t, scanDefault, guardtest.WorkflowPath, []string{
+	guardtest.RunNone(t, ScanFile, guardtest.WorkflowPath, []string{
 		"on:\n  workflow_dispatch:\n    inputs:\n      cmd:\n        default: make test\njobs:\n  a:\n    steps:\n      - run: ${{ inputs.cmd }}\n",
 		"jobs:\n  a:\n    strategy:\n      matrix:\n        os: [ubuntu-latest, windows-latest]\n    steps:\n      - run: echo ${{ matrix.os }}\n",
 		"jobs:\n  a:\n    steps:\n      - uses: machulav/ec2-github-runner@v2\n        with:\n          mode: start\n",

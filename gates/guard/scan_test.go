@@ -31,7 +31,7 @@ ssh gpu bash -s <<'EOF' # kernel-gate: allow gpu-reset nightly reset of the benc
 nvidia-smi -r
 EOF
 `
-	guardtest.Run(t, scanDefault, []guardtest.Case{{Name: "shell", Src: src, Want: []guardtest.Want{
+	guardtest.Run(t, ScanFile, []guardtest.Case{{Name: "shell", Src: src, Want: []guardtest.Want{
 		{Line: 2, At: "sudo", Rule: "host-reboot", Cmd: "sudo reboot"},
 		{Line: 3, At: "sudo", Rule: "host-reboot", Cmd: "sudo reboot"},
 		{Line: 6, At: "sudo", Rule: "host-reboot", Cmd: "sudo reboot"},
@@ -45,7 +45,7 @@ EOF
 		t.Errorf("reason %q", fs[0].AllowReason)
 	}
 
-	guardtest.Run(t, scanDefault, []guardtest.Case{
+	guardtest.Run(t, ScanFile, []guardtest.Case{
 		{Name: "workflow", Path: guardtest.WorkflowPath, Src: "jobs:\n  a:\n    steps:\n      - run: |\n          # kernel-gate: allow gpu-clocks we pin clocks for stable timings\n          sudo nvidia-smi -lgc 1410\n",
 			Want: []guardtest.Want{{Line: 6, At: "sudo", Rule: "gpu-clocks", Cmd: "sudo nvidia-smi -lgc 1410"}}, Allowed: []bool{true}},
 		{Name: "python", Path: "x.py", Src: "import os\n# kernel-gate: allow host-shutdown the job VM is disposable\nos.system('poweroff')\n",
@@ -445,6 +445,3 @@ func TestFixtures(t *testing.T) {
 		t.Errorf("files = %d, want 6", files)
 	}
 }
-
-// scanDefault is ScanFile with the default config, for guardtest.
-func scanDefault(p string, src []byte) ([]Finding, []Warning) { return ScanFile(p, src, Config{}) }

@@ -7,13 +7,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard/internal/guardtest"
 )
 
-// scan is the gate's scan of one file with the default config.
-func scan(p string, src []byte) ([]guard.Finding, []guard.Warning) {
-	return guard.ScanFile(p, src, guard.Config{})
-}
-
 func TestDockerfile(t *testing.T) {
-	guardtest.Run(t, scan, []guardtest.Case{
+	guardtest.Run(t, guard.ScanFile, []guardtest.Case{
 		{Name: "shell form with continuation and comment", Path: "Dockerfile", Src: "FROM ubuntu\nRUN apt-get update && \\\n    # install\n    apt-get install -y x && \\\n    sudo reboot\n",
 			Want: []guardtest.Want{{Line: 5, At: "sudo", Rule: "host-reboot", Cmd: "sudo reboot"}}},
 		{Name: "flags", Path: "Dockerfile", Src: "RUN --mount=type=cache,target=/x --network=none nvidia-smi -r\n",
@@ -28,7 +23,7 @@ func TestDockerfile(t *testing.T) {
 		{Name: "escape directive", Path: "Dockerfile", Src: "# escape=`\nFROM x\nRUN echo a && `\n    sudo reboot\n",
 			Want: []guardtest.Want{{Line: 4, At: "sudo", Rule: "host-reboot", Cmd: "sudo reboot"}}},
 	})
-	guardtest.RunNone(t, scan, "Dockerfile", []string{
+	guardtest.RunNone(t, guard.ScanFile, "Dockerfile", []string{
 		"# RUN sudo reboot\nFROM x\n",
 		"CMD [\"reboot\"]\nENTRYPOINT shutdown\n",
 		"RUN echo 'sudo reboot'\n",

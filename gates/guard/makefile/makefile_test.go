@@ -7,13 +7,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard/internal/guardtest"
 )
 
-// scan is the gate's scan of one file with the default config.
-func scan(p string, src []byte) ([]guard.Finding, []guard.Warning) {
-	return guard.ScanFile(p, src, guard.Config{})
-}
-
 func TestMakefile(t *testing.T) {
-	guardtest.Run(t, scan, []guardtest.Case{
+	guardtest.Run(t, guard.ScanFile, []guardtest.Case{
 		{Name: "recipes", Path: "Makefile", Src: "STOP = gcloud compute instances stop\nVM ?= gpu-1\n\n.PHONY: all\nall:\n" +
 			"\t@echo \"sudo shutdown -h now\"\n\t-sudo nvidia-smi -pm 0\n\t@$(STOP) $(VM)\n\techo $$HOME && \\\n\t  sudo poweroff\n\t+$(MAKE) -C sub\n",
 			Want: []guardtest.Want{{Line: 7, At: "sudo", Rule: "gpu-persistence-off", Cmd: "sudo nvidia-smi -pm 0"}, {Line: 8, At: "$(STOP)", Rule: "gcp-instance-stop", Cmd: "$(STOP) $(VM)"},
@@ -27,7 +22,7 @@ func TestMakefile(t *testing.T) {
 		{Name: "shell variable in a recipe", Path: "Makefile", Src: "stop:\n\tCMD=\"sudo halt\"; $$CMD\n",
 			Want: []guardtest.Want{{Line: 2, At: "$$CMD", Rule: "host-shutdown", Cmd: "$$CMD"}}},
 	})
-	guardtest.RunNone(t, scan, "Makefile", []string{
+	guardtest.RunNone(t, guard.ScanFile, "Makefile", []string{
 		"# sudo reboot\nall:\n\t@echo reboot\n",
 		"help:\n\t@echo \"reboot - reboots the device\"\n",
 		"define HELP\nreboot - reboots\nendef\nexport HELP\n",

@@ -8,11 +8,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard/internal/guardtest"
 )
 
-// scan is the gate's scan of one file with the default config.
-func scan(p string, src []byte) ([]guard.Finding, []guard.Warning) {
-	return guard.ScanFile(p, src, guard.Config{})
-}
-
 func TestPython(t *testing.T) {
 	const pySrc = `#!/usr/bin/env python3
 """Docstring: sudo shutdown -h now"""
@@ -54,7 +49,7 @@ compute.virtual_machines.begin_deallocate(rg, name)
 client.stop(project=p, zone=z, instance=i)
 os.execvp("sudo", ["sudo", "halt"])
 `
-	guardtest.Run(t, scan, []guardtest.Case{{Name: "calls", Path: "tools/launch.py", Src: pySrc, Want: []guardtest.Want{
+	guardtest.Run(t, guard.ScanFile, []guardtest.Case{{Name: "calls", Path: "tools/launch.py", Src: pySrc, Want: []guardtest.Want{
 		{Line: 10, At: "sudo", Rule: "host-reboot", Cmd: `os.system("sudo reboot")`, Via: "os.system → sudo → reboot"},
 		{Line: 11, At: "sp.run", Rule: "gpu-reset", Cmd: `sp.run(["sudo", "nvidia-smi", "-r"], check=True)`, Via: "sp.run → sudo → nvidia-smi"},
 		{Line: 12, At: "gcloud", Rule: "gcp-instance-stop", Cmd: `run("gcloud compute instances stop vm --zone z", shell=True)`},
@@ -73,7 +68,7 @@ os.execvp("sudo", ["sudo", "halt"])
 		{Line: 38, At: "client", Rule: "gcp-instance-stop", Cmd: "client.stop(project=p, zone=z, instance=i)"},
 		{Line: 39, At: "os", Rule: "host-shutdown", Cmd: `os.execvp("sudo", ["sudo", "halt"])`},
 	}}})
-	guardtest.RunNone(t, scan, "x.py", []string{
+	guardtest.RunNone(t, guard.ScanFile, "x.py", []string{
 		"# subprocess.run(['sudo', 'reboot'])\n",
 		"'''\nsubprocess.run(['sudo', 'reboot'])\n'''\n",
 		"print('sudo shutdown -h now')\nlog.info(\"nvidia-smi -r\")\n",

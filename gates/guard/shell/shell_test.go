@@ -7,13 +7,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard/internal/guardtest"
 )
 
-// scan is the gate's scan of one file with the default config.
-func scan(p string, src []byte) ([]guard.Finding, []guard.Warning) {
-	return guard.ScanFile(p, src, guard.Config{})
-}
-
 func TestShellDirect(t *testing.T) {
-	guardtest.Run(t, scan, []guardtest.Case{
+	guardtest.Run(t, guard.ScanFile, []guardtest.Case{
 		{Name: "shutdown", Src: "sudo shutdown -h now\n",
 			Want: []guardtest.Want{{Line: 1, At: "sudo", Rule: "host-shutdown", Cmd: "sudo shutdown -h now", Via: "sudo → shutdown"}}},
 		{Name: "shutdown -r is a reboot", Src: "shutdown -r +1\n",
@@ -87,7 +82,7 @@ func TestShellDirect(t *testing.T) {
 }
 
 func TestShellWrappers(t *testing.T) {
-	guardtest.Run(t, scan, []guardtest.Case{
+	guardtest.Run(t, guard.ScanFile, []guardtest.Case{
 		{Name: "sudo options", Src: "sudo -u root -E -H --preserve-env=PATH reboot\n",
 			Want: []guardtest.Want{{Line: 1, At: "sudo", Rule: "host-reboot", Cmd: "sudo -u root -E -H --preserve-env=PATH reboot", Via: "sudo → reboot"}}},
 		{Name: "sudo assignments", Src: "sudo -n FOO=1 nvidia-smi -r\n",
@@ -150,7 +145,7 @@ func TestShellWrappers(t *testing.T) {
 }
 
 func TestShellIndirection(t *testing.T) {
-	guardtest.Run(t, scan, []guardtest.Case{
+	guardtest.Run(t, guard.ScanFile, []guardtest.Case{
 		{Name: "here-document to bash", Src: "bash <<EOF\necho start\nsudo reboot\nEOF\n",
 			Want: []guardtest.Want{{Line: 3, At: "sudo", Rule: "host-reboot", Cmd: "bash <<EOF … sudo reboot", Via: "bash <<EOF → sudo → reboot"}}},
 		{Name: "here-document to ssh bash -s", Src: "ssh -T host bash -s <<'EOF'\n  nvidia-smi -r\nEOF\n",
@@ -195,7 +190,7 @@ func TestShellIndirection(t *testing.T) {
 }
 
 func TestShellSafe(t *testing.T) {
-	guardtest.RunNone(t, scan, "x.sh", []string{
+	guardtest.RunNone(t, guard.ScanFile, "x.sh", []string{
 		"# sudo shutdown -h now\n",
 		"echo \"sudo shutdown -h now\"\n",
 		"echo sudo reboot\n",
@@ -240,7 +235,7 @@ func TestShellSafe(t *testing.T) {
 }
 
 func TestShellWrappersSafe(t *testing.T) {
-	guardtest.RunNone(t, scan, "x.sh", []string{
+	guardtest.RunNone(t, guard.ScanFile, "x.sh", []string{
 		"sudo apt-get update\n", "sudo -v\n", "sudo -i\n", "doas ls\n", "env FOO=1 make\n", "env\n", "nohup ./bench &\n",
 		"timeout 10 ./bench\n", "timeout 10s reboot-check\n", "find . -name '*.o' | xargs rm\n", "xargs\n", "exec ./run\n", "exec >log 2>&1\n",
 		"command ls\n", "nice -n 5 make\n", "ionice -p 42\n", "stdbuf -oL ./bench\n", "time make -j\n", "setsid ./server\n",

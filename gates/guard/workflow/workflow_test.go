@@ -8,13 +8,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard/internal/guardtest"
 )
 
-// scan is the gate's scan of one file with the default config.
-func scan(p string, src []byte) ([]guard.Finding, []guard.Warning) {
-	return guard.ScanFile(p, src, guard.Config{})
-}
-
 func TestWorkflow(t *testing.T) {
-	guardtest.Run(t, scan, []guardtest.Case{
+	guardtest.Run(t, guard.ScanFile, []guardtest.Case{
 		{Name: "literal block, third line", Path: guardtest.WorkflowPath, Src: `on: push
 jobs:
   gate:
@@ -155,7 +150,7 @@ jobs:
 }
 
 func TestWorkflowSafe(t *testing.T) {
-	guardtest.RunNone(t, scan, guardtest.WorkflowPath, []string{
+	guardtest.RunNone(t, guard.ScanFile, guardtest.WorkflowPath, []string{
 		"name: sudo reboot\non: push\njobs:\n  a:\n    steps:\n      - name: sudo shutdown -h now\n        run: echo 'sudo shutdown -h now'\n",
 		"# run: sudo reboot\njobs: {}\n",
 		"jobs:\n  a:\n    steps:\n      - run: |\n          # sudo reboot\n          echo ok\n",

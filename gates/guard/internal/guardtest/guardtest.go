@@ -1,7 +1,8 @@
 // Package guardtest runs the guard's table tests: each case is a file and the findings it
 // must give, each at an exact line and column, with its rule and command. The front ends'
-// tests and the gate's own run their cases through the gate's scan of one file (Scan),
-// which each passes in: guardtest cannot import the gate, whose own tests use it.
+// tests and the gate's own run their cases through the gate's scan of one file
+// (guard.ScanFile) with the default config, which each passes in: guardtest cannot import
+// the gate, whose own tests use it.
 package guardtest
 
 import (
@@ -14,9 +15,6 @@ import (
 
 // WorkflowPath is where the cases' workflows are.
 const WorkflowPath = ".github/workflows/ci.yml"
-
-// Scan scans one file (path, content) as the gate does with the default config.
-type Scan func(path string, src []byte) ([]finding.Finding, []finding.Warning)
 
 // Want is one expected finding: on Line, starting where the text At first occurs on that
 // line (so the column is exact without counting by hand), with the Rule and the command.
@@ -62,8 +60,8 @@ func Describe(fs []finding.Finding) string {
 	return b.String()
 }
 
-// Run checks that each case gives exactly its findings and no warning.
-func Run(t *testing.T, scan Scan, cases []Case) {
+// Run checks that each case, scanned with the zero (default) config, gives exactly its findings and no warning.
+func Run[C any](t *testing.T, scan func(path string, content []byte, cfg C) ([]finding.Finding, []finding.Warning), cases []Case) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
@@ -71,7 +69,8 @@ func Run(t *testing.T, scan Scan, cases []Case) {
 			if p == "" {
 				p = "x.sh"
 			}
-			fs, ws := scan(p, []byte(tc.Src))
+			var cfg C
+			fs, ws := scan(p, []byte(tc.Src), cfg)
 			for _, w := range ws {
 				t.Errorf("unexpected warning: %+v", w)
 			}
@@ -105,11 +104,12 @@ func Run(t *testing.T, scan Scan, cases []Case) {
 }
 
 // RunNone checks that each source (one per case) gives no finding and no warning.
-func RunNone(t *testing.T, scan Scan, path string, srcs []string) {
+func RunNone[C any](t *testing.T, scan func(path string, content []byte, cfg C) ([]finding.Finding, []finding.Warning), path string, srcs []string) {
 	t.Helper()
 	for _, src := range srcs {
 		t.Run(src, func(t *testing.T) {
-			fs, ws := scan(path, []byte(src))
+			var cfg C
+			fs, ws := scan(path, []byte(src), cfg)
 			if len(fs) > 0 {
 				t.Errorf("want no finding, got:%s", Describe(fs))
 			}

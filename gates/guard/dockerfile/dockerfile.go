@@ -138,7 +138,7 @@ func dockerRun(a *shell.Analyzer, fc *shell.File, lines []int, argStart, bodyEnd
 			b.From(file, lt.LineEnd(last), lt.LineEnd(bodyEnd))
 		}
 	}
-	s := b.Src()
+	s := b.Text()
 	// Flags: --mount=..., --network=..., --security=...
 	i := 0
 	for {
@@ -260,7 +260,7 @@ func jsonArgv(s *source.Text) ([]shell.Field, bool) {
 			b.From(s, i, i+1)
 			i++
 		}
-		argv = append(argv, shell.Field{S: b.Src(), Quoted: true})
+		argv = append(argv, shell.Field{Src: b.Text(), Quoted: true})
 		skip()
 		if i < len(t) && t[i] == ',' {
 			i++

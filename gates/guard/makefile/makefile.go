@@ -267,7 +267,7 @@ func (m *mkFile) recipe(lines []int) {
 		}
 		m.expand(&b, st, ln.end, 0)
 	}
-	s := b.Src()
+	s := b.Text()
 	m.a.RunShell(&shell.Frame{Src: s, Lang: shell.LangOf("bash"), What: "the recipe line"})
 }
 
@@ -275,7 +275,7 @@ func (m *mkFile) recipe(lines []int) {
 func (m *mkFile) recipeText(st, en int) {
 	var b source.Builder
 	m.expand(&b, st, en, 0)
-	m.a.RunShell(&shell.Frame{Src: b.Src(), Lang: shell.LangOf("bash"), What: "the recipe"})
+	m.a.RunShell(&shell.Frame{Src: b.Text(), Lang: shell.LangOf("bash"), What: "the recipe"})
 }
 
 // expand appends the make text [st, en) with make's syntax undone.
@@ -430,7 +430,7 @@ func (m *mkFile) shellCalls(base int, text string) {
 		}
 		var b source.Builder
 		m.expand(&b, inner, end, 0)
-		m.a.RunShell(&shell.Frame{Src: b.Src(), Lang: shell.LangOf("bash"), What: "the $(shell ...) command"})
+		m.a.RunShell(&shell.Frame{Src: b.Text(), Lang: shell.LangOf("bash"), What: "the $(shell ...) command"})
 		k = close - 1
 	}
 }

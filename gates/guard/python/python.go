@@ -186,7 +186,7 @@ func pyString(a *shell.Analyzer, fr *shell.Frame, start, q int, prefix string) (
 	} else {
 		a.File.Warn(a, a.File.Line(fr.Src.FileOff(start)), "could not parse Python: a string that starts here does not end; it was read to the end of its line")
 	}
-	return pyTok{kind: 's', start: start, end: end, val: b.Src()}, end
+	return pyTok{kind: 's', start: start, end: end, val: b.Text()}, end
 }
 
 // pySkipField returns the end of an f-string replacement field that starts at i ('{').
@@ -596,7 +596,7 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 				b.From(t.val, 0, len(t.val.Text))
 			}
 		}
-		v.kind, v.str = 's', b.Src()
+		v.kind, v.str = 's', b.Text()
 		return v
 	}
 	// 'https://host/path/' + iid + '/': a concatenation with a string in it is a string,
@@ -614,7 +614,7 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 				b.SynthAt(p.fr.Src, op[0].start, op[len(op)-1].end, string(source.UnknownByte))
 			}
 		}
-		v.kind, v.str = 's', b.Src()
+		v.kind, v.str = 's', b.Text()
 		return v
 	}
 	// {"key": value, ...}: the keys and values, for the strings a call passes.
@@ -651,7 +651,7 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 						b.SynthAt(p.fr.Src, el.start, el.start, string(source.UnknownByte))
 					}
 				}
-				v.kind, v.str = 's', b.Src()
+				v.kind, v.str = 's', b.Text()
 				return v
 			}
 		}
@@ -739,7 +739,7 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 		if r.kind == 's' { // the value is used here
 			var b source.Builder
 			b.SynthAt(p.fr.Src, ts[0].start, ts[0].end, r.str.Text)
-			r.str = b.Src()
+			r.str = b.Text()
 		}
 		return r
 	}
@@ -943,12 +943,12 @@ func (p *pyFile) runValue(v pyValue, cc *shell.CmdCtx, via string, viaShell bool
 		argv := make([]shell.Field, 0, len(v.list))
 		for _, el := range v.list {
 			if el.kind == 's' {
-				argv = append(argv, shell.Field{S: el.str, Quoted: true})
+				argv = append(argv, shell.Field{Src: el.str, Quoted: true})
 				continue
 			}
 			var b source.Builder
 			b.SynthAt(p.fr.Src, el.start, el.start+1, string(source.UnknownByte))
-			argv = append(argv, shell.Field{S: b.Src(), Quoted: true})
+			argv = append(argv, shell.Field{Src: b.Text(), Quoted: true})
 		}
 		cc.Via = append(cc.Via, via)
 		a.Resolve(argv, cc)
@@ -1227,5 +1227,5 @@ func (p *pyFile) decodedValue(ts []pyTok) (pyValue, bool) {
 	}
 	var b source.Builder
 	b.SynthAt(p.fr.Src, ts[0].start, ts[n-1].end, text)
-	return pyValue{kind: 's', str: b.Src(), start: ts[0].start}, true
+	return pyValue{kind: 's', str: b.Text(), start: ts[0].start}, true
 }

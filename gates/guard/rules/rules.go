@@ -477,7 +477,7 @@ func (r *Rule) MatchPossibly(argv []string) bool {
 
 // possibleFlag reports whether spec ("--action=STOP") is present with a value the guard
 // cannot resolve.
-func possibleFlag(flags []flagWord, spec string) bool {
+func possibleFlag(flags []FlagWord, spec string) bool {
 	name, _, withValue := strings.Cut(spec, "=")
 	if !withValue {
 		return false
@@ -547,6 +547,7 @@ func GlobAny(alts, s string) bool {
 	return false
 }
 
+// GlobList reports whether s matches one of the globs of list.
 func GlobList(list []string, s string) bool {
 	for _, g := range list {
 		if GlobAny(g, s) {
@@ -556,6 +557,7 @@ func GlobList(list []string, s string) bool {
 	return false
 }
 
+// Known reports whether w holds no UnknownByte: only a known word can equal a rule's word.
 func Known(w string) bool { return strings.IndexByte(w, source.UnknownByte) < 0 }
 
 // MatchCommand reports whether the argv (program first) matches the rule.
@@ -613,13 +615,13 @@ func (r *Rule) MatchCommand(argv []string) bool {
 	return subsequence(r.Args, pos)
 }
 
-// flagWord is one option with the word after it (its value, if it takes one).
-type flagWord struct{ word, next string }
+// FlagWord is one option with the word after it (its value, if it takes one).
+type FlagWord struct{ word, next string }
 
 // SplitArgs separates options from positional words. An option listed in valueFlags
 // takes the next word as its value; after any other option the next word stays
 // positional (erring toward finding a verb). "--" ends the options.
-func SplitArgs(args, valueFlags []string) (flags []flagWord, pos []string) {
+func SplitArgs(args, valueFlags []string) (flags []FlagWord, pos []string) {
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		if w == "--" {
@@ -631,7 +633,7 @@ func SplitArgs(args, valueFlags []string) (flags []flagWord, pos []string) {
 			if i+1 < len(args) {
 				next = args[i+1]
 			}
-			flags = append(flags, flagWord{w, next})
+			flags = append(flags, FlagWord{w, next})
 			if !strings.Contains(w, "=") && slices.Contains(valueFlags, w) {
 				i++
 			}
@@ -643,7 +645,7 @@ func SplitArgs(args, valueFlags []string) (flags []flagWord, pos []string) {
 }
 
 // hasFlag reports whether spec ("-r" or "-pm=0") is among the options.
-func hasFlag(flags []flagWord, spec string) bool {
+func hasFlag(flags []FlagWord, spec string) bool {
 	name, value, withValue := strings.Cut(spec, "=")
 	for _, f := range flags {
 		if !withValue {

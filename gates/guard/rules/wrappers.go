@@ -15,7 +15,7 @@ type Options struct {
 	StopLong []string // long options after which no command runs
 	Assigns  bool     // NAME=value words before the command are skipped
 	Skip     int      // positional words before the command (timeout's DURATION)
-	Shell    string   // short options that ask for a shell (sudo -s, -i); --shell and --login do too
+	Shell    string   // short options that ask for a shell (sudo -s, -i); with any, --shell and --login do too
 }
 
 // Wrapper is the option grammar of a wrapper that simply runs its arguments (sudo, nohup,

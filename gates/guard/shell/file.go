@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -229,33 +228,7 @@ func (fc *File) commandText(h Hit) string {
 
 // MaskInvalid turns the bytes of s that stand for bytes of the file that are not UTF-8 back
 // into unknown bytes.
-func (fc *File) MaskInvalid(s *source.Text) *source.Text {
-	if len(fc.Invalid) == 0 {
-		return s
-	}
-	var b []byte
-	for k, sg := range s.Segs {
-		if !sg.Contiguous {
-			continue
-		}
-		end := len(s.Text)
-		if k+1 < len(s.Segs) {
-			end = s.Segs[k+1].Off
-		}
-		lo, hi := sg.FileOff, sg.FileOff+end-sg.Off
-		i := sort.SearchInts(fc.Invalid, lo)
-		for ; i < len(fc.Invalid) && fc.Invalid[i] < hi; i++ {
-			if b == nil {
-				b = []byte(s.Text)
-			}
-			b[sg.Off+fc.Invalid[i]-sg.FileOff] = source.UnknownByte
-		}
-	}
-	if b == nil {
-		return s
-	}
-	return &source.Text{Text: string(b), Segs: s.Segs}
-}
+func (fc *File) MaskInvalid(s *source.Text) *source.Text { return s.Masked(fc.Invalid) }
 
 // ref records a file the command runs by its name.
 func (a *Analyzer) ref(p string, kind source.Kind, cc *CmdCtx) {

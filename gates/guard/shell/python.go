@@ -13,10 +13,10 @@ func (a *Analyzer) pythonCmd(name string, args []Field, cc *CmdCtx) bool {
 		w := args[i].val()
 		switch {
 		case w == "-c" && i+1 < len(args):
-			a.nestedPython(args[i+1].S, cc, name+" -c")
+			a.nestedPython(args[i+1].Src, cc, name+" -c")
 			return true
 		case strings.HasPrefix(w, "-c") && len(w) > 2:
-			a.nestedPython(args[i].S.Sub(2, len(w)), cc, name+" -c")
+			a.nestedPython(args[i].Src.Sub(2, len(w)), cc, name+" -c")
 			return true
 		case w == "-m" || !rules.Known(w):
 			return true

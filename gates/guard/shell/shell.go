@@ -27,7 +27,7 @@ const (
 // Analyzer walks the shell (and Python) code of one file. It holds only per-file state.
 type Analyzer struct {
 	File    *File
-	Env     *env
+	Env     *Env
 	collect *[]hitKey // during a dry run (a function's own hits), hits go here
 	work    int
 	calls   int
@@ -54,9 +54,9 @@ type textExp struct {
 	multi bool
 }
 
-// env is what a script defines that later commands use: variables with literal values,
+// Env is what a script defines that later commands use: variables with literal values,
 // functions and aliases. It is flow-insensitive: every definition in the file counts.
-type env struct {
+type Env struct {
 	called    map[string]bool // names the file runs as commands (functions it calls)
 	Vars      map[string][]VarDef
 	funcs     map[string]*funcDef
@@ -86,8 +86,8 @@ type aliasDef struct {
 	fr    *Frame
 }
 
-func newEnv() *env {
-	return &env{called: map[string]bool{}, Vars: map[string][]VarDef{}, funcs: map[string]*funcDef{}, aliases: map[string]*aliasDef{},
+func newEnv() *Env {
+	return &Env{called: map[string]bool{}, Vars: map[string][]VarDef{}, funcs: map[string]*funcDef{}, aliases: map[string]*aliasDef{},
 		funcHits: map[string]map[hitKey]bool{}, aliasHits: map[string]map[string]bool{}}
 }
 
@@ -146,13 +146,13 @@ type input struct {
 // Field is one word of a command after expansion, with its file mapping. Parts whose
 // value is unknown hold source.UnknownByte.
 type Field struct {
-	S      *source.Text
+	Src    *source.Text
 	Quoted bool
 	from   string // the expansion the field starts with ("$CMD"), for Via
 	opaque bool   // holds text decoded at run time that the guard could not decode
 }
 
-func (f Field) val() string { return f.S.Text }
+func (f Field) val() string { return f.Src.Text }
 
 func (a *Analyzer) Spend() bool {
 	a.work++
@@ -372,7 +372,7 @@ func (a *Analyzer) addAlias(w *syntax.Word, fr *Frame) {
 	if !ok || name == "" || !rules.Known(name) {
 		return
 	}
-	a.Env.aliases[name] = &aliasDef{name: name, value: f.S.Sub(len(name)+1, len(f.val())), fr: fr}
+	a.Env.aliases[name] = &aliasDef{name: name, value: f.Src.Sub(len(name)+1, len(f.val())), fr: fr}
 }
 
 func (a *Analyzer) stmts(list []*syntax.Stmt, fr *Frame, stdin *input) {
@@ -678,7 +678,7 @@ func (w *wordState) clone() wordState {
 
 func (w *wordState) finish() {
 	if w.curOn {
-		w.done = append(w.done, Field{S: w.cur.Src(), Quoted: w.quoted, from: w.from, opaque: w.opaque})
+		w.done = append(w.done, Field{Src: w.cur.Text(), Quoted: w.quoted, from: w.from, opaque: w.opaque})
 	}
 	w.cur = source.Builder{}
 	w.curOn, w.quoted, w.from, w.opaque = false, false, "", false
@@ -778,7 +778,7 @@ func (a *Analyzer) evalPart(p syntax.WordPart, fr *Frame, states []wordState, dq
 				} else {
 					var b source.Builder
 					b.SynthAt(fr.Src, st, en, text)
-					w.appendSplit(b.Src(), "")
+					w.appendSplit(b.Text(), "")
 				}
 				w.curOn = true
 			})
@@ -942,7 +942,7 @@ func (a *Analyzer) paramValues(p *syntax.ParamExp, fr *Frame, st, en int) []expa
 	at := func(text string) *source.Text {
 		var b source.Builder
 		b.SynthAt(fr.Src, st, en, text)
-		return b.Src()
+		return b.Text()
 	}
 	var out []expansion
 	switch {
@@ -952,7 +952,7 @@ func (a *Analyzer) paramValues(p *syntax.ParamExp, fr *Frame, st, en int) []expa
 		}
 		e := expansion{multi: name == "@"}
 		for _, f := range fr.params {
-			e.elems = append(e.elems, f.S)
+			e.elems = append(e.elems, f.Src)
 		}
 		if name == "*" {
 			e.elems = []*source.Text{joinFields(fr.params)}
@@ -964,7 +964,7 @@ func (a *Analyzer) paramValues(p *syntax.ParamExp, fr *Frame, st, en int) []expa
 			return nil
 		}
 		if n <= len(fr.params) {
-			out = append(out, expansion{elems: []*source.Text{fr.params[n-1].S}})
+			out = append(out, expansion{elems: []*source.Text{fr.params[n-1].Src}})
 		}
 	case syntax.ValidName(name):
 		idx := ""
@@ -1109,12 +1109,12 @@ func joinFields(fs []Field) *source.Text {
 	var b source.Builder
 	for i, f := range fs {
 		if i > 0 {
-			fo := f.S.FileOff(0)
+			fo := f.Src.FileOff(0)
 			b.Synth(fo, fo, " ")
 		}
-		b.From(f.S, 0, len(f.val()))
+		b.From(f.Src, 0, len(f.val()))
 	}
-	return b.Src()
+	return b.Text()
 }
 
 // output is what a pipeline's left side writes, when the guard can tell: echo and printf
@@ -1207,7 +1207,7 @@ func printfText(format Field, args []Field) *source.Text {
 			if n == 2 && out == t[i:i+2] {
 				out = string(t[i+1])
 			}
-			b.SynthAt(format.S, i, i+n, out)
+			b.SynthAt(format.Src, i, i+n, out)
 			i += n - 1
 		case t[i] == '%' && i+1 < len(t):
 			j := i + 1
@@ -1215,17 +1215,17 @@ func printfText(format Field, args []Field) *source.Text {
 				j++
 			}
 			if j < len(t) && t[j] == '%' {
-				b.SynthAt(format.S, i, j+1, "%")
+				b.SynthAt(format.Src, i, j+1, "%")
 			} else if ai < len(args) {
-				b.From(args[ai].S, 0, len(args[ai].val()))
+				b.From(args[ai].Src, 0, len(args[ai].val()))
 				ai++
 			}
 			i = j
 		default:
-			b.From(format.S, i, i+1)
+			b.From(format.Src, i, i+1)
 		}
 	}
-	return b.Src()
+	return b.Text()
 }
 
 // LangOf is the parser variant for a shell name.
@@ -1339,7 +1339,7 @@ func decoderOutput(argv []Field, in *input) *input {
 	}
 	var b source.Builder
 	b.Synth(in.s.FileOff(0), in.s.FileEnd(len(in.s.Text)), text)
-	return &input{s: b.Src(), what: what}
+	return &input{s: b.Text(), what: what}
 }
 
 // decodeEscapes decodes echo -e's and printf's backslash escapes in s.
@@ -1358,7 +1358,7 @@ func decodeEscapes(s *source.Text) *source.Text {
 		b.SynthAt(s, i, i+n, out)
 		i += n - 1
 	}
-	return b.Src()
+	return b.Text()
 }
 
 // escapeAt decodes the backslash escape at t[i]: its text and length.

@@ -219,13 +219,13 @@ func (a *Analyzer) wrapper(name string, argv []Field, cc *CmdCtx) (next []Field,
 			args = args[1:]
 		}
 		if len(args) > 0 && !strings.HasPrefix(args[0].val(), "-") {
-			a.NestedShell(args[0].S, cc, "trap", cc.Frame.Lang, nil, false)
+			a.NestedShell(args[0].Src, cc, "trap", cc.Frame.Lang, nil, false)
 		}
 		return nil, true
 	case "alias":
 		for _, f := range args {
 			if n, _, ok := strings.Cut(f.val(), "="); ok && n != "" {
-				a.NestedShell(f.S.Sub(len(n)+1, len(f.val())), cc, "alias "+n, cc.Frame.Lang, nil, false)
+				a.NestedShell(f.Src.Sub(len(n)+1, len(f.val())), cc, "alias "+n, cc.Frame.Lang, nil, false)
 			}
 		}
 		return nil, true
@@ -257,9 +257,9 @@ func (a *Analyzer) wrapper(name string, argv []Field, cc *CmdCtx) (next []Field,
 	case "script":
 		for i, f := range args {
 			if v := f.val(); (v == "-c" || v == "--command") && i+1 < len(args) {
-				a.NestedShell(args[i+1].S, cc, "script -c", syntax.LangBash, nil, false)
+				a.NestedShell(args[i+1].Src, cc, "script -c", syntax.LangBash, nil, false)
 			} else if strings.HasPrefix(v, "--command=") {
-				a.NestedShell(f.S.Sub(len("--command="), len(v)), cc, "script -c", syntax.LangBash, nil, false)
+				a.NestedShell(f.Src.Sub(len("--command="), len(v)), cc, "script -c", syntax.LangBash, nil, false)
 			}
 		}
 		return nil, true
@@ -268,7 +268,7 @@ func (a *Analyzer) wrapper(name string, argv []Field, cc *CmdCtx) (next []Field,
 			return nil, true
 		}
 		if args[1].val() == "-c" && len(args) > 2 {
-			a.NestedShell(args[2].S, cc, "sg -c", syntax.LangBash, nil, false)
+			a.NestedShell(args[2].Src, cc, "sg -c", syntax.LangBash, nil, false)
 		} else {
 			a.NestedShell(joinFields(args[1:]), cc, "sg", syntax.LangBash, nil, false)
 		}
@@ -341,7 +341,7 @@ func (a *Analyzer) shellCmd(name string, args []Field, cc *CmdCtx) ([]Field, boo
 			if len(rest) > 2 {
 				params = rest[2:]
 			}
-			a.NestedShell(rest[0].S, cc, name+" -c", lang, params, true)
+			a.NestedShell(rest[0].Src, cc, name+" -c", lang, params, true)
 		}
 		return nil, true
 	case len(rest) > 0 && !sflag:
@@ -398,10 +398,10 @@ loop:
 			i += 2
 		case strings.HasPrefix(w, "--split-string="):
 			f := args[i]
-			split = append(split, splitField(Field{S: f.S.Sub(len("--split-string="), len(w))})...)
+			split = append(split, splitField(Field{Src: f.Src.Sub(len("--split-string="), len(w))})...)
 			i++
 		case strings.HasPrefix(w, "-S"):
-			split = append(split, splitField(Field{S: args[i].S.Sub(2, len(w))})...)
+			split = append(split, splitField(Field{Src: args[i].Src.Sub(2, len(w))})...)
 			i++
 		case w == "-u" || w == "-C" || w == "-P" || w == "--unset" || w == "--chdir":
 			i += 2
@@ -424,7 +424,7 @@ loop:
 // splitField splits a field's value at blanks, keeping the mapping.
 func splitField(f Field) []Field {
 	var w wordState
-	w.appendSplit(f.S, "")
+	w.appendSplit(f.Src, "")
 	w.finish()
 	return w.done
 }
@@ -477,10 +477,10 @@ func (a *Analyzer) gcloudSSH(args []Field, cc *CmdCtx) bool {
 	for i, v := range head {
 		switch {
 		case v == "--command" && i+1 < len(head):
-			a.NestedShell(args[i+1].S, cc, via+" --command", syntax.LangBash, nil, false)
+			a.NestedShell(args[i+1].Src, cc, via+" --command", syntax.LangBash, nil, false)
 			return true
 		case strings.HasPrefix(v, "--command="):
-			a.NestedShell(args[i].S.Sub(len("--command="), len(v)), cc, via+" --command", syntax.LangBash, nil, false)
+			a.NestedShell(args[i].Src.Sub(len("--command="), len(v)), cc, via+" --command", syntax.LangBash, nil, false)
 			return true
 		}
 	}
@@ -507,15 +507,15 @@ func (a *Analyzer) suCmd(name string, args []Field, cc *CmdCtx) ([]Field, bool) 
 		switch {
 		case w == "-c" || w == "--command" || w == "--session-command":
 			if i+1 < len(args) {
-				a.NestedShell(args[i+1].S, cc, name+" -c", syntax.LangBash, nil, false)
+				a.NestedShell(args[i+1].Src, cc, name+" -c", syntax.LangBash, nil, false)
 			}
 			return nil, true
 		case strings.HasPrefix(w, "--command=") || strings.HasPrefix(w, "--session-command="):
 			eq := strings.IndexByte(w, '=')
-			a.NestedShell(args[i].S.Sub(eq+1, len(w)), cc, name+" -c", syntax.LangBash, nil, false)
+			a.NestedShell(args[i].Src.Sub(eq+1, len(w)), cc, name+" -c", syntax.LangBash, nil, false)
 			return nil, true
 		case strings.HasPrefix(w, "-c") && len(w) > 2 && !strings.HasPrefix(w, "--"):
-			a.NestedShell(args[i].S.Sub(2, len(w)), cc, name+" -c", syntax.LangBash, nil, false)
+			a.NestedShell(args[i].Src.Sub(2, len(w)), cc, name+" -c", syntax.LangBash, nil, false)
 			return nil, true
 		case w == "--" && direct:
 			cc.Via = append(cc.Via, name)
@@ -545,7 +545,7 @@ func (a *Analyzer) suCmd(name string, args []Field, cc *CmdCtx) ([]Field, bool) 
 func (a *Analyzer) flockCmd(args []Field, cc *CmdCtx) ([]Field, bool) {
 	for i, f := range args {
 		if v := f.val(); (v == "-c" || v == "--command") && i+1 < len(args) {
-			a.NestedShell(args[i+1].S, cc, "flock -c", syntax.LangBash, nil, false)
+			a.NestedShell(args[i+1].Src, cc, "flock -c", syntax.LangBash, nil, false)
 			return nil, true
 		}
 	}
@@ -817,7 +817,7 @@ func (a *Analyzer) containerCmd(name string, args []Field, cc *CmdCtx) ([]Field,
 			i += 2
 		} else {
 			if hasEq && flag == "--entrypoint" {
-				entrypoint = []Field{{S: args[i].S.Sub(len("--entrypoint="), len(w)), Quoted: true}}
+				entrypoint = []Field{{Src: args[i].Src.Sub(len("--entrypoint="), len(w)), Quoted: true}}
 			}
 			i++
 		}
@@ -887,7 +887,7 @@ func (a *Analyzer) screenCmd(args []Field, cc *CmdCtx) ([]Field, bool) {
 		i++
 		if w == "-X" {
 			if i < len(args) && args[i].val() == "stuff" && i+1 < len(args) {
-				a.NestedShell(typedText(args[i+1].S), cc, "screen -X stuff", syntax.LangBash, nil, false)
+				a.NestedShell(typedText(args[i+1].Src), cc, "screen -X stuff", syntax.LangBash, nil, false)
 			}
 			return nil, true
 		}
@@ -953,15 +953,15 @@ func (a *Analyzer) tmuxCmd(args []Field, cc *CmdCtx) ([]Field, bool) {
 		for k, f := range rest {
 			switch f.val() {
 			case "Enter", "C-m", "KPEnter", "C-j":
-				b.Synth(f.S.FileOff(0), f.S.FileEnd(len(f.val())), "\n")
+				b.Synth(f.Src.FileOff(0), f.Src.FileEnd(len(f.val())), "\n")
 				continue
 			}
 			if k > 0 {
-				b.Synth(f.S.FileOff(0), f.S.FileOff(0), " ")
+				b.Synth(f.Src.FileOff(0), f.Src.FileOff(0), " ")
 			}
-			b.From(typedText(f.S), 0, len(typedText(f.S).Text))
+			b.From(typedText(f.Src), 0, len(typedText(f.Src).Text))
 		}
-		a.NestedShell(b.Src(), cc, "tmux send-keys", syntax.LangBash, nil, false)
+		a.NestedShell(b.Text(), cc, "tmux send-keys", syntax.LangBash, nil, false)
 	}
 	return nil, true
 }
@@ -981,7 +981,7 @@ func typedText(s *source.Text) *source.Text {
 		}
 		b.From(s, i, i+1)
 	}
-	return b.Src()
+	return b.Text()
 }
 
 // opaqueScript warns about a script decoded at run time that the guard could not decode.

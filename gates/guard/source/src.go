@@ -69,7 +69,7 @@ func (s *Text) FileEnd(e int) int {
 	return max(sg.fileEnd, sg.FileOff)
 }
 
-// Builder assembles a src piece by piece.
+// Builder assembles a Text piece by piece.
 type Builder struct {
 	Buf  []byte
 	Segs []Seg
@@ -141,7 +141,7 @@ func (b *Builder) SynthAt(p *Text, start, end int, s string) {
 
 func (b *Builder) Len() int { return len(b.Buf) }
 
-func (b *Builder) Src() *Text {
+func (b *Builder) Text() *Text {
 	s := &Text{Text: string(b.Buf), Segs: b.Segs}
 	if len(s.Segs) == 0 {
 		s.Segs = []Seg{{Contiguous: true}}
@@ -153,7 +153,7 @@ func (b *Builder) Src() *Text {
 func (p *Text) Sub(start, end int) *Text {
 	var b Builder
 	b.From(p, start, end)
-	return b.Src()
+	return b.Text()
 }
 
 // Lines finds the line and column of a file offset.
@@ -231,4 +231,34 @@ func OneLine(s string) string {
 		out = string(r[:MaxCommandLen-1]) + "…"
 	}
 	return strings.ToValidUTF8(out, "?")
+}
+
+// Masked is s with the bytes that stand for the file offsets offs (sorted) turned into
+// UnknownByte; s itself when none of them is in s.
+func (s *Text) Masked(offs []int) *Text {
+	if len(offs) == 0 {
+		return s
+	}
+	var b []byte
+	for k, sg := range s.Segs {
+		if !sg.Contiguous {
+			continue
+		}
+		end := len(s.Text)
+		if k+1 < len(s.Segs) {
+			end = s.Segs[k+1].Off
+		}
+		lo, hi := sg.FileOff, sg.FileOff+end-sg.Off
+		i := sort.SearchInts(offs, lo)
+		for ; i < len(offs) && offs[i] < hi; i++ {
+			if b == nil {
+				b = []byte(s.Text)
+			}
+			b[sg.Off+offs[i]-sg.FileOff] = UnknownByte
+		}
+	}
+	if b == nil {
+		return s
+	}
+	return &Text{Text: string(b), Segs: s.Segs}
 }

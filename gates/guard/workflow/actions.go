@@ -127,7 +127,7 @@ func (w *wfScan) actionScripts(name string, tokens []string, inputs []actionInpu
 				at := s.FileOff(0)
 				b.Synth(at, at, cli+" ")
 				b.From(s, 0, len(s.Text))
-				s = b.Src()
+				s = b.Text()
 			}
 			w.scriptVia(in.node, s, c, "the "+in.key+": input of "+name, quiet, via)
 		}

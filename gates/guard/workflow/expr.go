@@ -364,7 +364,7 @@ func expandExpressions(s *source.Text, c *exprCtx) []*source.Text {
 			run = e.end
 		}
 		b.From(s, run, len(s.Text))
-		out = append(out, b.Src())
+		out = append(out, b.Text())
 	}
 	return out
 }

@@ -278,7 +278,7 @@ func (w *wfScan) scalarSrcOf(n *yaml.Node) *source.Text {
 	}
 	var b source.Builder
 	b.Synth(start, start, n.Value)
-	return b.Src()
+	return b.Text()
 }
 
 // blockSrc maps a literal (|) or folded (>) block scalar: its content lines start on the
@@ -346,7 +346,7 @@ func (w *wfScan) blockSrc(n *yaml.Node, start int) (*source.Text, bool) {
 		}
 		b.Synth(sep, sep, v[p:p+1])
 	}
-	return b.Src(), true
+	return b.Text(), true
 }
 
 // alignFlow maps a plain (quote 0), single- or double-quoted scalar whose text starts at
@@ -398,7 +398,7 @@ func alignFlow(v, t string, j int, quote byte) (*source.Text, bool) {
 			return nil, false
 		}
 	}
-	return b.Src(), true
+	return b.Text(), true
 }
 
 func isYAMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

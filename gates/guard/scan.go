@@ -69,6 +69,7 @@ func scanKindWork(p string, kind Kind, content []byte, rs *rules.Set) (findings 
 			warnings = append(warnings, Warning{Path: p, Unjudged: true, Message: fmt.Sprintf("internal error while scanning (%v): the rest of the file was not analysed, so the guard cannot judge it; please report it", r)})
 		}
 	}()
+	// One case per front end ("Adding a front end" in doc.go).
 	switch kind {
 	case KindShell:
 		shell.Scan(fc)

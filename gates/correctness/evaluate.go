@@ -15,8 +15,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// GateName is the gate's name in results.
-const GateName = "correctness"
+// Name is the gate's name in results.
+const Name = "correctness"
 
 // Metric names, as they appear in findings.
 const (
@@ -173,7 +173,7 @@ func (j *judge) value(metric string, v *benchfile.Float, what string) bool {
 // against cfg and returns the "correctness" gate. The error is for a config that does not
 // validate or a nil file; everything wrong with the results is a finding.
 func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error) {
-	g := result.Gate{Name: GateName, Findings: []result.Finding{}}
+	g := result.Gate{Name: Name, Findings: []result.Finding{}}
 	if f == nil {
 		return g, errors.New("correctness: no harness file to judge")
 	}

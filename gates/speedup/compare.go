@@ -14,8 +14,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// GateName is the gate's name in results.
-const GateName = "speedup"
+// Name is the gate's name in results.
+const Name = "speedup"
 
 // Metric names, as they appear in findings.
 const (
@@ -232,7 +232,7 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 
 // CompareWith is Compare with what the runner says about how its timings ended.
 func CompareWith(base, head *benchfile.File, cfg Config, o CompareOptions) (result.Gate, error) {
-	g := result.Gate{Name: GateName, Findings: []result.Finding{}}
+	g := result.Gate{Name: Name, Findings: []result.Finding{}}
 	if base == nil || head == nil {
 		return g, errors.New("speedup: need a base and a head harness file")
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/correctness"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/registry"
 )
 
 // A loaded section keeps what it resolved to; a copy that package main changes the way it does
@@ -77,5 +79,32 @@ sanitizer:
 	san.Tools = []string{"leakcheck"}
 	if _, err := san.RunOptions(); err == nil || !strings.Contains(err.Error(), `k.yml:10: sanitizer.tools: unknown tool "leakcheck"`) {
 		t.Errorf("a bad tool from a flag: %v", err)
+	}
+}
+
+// Config's fields are the built-in gates' sections, under the keys the registry lists
+// (a struct tag cannot name a constant), and Parse resolves every section that has a
+// Resolve.
+func TestSectionsAreTheRegistrys(t *testing.T) {
+	fields := map[string]reflect.Type{}
+	collectFields(reflect.TypeFor[Config](), fields)
+	for _, g := range registry.Builtin().Gates() {
+		if _, ok := fields[g.Section]; !ok {
+			t.Errorf("gate %s: config has no section %q", g.Name, g.Section)
+		}
+	}
+	var c Config
+	resolvable := 0
+	v := reflect.ValueOf(&c).Elem()
+	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		if _, ok := v.Field(i).Addr().Interface().(registry.Section); ok {
+			resolvable++
+		}
+	}
+	if n := len(c.sections()); n != resolvable {
+		t.Errorf("sections() lists %d sections, Config has %d with Resolve", n, resolvable)
 	}
 }

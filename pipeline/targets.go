@@ -16,6 +16,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/registry"
 )
 
 // targetOutcome is one target's part of the GPU gates.
@@ -86,6 +87,28 @@ func (p *pipeline) gpuSteps() []gpuStep {
 			return "", nil
 		}, run: p.profile},
 	}
+}
+
+// resultGates judges the registry's StepResult gates, in its order, after the gates judged
+// so far (before), and returns before with them.
+func (p *pipeline) resultGates(ctx context.Context, before []result.Gate) ([]result.Gate, error) {
+	gates := slices.Clone(before)
+	for _, rg := range p.cfg.Registry().Step(registry.StepResult) {
+		if !p.wants(rg.Name) {
+			continue
+		}
+		in := registry.Input{Section: p.cfg.Section(rg.Name), Gates: slices.Clone(gates)}
+		for _, t := range p.targets {
+			in.Targets = append(in.Targets, t.Name)
+		}
+		g, err := rg.Judge(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("the %s gate: %w", rg.Name, err)
+		}
+		g.Name = rg.Name
+		gates = append(gates, g)
+	}
+	return gates, nil
 }
 
 // targetGates runs every target's GPU steps, then merges each gate's per-target parts.

@@ -116,11 +116,11 @@ func (cc compiled) resolve(name kernelname.Name, shape string) (limits, []int) {
 	l := cc.top
 	var matched []int
 	for i, r := range cc.rules {
-		if !r.matches(name, shape) {
+		if !r.Matches(name, shape) {
 			continue
 		}
 		matched = append(matched, i)
-		l.apply(r.Tolerance, func(string) string { return r.from }, r.Reason)
+		l.apply(r.Tolerance, func(string) string { return r.From }, r.Reason)
 	}
 	return l, matched
 }
@@ -462,11 +462,11 @@ func requirements(g *result.Gate, f *benchfile.File, cc compiled, source string,
 		}
 		var matching []string
 		for _, k := range kernels {
-			if kernelname.Parse(k).Matches(r.glob) {
+			if kernelname.Parse(k).Matches(r.Glob) {
 				matching = append(matching, k)
 			}
 		}
-		rule := r.from
+		rule := r.From
 		if len(matching) == 0 {
 			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, File: cc.FileName(), Line: r.Line, Metric: MetricMissing,
 				Message: fmt.Sprintf("rule %s requires a kernel matching %s with shapes %s, but no such kernel is in %s (a kernel that disappears must not pass)",

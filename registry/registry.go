@@ -147,15 +147,17 @@ func builtin() []Gate {
 // Builtin is the gates kernel-gate ships.
 func Builtin() Registry { return Registry{gates: builtin()} }
 
-// With returns r with more gates after its own. A gate needs a name of lower-case letters,
-// digits and '-', a step, and a Judge exactly when its step is StepResult; its name and
-// section must be new. Only a StepResult gate can be added: the other steps' gates are
-// wired by the pipeline.
+// With returns r with more gates after its own (a test's, say; a gate kernel-gate ships is a
+// line of builtin). Each must pass Check, and only a StepResult gate can be added: the other
+// steps' gates are wired by the pipeline.
 func (r Registry) With(gates ...Gate) (Registry, error) {
 	out := Registry{gates: r.Gates()}
 	for _, g := range gates {
-		if err := out.check(g); err != nil {
-			return r, fmt.Errorf("registry: gate %q: %w", g.Name, err)
+		if g.Step != StepResult {
+			return r, fmt.Errorf("registry: gate %q: step %q: a gate added to the registry is judged at step %q (the pipeline wires the others)", g.Name, g.Step, StepResult)
+		}
+		if err := out.Check(g); err != nil {
+			return r, err
 		}
 		out.gates = append(out.gates, g)
 	}
@@ -164,18 +166,30 @@ func (r Registry) With(gates ...Gate) (Registry, error) {
 
 var namePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
 
+// Check says what is wrong with g as a gate of r besides its own: a name of lower-case
+// letters, digits and '-', one of the steps, a Judge exactly when the step is StepResult,
+// NewSection exactly when a StepResult gate has a section, and a name and section no other
+// gate of r has.
+func (r Registry) Check(g Gate) error {
+	if err := r.check(g); err != nil {
+		return fmt.Errorf("registry: gate %q: %w", g.Name, err)
+	}
+	return nil
+}
+
 func (r Registry) check(g Gate) error {
+	result := g.Step == StepResult
 	switch {
 	case !namePattern.MatchString(g.Name):
 		return fmt.Errorf("a name is lower-case letters, digits and '-', starting with a letter")
-	case g.Step != StepResult:
-		return fmt.Errorf("step %q: a gate added to the registry is judged at step %q (the pipeline wires the others)", g.Step, StepResult)
-	case g.Judge == nil:
-		return fmt.Errorf("a %q gate needs a Judge", StepResult)
-	case g.Section != "" && g.NewSection == nil:
+	case !slices.Contains([]Step{StepBuild, StepTarget, StepResult, StepChange}, g.Step):
+		return fmt.Errorf("no step %q", g.Step)
+	case result != (g.Judge != nil):
+		return fmt.Errorf("a %q gate, and only one, has a Judge", StepResult)
+	case result && g.Section != "" && g.NewSection == nil:
 		return fmt.Errorf("section %q needs NewSection", g.Section)
-	case g.Section == "" && g.NewSection != nil:
-		return fmt.Errorf("NewSection without a section key")
+	case (!result || g.Section == "") && g.NewSection != nil:
+		return fmt.Errorf("NewSection is for the section of a %q gate", StepResult)
 	}
 	for _, o := range r.gates {
 		if o.Name == g.Name {

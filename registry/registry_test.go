@@ -48,13 +48,23 @@ func TestWith(t *testing.T) {
 		{Gate{Name: "ptxas", Step: StepResult, Judge: judge}, "the name is taken"},
 		{Gate{Name: "Toy", Step: StepResult, Judge: judge}, "a name is lower-case"},
 		{Gate{Name: "toy", Step: StepTarget, Judge: judge}, `step "target"`},
-		{Gate{Name: "toy", Step: StepResult}, "needs a Judge"},
+		{Gate{Name: "toy", Step: StepResult}, "has a Judge"},
 		{Gate{Name: "toy", Step: StepResult, Judge: judge, Section: "toy"}, "needs NewSection"},
 		{Gate{Name: "toy", Step: StepResult, Judge: judge, Section: "sass", NewSection: func() Section { return nil }}, `section "sass" is gate "sass"'s`},
 	} {
 		if _, err := Builtin().With(tt.g); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: %v, want %q", tt.g, err, tt.want)
 		}
+	}
+	if err := Builtin().Check(Gate{Name: "toy", Step: "later"}); err == nil || !strings.Contains(err.Error(), `no step "later"`) {
+		t.Errorf("a step that is none: %v", err)
+	}
+	var seen Registry = Registry{gates: []Gate{}}
+	for _, g := range builtin() {
+		if err := seen.Check(g); err != nil {
+			t.Errorf("built in: %v", err)
+		}
+		seen.gates = append(seen.gates, g)
 	}
 	r, err := Builtin().With(Gate{Name: "toy", Step: StepResult, Judge: judge})
 	if err != nil {

@@ -24,25 +24,33 @@
 //
 // # Adding a gate
 //
-// A gate is its package under gates/ (which exports Name, its Config section with Resolve,
-// and its judgement) plus one line in builtin. A gate whose step is StepResult is wired by
-// the registry alone: config decodes and resolves its section (NewSection), `kernel-gate
-// run` and its replay call Judge after the target steps with the gates judged so far, the
-// report renders it like any gate and a baseline entry leaves it out (baseline.PartOf says
-// which gates fill a part). TestAddingAGate registers a toy gate that way and runs it
-// through config, a replay, the report and a baseline entry. The built-in gates predate
-// StepResult: the pipeline wires their steps itself (pipeline/targets.go), and config holds
-// their sections as fields of its own.
+// A gate is its package under gates/ (which exports Name, its section type with Resolve,
+// and its judgement) plus one line in builtin (and its row above, which TestTable holds to
+// the line). A gate whose step is StepResult is wired by the registry alone: config decodes
+// and resolves its section (NewSection, beside the built-in sections, refusing unknown keys
+// the same way), `kernel-gate run` and its replay call its Judge after the target steps with
+// the gates judged so far, Options.Gates and the action's gates input can name it, the
+// report renders it like any gate, and a baseline entry leaves it out. TestAddingAGate
+// registers a toy gate with With and runs it through config, a replay, every report format
+// and a baseline entry, changing no other file.
+//
+// The built-in gates predate StepResult: their judgements take different inputs (ptxas
+// logs, SASS dumps, harness files, sanitizer logs, ncu reports) that the pipeline's steps
+// make, so the pipeline adapts each itself (pipeline/gates.go for the gates judged from
+// files, pipeline/targets.go for the order of the GPU steps, which TestGPUStepsAreTheRegistrys
+// holds to this table), and config holds their sections as fields of its own, under the keys
+// listed here (TestSectionsAreTheRegistrys). A baseline entry has a typed field per part, so
+// a gate that is to fill one also adds its part to baseline's entryParts; Entry reads it back
+// (baseline.PartOf).
 //
 // # Where it sits
 //
 // The layers are internal < gates < baseline < registry < config < pipeline < report <
-// action < cli < cmd (TestLayers). The registry sits above baseline, so that it can say
-// which part of an entry a gate fills without baseline knowing of it, and below config, so
-// that config can decode the sections of the gates it lists. It is modelled on actionlint's
-// rule list (one registration list that the linter iterates), with a table of plain values
-// rather than an interface: most columns are data, and the one behaviour a new gate brings,
-// Judge, is a field.
+// action < cli < cmd (TestLayers). The registry sits above baseline, whose parts it lists,
+// and below config, which decodes the sections of the gates it lists. It is modelled on
+// actionlint's rule list (one registration list that the linter iterates), as a table of
+// plain values rather than an interface: most columns are data, and the one behaviour a new
+// gate brings, Judge, is a field.
 package registry
 
 import (

@@ -45,10 +45,10 @@
 //
 // # Where it sits
 //
-// The layers are internal < gates < baseline < registry < config < pipeline < report <
-// action < cli < cmd (TestLayers). The registry sits above baseline, whose parts it lists,
-// and below config, which decodes the sections of the gates it lists. It is modelled on
-// actionlint's rule list (one registration list that the linter iterates), as a table of
+// The layers are internal < gates < explain < baseline < registry < config < pipeline <
+// report < action < cli < cmd (TestLayers). The registry sits above baseline, whose parts it
+// lists, and below config, which decodes the sections of the gates it lists. It is modelled
+// on actionlint's rule list (one registration list that the linter iterates), as a table of
 // plain values rather than an interface: most columns are data, and the one behaviour a new
 // gate brings, Judge, is a field.
 package registry

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/input"
@@ -299,7 +300,9 @@ func runBenchCompare(args []string, e env) (int, error) {
 		if maxSlowdown >= 1 {
 			return failed(usagef("--max-slowdown %g: want a fraction such as 0.02", maxSlowdown))
 		}
-		cfg.Speedup.MaxSlowdown = &maxSlowdown
+		if cfg.Speedup, err = cfg.Speedup.With(func(s *speedup.Config) { s.MaxSlowdown = &maxSlowdown }); err != nil {
+			return failed(exitcode.BadInput(err))
+		}
 	}
 	g, err := pipeline.CompareFiles(files[0], files[1], e.stdin, cfg)
 	if err != nil {

@@ -40,7 +40,9 @@ KG_MODE=sanitize and KG_OUT set, or reads logs made elsewhere, and applies the s
 	}
 	if tools != "" {
 		// The tools asked for are the tools expected: a listed tool without a run fails.
-		cfg.Sanitizer.Tools = strings.Split(tools, ",")
+		if cfg.Sanitizer, err = cfg.Sanitizer.With(func(s *sanitizer.Config) { s.Tools = strings.Split(tools, ",") }); err != nil {
+			return failed(exitcode.BadInput(err))
+		}
 	}
 	reading := len(logs)+len(xmls) > 0
 	switch {

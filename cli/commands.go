@@ -17,6 +17,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/outfile"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/pipeline"
@@ -57,8 +58,7 @@ func runPtxas(ctx context.Context, args []string, e env) (int, error) {
 	fs.StringVar(&basePath, "baseline", "", "baseline result `FILE` (a saved --format json result) for deltas and max_register_increase")
 	fs.StringVar(&nvcc, "nvcc", "nvcc", "nvcc `PATH` asked for the toolkit version when the logs do not print it (empty: never run it)")
 	fs.StringVar(&arch, "arch", "", "`ARCH` (e.g. sm_90a) for records whose input names none (cuobjdump of a cubin)")
-	fs.Usage = usage(e, fs, "Usage: kernel-gate ptxas [flags] [FILES...]\n\nReads nvcc -Xptxas -v / --resource-usage build logs, ptxas or nvlink output, or\ncuobjdump --dump-resource-usage listings (standard input when no FILES, or \"-\").\n\n")
-	files, err := parseInterspersed(fs, args)
+	files, err := parse(fs, args, "Usage: kernel-gate ptxas [flags] [FILES...]\n\nReads nvcc -Xptxas -v / --resource-usage build logs, ptxas or nvlink output, or\ncuobjdump --dump-resource-usage listings (standard input when no FILES, or \"-\").\n\n", e)
 	if err != nil {
 		return failed(err)
 	}
@@ -68,7 +68,7 @@ func runPtxas(ctx context.Context, args []string, e env) (int, error) {
 	if err := validArch(arch); err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c, reads{files: append(slices.Clone(files), basePath)})
+	cfg, fmtr, err := setup(c, outfile.Reads{Files: append(slices.Clone(files), basePath)})
 	if err != nil {
 		return failed(err)
 	}
@@ -94,8 +94,7 @@ func runSass(ctx context.Context, args []string, e env) (int, error) {
 	fs := newFlagSet("sass", e, &c)
 	fs.Var(&files, "sass", "`FILE` of cuobjdump --dump-sass or nvdisasm output (repeatable; \"-\" is standard input)")
 	fs.StringVar(&arch, "arch", "", "`ARCH` for functions whose dump names none (a grep-filtered dump)")
-	fs.Usage = usage(e, fs, "Usage: kernel-gate sass [flags] --sass FILE [FILE...]\n\n")
-	rest, err := parseInterspersed(fs, args)
+	rest, err := parse(fs, args, "Usage: kernel-gate sass [flags] --sass FILE [FILE...]\n\n", e)
 	if err != nil {
 		return failed(err)
 	}
@@ -106,7 +105,7 @@ func runSass(ctx context.Context, args []string, e env) (int, error) {
 	if err := validArch(arch); err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c, reads{files: files})
+	cfg, fmtr, err := setup(c, outfile.Reads{Files: files})
 	if err != nil {
 		return failed(err)
 	}
@@ -120,15 +119,14 @@ func runSass(ctx context.Context, args []string, e env) (int, error) {
 func runCheck(ctx context.Context, args []string, e env) (int, error) {
 	var c common
 	fs := newFlagSet("check", e, &c)
-	fs.Usage = usage(e, fs, "Usage: kernel-gate check [flags] FILE...\n\nJudges kernel-gate/bench/v1 harness results (KG_MODE=check) against the correctness\ntolerances of the config (\"-\" is standard input).\n\n")
-	files, err := parseInterspersed(fs, args)
+	files, err := parse(fs, args, "Usage: kernel-gate check [flags] FILE...\n\nJudges kernel-gate/bench/v1 harness results (KG_MODE=check) against the correctness\ntolerances of the config (\"-\" is standard input).\n\n", e)
 	if err != nil {
 		return failed(err)
 	}
 	if len(files) == 0 {
 		return failed(usagef("no harness result: pass FILE (the KG_OUT of a KG_MODE=check run)"))
 	}
-	cfg, fmtr, err := setup(c, reads{files: files})
+	cfg, fmtr, err := setup(c, outfile.Reads{Files: files})
 	if err != nil {
 		return failed(err)
 	}
@@ -177,7 +175,7 @@ func runBenchRun(ctx context.Context, args []string, e env) (int, error) {
 	fs.StringVar(&f.shapes, "shapes", "", "KG_SHAPES: comma-separated `SHAPES` (default: the config's bench.shapes, else the harness's)")
 	fs.StringVar(&f.timeout, "timeout", "", "per-run `DURATION` before a harness is killed with its process group (default: the config's bench.timeout, else 10m)")
 	fs.StringVar(&f.smi, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH`, asked (read only) for clocks and throttling during each round")
-	fs.Usage = usage(e, fs, `Usage: kernel-gate bench run [flags] --base-cmd CMD --head-cmd CMD
+	rest, err := parse(fs, args, `Usage: kernel-gate bench run [flags] --base-cmd CMD --head-cmd CMD
        kernel-gate bench run [flags] [--base REV] [--build CMD] --harness CMD
 
 Runs the base and head harnesses (KG_MODE=bench, KG_ROUNDS=1) alternately on one GPU in ABBA
@@ -187,15 +185,14 @@ rounds while a kernel × shape is inconclusive, and judges them with the speedup
 worktree and head from the working tree. A harness that crashes, hangs or writes no valid
 file fails the gate.
 
-`)
-	rest, err := parseInterspersed(fs, args)
+`, e)
 	if err != nil {
 		return failed(err)
 	}
 	if len(rest) > 0 {
 		return failed(usagef("bench run takes no file arguments (got %q): the harness commands are --base-cmd/--head-cmd or --harness", rest[0]))
 	}
-	cfg, fmtr, err := setup(c, reads{})
+	cfg, fmtr, err := setup(c, outfile.Reads{})
 	if err != nil {
 		return failed(err)
 	}
@@ -283,15 +280,14 @@ func runBenchCompare(args []string, e env) (int, error) {
 	var maxSlowdown float64
 	fs := newFlagSet("bench compare", e, &c)
 	fs.Float64Var(&maxSlowdown, "max-slowdown", -1, "largest head/base slowdown that is not a failure, as a `FRACTION` (default: the config's, else 0.02)")
-	fs.Usage = usage(e, fs, "Usage: kernel-gate bench compare [flags] BASE.json HEAD.json\n\nJudges two kernel-gate/bench/v1 files made side by side (round i of base beside round i of\nhead): slower, same, faster or inconclusive per kernel × shape.\n\n")
-	files, err := parseInterspersed(fs, args)
+	files, err := parse(fs, args, "Usage: kernel-gate bench compare [flags] BASE.json HEAD.json\n\nJudges two kernel-gate/bench/v1 files made side by side (round i of base beside round i of\nhead): slower, same, faster or inconclusive per kernel × shape.\n\n", e)
 	if err != nil {
 		return failed(err)
 	}
 	if len(files) != 2 {
 		return failed(usagef("want BASE.json and HEAD.json, got %d file(s)", len(files)))
 	}
-	cfg, fmtr, err := setup(c, reads{files: files})
+	cfg, fmtr, err := setup(c, outfile.Reads{Files: files})
 	if err != nil {
 		return failed(err)
 	}
@@ -311,8 +307,7 @@ func runBenchCompare(args []string, e env) (int, error) {
 func runReport(ctx context.Context, args []string, e env) (int, error) {
 	var c common
 	fs := newFlagSet("report", e, &c)
-	fs.Usage = usage(e, fs, "Usage: kernel-gate report [flags] FILE\n\nRenders a result saved with --format json again (\"-\" is standard input). Exits 0 once rendered.\n\n")
-	files, err := parseInterspersed(fs, args)
+	files, err := parse(fs, args, "Usage: kernel-gate report [flags] FILE\n\nRenders a result saved with --format json again (\"-\" is standard input). Exits 0 once rendered.\n\n", e)
 	if err != nil {
 		return failed(err)
 	}
@@ -323,7 +318,7 @@ func runReport(ctx context.Context, args []string, e env) (int, error) {
 	if err != nil {
 		return failed(exitcode.BadInput(err))
 	}
-	if err := checkOut(c.out, reads{files: files}); err != nil {
+	if err := outfile.Check(c.out, outfile.Reads{Files: files}); err != nil {
 		return failed(err)
 	}
 	var res result.Result

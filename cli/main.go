@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
@@ -153,6 +154,18 @@ func run(ctx context.Context, args []string, e env) int {
 	return code
 }
 
+// parse parses a command's flags (parseInterspersed). -h prints the command's usage text
+// and its flags; a flag that is not the command's is one usage error (exit 2), said once.
+func parse(fs *flag.FlagSet, args []string, text string, e env) ([]string, error) {
+	rest, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(e.stderr, text)
+		fs.SetOutput(e.stderr)
+		fs.PrintDefaults()
+	}
+	return rest, err
+}
+
 // parseInterspersed parses flags that may come after positional arguments
 // ("kernel-gate ptxas build.log --format json"); "--" ends the flags, and everything after
 // it is positional as it is ("kernel-gate sanitize -- ./harness --fast").
@@ -164,7 +177,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, exitcode.BadInput(err)
+			return nil, flagError(fs, err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -178,14 +191,76 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// newFlagSet makes a command's flag set with the flags every command takes.
+// flagError is the flag package's error said as a user reads it, pointing at -h.
+func flagError(fs *flag.FlagSet, err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	msg := err.Error()
+	for _, r := range []struct{ old, new string }{
+		{"flag provided but not defined: ", "unknown flag "},
+		{"flag needs an argument: ", "a value is missing after "},
+		{": parse error", ": not a valid value"},
+		{": value out of range", ": too large"},
+	} {
+		msg = strings.Replace(msg, r.old, r.new, 1)
+	}
+	return usagef("%s (%s -h lists its flags)", msg, fs.Name())
+}
+
+// resultFormats are the --format values of the commands that write a result: report.Format.
+var resultFormats = []string{"text", "json", "markdown", "sarif"}
+
+// newFlagSet makes the flag set of a command that writes a result, with the flags every
+// such command takes.
 func newFlagSet(name string, e env, c *common) *flag.FlagSet {
+	return flagSet(name, e, c, resultFormats)
+}
+
+// flagSet makes a command's flag set: --config when c is not nil, and --format (formats,
+// the first the default) and --out when formats are given. The flag package prints
+// nothing: parse says a bad flag once and prints the usage for -h.
+func flagSet(name string, e env, c *common, formats []string) *flag.FlagSet {
 	fs := flag.NewFlagSet("kernel-gate "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if c == nil {
+		return fs
+	}
 	fs.StringVar(&c.config, "config", "", "config `FILE` (default: kernel-gate.yml, then .github/kernel-gate.yml)")
-	fs.StringVar(&c.format, "format", "text", "report `FORMAT`: text, json or markdown")
-	fs.StringVar(&c.out, "out", "", "write the report to `FILE` instead of standard output")
+	if len(formats) > 0 {
+		fs.StringVar(&c.format, "format", formats[0], "report `FORMAT`: "+orList(formats))
+		fs.StringVar(&c.out, "out", "", "write the report to `FILE` instead of standard output")
+	}
 	return fs
+}
+
+// orList is "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// ignored refuses (exit 2) each of the flags named that was given in a mode that does not
+// use it: a flag that would do nothing is a mistake to say, not to pass over.
+func ignored(fs *flag.FlagSet, mode string, names ...string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && slices.Contains(names, f.Name) {
+			err = usagef("%s does not apply with %s: leave out %s", flagName(f.Name), mode, flagName(f.Name))
+		}
+	})
+	return err
+}
+
+// flagName is how usage names a flag: -n, -C, --format.
+func flagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // common holds the flags every command takes.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/demo"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -201,7 +202,7 @@ func TestReplayEachDefectFailsItsOwnGate(t *testing.T) {
 				}
 			}
 			all := []string{"ptxas", "toolkit", "sass", "sanitizer", "correctness", "speedup", "ncu", "guard"}
-			if caseConfig(c) != "kernel-gate.yml" {
+			if demo.CaseConfig(c) != "kernel-gate.yml" {
 				all = slices.DeleteFunc(all, func(g string) bool { return g == "ncu" })
 			}
 			if !slices.Equal(gates, all) {

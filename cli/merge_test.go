@@ -244,7 +244,7 @@ func TestShardAndMergeUsage(t *testing.T) {
 		{[]string{"merge"}, "merge takes the shards' result files"},
 		{[]string{"merge", "--expect-shards", "999", "x.json"}, "--expect-shards 999"},
 		{[]string{"merge", "--expect-gpus", "-1", "x.json"}, "--expect-gpus -1"},
-		{append([]string{"merge"}, slices.Repeat([]string{"x.json"}, maxMergeFiles+1)...), "merge takes at most 16384 result files (256 shards on each of 64 GPUs); got 16385"},
+		{append([]string{"merge"}, slices.Repeat([]string{"x.json"}, action.MaxMergeFiles+1)...), "merge takes at most 16384 result files (256 shards on each of 64 GPUs); got 16385"},
 	} {
 		code, _, stderr := kg(t, "", tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
@@ -377,7 +377,7 @@ func TestMergeRefusesFilesOverItsLimit(t *testing.T) {
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Truncate(p, maxMergeBytes/2-1); err != nil {
+		if err := os.Truncate(p, action.MaxMergeBytes/2-1); err != nil {
 			t.Skipf("no sparse file: %v", err)
 		}
 		files = append(files, p)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/outfile"
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -27,7 +28,12 @@ func runNCU(ctx context.Context, args []string, e env) (int, error) {
 	fs.StringVar(&timeout, "timeout", "", "`DURATION` before ncu and the harness are killed with their process group (default: the config's ncu.timeout, else 10m)")
 	fs.StringVar(&shape, "shape", "", "KG_SHAPES of the profiled run, one `SHAPE` (default: the config's ncu.shape, else the harness's)")
 	fs.IntVar(&launches, "launches", 0, "ncu -c: profile at most `N` launches in the run, over all kernels (default: the config's ncu.launches, else 32)")
-	fs.Usage = usage(e, fs, `Usage: kernel-gate ncu [flags] -- CMD [ARGS...]
+	flagArgs, cmd := args, []string(nil)
+	if i := slices.Index(args, "--"); i >= 0 {
+		// The command keeps its own flags: parse ours only before "--".
+		flagArgs, cmd = args[:i], args[i+1:]
+	}
+	positional, err := parse(fs, flagArgs, `Usage: kernel-gate ncu [flags] -- CMD [ARGS...]
        kernel-gate ncu [flags] --csv FILE [FILE...]
 
 Runs Nsight Compute once on CMD (the kernel harness, with KG_MODE=check, KG_ROUNDS=1 and
@@ -36,13 +42,7 @@ metrics the config's ncu.kernels name, and applies the ncu gate. kernel-gate nev
 lock the GPU's clocks. With --csv it judges output saved elsewhere (files after the flags
 are more CSV files then).
 
-`)
-	flagArgs, cmd := args, []string(nil)
-	if i := slices.Index(args, "--"); i >= 0 {
-		// The command keeps its own flags: parse ours only before "--".
-		flagArgs, cmd = args[:i], args[i+1:]
-	}
-	positional, err := parseInterspersed(fs, flagArgs)
+`, e)
 	if err != nil {
 		return failed(err)
 	}
@@ -60,7 +60,7 @@ are more CSV files then).
 	case reading && (artifacts != "" || timeout != "" || shape != "" || launches != 0):
 		return failed(usagef("--artifacts, --timeout, --shape and --launches go with a run, not with --csv"))
 	}
-	cfg, fmtr, err := setup(c, reads{files: csvFiles})
+	cfg, fmtr, err := setup(c, outfile.Reads{Files: csvFiles})
 	if err != nil {
 		return failed(err)
 	}

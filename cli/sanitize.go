@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/internal/outfile"
 	"github.com/kernel-gate/kernel-gate/config"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
@@ -23,18 +24,17 @@ func runSanitize(ctx context.Context, args []string, e env) (int, error) {
 	fs.Var(&logs, "log", "read a compute-sanitizer (or cuda-memcheck) text `FILE` instead of running (repeatable)")
 	fs.Var(&xmls, "xml", "read a compute-sanitizer --xml --save `FILE` instead of running (repeatable)")
 	fs.Var(&harness, "harness", "with --log/--xml: the harness's KG_OUT `FILE` of that run, which says how many kernels it launched")
-	fs.Usage = usage(e, fs, `Usage: kernel-gate sanitize [flags] -- CMD [ARGS...]
+	cmd, err := parse(fs, args, `Usage: kernel-gate sanitize [flags] -- CMD [ARGS...]
        kernel-gate sanitize [flags] --log FILE... --xml FILE...
 
 Runs compute-sanitizer once per tool on CMD (the kernel harness on a small shape) with
 KG_MODE=sanitize and KG_OUT set, or reads logs made elsewhere, and applies the sanitizer gate.
 
-`)
-	cmd, err := parseInterspersed(fs, args)
+`, e)
 	if err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c, reads{files: append(append(slices.Clone(logs), xmls...), harness...)})
+	cfg, fmtr, err := setup(c, outfile.Reads{Files: append(append(slices.Clone(logs), xmls...), harness...)})
 	if err != nil {
 		return failed(err)
 	}

@@ -65,4 +65,3 @@ func checkMergeSize(files []string) error {
 	}
 	return nil
 }
-

@@ -49,7 +49,7 @@ func ParseKey(s string) (Key, error) {
 	stem := strings.TrimSuffix(s, fileSuffix)
 	i := strings.LastIndexByte(stem, '.')
 	if i < 0 {
-		return Key{}, errors.New(`a key is "GPU (sm_NN)" as baseline show prints it, "GPU/sm_NN", or its file's name, "gpu-name.sm_NN"`)
+		return Key{}, errors.New(`write it GPU/arch ("NVIDIA H200/sm_90"), as baseline show prints it ("NVIDIA H200 (sm_90)") or as its file's name ("nvidia-h200.sm_90")`)
 	}
 	return NewKey(stem[:i], stem[i+1:])
 }

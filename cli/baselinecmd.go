@@ -15,9 +15,9 @@ import (
 	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/config"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
-	"github.com/kernel-gate/kernel-gate/internal/outfile"
 	"github.com/kernel-gate/kernel-gate/internal/githubapi"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/outfile"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -95,10 +95,10 @@ by its file's name (nvidia-h200.sm_90).
 
 // baselineFlags are the flags of `kernel-gate baseline SUB`.
 type baselineFlags struct {
-	c                                  common
-	sf                                 storeFlags
+	c                                common
+	sf                               storeFlags
 	commit, key, from, to, artifacts string
-	n                                  int
+	n                                int
 }
 
 // baselineFlagSet is the flag set of baseline sub: show and diff write text or json (and

@@ -35,10 +35,10 @@ import (
 const (
 	// Dir is where the recorded cases are, from the repository root; DefaultCase is the one
 	// replayed when none is named.
-	Dir = "testdata/replay"
+	Dir         = "testdata/replay"
 	DefaultCase = "clean"
-	// journalFile marks a directory as a recording.
-	journalFile = "journal.json"
+	// JournalFile marks a directory as a recording.
+	JournalFile = "journal.json"
 )
 
 // CaseConfig is the config a recorded case ran with, as testdata/replay/record.sh chose it:
@@ -67,13 +67,13 @@ func Cases(dir string) ([]string, error) {
 	var cases []string
 	for _, e := range entries {
 		if e.IsDir() {
-			if _, err := os.Stat(filepath.Join(dir, e.Name(), journalFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, e.Name(), JournalFile)); err == nil {
 				cases = append(cases, e.Name())
 			}
 		}
 	}
 	if len(cases) == 0 {
-		return nil, exitcode.BadInputf("%s holds no recorded case (a directory with a %s file)", dir, journalFile)
+		return nil, exitcode.BadInputf("%s holds no recorded case (a directory with a %s file)", dir, JournalFile)
 	}
 	return cases, nil
 }

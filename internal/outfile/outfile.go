@@ -171,4 +171,3 @@ func Write(ctx context.Context, ws, path string, data []byte) error {
 	}
 	return nil
 }
-

@@ -12,9 +12,9 @@ import (
 // from the action's inputs and the event (INPUT_*, GITHUB_*), so it takes no flags but the
 // tools' paths.
 func runAction(ctx context.Context, args []string, e env) (int, error) {
-	var c common
 	var tools pipeline.Tools
-	fs := newFlagSet("action", e, &c)
+	// No --config, --format or --out: the action's inputs say them (INPUT_CONFIG, ...).
+	fs := flagSet("action", e, nil, nil)
 	fs.StringVar(&tools.NVCC, "nvcc", "", "nvcc `PATH` (default: the config's run.nvcc, else nvcc)")
 	fs.StringVar(&tools.Cuobjdump, "cuobjdump", "cuobjdump", "cuobjdump `PATH`")
 	fs.StringVar(&tools.Sanitizer, "sanitizer", "compute-sanitizer", "compute-sanitizer `PATH`")

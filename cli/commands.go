@@ -340,7 +340,7 @@ func runReport(ctx context.Context, args []string, e env) (int, error) {
 	return exitPass, nil
 }
 
-func runVersion(args []string, e env) (int, error) {
+func runVersion(_ context.Context, args []string, e env) (int, error) {
 	if len(args) > 0 {
 		return failed(usagef("version takes no arguments"))
 	}

@@ -55,6 +55,9 @@ or cannot be judged.
 		}
 		guard.AddNotice(&g, cfg.Path, note)
 	default:
+		if err := ignored(fs, "PATHS (no --diff)", "repo"); err != nil {
+			return failed(err)
+		}
 		if len(paths) == 0 {
 			paths = []string{"."}
 		}

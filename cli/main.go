@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/childenv"
+	"github.com/kernel-gate/kernel-gate/internal/errtext"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
@@ -80,10 +81,14 @@ Usage:
   kernel-gate demo [flags]               replay the recorded real GPU run in testdata/ (no GPU needed)
   kernel-gate version                    print the version
 
-Flags every command takes:
+Flags of the commands that write a result (ptxas, sass, sanitize, ncu, check, bench run,
+bench compare, run, guard, merge, report, demo):
   --config FILE     config (default: kernel-gate.yml, then .github/kernel-gate.yml)
-  --format FORMAT   text, json or markdown (default text)
+  --format FORMAT   text, json, markdown or sarif (default text; merge's default json)
   --out FILE        write the report to FILE instead of standard output
+baseline show and diff take --format text or json; trend --format html (default) or text;
+both take --config and --out. baseline update and prune take --config only; demo --trend
+writes its page to --out; action takes neither (its inputs are INPUT_* variables).
 
 Exit codes: 0 pass, 1 a gate failed, 2 bad usage or unreadable input,
 3 kernel-gate could not run a step itself.
@@ -98,60 +103,71 @@ func run(ctx context.Context, args []string, e env) int {
 		fmt.Fprint(e.stderr, usageText)
 		return exitUsage
 	}
-	var err error
-	var code int
-	switch cmd, rest := args[0], args[1:]; cmd {
-	case "ptxas":
-		code, err = runPtxas(ctx, rest, e)
-	case "sass":
-		code, err = runSass(ctx, rest, e)
-	case "check":
-		code, err = runCheck(ctx, rest, e)
-	case "sanitize":
-		code, err = runSanitize(ctx, rest, e)
-	case "ncu":
-		code, err = runNCU(ctx, rest, e)
-	case "guard":
-		code, err = runGuard(ctx, rest, e)
-	case "bench":
-		code, err = runBench(ctx, rest, e)
-	case "run":
-		code, err = runRun(ctx, rest, e)
-	case "action":
-		code, err = runAction(ctx, rest, e)
-	case "baseline":
-		code, err = runBaseline(ctx, rest, e)
-	case "trend":
-		code, err = runTrend(ctx, rest, e)
-	case "merge":
-		code, err = runMerge(ctx, rest, e)
-	case "report":
-		code, err = runReport(ctx, rest, e)
-	case "demo":
-		code, err = runDemo(ctx, rest, e)
-	case "version", "--version", "-version":
-		code, err = runVersion(rest, e)
-	case "help", "-h", "--help", "-help":
+	name := args[0]
+	cmd := command(name)
+	switch {
+	case name == "help" || name == "-h" || name == "--help" || name == "-help":
 		fmt.Fprint(e.stdout, usageText)
 		return exitPass
-	default:
-		fmt.Fprintf(e.stderr, "kernel-gate: unknown command %q\n\n%s", cmd, usageText)
+	case cmd == nil && strings.HasPrefix(name, "-"):
+		fmt.Fprintf(e.stderr, "kernel-gate: unknown flag %q: the command comes first, its flags after it (kernel-gate COMMAND [flags]; kernel-gate help lists the commands)\n", name)
+		return exitUsage
+	case cmd == nil:
+		fmt.Fprintf(e.stderr, "kernel-gate: unknown command %q\n\n%s", name, usageText)
 		return exitUsage
 	}
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
-		}
-		msg := err.Error()
-		if underActions(e) {
-			// Errors quote input lines (a log that begins ::add-mask::...): under Actions
-			// no line of them may be read as a workflow command.
-			msg = workflowcmd.Neutralize(msg)
-		}
-		fmt.Fprintf(e.stderr, "kernel-gate %s: %s\n", args[0], msg)
-		return exitcode.Of(err)
+	code, err := cmd(ctx, args[1:], e)
+	if err == nil {
+		return code
 	}
-	return code
+	if errors.Is(err, flag.ErrHelp) {
+		return exitPass
+	}
+	msg := errtext.Say(err)
+	if underActions(e) {
+		// Errors quote input lines (a log that begins ::add-mask::...): under Actions
+		// no line of them may be read as a workflow command.
+		msg = workflowcmd.Neutralize(msg)
+	}
+	fmt.Fprintf(e.stderr, "kernel-gate %s: %s\n", name, msg)
+	return exitcode.Of(err)
+}
+
+// command is the function of the command name, nil for none.
+func command(name string) func(context.Context, []string, env) (int, error) {
+	switch name {
+	case "ptxas":
+		return runPtxas
+	case "sass":
+		return runSass
+	case "check":
+		return runCheck
+	case "sanitize":
+		return runSanitize
+	case "ncu":
+		return runNCU
+	case "guard":
+		return runGuard
+	case "bench":
+		return runBench
+	case "run":
+		return runRun
+	case "action":
+		return runAction
+	case "baseline":
+		return runBaseline
+	case "trend":
+		return runTrend
+	case "merge":
+		return runMerge
+	case "report":
+		return runReport
+	case "demo":
+		return runDemo
+	case "version", "--version", "-version":
+		return runVersion
+	}
+	return nil
 }
 
 // parse parses a command's flags (parseInterspersed). -h prints the command's usage text
@@ -197,14 +213,15 @@ func flagError(fs *flag.FlagSet, err error) error {
 		return err
 	}
 	msg := err.Error()
-	for _, r := range []struct{ old, new string }{
-		{"flag provided but not defined: ", "unknown flag "},
-		{"flag needs an argument: ", "a value is missing after "},
-		{": parse error", ": not a valid value"},
-		{": value out of range", ": too large"},
+	for _, r := range []struct{ prefix, say string }{
+		{"flag provided but not defined: ", "unknown flag %s"},
+		{"flag needs an argument: ", "%s needs a value"},
 	} {
-		msg = strings.Replace(msg, r.old, r.new, 1)
+		if name, ok := strings.CutPrefix(msg, r.prefix); ok {
+			msg = fmt.Sprintf(r.say, flagName(strings.TrimLeft(name, "-")))
+		}
 	}
+	msg = strings.Replace(msg, ": parse error", ": not a valid value", 1)
 	return usagef("%s (%s -h lists its flags)", msg, fs.Name())
 }
 

@@ -130,7 +130,7 @@ func TestCancelledRunExitsUsage(t *testing.T) {
 	code := run(ctx, []string{"bench", "run", "--base-cmd", "sleep 5", "--head-cmd", "sleep 5", "--nvidia-smi", "/nonexistent/nvidia-smi"}, env{
 		stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" },
 	})
-	if code != exitUsage || !strings.Contains(errb.String(), "context canceled") {
+	if code != exitUsage || !strings.Contains(errb.String(), "stopped before it finished") {
 		t.Errorf("exit %d, want %d; stderr: %s", code, exitUsage, errb.String())
 	}
 }

@@ -59,6 +59,10 @@ are more CSV files then).
 		return failed(usagef("nothing to profile: give a command after -- (kernel-gate ncu -- ./harness) or --csv FILE"))
 	case reading && (artifacts != "" || timeout != "" || shape != "" || launches != 0):
 		return failed(usagef("--artifacts, --timeout, --shape and --launches go with a run, not with --csv"))
+	case reading:
+		if err := ignored(fs, "--csv (ncu is not run)", "ncu"); err != nil {
+			return failed(err)
+		}
 	}
 	cfg, fmtr, err := setup(c, outfile.Reads{Files: csvFiles})
 	if err != nil {

@@ -46,6 +46,12 @@ joins the shards' results into one.
 	if err != nil {
 		return failed(err)
 	}
+	if o.Replay != "" {
+		// The recording decides what ran and against what: these would change nothing.
+		if err := ignored(fs, "--replay", "shard", "targets", "all", "keep-going", "base", "no-base"); err != nil {
+			return failed(err)
+		}
+	}
 	if len(rest) > 0 {
 		return failed(usagef("run takes no arguments (got %q): the config's run section says what to build", rest))
 	}

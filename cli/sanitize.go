@@ -50,6 +50,10 @@ KG_MODE=sanitize and KG_OUT set, or reads logs made elsewhere, and applies the s
 		return failed(usagef("nothing to sanitize: give a command after -- (kernel-gate sanitize -- ./harness) or --log/--xml files"))
 	case !reading && len(harness) > 0:
 		return failed(usagef("--harness goes with --log/--xml; a run reads the harness's output itself"))
+	case reading:
+		if err := ignored(fs, "--log/--xml (nothing is run)", "artifacts", "sanitizer", "timeout"); err != nil {
+			return failed(err)
+		}
 	}
 	var g result.Gate
 	if reading {

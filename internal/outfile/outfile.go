@@ -39,7 +39,7 @@ func Check(out string, r Reads) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return exitcode.BadInputf("--out %s: %v", out, err)
+		return exitcode.BadInputf("--out %s: %w", out, err)
 	case st.IsDir():
 		return exitcode.BadInputf("--out %s is a directory: name the report's file", out)
 	case !st.Mode().IsRegular() && st.Mode()&fs.ModeCharDevice == 0:
@@ -75,7 +75,7 @@ func linkOut(out string) error {
 	dir, name := splitOut(out)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return exitcode.BadInputf("--out %s: %v", out, err)
+		return exitcode.BadInputf("--out %s: %w", out, err)
 	}
 	defer root.Close()
 	if _, err := root.Stat(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -146,7 +146,7 @@ func Write(ctx context.Context, ws, path string, data []byte) error {
 		var dir string
 		dir, name = splitOut(path)
 		if root, err = os.OpenRoot(dir); err != nil {
-			return exitcode.CouldNotRunf("writing the report: %v", err)
+			return exitcode.CouldNotRunf("writing the report: %w", err)
 		}
 	}
 	defer root.Close()
@@ -155,7 +155,7 @@ func Write(ctx context.Context, ws, path string, data []byte) error {
 		if lerr := linkOut(path); lerr != nil {
 			return lerr
 		}
-		return exitcode.CouldNotRunf("writing the report: %v", err)
+		return exitcode.CouldNotRunf("writing the report: %w", err)
 	}
 	stop := context.AfterFunc(ctx, func() { _ = f.SetWriteDeadline(time.Now()) })
 	_, err = f.Write(data)
@@ -167,7 +167,7 @@ func Write(ctx context.Context, ws, path string, data []byte) error {
 		return fmt.Errorf("writing the report to %s: %w", path, cerr)
 	}
 	if err != nil {
-		return exitcode.CouldNotRunf("writing the report: %v", err)
+		return exitcode.CouldNotRunf("writing the report: %w", err)
 	}
 	return nil
 }

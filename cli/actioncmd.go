@@ -20,16 +20,7 @@ func runAction(ctx context.Context, args []string, e env) (int, error) {
 	fs.StringVar(&tools.Sanitizer, "sanitizer", "compute-sanitizer", "compute-sanitizer `PATH`")
 	fs.StringVar(&tools.NCU, "ncu", "ncu", "Nsight Compute's ncu `PATH`")
 	fs.StringVar(&tools.NvidiaSMI, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH`")
-	rest, err := parse(fs, args, `Usage: kernel-gate action
-
-The GitHub Actions entry (action.yml runs it). It reads the action's inputs (INPUT_MODE,
-INPUT_GITHUB-TOKEN, ...) and the event (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH), gates head
-against its base on pull_request, push and workflow_dispatch or reports another job's
-result on workflow_run, and posts a check run with annotations on the kernels' source
-lines, the job summary and the step outputs. A reporting failure never changes the exit
-code.
-
-`, e)
+	rest, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}

@@ -76,23 +76,6 @@ func readOnlyStore(ctx context.Context, e env, cfg config.Config, spec string) (
 	return s, nil
 }
 
-const baselineUsage = `Usage: kernel-gate baseline update --store DIR|git [--commit SHA] RESULT.json
-       kernel-gate baseline show --store DIR|git [--format text|json] [-n N]
-       kernel-gate baseline prune --store DIR|git [--keep N]
-       kernel-gate baseline diff --store DIR|git [--key GPU] [--from SHA] [--to SHA] [--format text|json]
-       kernel-gate baseline diff --store DIR|git [--from SHA] RESULT.json
-
-The baseline store keeps, per GPU and arch, the entries of gated results on the default
-branch: PTXAS records, SASS counts and digests, timings, correctness errors, sanitizer
-status. The config's baseline section names the store, the branch, how many entries to
-keep and which entries are comparable; the flags override it. diff compares two entries of
-one GPU (the newest two by default), or a result with the newest stored entry that the
-config's baseline.compatible_cuda and compatible_driver allow. --key names a GPU as show
-prints it ("NVIDIA H200 (sm_90)"), as GPU/arch ("NVIDIA H200/sm_90", as trend takes it) or
-by its file's name (nvidia-h200.sm_90).
-
-`
-
 // baselineFlags are the flags of `kernel-gate baseline SUB`.
 type baselineFlags struct {
 	c                                common
@@ -138,7 +121,7 @@ func runBaseline(ctx context.Context, args []string, e env) (int, error) {
 	sub := args[0]
 	var f baselineFlags
 	fs := baselineFlagSet(sub, e, &f)
-	rest, err := parse(fs, args[1:], baselineUsage, e)
+	rest, err := parse(fs, args[1:], e)
 	if err != nil {
 		return failed(err)
 	}

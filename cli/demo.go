@@ -18,15 +18,6 @@ import (
 // trendDemoLines is how many lines of the trend the demo prints per GPU.
 const trendDemoLines = 12
 
-const demoUsage = `Usage: kernel-gate demo [flags]
-       kernel-gate demo --trend [--out trend.html]
-
-Replays a recorded real GPU run of this repository's kernels through every gate,
-with no GPU and no CUDA toolkit. The report says that it is a replay. With --trend,
-draws the trend page of a baseline store made of every recorded case.
-
-`
-
 func runDemo(ctx context.Context, args []string, e env) (int, error) {
 	var c common
 	var dir, caseName string
@@ -35,7 +26,7 @@ func runDemo(ctx context.Context, args []string, e env) (int, error) {
 	fs.StringVar(&dir, "dir", demo.Dir, "`DIR` holding the recorded cases")
 	fs.StringVar(&caseName, "case", demo.DefaultCase, "recorded `CASE` to replay (a directory under --dir)")
 	fs.BoolVar(&trendDemo, "trend", false, "store every recorded case in a temporary baseline store, one commit each, and write its trend page to --out (default: a new file in the temporary directory); --format does not apply")
-	rest, err := parse(fs, args, demoUsage, e)
+	rest, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}

@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,61 +60,25 @@ type env struct {
 // usagef is bad usage or unreadable input: exit 2.
 func usagef(format string, a ...any) error { return exitcode.BadInputf(format, a...) }
 
-const usageText = `kernel-gate: gates for CUDA kernels
-
-Usage:
-  kernel-gate ptxas [flags] [FILES...]   judge resource usage read from build logs (stdin when no FILES)
-  kernel-gate sass [flags] --sass FILE   judge SASS from cuobjdump --dump-sass or nvdisasm
-  kernel-gate sanitize [flags] -- CMD    run compute-sanitizer's four tools on CMD and judge (or --log/--xml FILE)
-  kernel-gate ncu [flags] -- CMD         profile CMD with Nsight Compute and judge its metrics (or --csv FILE)
-  kernel-gate check [flags] FILE...      judge harness results (kernel-gate/bench/v1) for correctness
-  kernel-gate bench run [flags]          time base and head side by side (ABBA) on one GPU and judge them
-  kernel-gate bench compare BASE HEAD    judge head vs base timings (kernel-gate/bench/v1) side by side
-  kernel-gate run [flags]                build and run every gate on the config's run.targets (head vs base)
-  kernel-gate run --replay DIR           feed a recorded run through the same gates (no GPU needed)
-  kernel-gate merge RESULT.json...       join the results of a run's shards (run --shard i/n) into one
-  kernel-gate action                     the GitHub Actions entry: gate or report per event, post a check run
-  kernel-gate baseline show|update|prune|diff  the baseline store (--store DIR, or git: the kernel-gate-baseline branch)
-  kernel-gate trend --store DIR|git      the baseline store's history as one HTML page (--out trend.html)
-  kernel-gate guard [PATHS...]           block commands that would stop, reboot or reset the GPU machine
-  kernel-gate guard --diff BASE..HEAD    the same, judging only what the change adds
-  kernel-gate report [flags] FILE        render a saved JSON result again
-  kernel-gate demo [flags]               replay the recorded real GPU run in testdata/ (no GPU needed)
-  kernel-gate version                    print the version
-
-Flags of the commands that write a result (ptxas, sass, sanitize, ncu, check, bench run,
-bench compare, run, guard, merge, report, demo):
-  --config FILE     config (default: kernel-gate.yml, then .github/kernel-gate.yml)
-  --format FORMAT   text, json, markdown or sarif (default text; merge's default json)
-  --out FILE        write the report to FILE instead of standard output
-baseline show and diff take --format text or json; trend --format html (default) or text;
-both take --config and --out. baseline update and prune take --config only; demo --trend
-writes its page to --out; action takes neither (its inputs are INPUT_* variables).
-
-Exit codes: 0 pass, 1 a gate failed, 2 bad usage or unreadable input,
-3 kernel-gate could not run a step itself.
-Run 'kernel-gate COMMAND -h' for a command's flags.
-`
-
 func run(ctx context.Context, args []string, e env) int {
 	// Standard input is read under ctx (a pipe that never closes cannot outlast a signal),
 	// and so, through it, is every file the command reads (internal/input).
 	e.ctx, e.stdin = ctx, input.Stdin(ctx, e.stdin)
 	if len(args) == 0 {
-		fmt.Fprint(e.stderr, usageText)
+		fmt.Fprint(e.stderr, help("kernel-gate"))
 		return exitUsage
 	}
 	name := args[0]
 	cmd := command(name)
 	switch {
 	case name == "help" || name == "-h" || name == "--help" || name == "-help":
-		fmt.Fprint(e.stdout, usageText)
+		fmt.Fprint(e.stdout, help("kernel-gate"))
 		return exitPass
 	case cmd == nil && strings.HasPrefix(name, "-"):
 		fmt.Fprintf(e.stderr, "kernel-gate: unknown flag %q: the command comes first, its flags after it (kernel-gate COMMAND [flags]; kernel-gate help lists the commands)\n", name)
 		return exitUsage
 	case cmd == nil:
-		fmt.Fprintf(e.stderr, "kernel-gate: unknown command %q\n\n%s", name, usageText)
+		fmt.Fprintf(e.stderr, "kernel-gate: unknown command %q\n\n%s", name, help("kernel-gate"))
 		return exitUsage
 	}
 	code, err := cmd(ctx, args[1:], e)
@@ -170,16 +135,35 @@ func command(name string) func(context.Context, []string, env) (int, error) {
 	return nil
 }
 
-// parse parses a command's flags (parseInterspersed). -h prints the command's usage text
-// and its flags; a flag that is not the command's is one usage error (exit 2), said once.
-func parse(fs *flag.FlagSet, args []string, text string, e env) ([]string, error) {
+// parse parses a command's flags (parseInterspersed). -h prints the command's help text
+// (help/) and its flags; a flag that is not the command's is one usage error (exit 2), said
+// once.
+func parse(fs *flag.FlagSet, args []string, e env) ([]string, error) {
 	rest, err := parseInterspersed(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(e.stderr, text)
+		name := strings.TrimPrefix(fs.Name(), "kernel-gate ")
+		if strings.HasPrefix(name, "baseline ") {
+			name = "baseline" // one text for its four subcommands
+		}
+		fmt.Fprint(e.stderr, help(strings.ReplaceAll(name, " ", "-")))
 		fs.SetOutput(e.stderr)
 		fs.PrintDefaults()
 	}
 	return rest, err
+}
+
+// helpTexts are the commands' usage texts, one file each, help/NAME.txt.
+//
+//go:embed help/*.txt
+var helpTexts embed.FS
+
+// help is the usage text of a command ("bench-run"), or kernel-gate's own ("kernel-gate").
+func help(name string) string {
+	text, err := helpTexts.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic("cli: no help/" + name + ".txt") // a command without its text is a build mistake
+	}
+	return string(text)
 }
 
 // parseInterspersed parses flags that may come after positional arguments

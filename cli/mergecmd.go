@@ -13,19 +13,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/report"
 )
 
-const mergeUsage = `Usage: kernel-gate merge [--out merged.json] [--expect-shards N] [--expect-gpus N] RESULT.json...
-
-Joins the results of a run's shards (kernel-gate run --shard i/N, one job each, on one GPU
-or several) into one result, JSON by default, that kernel-gate report and the action's
-report mode post as one check run. The results must be shards of one run (the same
-commit, base, config and targets), each shard 1..N once per GPU. A result that is
-missing, given twice, unreadable or of another run fails the merged result's "shards"
-gate, naming it; otherwise each gate is its shards' gates joined. Results of several GPUs
-(device name and arch) are kept apart: a gate that differs between them is shown per GPU,
-"speedup (L4, sm_89)". Exits 1 when the merged result fails.
-
-`
-
 // runMerge is `kernel-gate merge` (action.MergeFiles); exit 2 is left for bad flags.
 func runMerge(ctx context.Context, args []string, e env) (int, error) {
 	var c common
@@ -35,7 +22,7 @@ func runMerge(ctx context.Context, args []string, e env) (int, error) {
 	fs := flagSet("merge", e, &c, []string{"json", "text", "markdown", "sarif"})
 	fs.IntVar(&o.ExpectShards, "expect-shards", 0, "fail unless the results are shards 1 to `N` of their run on each GPU (default: the n the results say)")
 	fs.IntVar(&o.ExpectGPUs, "expect-gpus", 0, "fail unless the results come from `N` GPUs (default: any number; a GPU whose every shard is missing is only caught with this)")
-	files, err := parse(fs, args, mergeUsage, e)
+	files, err := parse(fs, args, e)
 	switch {
 	case err != nil:
 		return failed(err)

@@ -24,13 +24,7 @@ func runSanitize(ctx context.Context, args []string, e env) (int, error) {
 	fs.Var(&logs, "log", "read a compute-sanitizer (or cuda-memcheck) text `FILE` instead of running (repeatable)")
 	fs.Var(&xmls, "xml", "read a compute-sanitizer --xml --save `FILE` instead of running (repeatable)")
 	fs.Var(&harness, "harness", "with --log/--xml: the harness's KG_OUT `FILE` of that run, which says how many kernels it launched")
-	cmd, err := parse(fs, args, `Usage: kernel-gate sanitize [flags] -- CMD [ARGS...]
-       kernel-gate sanitize [flags] --log FILE... --xml FILE...
-
-Runs compute-sanitizer once per tool on CMD (the kernel harness on a small shape) with
-KG_MODE=sanitize and KG_OUT set, or reads logs made elsewhere, and applies the sanitizer gate.
-
-`, e)
+	cmd, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}

@@ -15,15 +15,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/outfile"
 )
 
-const trendUsage = `Usage: kernel-gate trend --store DIR|git [--out trend.html] [--key GPU/arch] [-n N]
-
-Draws the baseline store's history as one self-contained HTML page (inline SVG and
-CSS, no script, nothing fetched): per GPU and commit, each kernel's registers, shared
-memory and spills per arch, and each kernel × shape's median time with its interval
-and max_err. --format text prints a few lines of it instead.
-
-`
-
 // trendFormats are what trend writes: the page, or a few lines of it.
 var trendFormats = []string{"html", "text"}
 
@@ -37,7 +28,7 @@ func runTrend(ctx context.Context, args []string, e env) (int, error) {
 	sf.add(fs)
 	fs.StringVar(&keyArg, "key", "", "draw only this `GPU`'s history: NVIDIA H200/sm_90, or \"NVIDIA H200 (sm_90)\" as baseline show prints it, or its file's name (nvidia-h200.sm_90); default every GPU the store holds")
 	fs.IntVar(&n, "n", 0, "draw the newest `N` entries per GPU (default all the store keeps)")
-	rest, err := parse(fs, args, trendUsage, e)
+	rest, err := parse(fs, args, e)
 	switch {
 	case err != nil:
 		return failed(err)
@@ -56,30 +47,7 @@ func runTrend(ctx context.Context, args []string, e env) (int, error) {
 		}
 		only = &k
 	}
-	cfg, err := config.Find(c.config)
-	if err != nil {
-		return failed(exitcode.BadInput(err))
-	}
-	set, err := cfg.Baseline.Settings()
-	if err != nil {
-		return failed(exitcode.BadInput(err))
-	}
-	sf.store = cmp.Or(strings.TrimSpace(sf.store), set.Store)
-	if sf.store == "" && underActions(e) {
-		sf.store = baseline.GitSpec
-	}
-	if sf.store == "" {
-		return failed(usagef("--store DIR (a directory) or --store git (the repository's %s branch) is needed, or the config's baseline.store", baseline.DefaultBranch))
-	}
-	var reading []string
-	source := fmt.Sprintf("branch %s of %s", cmp.Or(strings.TrimSpace(sf.branch), set.Branch), e.getenv("GITHUB_REPOSITORY"))
-	if sf.store != baseline.GitSpec {
-		reading, source = []string{sf.store}, "directory "+sf.store
-	}
-	if err := outfile.Check(c.out, outfile.Reads{Dirs: reading, Files: []string{cfg.Path}}); err != nil {
-		return failed(err)
-	}
-	store, err := openStore(ctx, e, set, sf, false)
+	store, source, err := trendStore(ctx, c, sf, e)
 	if err != nil {
 		return failed(err)
 	}
@@ -97,4 +65,34 @@ func runTrend(ctx context.Context, args []string, e env) (int, error) {
 		return failed(exitcode.CouldNotRun(err))
 	}
 	return failed(deliver(c.out, out.Bytes(), e))
+}
+
+// trendStore opens the store trend draws, the flags' else the config's (inside Actions git
+// by default), after checking --out against it, and says where it is for the page.
+func trendStore(ctx context.Context, c common, sf storeFlags, e env) (baseline.Store, string, error) {
+	cfg, err := config.Find(c.config)
+	if err != nil {
+		return nil, "", exitcode.BadInput(err)
+	}
+	set, err := cfg.Baseline.Settings()
+	if err != nil {
+		return nil, "", exitcode.BadInput(err)
+	}
+	sf.store = cmp.Or(strings.TrimSpace(sf.store), set.Store)
+	if sf.store == "" && underActions(e) {
+		sf.store = baseline.GitSpec
+	}
+	if sf.store == "" {
+		return nil, "", usagef("--store DIR (a directory) or --store git (the repository's %s branch) is needed, or the config's baseline.store", baseline.DefaultBranch)
+	}
+	var reading []string
+	source := fmt.Sprintf("branch %s of %s", cmp.Or(strings.TrimSpace(sf.branch), set.Branch), e.getenv("GITHUB_REPOSITORY"))
+	if sf.store != baseline.GitSpec {
+		reading, source = []string{sf.store}, "directory "+sf.store
+	}
+	if err := outfile.Check(c.out, outfile.Reads{Dirs: reading, Files: []string{cfg.Path}}); err != nil {
+		return nil, "", err
+	}
+	store, err := openStore(ctx, e, set, sf, false)
+	return store, source, err
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/errtext"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/signalstop"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 )
 
@@ -41,7 +42,7 @@ func Main(args []string) int {
 	if sealed != nil {
 		fmt.Fprintf(os.Stderr, "kernel-gate: the credentials stay in the environment it was started with: %s\n", workflowcmd.Neutralize(sealed.Error()))
 	}
-	ctx, exit := stopOnSignal(os.Stderr, stopGrace)
+	ctx, exit := signalstop.Stop(os.Stderr, signalstop.Grace)
 	code := run(ctx, args, env{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: getenv,
 	})

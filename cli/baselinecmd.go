@@ -228,16 +228,20 @@ func baselineShow(ctx context.Context, store baseline.Store, f baselineFlags, e 
 	if err != nil {
 		return exitcode.BadInput(err)
 	}
-	var b bytes.Buffer
-	if f.c.format == "json" {
-		err = l.WriteJSON(&b)
-	} else {
-		err = l.WriteText(&b)
+	return writeListing(f.c, l.WriteJSON, l.WriteText, e)
+}
+
+// writeListing writes a listing as --format says, where --out says (deliver).
+func writeListing(c common, writeJSON, writeText func(io.Writer) error, e env) error {
+	write := writeText
+	if c.format == "json" {
+		write = writeJSON
 	}
-	if err != nil {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
 		return exitcode.CouldNotRun(err)
 	}
-	return deliver(f.c.out, b.Bytes(), e)
+	return deliver(c.out, b.Bytes(), e)
 }
 
 // baselineDiff compares the two entries the flags (and a RESULT.json) choose.
@@ -265,16 +269,7 @@ func baselineDiff(ctx context.Context, store baseline.Store, cons baseline.Const
 	if err != nil {
 		return err
 	}
-	var b bytes.Buffer
-	if f.c.format == "json" {
-		err = d.WriteJSON(&b)
-	} else {
-		err = d.WriteText(&b)
-	}
-	if err != nil {
-		return exitcode.CouldNotRun(err)
-	}
-	return deliver(f.c.out, b.Bytes(), e)
+	return writeListing(f.c, d.WriteJSON, d.WriteText, e)
 }
 
 // resultEntry is the entry a result file would be: of the commit --commit names, else its

@@ -20,7 +20,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/report"
 )
 
-// version is the tool's release; `go build -ldflags "-X main.version=v1.2.3"` sets it.
+// version is the tool's release; `go build -ldflags "-X github.com/kernel-gate/kernel-gate/cli.version=v1.2.3"`
+// sets it.
 var version = "v0.1.0-dev"
 
 func toolName() string { return "kernel-gate " + version }

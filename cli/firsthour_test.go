@@ -81,12 +81,7 @@ func TestFormatsPerCommand(t *testing.T) {
 // --key is written the same three ways in trend and in baseline diff: GPU/arch, as baseline
 // show prints it, and its file's name.
 func TestKeyOneSyntax(t *testing.T) {
-	store := filepath.Join(t.TempDir(), "store")
-	for _, c := range []string{"clean", "spill"} {
-		if code, _, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", c+"0123456789abcdef", filepath.Join("testdata", "replay", c, "result.json")); code != exitPass {
-			t.Fatalf("baseline update %s: exit %d: %s", c, code, stderr)
-		}
-	}
+	store := storeOf(t, "clean", "spill")
 	for _, key := range []string{"NVIDIA H200/sm_90", "NVIDIA H200/9.0", "NVIDIA H200 (sm_90)", "nvidia-h200.sm_90"} {
 		if code, out, stderr := kg(t, "", "trend", "--store", store, "--format", "text", "--key", key); code != exitPass || !strings.HasPrefix(out, "NVIDIA H200 (sm_90): 2 commits") {
 			t.Errorf("trend --key %q: exit %d: %s%s", key, code, out, stderr)
@@ -107,12 +102,7 @@ func TestKeyOneSyntax(t *testing.T) {
 // store comes from the config or from --store; with neither it refuses rather than prune to
 // the built-in default.
 func TestPruneKeepsTheConfigsKeep(t *testing.T) {
-	store := filepath.Join(t.TempDir(), "store")
-	for _, c := range []string{"clean", "spill", "slow5"} {
-		if code, _, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", c+"0123456789abcdef", filepath.Join("testdata", "replay", c, "result.json")); code != exitPass {
-			t.Fatalf("baseline update %s: exit %d: %s", c, code, stderr)
-		}
-	}
+	store := storeOf(t, "clean", "spill", "slow5")
 	cfg := filepath.Join(t.TempDir(), "kg.yml")
 	os.WriteFile(cfg, []byte("baseline:\n  keep: 2\n"), 0o644)
 	if code, _, stderr := kg(t, "", "baseline", "prune", "--config", cfg, "--store", store); code != exitPass {
@@ -213,4 +203,16 @@ func TestRunWithoutNVCCReportsIt(t *testing.T) {
 		return
 	}
 	t.Errorf("no finding: %s", out)
+}
+
+// storeOf is a directory store of the recorded cases' results, one commit each.
+func storeOf(t *testing.T, cases ...string) string {
+	t.Helper()
+	store := filepath.Join(t.TempDir(), "store")
+	for _, c := range cases {
+		if code, _, stderr := kg(t, "", "baseline", "update", "--store", store, "--commit", c+"0123456789abcdef", filepath.Join("testdata", "replay", c, "result.json")); code != exitPass {
+			t.Fatalf("baseline update %s: exit %d: %s", c, code, stderr)
+		}
+	}
+	return store
 }

@@ -217,13 +217,18 @@ func TestEmptyShardPasses(t *testing.T) {
 	}
 }
 
-// A replayed shard is the same shard: its targets and its record come from the recording,
-// whatever --shard the replay is given.
+// A replayed shard is the same shard: its targets and its record come from the recording.
+// A --shard given with --replay would change nothing, so it is refused, naming both
+// (issue 23, "the first hour"; it was ignored before).
 func TestShardReplays(t *testing.T) {
 	repo := fakeRepo(t)
 	file, live := shardRun(t, repo, "", exitPass, "--shard", "2/2")
 	art := filepath.Join(filepath.Dir(file), "art")
-	code, out, stderr := kg(t, "", "run", "--config", filepath.Join(repo, "kernel-gate.yml"), "--replay", art, "--shard", "1/2", "--format", "json")
+	code, _, stderr := kg(t, "", "run", "--config", filepath.Join(repo, "kernel-gate.yml"), "--replay", art, "--shard", "1/2", "--format", "json")
+	if code != exitUsage || !strings.Contains(stderr, "--shard does not apply with --replay") {
+		t.Errorf("replay with --shard: exit %d, want %d naming both: %s", code, exitUsage, stderr)
+	}
+	code, out, stderr := kg(t, "", "run", "--config", filepath.Join(repo, "kernel-gate.yml"), "--replay", art, "--format", "json")
 	if code != exitPass {
 		t.Fatalf("replay: exit %d\n%s", code, stderr)
 	}

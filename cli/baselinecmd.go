@@ -9,7 +9,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/baseline"
@@ -22,44 +21,21 @@ import (
 )
 
 // storeFlags are the flags that name a baseline store; each overrides the config's
-// baseline section.
-type storeFlags struct {
-	store, branch string
-	keep          int
-}
+// baseline section (config.StoreChoice).
+type storeFlags = config.StoreChoice
 
-func (s *storeFlags) add(fs *flag.FlagSet) {
-	fs.StringVar(&s.store, "store", "", "the baseline store: a `DIR`, or git for the repository's baseline branch through the GitHub API (GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL); default: the config's baseline.store, else git inside GitHub Actions")
-	fs.StringVar(&s.branch, "branch", "", "the git store's `BRANCH` (default: the config's baseline.branch, else "+baseline.DefaultBranch+")")
+// addStoreFlags adds --store and --branch.
+func addStoreFlags(fs *flag.FlagSet, s *storeFlags) {
+	fs.StringVar(&s.Store, "store", "", "the baseline store: a `DIR`, or git for the repository's baseline branch through the GitHub API (GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL); default: the config's baseline.store, else git inside GitHub Actions")
+	fs.StringVar(&s.Branch, "branch", "", "the git store's `BRANCH` (default: the config's baseline.branch, else "+baseline.DefaultBranch+")")
 }
 
 // openStore opens the store the flags, else the config's baseline section, name; nil when
 // neither names one (inside Actions, git is the default where defaultGit says so).
 func openStore(ctx context.Context, e env, set config.BaselineSettings, f storeFlags, defaultGit bool) (baseline.Store, error) {
-	spec := cmp.Or(strings.TrimSpace(f.store), set.Store)
-	if spec == "" && defaultGit && underActions(e) {
-		spec = baseline.GitSpec
-	}
-	if spec == "" {
-		return nil, nil
-	}
-	if strings.TrimSpace(f.branch) != "" && spec != baseline.GitSpec {
-		return nil, usagef("--branch names the git store's branch; the store here is the directory %s: leave out --branch", spec)
-	}
-	branch := cmp.Or(strings.TrimSpace(f.branch), set.Branch)
-	if err := baseline.CheckBranch(branch); err != nil {
-		return nil, usagef("--branch: %v", err)
-	}
-	keep := set.Keep
-	if f.keep > 0 {
-		keep = f.keep
-	}
-	s, err := baseline.Open(ctx, spec, baseline.GitOptions{Options: githubapi.Options{APIURL: e.getenv("GITHUB_API_URL"),
-		Token: e.getenv("GITHUB_TOKEN"), Repository: e.getenv("GITHUB_REPOSITORY"), Log: e.stderr}, Branch: branch, Keep: keep})
-	if err != nil {
-		return nil, exitcode.BadInput(err)
-	}
-	return s, nil
+	f.DefaultGit = defaultGit && underActions(e)
+	return set.OpenStore(ctx, f, githubapi.Options{APIURL: e.getenv("GITHUB_API_URL"),
+		Token: e.getenv("GITHUB_TOKEN"), Repository: e.getenv("GITHUB_REPOSITORY"), Log: e.stderr})
 }
 
 // readOnlyStore is the store `kernel-gate run --baseline-store` reads when there is no
@@ -69,7 +45,7 @@ func readOnlyStore(ctx context.Context, e env, cfg config.Config, spec string) (
 	if err != nil {
 		return nil, exitcode.BadInput(err)
 	}
-	s, err := openStore(ctx, e, set, storeFlags{store: spec}, false)
+	s, err := openStore(ctx, e, set, storeFlags{Store: spec}, false)
 	if s == nil || err != nil {
 		return nil, err
 	}
@@ -92,15 +68,15 @@ func baselineFlagSet(sub string, e env, f *baselineFlags) *flag.FlagSet {
 		formats = nil
 	}
 	fs := flagSet("baseline "+sub, e, &f.c, formats)
-	f.sf.add(fs)
+	addStoreFlags(fs, &f.sf)
 	keyHelp := "the `GPU` whose entries to compare: \"NVIDIA H200 (sm_90)\" as show prints it, NVIDIA H200/sm_90 as trend takes it, or its file's name (nvidia-h200.sm_90); needed when the store holds several"
 	switch sub {
 	case "update":
 		fs.StringVar(&f.commit, "commit", "", "the commit the result is of, `SHA` (default: the result's trigger, else GITHUB_SHA)")
 		fs.StringVar(&f.artifacts, "artifacts", "", "the run's artifacts `DIR` (kernel-gate run --artifacts): head's timings are read from DIR/<target>/bench/head.json")
-		fs.IntVar(&f.sf.keep, "keep", 0, "entries kept per GPU (default: the config's baseline.keep, else "+fmt.Sprint(baseline.DefaultKeep)+")")
+		fs.IntVar(&f.sf.Keep, "keep", 0, "entries kept per GPU (default: the config's baseline.keep, else "+fmt.Sprint(baseline.DefaultKeep)+")")
 	case "prune":
-		fs.IntVar(&f.sf.keep, "keep", 0, "keep the newest `N` entries per GPU (default: the config's baseline.keep, when it sets one; without either prune refuses)")
+		fs.IntVar(&f.sf.Keep, "keep", 0, "keep the newest `N` entries per GPU (default: the config's baseline.keep, when it sets one; without either prune refuses)")
 	case "show":
 		fs.IntVar(&f.n, "n", 10, "show the newest `N` entries per GPU")
 	case "diff":
@@ -125,7 +101,7 @@ func runBaseline(ctx context.Context, args []string, e env) (int, error) {
 	if err != nil {
 		return failed(err)
 	}
-	if f.sf.keep < 0 || f.n < 0 {
+	if f.sf.Keep < 0 || f.n < 0 {
 		return failed(usagef("--keep and -n take a positive number"))
 	}
 	switch {
@@ -163,7 +139,7 @@ func runBaseline(ctx context.Context, args []string, e env) (int, error) {
 	case "update":
 		return failed(baselineUpdate(ctx, store, f, rest[0], e))
 	case "prune":
-		return failed(baselinePrune(ctx, store, f.sf.keep, cfg.Baseline.Keep != nil, set.Keep))
+		return failed(baselinePrune(ctx, store, f.sf.Keep, cfg.Baseline.Keep != nil, set.Keep))
 	case "show":
 		return failed(baselineShow(ctx, store, f, e))
 	}

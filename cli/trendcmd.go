@@ -25,7 +25,7 @@ func runTrend(ctx context.Context, args []string, e env) (int, error) {
 	var keyArg string
 	var n int
 	fs := flagSet("trend", e, &c, trendFormats)
-	sf.add(fs)
+	addStoreFlags(fs, &sf)
 	fs.StringVar(&keyArg, "key", "", "draw only this `GPU`'s history: NVIDIA H200/sm_90, or \"NVIDIA H200 (sm_90)\" as baseline show prints it, or its file's name (nvidia-h200.sm_90); default every GPU the store holds")
 	fs.IntVar(&n, "n", 0, "draw the newest `N` entries per GPU (default all the store keeps)")
 	rest, err := parse(fs, args, e)
@@ -78,17 +78,14 @@ func trendStore(ctx context.Context, c common, sf storeFlags, e env) (baseline.S
 	if err != nil {
 		return nil, "", exitcode.BadInput(err)
 	}
-	sf.store = cmp.Or(strings.TrimSpace(sf.store), set.Store)
-	if sf.store == "" && underActions(e) {
-		sf.store = baseline.GitSpec
-	}
-	if sf.store == "" {
+	sf.DefaultGit = underActions(e)
+	if sf.Store = set.StoreSpec(sf); sf.Store == "" {
 		return nil, "", usagef("--store DIR (a directory) or --store git (the repository's %s branch) is needed, or the config's baseline.store", baseline.DefaultBranch)
 	}
 	var reading []string
-	source := fmt.Sprintf("branch %s of %s", cmp.Or(strings.TrimSpace(sf.branch), set.Branch), e.getenv("GITHUB_REPOSITORY"))
-	if sf.store != baseline.GitSpec {
-		reading, source = []string{sf.store}, "directory "+sf.store
+	source := fmt.Sprintf("branch %s of %s", cmp.Or(strings.TrimSpace(sf.Branch), set.Branch), e.getenv("GITHUB_REPOSITORY"))
+	if sf.Store != baseline.GitSpec {
+		reading, source = []string{sf.Store}, "directory "+sf.Store
 	}
 	if err := outfile.Check(c.out, outfile.Reads{Dirs: reading, Files: []string{cfg.Path}}); err != nil {
 		return nil, "", err

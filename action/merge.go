@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/kernel-gate/kernel-gate/internal/errtext"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/shard"
@@ -40,7 +41,8 @@ func MergeFiles(ctx context.Context, files []string, o result.MergeOptions, note
 		for _, n := range notes {
 			note(file, n)
 		}
-		inputs = append(inputs, result.MergeInput{Name: file, Result: res, Err: err})
+		// The reason lands in the merged result's "shards" gate, read by a person.
+		inputs = append(inputs, result.MergeInput{Name: file, Result: res, Err: errtext.Plain(err)})
 	}
 	merged, err := result.Merge(inputs, o)
 	if err != nil {

@@ -73,3 +73,16 @@ func sayExec(err error) string {
 	}
 	return err.Error()
 }
+
+// Plain is err with Say's message; errors.Is and As still see err through it. Nil for nil.
+func Plain(err error) error {
+	if err == nil {
+		return nil
+	}
+	return plain{err}
+}
+
+type plain struct{ err error }
+
+func (p plain) Error() string { return Say(p.err) }
+func (p plain) Unwrap() error { return p.err }

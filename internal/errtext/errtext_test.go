@@ -47,3 +47,14 @@ func TestSay(t *testing.T) {
 		t.Error("Say(nil) is not empty")
 	}
 }
+
+func TestPlain(t *testing.T) {
+	_, open := os.Open(filepath.Join(t.TempDir(), "nope.json"))
+	err := Plain(fmt.Errorf("the result to report: %w", open))
+	if strings.Contains(err.Error(), "open ") || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Plain: %q, Is ErrNotExist %v", err, errors.Is(err, os.ErrNotExist))
+	}
+	if Plain(nil) != nil {
+		t.Error("Plain(nil) is not nil")
+	}
+}

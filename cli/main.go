@@ -5,7 +5,6 @@ package cli
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/cli/help"
 	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/errtext"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
@@ -66,20 +66,20 @@ func run(ctx context.Context, args []string, e env) int {
 	// and so, through it, is every file the command reads (internal/input).
 	e.ctx, e.stdin = ctx, input.Stdin(ctx, e.stdin)
 	if len(args) == 0 {
-		fmt.Fprint(e.stderr, help("kernel-gate"))
+		fmt.Fprint(e.stderr, usageText("kernel-gate"))
 		return exitUsage
 	}
 	name := args[0]
 	cmd := command(name)
 	switch {
 	case name == "help" || name == "-h" || name == "--help" || name == "-help":
-		fmt.Fprint(e.stdout, help("kernel-gate"))
+		fmt.Fprint(e.stdout, usageText("kernel-gate"))
 		return exitPass
 	case cmd == nil && strings.HasPrefix(name, "-"):
 		fmt.Fprintf(e.stderr, "kernel-gate: unknown flag %q: the command comes first, its flags after it (kernel-gate COMMAND [flags]; kernel-gate help lists the commands)\n", name)
 		return exitUsage
 	case cmd == nil:
-		fmt.Fprintf(e.stderr, "kernel-gate: unknown command %q\n\n%s", name, help("kernel-gate"))
+		fmt.Fprintf(e.stderr, "kernel-gate: unknown command %q\n\n%s", name, usageText("kernel-gate"))
 		return exitUsage
 	}
 	code, err := cmd(ctx, args[1:], e)
@@ -137,7 +137,7 @@ func command(name string) func(context.Context, []string, env) (int, error) {
 }
 
 // parse parses a command's flags (parseInterspersed). -h prints the command's help text
-// (help/) and its flags; a flag that is not the command's is one usage error (exit 2), said
+// (cli/help) and its flags; a flag that is not the command's is one usage error (exit 2), said
 // once.
 func parse(fs *flag.FlagSet, args []string, e env) ([]string, error) {
 	rest, err := parseInterspersed(fs, args)
@@ -146,25 +146,20 @@ func parse(fs *flag.FlagSet, args []string, e env) ([]string, error) {
 		if strings.HasPrefix(name, "baseline ") {
 			name = "baseline" // one text for its four subcommands
 		}
-		fmt.Fprint(e.stderr, help(strings.ReplaceAll(name, " ", "-")))
+		fmt.Fprint(e.stderr, usageText(strings.ReplaceAll(name, " ", "-")))
 		fs.SetOutput(e.stderr)
 		fs.PrintDefaults()
 	}
 	return rest, err
 }
 
-// helpTexts are the commands' usage texts, one file each, help/NAME.txt.
-//
-//go:embed help/*.txt
-var helpTexts embed.FS
-
-// help is the usage text of a command ("bench-run"), or kernel-gate's own ("kernel-gate").
-func help(name string) string {
-	text, err := helpTexts.ReadFile("help/" + name + ".txt")
-	if err != nil {
-		panic("cli: no help/" + name + ".txt") // a command without its text is a build mistake
+// usageText is the usage text of a command ("bench-run"), or kernel-gate's own ("kernel-gate").
+func usageText(name string) string {
+	text := help.Text(name)
+	if text == "" {
+		panic("cli: no help text for " + name) // a command without its text is a build mistake
 	}
-	return string(text)
+	return text
 }
 
 // parseInterspersed parses flags that may come after positional arguments

@@ -91,6 +91,10 @@ func baselineFlagSet(sub string, e env, f *baselineFlags) *flag.FlagSet {
 // runBaseline is `kernel-gate baseline show|update|prune|diff`: the baseline store by hand.
 func runBaseline(ctx context.Context, args []string, e env) (int, error) {
 	subs := []string{"show", "update", "prune", "diff"}
+	if len(args) > 0 && slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
+		fmt.Fprint(e.stderr, usageText("baseline"))
+		return failed(flag.ErrHelp)
+	}
 	if len(args) == 0 || !slices.Contains(subs, args[0]) {
 		return failed(usagef("usage: kernel-gate baseline show|update|prune|diff --store DIR|git [flags]"))
 	}

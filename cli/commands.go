@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -124,6 +125,9 @@ func runBench(ctx context.Context, args []string, e env) (int, error) {
 			return runBenchRun(ctx, args[1:], e)
 		case "compare":
 			return runBenchCompare(args[1:], e)
+		case "-h", "-help", "--help":
+			fmt.Fprint(e.stderr, usageText("bench-run"), "\n", usageText("bench-compare"))
+			return failed(flag.ErrHelp)
 		}
 	}
 	return failed(usagef("usage: kernel-gate bench run [flags] (time base and head side by side and judge them), or kernel-gate bench compare [flags] BASE.json HEAD.json"))

@@ -153,6 +153,12 @@ func TestUnknownFlagSaidOnce(t *testing.T) {
 	if code, _, stderr := kg(t, "", "ptxas", "--out"); code != exitUsage || stderr != "kernel-gate ptxas: --out needs a value (kernel-gate ptxas -h lists its flags)\n" {
 		t.Errorf("a flag without its value: exit %d: %q", code, stderr)
 	}
+	// A command with subcommands prints theirs.
+	for _, args := range [][]string{{"bench", "-h"}, {"baseline", "--help"}} {
+		if code, _, stderr := kg(t, "", args...); code != exitPass || !strings.HasPrefix(stderr, "Usage: kernel-gate "+args[0]) {
+			t.Errorf("%q: exit %d: %s", args, code, stderr)
+		}
+	}
 	if code, _, stderr := kg(t, "", "ptxas", "-h"); code != exitPass || !strings.HasPrefix(stderr, "Usage: kernel-gate ptxas") || !strings.Contains(stderr, "-format FORMAT") {
 		t.Errorf("-h: exit %d: %s", code, stderr)
 	}

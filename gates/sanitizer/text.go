@@ -1320,23 +1320,8 @@ func isRuntimeFrame(fn string) bool {
 // (the list is the parenthesised group that ends the name, not the first parenthesis).
 func frameName(fn string) string {
 	s := strings.TrimSuffix(fn, " const")
-	if !strings.HasSuffix(s, ")") {
-		return fn
-	}
-	depth := 0
-	for i := len(s) - 1; i >= 0; i-- {
-		switch s[i] {
-		case ')':
-			depth++
-		case '(':
-			depth--
-		}
-		if depth == 0 {
-			if i > 0 {
-				return s[:i]
-			}
-			return fn
-		}
+	if i := paramListStart(s); i > 0 {
+		return s[:i]
 	}
 	return fn
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -57,17 +58,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	}
 	tctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, s.Argv[0], s.Argv[1:]...)
-	cmd.Dir = s.Dir
-	cmd.Env = childenv.Environ(s.Env)
-	tail := &TailBuffer{Max: s.TailBytes}
-	if tail.Max <= 0 {
-		tail.Max = DefaultTailBytes
-	}
-	w := io.MultiWriter(tail, &CapWriter{W: s.Log, Left: s.LogCap})
-	cmd.Stdout, cmd.Stderr = w, w
-	KillOnCancel(cmd)
-	cmd.WaitDelay = waitDelay
+	cmd, tail := command(tctx, s.Argv, s.Dir, s.Env, s.Log, s.LogCap, s.TailBytes)
 	start := time.Now()
 	err := cmd.Run()
 	KillRest(cmd)
@@ -83,17 +74,46 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 		res.TimedOut = true
 	case cmd.ProcessState == nil:
 		res.Why = fmt.Sprintf("could not be started: %v", err)
-	case !cmd.ProcessState.Success():
-		if code := cmd.ProcessState.ExitCode(); code >= 0 {
-			res.Why = fmt.Sprintf("exited with status %d", code)
-		} else {
-			res.Why = "was killed by " + cmd.ProcessState.String() // "signal: segmentation fault"
-		}
-	case err != nil:
-		// It exited 0 but its output could not be collected (a child kept the pipes).
-		res.Why = fmt.Sprintf("exited, but its output could not be read: %v", err)
+	default:
+		res.Why = endedWhy(cmd.ProcessState, err)
 	}
 	return res, nil
+}
+
+// command is the command Run and Start run: in dir, with the child environment (env less
+// what childenv withholds), its stdout and stderr kept together in a tail of tailBytes
+// (default DefaultTailBytes) and at most logCap bytes of log, and killed with its whole
+// process group when ctx is done. Its pipes are waited for at most waitDelay once it has
+// exited, so a child left holding them cannot block the caller.
+func command(ctx context.Context, argv []string, dir string, env []string, log io.Writer, logCap, tailBytes int) (*exec.Cmd, *TailBuffer) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = childenv.Environ(env)
+	tail := &TailBuffer{Max: tailBytes}
+	if tail.Max <= 0 {
+		tail.Max = DefaultTailBytes
+	}
+	w := io.MultiWriter(tail, &CapWriter{W: log, Left: logCap})
+	cmd.Stdout, cmd.Stderr = w, w
+	KillOnCancel(cmd)
+	cmd.WaitDelay = waitDelay
+	return cmd, tail
+}
+
+// endedWhy says in words what went wrong with a command that ran and was waited for
+// (Outcome.Why): "" when it exited 0 and its output was read.
+func endedWhy(ps *os.ProcessState, err error) string {
+	switch {
+	case !ps.Success():
+		if code := ps.ExitCode(); code >= 0 {
+			return fmt.Sprintf("exited with status %d", code)
+		}
+		return "was killed by " + ps.String() // "signal: segmentation fault"
+	case err != nil:
+		// It exited 0 but its output could not be collected (a child kept the pipes).
+		return fmt.Sprintf("exited, but its output could not be read: %v", err)
+	}
+	return ""
 }
 
 // TailBuffer keeps the last Max bytes written to it.

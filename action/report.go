@@ -12,7 +12,9 @@ import (
 	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/baseline/trend"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/firstline"
 	"github.com/kernel-gate/kernel-gate/internal/githubapi"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/report"
@@ -131,9 +133,9 @@ func title(res result.Result) string {
 	}
 	switch {
 	case len(failed) > 0:
-		return fmt.Sprintf("%s failed: %s", plural(len(failed), "gate"), strings.Join(failed, ", "))
+		return fmt.Sprintf("%s failed: %s", numtext.Count(len(failed), "gate"), strings.Join(failed, ", "))
 	case len(passed) > 0:
-		return fmt.Sprintf("%s passed", plural(len(passed), "gate"))
+		return fmt.Sprintf("%s passed", numtext.Count(len(passed), "gate"))
 	}
 	return "nothing was judged"
 }
@@ -145,13 +147,6 @@ func regressions(res result.Result) int {
 		n += g.Count(result.Error)
 	}
 	return n
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // checkTrendURL refuses a trend-url input that the summary could not link: only an
@@ -177,7 +172,7 @@ func (r *run) loadTrend(ctx context.Context, res result.Result) *report.Trend {
 		return nil
 	}
 	skip := func(why string) *report.Trend {
-		r.logf("kernel-gate action: no trend in the summary: %s", workflowcmd.Neutralize(oneLine(why)))
+		r.logf("kernel-gate action: no trend in the summary: %s", workflowcmd.Neutralize(firstline.Of(why)))
 		return nil
 	}
 	if r.in.Token == "" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -139,7 +140,7 @@ func speedWords(c speedRecord) string {
 	if !finite(c.Ratio) {
 		return "no ratio"
 	}
-	rounds := plural(c.Rounds, "round")
+	rounds := numtext.Count(c.Rounds, "round")
 	if c.Rounds == 0 {
 		rounds = "no rounds with samples: noise not assessed"
 	}
@@ -196,7 +197,7 @@ func mdSpeedVerdicts(cs []speedRecord) string {
 	b.WriteString("\n**Head vs base** per kernel × shape, worst first:\n\n")
 	for i, c := range cs {
 		if i == foldRows {
-			b.WriteString("\n<details><summary>" + plural(len(cs)-i, "more comparison") + "</summary>\n\n")
+			b.WriteString("\n<details><summary>" + numtext.Count(len(cs)-i, "more comparison") + "</summary>\n\n")
 		}
 		icon, word := speedIcon(c.Verdict)
 		line := "- " + icon + " **" + md(c.Kernel) + " × " + md(c.Shape) + "**: " + speedWords(c)

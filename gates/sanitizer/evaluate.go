@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -345,18 +346,18 @@ func (e *evaluation) summary(runs []Run) string {
 		s := cmp.Or(r.Tool, "unknown tool") + ": "
 		switch {
 		case len(r.Problems) > 0:
-			s += "incomplete (" + plural(len(r.Problems), "problem") + ")"
+			s += "incomplete (" + numtext.Count(len(r.Problems), "problem") + ")"
 			if r.TimedOut {
 				s += ", hung"
 			}
 		case r.Errors == 0 && r.Warnings == 0:
 			s += "clean"
 		default:
-			s += plural(r.Errors, "error")
+			s += numtext.Count(r.Errors, "error")
 			if r.Warnings > 0 {
-				s += ", " + plural(r.Warnings, "warning")
+				s += ", " + numtext.Count(r.Warnings, "warning")
 			}
-			s += fmt.Sprintf(" at %s", plural(len(r.Records), "site"))
+			s += fmt.Sprintf(" at %s", numtext.Count(len(r.Records), "site"))
 			if r.NotPrinted > 0 {
 				s += fmt.Sprintf(" (%d not printed)", r.NotPrinted)
 			}
@@ -364,11 +365,4 @@ func (e *evaluation) summary(runs []Run) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, "; ")
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }

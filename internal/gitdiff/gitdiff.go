@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -374,11 +373,8 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 func gitStream(ctx context.Context, dir string, read func(io.Reader) error, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := procgroup.Command(ctx, nil, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = childenv.Environ(nil)
-	procgroup.KillOnCancel(cmd)
-	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &limited{w: &stderr, n: 8 << 10}
 	stdout, err := cmd.StdoutPipe()

@@ -80,23 +80,31 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	return res, nil
 }
 
-// command is the command Run and Start run: in dir, with the child environment (env less
-// what childenv withholds), its stdout and stderr kept together in a tail of tailBytes
-// (default DefaultTailBytes) and at most logCap bytes of log, and killed with its whole
-// process group when ctx is done. Its pipes are waited for at most waitDelay once it has
-// exited, so a child left holding them cannot block the caller.
-func command(ctx context.Context, argv []string, dir string, env []string, log io.Writer, logCap, tailBytes int) (*exec.Cmd, *TailBuffer) {
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
+// Command is every external command's exec.Cmd: the leader of a new process group, the
+// whole group killed when ctx is done (KillOnCancel), the child environment (env, nil for
+// this process's, less what childenv withholds: tokens), and its output pipes waited for at
+// most 5 s once it has exited, so a child left holding them cannot block the caller (set
+// WaitDelay for another bound). Call KillRest after it has been waited for.
+func Command(ctx context.Context, env []string, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = childenv.Environ(env)
+	KillOnCancel(cmd)
+	cmd.WaitDelay = waitDelay
+	return cmd
+}
+
+// command is the command Run and Start run: in dir, with its stdout and stderr kept
+// together in a tail of tailBytes (default DefaultTailBytes) and at most logCap bytes of
+// log.
+func command(ctx context.Context, argv []string, dir string, env []string, log io.Writer, logCap, tailBytes int) (*exec.Cmd, *TailBuffer) {
+	cmd := Command(ctx, env, argv[0], argv[1:]...)
+	cmd.Dir = dir
 	tail := &TailBuffer{Max: tailBytes}
 	if tail.Max <= 0 {
 		tail.Max = DefaultTailBytes
 	}
 	w := io.MultiWriter(tail, &CapWriter{W: log, Left: logCap})
 	cmd.Stdout, cmd.Stderr = w, w
-	KillOnCancel(cmd)
-	cmd.WaitDelay = waitDelay
 	return cmd, tail
 }
 

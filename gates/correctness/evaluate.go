@@ -193,12 +193,7 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 		rounds = f.Request.Rounds
 	}
 
-	type row struct {
-		fail  bool
-		ratio float64
-		row   result.Row
-	}
-	rows := make([]row, 0, len(f.Results)) // sized once: a file may hold 10^6 results
+	rows := make([]result.Ranked, 0, len(f.Results)) // sized once: a file may hold 10^6 results
 	data := Data{Source: source, Device: f.Device, Request: f.Request, Results: make([]Record, 0, len(f.Results))}
 	used := make([]bool, len(cc.rules))
 	reported := map[string]map[string]bool{} // kernel → shapes
@@ -247,7 +242,7 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 			rec.Limit, rec.LimitFrom, rec.ChecksRequired = num(eff.value), eff.from, need
 		}
 		data.Results = append(data.Results, rec)
-		rows = append(rows, row{j.errors > 0, ratio(r.MaxErr, eff.value), result.Row{Status: st, Cells: []string{
+		rows = append(rows, result.Ranked{Fail: j.errors > 0, Worst: ratio(r.MaxErr, eff.value), Row: result.Row{Status: st, Cells: []string{
 			name.Short, r.Shape, fcell(r.MaxErr), limitCell(judging, eff.value), fcell(r.MeanErr),
 			nanCell(r.NaNCount, r.InfCount), checksCell(r.Checks, need, judging), fcell(r.RepeatMaxDiff),
 		}}})
@@ -275,22 +270,7 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 	}
 
 	// Worst first: failing rows, then by max_err over its limit.
-	slices.SortStableFunc(rows, func(a, b row) int {
-		if a.fail != b.fail {
-			if a.fail {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(b.ratio, a.ratio)
-	})
-	g.Table = &result.Table{Columns: []string{"kernel", "shape", "max_err", "limit", "mean_err", "nan", "checks", "repeat diff"}}
-	if len(rows) > 0 {
-		g.Table.Rows = make([]result.Row, 0, len(rows))
-	}
-	for _, r := range rows {
-		g.Table.Rows = append(g.Table.Rows, r.row)
-	}
+	g.Table = &result.Table{Columns: []string{"kernel", "shape", "max_err", "limit", "mean_err", "nan", "checks", "repeat diff"}, Rows: result.WorstFirst(rows)}
 	rows = nil
 	if err := g.SetData(data); err != nil {
 		return g, err

@@ -1,7 +1,6 @@
 package ptxas
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -74,7 +73,7 @@ func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
 		}
 		g.Findings = append(g.Findings, diagnosticFinding(d))
 	}
-	var rows []tableRow
+	var rows []result.Ranked
 	missing := map[string]int{} // metric with a limit that the input does not report → records
 	noBaseline := 0             // records with max_register_increase but no baseline to compare
 	seen := map[string]bool{}
@@ -153,7 +152,7 @@ func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
 		if k.Registers != nil {
 			regs = *k.Registers
 		}
-		rows = append(rows, tableRow{fail, regs, result.Row{Status: st, Cells: []string{
+		rows = append(rows, result.Ranked{Fail: fail, Worst: float64(regs), Row: result.Row{Status: st, Cells: []string{
 			name.Short, k.Arch,
 			cell(k.Registers, oldv(func(k Kernel) *int64 { return k.Registers })),
 			cell(k.SpillStores, oldv(func(k Kernel) *int64 { return k.SpillStores })),
@@ -180,19 +179,7 @@ func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
 		}
 	}
 	// Worst first: failing rows, then by registers.
-	slices.SortStableFunc(rows, func(a, b tableRow) int {
-		if a.fail != b.fail {
-			if a.fail {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(b.regs, a.regs)
-	})
-	g.Table = &result.Table{Columns: []string{"kernel", "arch", "regs", "spill st", "spill ld", "stack", "smem", "lmem"}}
-	for _, r := range rows {
-		g.Table.Rows = append(g.Table.Rows, r.row)
-	}
+	g.Table = &result.Table{Columns: []string{"kernel", "arch", "regs", "spill st", "spill ld", "stack", "smem", "lmem"}, Rows: result.WorstFirst(rows)}
 	data := Data{Kernels: log.Kernels, Diagnostics: log.Diagnostics, Inputs: log.Inputs}
 	if data.Kernels == nil {
 		data.Kernels = []Kernel{}
@@ -219,12 +206,6 @@ func sourceOf(l *Log) string {
 		s = k.Source
 	}
 	return s
-}
-
-type tableRow struct {
-	fail bool
-	regs int64
-	row  result.Row
 }
 
 func kind(k Kernel) string {

@@ -320,18 +320,9 @@ func describeSuppression(s Suppression) string {
 }
 
 func (e *evaluation) table() *result.Table {
-	rank := func(v result.Verdict) int {
-		switch v {
-		case result.Fail:
-			return 0
-		case result.Pass:
-			return 1
-		}
-		return 2
-	}
 	rows := slices.Clone(e.rows)
 	slices.SortStableFunc(rows, func(a, b scoredRow) int {
-		return cmp.Or(cmp.Compare(rank(a.Status), rank(b.Status)), cmp.Compare(b.count, a.count))
+		return cmp.Or(cmp.Compare(a.Status.Rank(), b.Status.Rank()), cmp.Compare(b.count, a.count))
 	})
 	out := make([]result.Row, 0, len(rows))
 	for _, r := range rows {

@@ -1,7 +1,6 @@
 package speedup
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -278,18 +277,10 @@ type comparison struct {
 	g      *result.Gate
 	cc     compiled
 	data   Data
-	rows   []tableRow
+	rows   []result.Ranked
 	counts map[Verdict]int
 	// failed and skipped count the comparisons that could not be made: see the package doc.
 	failed, skipped int
-}
-
-// tableRow is a row of the gate's table with what it is sorted by: failures first, then
-// the slowest ratio first.
-type tableRow struct {
-	fail  bool
-	ratio float64
-	row   result.Row
 }
 
 // finish sets the gate's data, verdict and summary: every way out of CompareWith ends so.
@@ -382,7 +373,7 @@ func (c *comparison) judgeItem(it *item, o CompareOptions) error {
 			order = *rec.Ratio
 		}
 	}
-	c.rows = append(c.rows, tableRow{status == result.Fail, order, result.Row{Status: status, Cells: cells}})
+	c.rows = append(c.rows, result.Ranked{Fail: status == result.Fail, Worst: order, Row: result.Row{Status: status, Cells: cells}})
 	return nil
 }
 
@@ -398,13 +389,13 @@ func (c *comparison) missingFromHead(base *benchfile.File, inHead map[string]boo
 		if rule, ok := requiredBy(c.cc, r.Kernel, r.Shape); ok {
 			c.g.Findings = append(c.g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: c.cc.FileName(), Line: rule.Line, Metric: MetricMissing,
 				Message: fmt.Sprintf("%s × %s: in base but not in head, and required by rule %s: a shape that disappears must not pass", short, r.Shape, rule.from)})
-			c.rows = append(c.rows, tableRow{true, math.Inf(1), result.Row{Status: result.Fail, Cells: []string{short, r.Shape, "failed", "in base, not in head", "-"}}})
+			c.rows = append(c.rows, result.Ranked{Fail: true, Worst: math.Inf(1), Row: result.Row{Status: result.Fail, Cells: []string{short, r.Shape, "failed", "in base, not in head", "-"}}})
 			c.failed++
 			continue
 		}
 		c.g.Findings = append(c.g.Findings, result.Finding{Severity: result.Warning, Kernel: short, Metric: MetricMissing,
 			Message: fmt.Sprintf("%s × %s: in base but not in head, so not compared (was it removed or renamed?): a skipped comparison, so the gate cannot pass", short, r.Shape)})
-		c.rows = append(c.rows, tableRow{false, math.Inf(-1), result.Row{Status: result.Skip, Cells: []string{short, r.Shape, "skipped", "in base, not in head", "-"}}})
+		c.rows = append(c.rows, result.Ranked{Worst: math.Inf(-1), Row: result.Row{Status: result.Skip, Cells: []string{short, r.Shape, "skipped", "in base, not in head", "-"}}})
 		c.skipped++
 	}
 }
@@ -425,22 +416,9 @@ func (c *comparison) checkRules(base, head *benchfile.File, used []bool) {
 	}
 }
 
-// table sets the gate's table: failures first, then the slowest ratio first, so the rows a
-// reader must act on lead.
+// table sets the gate's table: failures first, then the slowest ratio first.
 func (c *comparison) table() {
-	slices.SortStableFunc(c.rows, func(a, b tableRow) int {
-		if a.fail != b.fail {
-			if a.fail {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(b.ratio, a.ratio)
-	})
-	c.g.Table = &result.Table{Columns: []string{"kernel", "shape", "verdict", "head vs base", "vs reference"}}
-	for _, r := range c.rows {
-		c.g.Table.Rows = append(c.g.Table.Rows, r.row)
-	}
+	c.g.Table = &result.Table{Columns: []string{"kernel", "shape", "verdict", "head vs base", "vs reference"}, Rows: result.WorstFirst(c.rows)}
 }
 
 // summary is the gate's one line: the pairs compared and their verdicts, those that could

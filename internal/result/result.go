@@ -5,11 +5,13 @@ package result
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
@@ -84,6 +86,49 @@ type Table struct {
 type Row struct {
 	Status Verdict  `json:"status"`
 	Cells  []string `json:"cells"`
+}
+
+// Rank orders a row's status in a table: failing rows first, then passing ones, then the
+// rest (skipped).
+func (v Verdict) Rank() int {
+	switch v {
+	case Fail:
+		return 0
+	case Pass:
+		return 1
+	}
+	return 2
+}
+
+// Ranked is a table row with what ranks it among the others: failing rows first, then the
+// largest Worst first (a slowdown ratio, an error over its limit, a register count), so
+// the rows a reader must act on lead.
+type Ranked struct {
+	Fail  bool
+	Worst float64
+	Row   Row
+}
+
+// WorstFirst sorts rows worst first (see Ranked), rows that tie keeping their order, and
+// returns them as a table's rows: nil for none.
+func WorstFirst(rows []Ranked) []Row {
+	if len(rows) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(rows, func(a, b Ranked) int {
+		if a.Fail != b.Fail {
+			if a.Fail {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(b.Worst, a.Worst)
+	})
+	out := make([]Row, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.Row)
+	}
+	return out
 }
 
 // Gate is one gate's outcome. Data holds the gate's machine-readable records (for the

@@ -163,7 +163,7 @@ func (j *judge) value(metric string, v *benchfile.Float, what string) bool {
 		j.add(result.Error, metric, nil, nil, "%s is %s: NaN and Inf never pass, whatever the tolerance", metric, numtext.Short(x))
 		return false
 	case x < 0:
-		j.add(result.Error, metric, num(x), nil, "%s is negative (%s), which %s cannot be: the harness's measurement is wrong", metric, numtext.Short(x), what)
+		j.add(result.Error, metric, result.Number(x), nil, "%s is negative (%s), which %s cannot be: the harness's measurement is wrong", metric, numtext.Short(x), what)
 		return false
 	}
 	return true
@@ -239,7 +239,7 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 		}
 		rec.Verdict = st
 		if judging {
-			rec.Limit, rec.LimitFrom, rec.ChecksRequired = num(eff.value), eff.from, need
+			rec.Limit, rec.LimitFrom, rec.ChecksRequired = result.Number(eff.value), eff.from, need
 		}
 		data.Results = append(data.Results, rec)
 		rows = append(rows, result.Ranked{Fail: j.errors > 0, Worst: ratio(r.MaxErr, eff.value), Row: result.Row{Status: st, Cells: []string{
@@ -315,21 +315,21 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 	// Absolute and relative max error.
 	maxOK := false
 	if r.MaxErr == nil {
-		j.add(result.Error, MetricMaxErr, nil, num(lim.maxErr.value), "the harness did not report max_err: nothing to judge is not a pass (its limit is %s %s)",
+		j.add(result.Error, MetricMaxErr, nil, result.Number(lim.maxErr.value), "the harness did not report max_err: nothing to judge is not a pass (its limit is %s %s)",
 			numtext.Short(lim.maxErr.value), lim.maxErr.text())
 	} else if j.value(MetricMaxErr, r.MaxErr, "an absolute error") {
 		maxOK = true
 		if v := float64(*r.MaxErr); v > lim.maxErr.value {
-			j.add(result.Error, MetricMaxErr, num(v), num(lim.maxErr.value), "max_err %s > %s %s", numtext.Short(v), numtext.Short(lim.maxErr.value), lim.maxErr.text())
+			j.add(result.Error, MetricMaxErr, result.Number(v), result.Number(lim.maxErr.value), "max_err %s > %s %s", numtext.Short(v), numtext.Short(lim.maxErr.value), lim.maxErr.text())
 		}
 	}
 	refOK := j.value(MetricRefMaxAbs, r.RefMaxAbs, "the largest absolute reference value")
 	if lim.rtol.set {
 		switch {
 		case r.RefMaxAbs == nil:
-			j.add(result.Warning, MetricRTol, nil, num(lim.rtol.value), "rtol is set %s but the harness did not report ref_max_abs: the relative error was not checked", lim.rtol.text())
+			j.add(result.Warning, MetricRTol, nil, result.Number(lim.rtol.value), "rtol is set %s but the harness did not report ref_max_abs: the relative error was not checked", lim.rtol.text())
 		case refOK && float64(*r.RefMaxAbs) == 0:
-			j.add(result.Warning, MetricRTol, nil, num(lim.rtol.value), "rtol is set %s but ref_max_abs is 0 (the reference is all zeros): the relative error was not checked", lim.rtol.text())
+			j.add(result.Warning, MetricRTol, nil, result.Number(lim.rtol.value), "rtol is set %s but ref_max_abs is 0 (the reference is all zeros): the relative error was not checked", lim.rtol.text())
 		case refOK && maxOK:
 			v, ref := float64(*r.MaxErr), float64(*r.RefMaxAbs)
 			bound := lim.rtol.value * ref
@@ -337,7 +337,7 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 				eff = limit{value: bound, set: true, from: lim.rtol.from + ", rtol × ref_max_abs", reason: lim.rtol.reason}
 			}
 			if v > bound {
-				j.add(result.Error, MetricRTol, num(v/ref), num(lim.rtol.value), "max_err %s > rtol %s × ref_max_abs %s = %s (relative error %.3g) %s",
+				j.add(result.Error, MetricRTol, result.Number(v/ref), result.Number(lim.rtol.value), "max_err %s > rtol %s × ref_max_abs %s = %s (relative error %.3g) %s",
 					numtext.Short(v), numtext.Short(lim.rtol.value), numtext.Short(ref), numtext.Short(bound), v/ref, lim.rtol.text())
 			}
 		}
@@ -346,22 +346,22 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 	// Mean error and the fraction of bad elements.
 	if j.value(MetricMeanErr, r.MeanErr, "an absolute error") && lim.meanErr.set {
 		if v := float64(*r.MeanErr); v > lim.meanErr.value {
-			j.add(result.Error, MetricMeanErr, num(v), num(lim.meanErr.value), "mean_err %s > %s %s", numtext.Short(v), numtext.Short(lim.meanErr.value), lim.meanErr.text())
+			j.add(result.Error, MetricMeanErr, result.Number(v), result.Number(lim.meanErr.value), "mean_err %s > %s %s", numtext.Short(v), numtext.Short(lim.meanErr.value), lim.meanErr.text())
 		}
 	} else if r.MeanErr == nil && lim.meanErr.set {
-		j.add(result.Warning, MetricMeanErr, nil, num(lim.meanErr.value), "mean_err is limited %s but the harness did not report it: not checked", lim.meanErr.text())
+		j.add(result.Warning, MetricMeanErr, nil, result.Number(lim.meanErr.value), "mean_err is limited %s but the harness did not report it: not checked", lim.meanErr.text())
 	}
 	if j.value(MetricBadFraction, r.BadFraction, "a fraction") {
 		v := float64(*r.BadFraction)
 		switch {
 		case v > 1:
-			j.add(result.Error, MetricBadFraction, num(v), nil, "bad_fraction %s is over 1, which a fraction cannot be: the harness's measurement is wrong", numtext.Short(v))
+			j.add(result.Error, MetricBadFraction, result.Number(v), nil, "bad_fraction %s is over 1, which a fraction cannot be: the harness's measurement is wrong", numtext.Short(v))
 		case lim.badFraction.set && v > lim.badFraction.value:
-			j.add(result.Error, MetricBadFraction, num(v), num(lim.badFraction.value), "bad_fraction %s > %s: that share of the output is outside the harness's tolerance %s",
+			j.add(result.Error, MetricBadFraction, result.Number(v), result.Number(lim.badFraction.value), "bad_fraction %s > %s: that share of the output is outside the harness's tolerance %s",
 				numtext.Short(v), numtext.Short(lim.badFraction.value), lim.badFraction.text())
 		}
 	} else if r.BadFraction == nil && lim.badFraction.set {
-		j.add(result.Warning, MetricBadFraction, nil, num(lim.badFraction.value), "bad_fraction is limited %s but the harness did not report it: not checked", lim.badFraction.text())
+		j.add(result.Warning, MetricBadFraction, nil, result.Number(lim.badFraction.value), "bad_fraction is limited %s but the harness did not report it: not checked", lim.badFraction.text())
 	}
 
 	// How many checks ran.
@@ -376,7 +376,7 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 	// difference itself.
 	switch {
 	case r.RepeatMaxDiff == nil:
-		j.add(result.Warning, MetricRepeat, nil, num(lim.repeatTol.value), "repeated launches were not checked (the harness reports no repeat_max_diff)")
+		j.add(result.Warning, MetricRepeat, nil, result.Number(lim.repeatTol.value), "repeated launches were not checked (the harness reports no repeat_max_diff)")
 	case !j.value(MetricRepeat, r.RepeatMaxDiff, "a difference between launches"):
 	case float64(*r.RepeatMaxDiff) > lim.repeatTol.value:
 		v := float64(*r.RepeatMaxDiff)
@@ -384,10 +384,10 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 		if lim.repeatTol.from == "default" {
 			hint = "; a kernel with floating-point atomics may differ in the last bits: give it a repeat_tol in a kernel rule"
 		}
-		j.add(result.Error, MetricRepeat, num(v), num(lim.repeatTol.value), "repeated launches disagree (the first call passes, later calls fail): repeat_max_diff %s > %s%s %s%s",
+		j.add(result.Error, MetricRepeat, result.Number(v), result.Number(lim.repeatTol.value), "repeated launches disagree (the first call passes, later calls fail): repeat_max_diff %s > %s%s %s%s",
 			numtext.Short(v), numtext.Short(lim.repeatTol.value), launches(r.RepeatLaunches), lim.repeatTol.text(), hint)
 	case r.RepeatLaunches != nil && *r.RepeatLaunches < 2:
-		j.add(result.Warning, MetricRepeat, nil, num(lim.repeatTol.value), "repeated launches were not checked (repeat_launches %d: the harness should launch at least twice on the same input)", *r.RepeatLaunches)
+		j.add(result.Warning, MetricRepeat, nil, result.Number(lim.repeatTol.value), "repeated launches were not checked (repeat_launches %d: the harness should launch at least twice on the same input)", *r.RepeatLaunches)
 	}
 	return eff
 }
@@ -490,15 +490,6 @@ func launches(n *int) string {
 		return ""
 	}
 	return fmt.Sprintf(" over %d launches", *n)
-}
-
-// num returns a pointer for a finding's value or limit; nil for a non-finite number, which
-// JSON cannot hold (the message spells it out).
-func num(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
 }
 
 // ratio orders rows: max_err over its limit; +Inf for a missing or non-finite max_err.

@@ -590,9 +590,9 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		jd.Comparison = c
 	}
 	c := jd.Comparison
-	rec := Record{Kernel: it.res.Kernel, Shape: it.res.Shape, Verdict: c.Verdict, Ratio: num(c.Center),
-		CILow: num(c.Lo), CIHigh: num(c.Hi), PValue: num(c.PValue), Rounds: c.Rounds,
-		DroppedRounds: c.DroppedRounds, Samples: c.Samples, GPUSeconds: num(jd.GPUSeconds),
+	rec := Record{Kernel: it.res.Kernel, Shape: it.res.Shape, Verdict: c.Verdict, Ratio: result.Number(c.Center),
+		CILow: result.Number(c.Lo), CIHigh: result.Number(c.Hi), PValue: result.Number(c.PValue), Rounds: c.Rounds,
+		DroppedRounds: c.DroppedRounds, Samples: c.Samples, GPUSeconds: result.Number(jd.GPUSeconds),
 		BaseMedianUs: medianUs(it.baseT), HeadMedianUs: medianUs(it.head)}
 	j.changeCell = changeText(c)
 	margin := fmt.Sprintf("max_slowdown %s %s", pctNum(lim.MaxSlowdown), it.lim.margin.text())
@@ -610,11 +610,11 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		j.add(result.Warning, MetricSamples, nil, nil, "no samples: noise not assessed; judged by the plain ratio of %s (head/base %s), never claimed significant: report rounds_us to get a confidence interval",
 			c.SummaryField, ratioNum(c.Center))
 		if c.Verdict == Slower {
-			j.add(result.Error, MetricSlowdown, num(c.Center), num(t), "%s slower by the plain ratio of %s, more than %s (no samples: noise not assessed)",
+			j.add(result.Error, MetricSlowdown, result.Number(c.Center), result.Number(t), "%s slower by the plain ratio of %s, more than %s (no samples: noise not assessed)",
 				pctNum(c.Center-1), c.SummaryField, margin)
 		}
 	case c.Verdict == Slower:
-		j.add(result.Error, MetricSlowdown, num(c.Center), num(t), "%s; the whole %s interval is above 1 + %s (sign test p = %s <= %s)%s",
+		j.add(result.Error, MetricSlowdown, result.Number(c.Center), result.Number(t), "%s; the whole %s interval is above 1 + %s (sign test p = %s <= %s)%s",
 			j.changeCell, pct(c.Level), margin, fnumShort(c.PValue), fnumShort(c.PThreshold), dropped)
 	case c.Verdict == Inconclusive:
 		next := NeedMore(jd, lim)
@@ -625,10 +625,10 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		case next == 0:
 			tail = fmt.Sprintf("the budget is spent (max_rounds %d, gpu_seconds_budget %s s, %.3g s used): reported as a warning, not a pass", lim.MaxRounds, numtext.Short(lim.GPUSecondsBudget), jd.GPUSeconds)
 		}
-		j.add(result.Warning, MetricSlowdown, num(c.Center), num(t), "inconclusive: %s; %s, at %s confidence (%s; sign test p = %s); %s%s",
+		j.add(result.Warning, MetricSlowdown, result.Number(c.Center), result.Number(t), "inconclusive: %s; %s, at %s confidence (%s; sign test p = %s); %s%s",
 			j.changeCell, c.Why, pct(c.Level), margin, fnumShort(c.PValue), tail, dropped)
 	default:
-		j.add(result.Notice, MetricSlowdown, num(c.Center), num(t), "%s: %s; the whole %s interval is below 1 + %s%s",
+		j.add(result.Notice, MetricSlowdown, result.Number(c.Center), result.Number(t), "%s: %s; the whole %s interval is below 1 + %s%s",
 			c.Verdict, j.changeCell, pct(c.Level), margin, dropped)
 	}
 
@@ -638,7 +638,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 	case jd.Reference != nil:
 		s := *jd.Reference
 		s.Name = it.refName
-		rec.SpeedupVsReference = &ReferenceRecord{Name: s.Name, Speedup: num(s.Center), CILow: num(s.Lo), CIHigh: num(s.Hi),
+		rec.SpeedupVsReference = &ReferenceRecord{Name: s.Name, Speedup: result.Number(s.Center), CILow: result.Number(s.Lo), CIHigh: result.Number(s.Hi),
 			Goal: goalNum(g), Verdict: s.Verdict, Rounds: s.Rounds}
 		j.refCell = refText(s)
 		j.judgeGoal(s, it.lim.goal)
@@ -656,14 +656,14 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 				s.Verdict = GoalMissed
 			}
 		}
-		rec.SpeedupVsReference = &ReferenceRecord{Name: s.Name, Speedup: num(s.Center), Goal: goalNum(g), Verdict: s.Verdict}
+		rec.SpeedupVsReference = &ReferenceRecord{Name: s.Name, Speedup: result.Number(s.Center), Goal: goalNum(g), Verdict: s.Verdict}
 		j.refCell = refText(s)
 		if g > 0 {
 			j.add(result.Warning, MetricSamples, nil, nil, "no samples: noise not assessed for the speedup over %s (plain ratio of %s)", refLabel(s.Name), field)
 			j.judgeGoal(s, it.lim.goal)
 		}
 	case g > 0:
-		j.add(result.Warning, MetricReference, nil, num(g), "min_speedup_vs_reference %s× is set %s but head reports no usable reference timings: the goal was not checked",
+		j.add(result.Warning, MetricReference, nil, result.Number(g), "min_speedup_vs_reference %s× is set %s but head reports no usable reference timings: the goal was not checked",
 			numtext.Short(g), it.lim.goal.text())
 	}
 	return rec, j.errors == 0, nil
@@ -678,14 +678,14 @@ func (j *judge) judgeGoal(s Speedup, from setting) {
 	switch s.Verdict {
 	case GoalMissed:
 		if s.SummaryOnly {
-			j.add(result.Error, MetricReference, num(s.Center), num(s.Goal), "%s, below %s (plain ratio of %s; no samples: noise not assessed)", refText(s), what, s.SummaryField)
+			j.add(result.Error, MetricReference, result.Number(s.Center), result.Number(s.Goal), "%s, below %s (plain ratio of %s; no samples: noise not assessed)", refText(s), what, s.SummaryField)
 			return
 		}
-		j.add(result.Error, MetricReference, num(s.Center), num(s.Goal), "%s: the whole %s interval is below %s", refText(s), pct(s.Level), what)
+		j.add(result.Error, MetricReference, result.Number(s.Center), result.Number(s.Goal), "%s: the whole %s interval is below %s", refText(s), pct(s.Level), what)
 	case GoalInconclusive:
-		j.add(result.Warning, MetricReference, num(s.Center), num(s.Goal), "inconclusive: %s; %s (%s interval, against %s): reported as a warning, not a pass", refText(s), s.Why, pct(s.Level), what)
+		j.add(result.Warning, MetricReference, result.Number(s.Center), result.Number(s.Goal), "inconclusive: %s; %s (%s interval, against %s): reported as a warning, not a pass", refText(s), s.Why, pct(s.Level), what)
 	case GoalMet:
-		j.add(result.Notice, MetricReference, num(s.Center), num(s.Goal), "%s meets %s", refText(s), what)
+		j.add(result.Notice, MetricReference, result.Number(s.Center), result.Number(s.Goal), "%s meets %s", refText(s), what)
 	}
 }
 
@@ -846,12 +846,4 @@ func goalNum(g float64) *float64 {
 		return nil
 	}
 	return &g
-}
-
-// num returns a pointer for JSON; nil for a non-finite number, which JSON cannot hold.
-func num(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
 }

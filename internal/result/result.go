@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -86,6 +87,15 @@ type Table struct {
 type Row struct {
 	Status Verdict  `json:"status"`
 	Cells  []string `json:"cells"`
+}
+
+// Number is v as a JSON number for a Finding's Value or Limit, or a gate's data: nil for
+// NaN and ±Inf, which JSON cannot hold (the message spells such a number out).
+func Number(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
 }
 
 // Rank orders a row's status in a table: failing rows first, then passing ones, then the

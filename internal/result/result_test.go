@@ -3,6 +3,7 @@ package result
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,5 +192,16 @@ func TestWorstFirst(t *testing.T) {
 func TestVerdictRank(t *testing.T) {
 	if !(Fail.Rank() < Pass.Rank() && Pass.Rank() < Skip.Rank()) {
 		t.Errorf("ranks fail %d, pass %d, skip %d: a table lists failing rows first, then passing ones", Fail.Rank(), Pass.Rank(), Skip.Rank())
+	}
+}
+
+func TestNumber(t *testing.T) {
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if p := Number(v); p != nil {
+			t.Errorf("Number(%v) = %v, want nil: JSON cannot hold it", v, *p)
+		}
+	}
+	if p := Number(1.25); p == nil || *p != 1.25 {
+		t.Errorf("Number(1.25) = %v", p)
 	}
 }

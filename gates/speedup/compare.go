@@ -335,19 +335,19 @@ func (c *comparison) readHead(base, head *benchfile.File) (items []*item, inHead
 
 // judgeItem judges one item, or reports why it is not compared, and adds its table row.
 func (c *comparison) judgeItem(it *item, o CompareOptions) error {
-	j := &judge{g: c.g, kernel: it.name.Short, label: it.name.Short + " × " + it.res.Shape, noMore: o.NoMoreRounds}
+	j := &judge{Subject: result.Subject{Gate: c.g, Kernel: it.name.Short, Label: it.name.Short + " × " + it.res.Shape}, noMore: o.NoMoreRounds}
 	cells := []string{it.name.Short, it.res.Shape, "-", "-", "-"}
 	status, order := result.Skip, math.Inf(-1)
 	switch {
 	case it.errMsg != "":
-		j.add(result.Error, it.errMetric(), nil, nil, "%s", it.errMsg)
+		j.Add(result.Error, it.errMetric(), nil, nil, "%s", it.errMsg)
 		cells[2], status, order = "failed", result.Fail, math.Inf(1)
 		c.failed++
 	case it.skip != "" && it.base == nil:
-		j.add(result.Notice, MetricMissing, nil, nil, "%s", it.skip)
+		j.Add(result.Notice, MetricMissing, nil, nil, "%s", it.skip)
 		cells[2] = "new"
 	case it.skip != "":
-		j.add(result.Warning, MetricMissing, nil, nil, "%s", it.skip)
+		j.Add(result.Warning, MetricMissing, nil, nil, "%s", it.skip)
 		cells[2] = "skipped"
 		c.skipped++
 	default:
@@ -547,23 +547,11 @@ func (it *item) errMetric() string {
 
 // judge collects one kernel × shape's findings.
 type judge struct {
-	g             *result.Gate
-	kernel, label string
-	errors        int
+	result.Subject
 	// changeCell and refCell are the table's words for head vs base and vs reference.
 	changeCell, refCell string
 	// noMore is CompareOptions.NoMoreRounds.
 	noMore string
-}
-
-func (j *judge) add(sev result.Severity, metric string, value, lim *float64, format string, args ...any) {
-	if sev == result.Error {
-		j.errors++
-	}
-	j.g.Findings = append(j.g.Findings, result.Finding{
-		Severity: sev, Kernel: j.kernel, Metric: metric, Value: value, Limit: lim,
-		Message: j.label + ": " + fmt.Sprintf(format, args...),
-	})
 }
 
 // compare judges one item and returns its record; ok is false when it fails the gate.
@@ -584,7 +572,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		field, b, h, _ := summaryOf(it.baseT, it.head)
 		c, err := judgeSummary(b, h, field, lim)
 		if err != nil {
-			j.add(result.Error, MetricSamples, nil, nil, "%s is %s in base and %s in head: a timing must be a finite number > 0", field, numtext.Short(b), numtext.Short(h))
+			j.Add(result.Error, MetricSamples, nil, nil, "%s is %s in base and %s in head: a timing must be a finite number > 0", field, numtext.Short(b), numtext.Short(h))
 			return Record{Kernel: it.res.Kernel, Shape: it.res.Shape, Verdict: Inconclusive}, false, nil
 		}
 		jd.Comparison = c
@@ -598,7 +586,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 	margin := fmt.Sprintf("max_slowdown %s %s", pctNum(lim.MaxSlowdown), it.lim.margin.text())
 
 	if c.InvalidSamples > 0 {
-		j.add(result.Warning, MetricSamples, result.Num(c.InvalidSamples), nil,
+		j.Add(result.Warning, MetricSamples, result.Num(c.InvalidSamples), nil,
 			"%d timing(s) were NaN, Inf, zero or negative: dropped and not judged (is the harness's timer right?)", c.InvalidSamples)
 	}
 	dropped := ""
@@ -607,14 +595,14 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 	}
 	switch {
 	case c.SummaryOnly:
-		j.add(result.Warning, MetricSamples, nil, nil, "no samples: noise not assessed; judged by the plain ratio of %s (head/base %s), never claimed significant: report rounds_us to get a confidence interval",
+		j.Add(result.Warning, MetricSamples, nil, nil, "no samples: noise not assessed; judged by the plain ratio of %s (head/base %s), never claimed significant: report rounds_us to get a confidence interval",
 			c.SummaryField, ratioNum(c.Center))
 		if c.Verdict == Slower {
-			j.add(result.Error, MetricSlowdown, result.Number(c.Center), result.Number(t), "%s slower by the plain ratio of %s, more than %s (no samples: noise not assessed)",
+			j.Add(result.Error, MetricSlowdown, result.Number(c.Center), result.Number(t), "%s slower by the plain ratio of %s, more than %s (no samples: noise not assessed)",
 				pctNum(c.Center-1), c.SummaryField, margin)
 		}
 	case c.Verdict == Slower:
-		j.add(result.Error, MetricSlowdown, result.Number(c.Center), result.Number(t), "%s; the whole %s interval is above 1 + %s (sign test p = %s <= %s)%s",
+		j.Add(result.Error, MetricSlowdown, result.Number(c.Center), result.Number(t), "%s; the whole %s interval is above 1 + %s (sign test p = %s <= %s)%s",
 			j.changeCell, pct(c.Level), margin, fnumShort(c.PValue), fnumShort(c.PThreshold), dropped)
 	case c.Verdict == Inconclusive:
 		next := NeedMore(jd, lim)
@@ -625,10 +613,10 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		case next == 0:
 			tail = fmt.Sprintf("the budget is spent (max_rounds %d, gpu_seconds_budget %s s, %.3g s used): reported as a warning, not a pass", lim.MaxRounds, numtext.Short(lim.GPUSecondsBudget), jd.GPUSeconds)
 		}
-		j.add(result.Warning, MetricSlowdown, result.Number(c.Center), result.Number(t), "inconclusive: %s; %s, at %s confidence (%s; sign test p = %s); %s%s",
+		j.Add(result.Warning, MetricSlowdown, result.Number(c.Center), result.Number(t), "inconclusive: %s; %s, at %s confidence (%s; sign test p = %s); %s%s",
 			j.changeCell, c.Why, pct(c.Level), margin, fnumShort(c.PValue), tail, dropped)
 	default:
-		j.add(result.Notice, MetricSlowdown, result.Number(c.Center), result.Number(t), "%s: %s; the whole %s interval is below 1 + %s%s",
+		j.Add(result.Notice, MetricSlowdown, result.Number(c.Center), result.Number(t), "%s: %s; the whole %s interval is below 1 + %s%s",
 			c.Verdict, j.changeCell, pct(c.Level), margin, dropped)
 	}
 
@@ -647,7 +635,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		s := Speedup{Estimate: Estimate{Center: rv / hv, Lo: math.NaN(), Hi: math.NaN(), SummaryOnly: true, SummaryField: field},
 			Name: it.refName, Goal: g, Verdict: NoGoal}
 		if !(s.Center > 0) || math.IsInf(s.Center, 0) {
-			j.add(result.Warning, MetricReference, nil, goalNum(g), "the reference's %s (%s) or head's (%s) is not a finite number > 0: speedup not measured", field, numtext.Short(rv), numtext.Short(hv))
+			j.Add(result.Warning, MetricReference, nil, goalNum(g), "the reference's %s (%s) or head's (%s) is not a finite number > 0: speedup not measured", field, numtext.Short(rv), numtext.Short(hv))
 			break
 		}
 		if g > 0 {
@@ -659,14 +647,14 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		rec.SpeedupVsReference = &ReferenceRecord{Name: s.Name, Speedup: result.Number(s.Center), Goal: goalNum(g), Verdict: s.Verdict}
 		j.refCell = refText(s)
 		if g > 0 {
-			j.add(result.Warning, MetricSamples, nil, nil, "no samples: noise not assessed for the speedup over %s (plain ratio of %s)", refLabel(s.Name), field)
+			j.Add(result.Warning, MetricSamples, nil, nil, "no samples: noise not assessed for the speedup over %s (plain ratio of %s)", refLabel(s.Name), field)
 			j.judgeGoal(s, it.lim.goal)
 		}
 	case g > 0:
-		j.add(result.Warning, MetricReference, nil, result.Number(g), "min_speedup_vs_reference %s× is set %s but head reports no usable reference timings: the goal was not checked",
+		j.Add(result.Warning, MetricReference, nil, result.Number(g), "min_speedup_vs_reference %s× is set %s but head reports no usable reference timings: the goal was not checked",
 			numtext.Short(g), it.lim.goal.text())
 	}
-	return rec, j.errors == 0, nil
+	return rec, j.Errors == 0, nil
 }
 
 // judgeGoal reports a reference goal's verdict.
@@ -678,14 +666,14 @@ func (j *judge) judgeGoal(s Speedup, from setting) {
 	switch s.Verdict {
 	case GoalMissed:
 		if s.SummaryOnly {
-			j.add(result.Error, MetricReference, result.Number(s.Center), result.Number(s.Goal), "%s, below %s (plain ratio of %s; no samples: noise not assessed)", refText(s), what, s.SummaryField)
+			j.Add(result.Error, MetricReference, result.Number(s.Center), result.Number(s.Goal), "%s, below %s (plain ratio of %s; no samples: noise not assessed)", refText(s), what, s.SummaryField)
 			return
 		}
-		j.add(result.Error, MetricReference, result.Number(s.Center), result.Number(s.Goal), "%s: the whole %s interval is below %s", refText(s), pct(s.Level), what)
+		j.Add(result.Error, MetricReference, result.Number(s.Center), result.Number(s.Goal), "%s: the whole %s interval is below %s", refText(s), pct(s.Level), what)
 	case GoalInconclusive:
-		j.add(result.Warning, MetricReference, result.Number(s.Center), result.Number(s.Goal), "inconclusive: %s; %s (%s interval, against %s): reported as a warning, not a pass", refText(s), s.Why, pct(s.Level), what)
+		j.Add(result.Warning, MetricReference, result.Number(s.Center), result.Number(s.Goal), "inconclusive: %s; %s (%s interval, against %s): reported as a warning, not a pass", refText(s), s.Why, pct(s.Level), what)
 	case GoalMet:
-		j.add(result.Notice, MetricReference, result.Number(s.Center), result.Number(s.Goal), "%s meets %s", refText(s), what)
+		j.Add(result.Notice, MetricReference, result.Number(s.Center), result.Number(s.Goal), "%s meets %s", refText(s), what)
 	}
 }
 

@@ -89,6 +89,28 @@ type Row struct {
 	Cells  []string `json:"cells"`
 }
 
+// Subject adds a gate's findings about one thing it judges (a kernel × shape): each
+// message starts with Label, and Errors counts the errors added, which fail the thing's
+// row of the table.
+type Subject struct {
+	Gate   *Gate
+	Kernel string // the kernel's short name, for Finding.Kernel
+	File   string // the input the findings point at, when there is one
+	Label  string // "flash_fwd × long"
+	Errors int
+}
+
+// Add adds a finding about the subject.
+func (s *Subject) Add(sev Severity, metric string, value, limit *float64, format string, args ...any) {
+	if sev == Error {
+		s.Errors++
+	}
+	s.Gate.Findings = append(s.Gate.Findings, Finding{
+		Severity: sev, Kernel: s.Kernel, File: s.File, Metric: metric, Value: value, Limit: limit,
+		Message: s.Label + ": " + fmt.Sprintf(format, args...),
+	})
+}
+
 // Number is v as a JSON number for a Finding's Value or Limit, or a gate's data: nil for
 // NaN and ±Inf, which JSON cannot hold (the message spells such a number out).
 func Number(v float64) *float64 {

@@ -106,9 +106,7 @@ func ChangesWithContext(ctx context.Context, dir string, s Spec, lines int) ([]C
 func Files(ctx context.Context, dir string, s Spec) ([]string, error) {
 	var files []string
 	err := gitStream(ctx, dir, func(r io.Reader) error {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		sc.Split(splitNUL)
+		sc := nulScanner(r)
 		for sc.Scan() {
 			if sc.Text() != "" {
 				files = append(files, sc.Text())
@@ -127,9 +125,7 @@ func Files(ctx context.Context, dir string, s Spec) ([]string, error) {
 func Moved(ctx context.Context, dir string, s Spec) ([]string, error) {
 	var moved []string
 	err := gitStream(ctx, dir, func(r io.Reader) error {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		sc.Split(splitNUL)
+		sc := nulScanner(r)
 		for sc.Scan() {
 			// --raw -z: ":OLDMODE NEWMODE OLDSHA NEWSHA STATUS", then the path, and for a
 			// rename or copy the path before and the path after.
@@ -163,6 +159,14 @@ func (s Spec) rangeArg() string {
 		return s.Base + "..." + s.Head
 	}
 	return s.Base + ".." + s.Head
+}
+
+// nulScanner reads git's -z output one NUL-terminated path at a time, a path at most 1 MiB.
+func nulScanner(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Split(splitNUL)
+	return sc
 }
 
 func splitNUL(data []byte, atEOF bool) (int, []byte, error) {

@@ -1,6 +1,7 @@
 // Package numtext writes a number the way every kernel-gate message does: a measurement in
 // the shortest form that reads back as the same float64, with NaN, +Inf and -Inf spelt out
-// (Short), and a count with its noun in the number it takes ("1 error", "2 errors": Count).
+// (Short), a count with its noun in the number it takes ("1 error", "2 errors": Count), and
+// a size in bytes ("64 MiB": Bytes).
 package numtext
 
 import (
@@ -34,4 +35,18 @@ func CountForms(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// Bytes is a size of n bytes in GiB, MiB or KiB when it is a whole number of them (the
+// limits kernel-gate names are), else in bytes: "256 MiB", "64 KiB", "1000 bytes".
+func Bytes(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return strconv.FormatInt(n>>30, 10) + " GiB"
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }

@@ -51,3 +51,14 @@ func ExampleCount() {
 	// 1 error, 3 warnings
 	// 2 baseline entries
 }
+
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0 bytes", 1000: "1000 bytes", 1 << 10: "1 KiB", 64 << 10: "64 KiB", 1<<20 + 1<<10: "1025 KiB",
+		64 << 20: "64 MiB", 256 << 20: "256 MiB", 1 << 30: "1 GiB", 3 << 30: "3 GiB", 1<<30 + 1<<20: "1025 MiB",
+	} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -9,8 +9,8 @@ import (
 	github "github.com/google/go-github/v60/github"
 
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
-	"github.com/kernel-gate/kernel-gate/internal/firstline"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -126,7 +126,7 @@ func (r *run) diffFilter(ctx context.Context) *diffFilter {
 		return nil
 	}
 	none := func(why string) *diffFilter {
-		r.logf("kernel-gate action: filter-mode %s: every finding is annotated: %s", mode, workflowcmd.Neutralize(firstline.Of(why)))
+		r.logf("kernel-gate action: filter-mode %s: every finding is annotated: %s", mode, workflowcmd.Neutralize(msgtext.FirstLine(why)))
 		return nil
 	}
 	if r.plan.Mode == ModeReport {
@@ -206,7 +206,7 @@ func (r *run) pullRequestFilter(ctx context.Context, mode string) (*diffFilter, 
 	})
 	switch {
 	case err != nil:
-		return nil, fmt.Sprintf("reading pull request #%d (pull-requests: read): %s", n, firstline.Of(err.Error()))
+		return nil, fmt.Sprintf("reading pull request #%d (pull-requests: read): %s", n, msgtext.FirstLine(err.Error()))
 	case !strings.EqualFold(head, r.plan.HeadSHA):
 		return nil, fmt.Sprintf("pull request #%d's head is %s now, not stage A's %s (pushed again since): its files are another commit's", n, abrun.ShortRev(head), abrun.ShortRev(r.plan.HeadSHA))
 	}
@@ -225,7 +225,7 @@ func (r *run) pullRequestFilter(ctx context.Context, mode string) (*diffFilter, 
 			return resp, err
 		})
 		if err != nil {
-			return nil, fmt.Sprintf("listing pull request #%d's files (pull-requests: read): %s", n, firstline.Of(err.Error()))
+			return nil, fmt.Sprintf("listing pull request #%d's files (pull-requests: read): %s", n, msgtext.FirstLine(err.Error()))
 		}
 		for _, f := range files {
 			path, ok := repopath.Rel(f.GetFilename())

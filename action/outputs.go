@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/internal/firstline"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/report"
@@ -56,7 +56,7 @@ func (r *run) writeSARIF(res result.Result) string {
 		err = writeOut(r.root, p, b.Bytes())
 	}
 	if err != nil {
-		r.logf("kernel-gate action: the SARIF log %s: %s", p, workflowcmd.Neutralize(firstline.Of(err.Error())))
+		r.logf("kernel-gate action: the SARIF log %s: %s", p, workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 		return ""
 	}
 	r.logf("kernel-gate action: SARIF log written to %s (upload it with github/codeql-action/upload-sarif)", p)

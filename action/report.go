@@ -12,8 +12,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/baseline/trend"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
-	"github.com/kernel-gate/kernel-gate/internal/firstline"
 	"github.com/kernel-gate/kernel-gate/internal/githubapi"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
@@ -172,7 +172,7 @@ func (r *run) loadTrend(ctx context.Context, res result.Result) *report.Trend {
 		return nil
 	}
 	skip := func(why string) *report.Trend {
-		r.logf("kernel-gate action: no trend in the summary: %s", workflowcmd.Neutralize(firstline.Of(why)))
+		r.logf("kernel-gate action: no trend in the summary: %s", workflowcmd.Neutralize(msgtext.FirstLine(why)))
 		return nil
 	}
 	if r.in.Token == "" {

@@ -20,10 +20,10 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
-	"github.com/kernel-gate/kernel-gate/internal/firstline"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
 	"github.com/kernel-gate/kernel-gate/internal/githubapi"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/pipeline"
@@ -110,20 +110,20 @@ func (r *run) storeBaseline(ctx context.Context, res result.Result) {
 	}
 	entry, err := baseline.EntryFromResult(res, r.plan.HeadSHA, time.Now())
 	if err != nil {
-		r.logf("kernel-gate action: no baseline entry: %s", workflowcmd.Neutralize(firstline.Of(err.Error())))
+		r.logf("kernel-gate action: no baseline entry: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 		return
 	}
 	// The head's own timings (medians, intervals, the distribution a trend redraws) are in
 	// the A/B runner's files, not in the result.
 	if err := entry.AddArtifacts(ctx, cmp.Or(r.in.Replay, pipeline.DefaultArtifacts)); err != nil {
-		r.logf("kernel-gate action: the baseline entry has no timings: %s", workflowcmd.Neutralize(firstline.Of(err.Error())))
+		r.logf("kernel-gate action: the baseline entry has no timings: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 	store, where, err := r.openStore(ctx)
 	if err == nil {
 		err = store.Update(ctx, entry)
 	}
 	if err != nil {
-		r.logf("kernel-gate action: the baseline was not stored: %s", workflowcmd.Neutralize(firstline.Of(err.Error())))
+		r.logf("kernel-gate action: the baseline was not stored: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 		return
 	}
 	r.logf("kernel-gate action: baseline stored on %s: %s", workflowcmd.Neutralize(where), workflowcmd.Neutralize(entry.Describe()))
@@ -157,7 +157,7 @@ func (r *run) storedBaseline(ctx context.Context) baseline.Reader {
 	}
 	s, where, err := r.openStore(ctx)
 	if err != nil {
-		r.logf("kernel-gate action: the baseline store (%s) cannot be read: %s", workflowcmd.Neutralize(where), workflowcmd.Neutralize(firstline.Of(err.Error())))
+		r.logf("kernel-gate action: the baseline store (%s) cannot be read: %s", workflowcmd.Neutralize(where), workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 		return nil
 	}
 	return s
@@ -213,7 +213,7 @@ func (r *run) connect(ctx context.Context, defaultName string) {
 		r.checkID, err = c.StartCheck(ctx, cmp.Or(r.in.CheckName, defaultName), r.plan.HeadSHA, r.runURL())
 	}
 	if err != nil {
-		r.fallback = firstline.Of(err.Error())
+		r.fallback = msgtext.FirstLine(err.Error())
 		r.logf("kernel-gate action: no check run (%s): the findings go to workflow-command annotations and the job summary", workflowcmd.Neutralize(r.fallback))
 		return
 	}
@@ -230,7 +230,7 @@ func (r *run) progress(ctx context.Context, stage string) {
 		// Progress is a courtesy: after one failure the API's budget is kept for
 		// completing the check run with the verdict.
 		r.noProgress = true
-		r.logf("kernel-gate action: updating the check run: %s (no more progress updates)", workflowcmd.Neutralize(firstline.Of(err.Error())))
+		r.logf("kernel-gate action: updating the check run: %s (no more progress updates)", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 }
 
@@ -311,7 +311,7 @@ func (r *run) guard(ctx context.Context, cfg config.Config) (result.Gate, error)
 				return g, nil
 			}
 		}
-		r.logf("kernel-gate action: the guard cannot diff %s...HEAD (%s): it reads the whole repository", workflowcmd.Neutralize(base), workflowcmd.Neutralize(firstline.Of(err.Error())))
+		r.logf("kernel-gate action: the guard cannot diff %s...HEAD (%s): it reads the whole repository", workflowcmd.Neutralize(base), workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 	return guard.ScanPaths([]string{r.root}, cfg.Guard)
 }
@@ -324,7 +324,7 @@ func (r *run) abandon(ctx context.Context, cause error) {
 	msg := "kernel-gate could not run: " + cause.Error()
 	if _, err := r.client.CompleteCheck(ctx, r.checkID, githubapi.ConclusionFailure, githubapi.Output{
 		Title: "kernel-gate could not run", Summary: "```\n" + strings.ReplaceAll(msg, "```", "'''") + "\n```"}); err != nil {
-		r.logf("kernel-gate action: completing the check run: %s", workflowcmd.Neutralize(firstline.Of(err.Error())))
+		r.logf("kernel-gate action: completing the check run: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 }
 
@@ -355,7 +355,7 @@ func (r *run) report(ctx context.Context, res result.Result) {
 		summary := note + r.summary(res, githubapi.MaxOutputBytes-len(note))
 		_, err := r.client.CompleteCheck(ctx, r.checkID, conclusion(res.Verdict), githubapi.Output{Title: r.checkTitle(res), Summary: summary, Annotations: annots})
 		if err != nil {
-			r.fallback = firstline.Of(err.Error())
+			r.fallback = msgtext.FirstLine(err.Error())
 			r.logf("kernel-gate action: completing the check run failed (%s): the findings go to workflow-command annotations and the job summary", workflowcmd.Neutralize(r.fallback))
 		} else {
 			posted = true
@@ -369,7 +369,7 @@ func (r *run) report(ctx context.Context, res result.Result) {
 		}
 	}
 	if err := workflowcmd.AppendSummary(r.o.Getenv, md, workflowcmd.DefaultSummaryLimit); err != nil {
-		r.logf("kernel-gate action: the job summary: %s", workflowcmd.Neutralize(firstline.Of(err.Error())))
+		r.logf("kernel-gate action: the job summary: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 	summaryPath := r.writeSummary(md)
 	sarifPath := r.writeSARIF(res)
@@ -384,7 +384,7 @@ func (r *run) report(ctx context.Context, res result.Result) {
 		{"sarif-path", sarifPath},
 	} {
 		if err := workflowcmd.SetOutput(r.o.Getenv, out[0], out[1]); err != nil {
-			r.logf("kernel-gate action: step outputs are not set: %s", workflowcmd.Neutralize(firstline.Of(err.Error())))
+			r.logf("kernel-gate action: step outputs are not set: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 			break // said once
 		}
 	}
@@ -408,7 +408,7 @@ func (r *run) writeSummary(md string) string {
 	p := strings.TrimSuffix(r.in.ResultsFile, filepath.Ext(r.in.ResultsFile)) + "-summary.md"
 	// As the result beside it: never through a link (the workspace is the pull request's).
 	if err := writeOut(r.root, p, []byte(md)); err != nil {
-		r.logf("kernel-gate action: writing %s: %s", p, workflowcmd.Neutralize(firstline.Of(err.Error())))
+		r.logf("kernel-gate action: writing %s: %s", p, workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 		return ""
 	}
 	return p
@@ -424,7 +424,7 @@ func (r *run) comment(ctx context.Context, res result.Result, md string) {
 		return
 	}
 	if _, err := r.client.UpsertComment(ctx, r.plan.PullRequest, "summary", md); err != nil {
-		r.logf("kernel-gate action: the pull-request comment: %s", workflowcmd.Neutralize(firstline.Of(err.Error())))
+		r.logf("kernel-gate action: the pull-request comment: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 }
 

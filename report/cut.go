@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kernel-gate/kernel-gate/internal/firstline"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -77,7 +77,7 @@ blocks:
 	if bestLen < 0 {
 		// Not even the verdict table fits: the first line (the verdict) and the note, or
 		// the first line alone, or nothing.
-		first := firstline.Of(top) + "\n"
+		first := msgtext.FirstLine(top) + "\n"
 		if s := first + "\n> ✂️ **Cut to fit " + strconv.Itoa(limit) + " bytes**: only the verdict fits." +
 			whereNote(link) + "\n"; len(s) <= limit {
 			return s

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -134,7 +135,7 @@ func (e *evaluation) run(r Run) {
 	lbl := label(r)
 	for _, p := range r.Problems {
 		e.add(result.Error, tool+"/"+MetricRun, nil, lbl+": "+p)
-		e.rows = append(e.rows, scoredRow{Row: result.Row{Status: result.Fail, Cells: []string{tool, "problem", "-", "-", "-", clip(p, 120)}}})
+		e.rows = append(e.rows, scoredRow{Row: result.Row{Status: result.Fail, Cells: []string{tool, "problem", "-", "-", "-", msgtext.Clip(p, 120)}}})
 	}
 	for _, n := range r.Notes {
 		e.add(result.Warning, tool+"/"+MetricNote, nil, lbl+": "+n)

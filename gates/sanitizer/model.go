@@ -336,11 +336,3 @@ func baseFile(f string) string {
 	}
 	return path.Base(strings.ReplaceAll(f, "\\", "/"))
 }
-
-// clip shortens s to n bytes for messages.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 )
 
 // ParseXML reads the record file of `compute-sanitizer --xml --save FILE`. See ParseXMLWith.
@@ -171,13 +173,13 @@ func (p *xmlParse) token() (done bool, err error) {
 func (p *xmlParse) element(t xml.StartElement) error {
 	if !p.rootSeen {
 		if t.Name.Local != "ComputeSanitizerOutput" {
-			return fmt.Errorf("sanitizer: %s: %w: the XML root is <%s>, not <ComputeSanitizerOutput>", p.name, ErrNotSanitizerLog, clip(t.Name.Local, 80))
+			return fmt.Errorf("sanitizer: %s: %w: the XML root is <%s>, not <ComputeSanitizerOutput>", p.name, ErrNotSanitizerLog, msgtext.Clip(t.Name.Local, 80))
 		}
 		p.rootSeen = true
 		return nil
 	}
 	if p.rootClosed {
-		p.problem("an element <%s> at %s after </ComputeSanitizerOutput>: are two record files concatenated? The file cannot be judged", clip(t.Name.Local, 80), p.where())
+		p.problem("an element <%s> at %s after </ComputeSanitizerOutput>: are two record files concatenated? The file cannot be judged", msgtext.Clip(t.Name.Local, 80), p.where())
 		p.stopped = true
 		return nil
 	}
@@ -189,8 +191,8 @@ func (p *xmlParse) element(t xml.StartElement) error {
 	}
 	// An element kernel-gate does not know may hold the errors of a newer
 	// compute-sanitizer: it cannot pass unread.
-	p.problem("an unknown element <%s> under <ComputeSanitizerOutput> at %s: kernel-gate cannot judge it (records of a newer compute-sanitizer?), so the run fails", clip(t.Name.Local, 80), p.where())
-	return p.skip(t, fmt.Sprintf("<%s>", clip(t.Name.Local, 80)))
+	p.problem("an unknown element <%s> under <ComputeSanitizerOutput> at %s: kernel-gate cannot judge it (records of a newer compute-sanitizer?), so the run fails", msgtext.Clip(t.Name.Local, 80), p.where())
+	return p.skip(t, fmt.Sprintf("<%s>", msgtext.Clip(t.Name.Local, 80)))
 }
 
 // skip passes over an element (what names it in a Problem), bounded like any other.
@@ -267,12 +269,12 @@ func (p *xmlParse) text(t xml.CharData, startLine int, startOff int64) error {
 	switch {
 	case len(text) == 0:
 	case !p.rootSeen:
-		return fmt.Errorf("sanitizer: %s: %w: text before any XML element (%q)", p.name, ErrNotSanitizerLog, clip(string(text), 80))
+		return fmt.Errorf("sanitizer: %s: %w: text before any XML element (%q)", p.name, ErrNotSanitizerLog, msgtext.Clip(string(text), 80))
 	case p.rootClosed:
-		p.problem("text after </ComputeSanitizerOutput> at %s (%q): the file cannot be judged", at, clip(string(text), 80))
+		p.problem("text after </ComputeSanitizerOutput> at %s (%q): the file cannot be judged", at, msgtext.Clip(string(text), 80))
 		p.stopped = true
 	default:
-		p.problem("text under <ComputeSanitizerOutput> at %s (%q), which holds only elements: the file cannot be judged", at, clip(string(text), 80))
+		p.problem("text under <ComputeSanitizerOutput> at %s (%q), which holds only elements: the file cannot be judged", at, msgtext.Clip(string(text), 80))
 	}
 	return nil
 }
@@ -511,7 +513,7 @@ func (x *xmlRecord) site() string {
 // Numbers that do not parse are noted in n.
 func (x *xmlRecord) record(n *numbers) (Record, string) {
 	w := &x.What
-	r := Record{Severity: SeverityError, Count: 1, Message: clip(strings.TrimSpace(w.Text), 300)}
+	r := Record{Severity: SeverityError, Count: 1, Message: msgtext.Clip(strings.TrimSpace(w.Text), 300)}
 	if strings.EqualFold(x.Level, "warning") {
 		r.Severity = SeverityWarning
 	}
@@ -624,7 +626,7 @@ func (x *xmlRecord) record(n *numbers) (Record, string) {
 	default:
 		setWhere(x.Where)
 		r.Kind = KindUnspecified
-		r.Access = clip(strings.TrimSpace(x.Kind+" "+strings.TrimSpace(w.Text)), 160)
+		r.Access = msgtext.Clip(strings.TrimSpace(x.Kind+" "+strings.TrimSpace(w.Text)), 160)
 	}
 	r.Function = fullName(r.Kernel)
 	return r, tool

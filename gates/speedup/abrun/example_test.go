@@ -1,6 +1,7 @@
 package abrun_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -18,18 +19,6 @@ import (
 // reaches the run's own verdict and summary.
 func ExampleJudge() {
 	dir := filepath.Join("..", "..", "..", "testdata", "timing", "serve-h200-overlap", "attention-3pct-serve")
-	read := func(name string) *benchfile.File {
-		f, err := os.Open(filepath.Join(dir, "artifacts", name))
-		if err != nil {
-			panic(err)
-		}
-		defer f.Close()
-		bf, err := benchfile.Read(f)
-		if err != nil {
-			panic(err)
-		}
-		return bf
-	}
 	raw, err := os.ReadFile(filepath.Join(dir, "result.json"))
 	if err != nil {
 		panic(err)
@@ -44,7 +33,18 @@ func ExampleJudge() {
 		panic(err)
 	}
 	run := recorded.Gates[0]
-	g, err := abrun.Judge(read("base.json"), read("head.json"), speedup.Config{}, run.Data.Runner, nil)
+	// The merged files, base's and head's rounds side by side, as the run kept them.
+	var merged []*benchfile.File
+	for _, name := range []string{"base.json", "head.json"} {
+		if b, err := os.ReadFile(filepath.Join(dir, "artifacts", name)); err != nil {
+			panic(err)
+		} else if f, err := benchfile.Read(bytes.NewReader(b)); err != nil {
+			panic(err)
+		} else {
+			merged = append(merged, f)
+		}
+	}
+	g, err := abrun.Judge(merged[0], merged[1], speedup.Config{}, run.Data.Runner, nil)
 	if err != nil {
 		panic(err)
 	}

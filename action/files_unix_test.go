@@ -57,7 +57,7 @@ func TestResultAndSummaryNeverWrittenThroughALink(t *testing.T) {
 			if err := writeResult(resultFile, res); err == nil || !strings.Contains(err.Error(), resultFile) {
 				t.Errorf("writeResult through a link: %v", err)
 			}
-		} else if got := r.writeSummary("# summary\n"); got != "" || !strings.Contains(log.String(), p) {
+		} else if got := writeSummary(r, "# summary\n"); got != "" || !strings.Contains(log.String(), p) {
 			t.Errorf("writeSummary through a link: %q, log %q", got, log.String())
 		}
 		if raw, _ := os.ReadFile(victim); string(raw) != "precious\n" {
@@ -74,7 +74,7 @@ func TestResultAndSummaryNeverWrittenThroughALink(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &run{in: Inputs{ResultsFile: resultFile}, o: Options{Log: &bytes.Buffer{}}}
-	if got := r.writeSummary("# summary\n"); got == "" {
+	if got := writeSummary(r, "# summary\n"); got == "" {
 		t.Error("writeSummary over a stale file failed")
 	}
 	if raw, _ := os.ReadFile(resultFile); !bytes.Contains(raw, []byte("kernel-gate test")) {

@@ -1,14 +1,38 @@
 package action
 
 import (
-	"bytes"
+	"context"
+	"fmt"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
-	"github.com/kernel-gate/kernel-gate/report"
 )
+
+// stepOutputs sets the step's outputs: the verdict, where the result, the summary and the
+// SARIF log are, the check run's id, the regressions and the failed gates. It runs last:
+// the paths and the id are what the other reporters posted and wrote ("" when they did not).
+type stepOutputs struct {
+	Getenv      func(string) string
+	ResultsFile string
+}
+
+func (stepOutputs) Name() string { return "step outputs" }
+
+func (s stepOutputs) Report(_ context.Context, f *Findings) error {
+	res := f.Result
+	for _, out := range [][2]string{
+		{"verdict", string(res.Verdict)}, {"result-path", s.ResultsFile}, {"check-run-id", f.CheckRunID},
+		{"regressions", fmt.Sprint(regressions(res))}, {"summary-path", f.SummaryPath}, {"failed-gates", failedGates(res)},
+		{"sarif-path", f.SARIFPath},
+	} {
+		if err := workflowcmd.SetOutput(s.Getenv, out[0], out[1]); err != nil {
+			return fmt.Errorf("step outputs are not set: %s", msgtext.FirstLine(err.Error())) // said once
+		}
+	}
+	return nil
+}
 
 // failedGates is the failed-gates output: the names of the gates that failed, comma-
 // separated, in the result's order. A report's gate names come from an untrusted file and
@@ -34,31 +58,11 @@ func failedGates(res result.Result) string {
 	return strings.Join(names, ",")
 }
 
-// SARIFPath is where format: sarif writes the SARIF log: beside the result file, its
-// .json replaced (action.yml's script names the single commands' the same way).
-func SARIFPath(resultsFile string) string {
-	return strings.TrimSuffix(resultsFile, ".json") + ".sarif"
-}
-
-// writeSARIF writes the result as a SARIF 2.1.0 log for code scanning when the format
-// input asks for it, and returns its path for the sarif-path output ("" when it was not
-// asked for, or could not be written: said in the log, the verdict unchanged). It holds
-// every finding, whatever filter-mode annotates.
-func (r *run) writeSARIF(res result.Result) string {
-	if r.in.Format != FormatSARIF {
-		return ""
+// regressions counts the error findings: what the change broke.
+func regressions(res result.Result) int {
+	n := 0
+	for _, g := range res.Gates {
+		n += g.Count(result.Error)
 	}
-	p := SARIFPath(r.in.ResultsFile)
-	var b bytes.Buffer
-	err := report.Render(&b, res, report.SARIF, report.Options{Root: r.root, Fallback: r.cfg.Path})
-	if err == nil {
-		// Never through a link planted where the file goes, nor on its way (writeOut).
-		err = writeOut(r.root, p, b.Bytes())
-	}
-	if err != nil {
-		r.logf("kernel-gate action: the SARIF log %s: %s", p, workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
-		return ""
-	}
-	r.logf("kernel-gate action: SARIF log written to %s (upload it with github/codeql-action/upload-sarif)", p)
-	return p
+	return n
 }

@@ -46,8 +46,8 @@ func declaredOutputs(t *testing.T) map[string]string {
 	return out
 }
 
-// stepOutputs reads a GITHUB_OUTPUT file (NAME<<DELIMITER lines, and NAME=VALUE ones).
-func stepOutputs(t *testing.T, path string) map[string]string {
+// readStepOutputs reads a GITHUB_OUTPUT file (NAME<<DELIMITER lines, and NAME=VALUE ones).
+func readStepOutputs(t *testing.T, path string) map[string]string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -82,7 +82,7 @@ func TestEveryDeclaredOutputIsSet(t *testing.T) {
 	if err != nil || code != 1 {
 		t.Fatalf("exit %d, err %v\n%s", code, err, log)
 	}
-	got := stepOutputs(t, env["GITHUB_OUTPUT"])
+	got := readStepOutputs(t, env["GITHUB_OUTPUT"])
 	runs := api.CheckRuns()
 	if len(runs) != 1 {
 		t.Fatalf("check runs %+v", runs)
@@ -152,7 +152,7 @@ func TestFormatSARIF(t *testing.T) {
 		if err != nil || code != 1 {
 			t.Fatalf("format %q: exit %d, err %v\n%s", tc.format, code, err, log)
 		}
-		got := stepOutputs(t, env["GITHUB_OUTPUT"])
+		got := readStepOutputs(t, env["GITHUB_OUTPUT"])
 		raw, rerr := os.ReadFile(sarif)
 		if tc.want {
 			var log struct {

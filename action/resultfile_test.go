@@ -2,6 +2,7 @@ package action
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,14 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
+
+// writeSummary writes md as the summary file beside the result, as the run's reporters do,
+// and returns its path: "" when it was refused, which the log says.
+func writeSummary(r *run, md string) string {
+	f := &Findings{Summary: md}
+	Reporters{List: []Reporter{r.summaryFile()}, Log: r.o.Log}.Report(context.Background(), f)
+	return f.SummaryPath
+}
 
 // writeResult is writeResultIn with the working directory as the workspace, as a run whose
 // GITHUB_WORKSPACE is unset writes it.
@@ -50,7 +59,9 @@ func TestResultsFileNeverThroughALinkedDirectory(t *testing.T) {
 			var log bytes.Buffer
 			r := &run{in: Inputs{ResultsFile: tc.file, Format: FormatSARIF}, o: Options{Log: &log}, root: ws}
 			err := writeResult(tc.file, res)
-			summary, sarif := r.writeSummary("# summary\n"), r.writeSARIF(res)
+			f := &Findings{Result: res, Summary: "# summary\n"}
+			Reporters{List: []Reporter{r.summaryFile(), r.sarifFile()}, Log: &log}.Report(t.Context(), f)
+			summary, sarif := f.SummaryPath, f.SARIFPath
 			if tc.written == "" {
 				if err == nil || exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), tc.file) || !strings.Contains(err.Error(), tc.want) {
 					t.Errorf("the result: got %v (exit %d), want a refusal saying %q", err, exitcode.Of(err), tc.want)

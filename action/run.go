@@ -172,11 +172,8 @@ type run struct {
 	root string
 	// cfg is the config, once gate has loaded it.
 	cfg config.Config
-	// client posts the check run; nil when there is no token, check runs are not wanted,
-	// or GitHub refused (fallback says why).
-	client   *githubapi.Client
-	checkID  int64
-	fallback string
+	// checkRun is the check run, once connect has created it.
+	checkRun
 	// trend is the summary's trend section, when the inputs ask for one and the baseline
 	// has a history for the run's GPU.
 	trend *report.Trend
@@ -185,54 +182,11 @@ type run struct {
 	// (lookupPullRequest).
 	reader   *githubapi.Client
 	prLookup string
-	// noProgress is set when a progress update failed: later stages are not shown.
-	noProgress bool
 	// budget is the time all of the run's API calls may take together (api).
 	budget *githubapi.Budget
 }
 
-func (r *run) logf(format string, a ...any) { fmt.Fprintf(r.o.Log, format+"\n", a...) }
-
-// wantsCheckRun reports whether the inputs ask for a check run.
-func (r *run) wantsCheckRun() bool {
-	return r.in.Annotations == AnnotateCheckRun || r.in.Annotations == AnnotateBoth
-}
-
-// connect creates the check run, in progress. Any failure leaves the run without one: the
-// report then falls back to workflow commands and the job summary.
-func (r *run) connect(ctx context.Context, defaultName string) {
-	if !r.wantsCheckRun() {
-		return
-	}
-	if r.in.Token == "" {
-		r.fallback = "no github-token was given"
-		return
-	}
-	c, err := githubapi.New(ctx, r.api())
-	if err == nil {
-		r.checkID, err = c.StartCheck(ctx, cmp.Or(r.in.CheckName, defaultName), r.plan.HeadSHA, r.runURL())
-	}
-	if err != nil {
-		r.fallback = msgtext.FirstLine(err.Error())
-		r.logf("kernel-gate action: no check run (%s): the findings go to workflow-command annotations and the job summary", workflowcmd.Neutralize(r.fallback))
-		return
-	}
-	r.client = c
-}
-
-// progress shows a stage on the check run.
-func (r *run) progress(ctx context.Context, stage string) {
-	if r.client == nil || r.noProgress {
-		return
-	}
-	if _, err := r.client.UpdateCheck(ctx, r.checkID, githubapi.Output{Title: "running: " + stage,
-		Summary: "kernel-gate is running: " + stage}); err != nil {
-		// Progress is a courtesy: after one failure the API's budget is kept for
-		// completing the check run with the verdict.
-		r.noProgress = true
-		r.logf("kernel-gate action: updating the check run: %s (no more progress updates)", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
-	}
-}
+func (r *run) logf(format string, a ...any) { logf(r.o.Log, format, a...) }
 
 // gate runs the gates: the GPU-stop guard over the change, and the pipeline.
 func (r *run) gate(ctx context.Context) (result.Result, error) {
@@ -314,118 +268,6 @@ func (r *run) guard(ctx context.Context, cfg config.Config) (result.Gate, error)
 		r.logf("kernel-gate action: the guard cannot diff %s...HEAD (%s): it reads the whole repository", workflowcmd.Neutralize(base), workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 	return guard.ScanPaths([]string{r.root}, cfg.Guard)
-}
-
-// abandon completes the check run when the gates could not run at all.
-func (r *run) abandon(ctx context.Context, cause error) {
-	if r.client == nil {
-		return
-	}
-	msg := "kernel-gate could not run: " + cause.Error()
-	if _, err := r.client.CompleteCheck(ctx, r.checkID, githubapi.ConclusionFailure, githubapi.Output{
-		Title: "kernel-gate could not run", Summary: "```\n" + strings.ReplaceAll(msg, "```", "'''") + "\n```"}); err != nil {
-		r.logf("kernel-gate action: completing the check run: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
-	}
-}
-
-// report publishes the result on every channel the inputs ask for, falling back to
-// workflow commands when the check run cannot be had.
-func (r *run) report(ctx context.Context, res result.Result) {
-	r.trend = r.loadTrend(ctx, res)
-	// filter-mode: the annotations show only what the change touched; the verdict, the
-	// outputs and the summary are the whole result's.
-	filter := r.diffFilter(ctx)
-	shown, hidden, hiddenErrors := filter.apply(res, r.root)
-	filterNote := filter.note(hidden, hiddenErrors)
-	if filterNote != "" {
-		r.logf("kernel-gate action: %s", strings.TrimSpace(filterNote))
-	}
-	md := filterNote + r.summary(res, workflowcmd.DefaultSummaryLimit-len(filterNote))
-	posted := false
-	if r.client != nil {
-		annots, omitted := annotations(shown, r.root, MaxCheckAnnotations)
-		for i := range annots {
-			// GitHub shows them on the change's lines as kernel-gate's own word.
-			annots[i].Title = r.untrusted() + annots[i].Title
-		}
-		note := filterNote
-		if omitted > 0 {
-			note += fmt.Sprintf("%d more findings with a source line are not annotated (GitHub shows at most %d here); every finding is in the job summary and the result file.\n\n", omitted, MaxCheckAnnotations)
-		}
-		summary := note + r.summary(res, githubapi.MaxOutputBytes-len(note))
-		_, err := r.client.CompleteCheck(ctx, r.checkID, conclusion(res.Verdict), githubapi.Output{Title: r.checkTitle(res), Summary: summary, Annotations: annots})
-		if err != nil {
-			r.fallback = msgtext.FirstLine(err.Error())
-			r.logf("kernel-gate action: completing the check run failed (%s): the findings go to workflow-command annotations and the job summary", workflowcmd.Neutralize(r.fallback))
-		} else {
-			posted = true
-			r.logf("kernel-gate action: check run %d: %s, %d annotation(s)", r.checkID, conclusion(res.Verdict), len(annots))
-		}
-	}
-	if r.in.Annotations == AnnotateCommands || r.in.Annotations == AnnotateBoth || r.wantsCheckRun() && !posted {
-		st := workflowcmd.Annotate(r.o.Log, workflowcmd.FromResult(shown), workflowcmd.AnnotateOptions{Root: r.root, TitlePrefix: r.untrusted()})
-		if st.Err != nil {
-			r.logf("kernel-gate action: annotations: %s", workflowcmd.Neutralize(st.Err.Error()))
-		}
-	}
-	if err := workflowcmd.AppendSummary(r.o.Getenv, md, workflowcmd.DefaultSummaryLimit); err != nil {
-		r.logf("kernel-gate action: the job summary: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
-	}
-	summaryPath := r.writeSummary(md)
-	sarifPath := r.writeSARIF(res)
-	r.comment(ctx, res, md)
-	checkID := ""
-	if posted {
-		checkID = fmt.Sprint(r.checkID)
-	}
-	for _, out := range [][2]string{
-		{"verdict", string(res.Verdict)}, {"result-path", r.in.ResultsFile}, {"check-run-id", checkID},
-		{"regressions", fmt.Sprint(regressions(res))}, {"summary-path", summaryPath}, {"failed-gates", failedGates(res)},
-		{"sarif-path", sarifPath},
-	} {
-		if err := workflowcmd.SetOutput(r.o.Getenv, out[0], out[1]); err != nil {
-			r.logf("kernel-gate action: step outputs are not set: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
-			break // said once
-		}
-	}
-}
-
-// summary is the markdown report within limit bytes (failures first, the rest cut with a
-// note pointing at the run's artifacts), headed by whose result it is when it came from
-// another job (stageBHeader).
-func (r *run) summary(res result.Result, limit int) string {
-	var b bytes.Buffer
-	r.stageBHeader(&b)
-	head := b.Len()
-	if err := report.Render(&b, res, report.Markdown, report.Options{ArtifactsURL: r.runURL(), Limit: limit - head, Trend: r.trend}); err != nil {
-		fmt.Fprintf(&b, "\n(the report could not be rendered: %v)\n", err)
-	}
-	return b.String()
-}
-
-// writeSummary keeps the markdown beside the result file, for the summary-path output.
-func (r *run) writeSummary(md string) string {
-	p := strings.TrimSuffix(r.in.ResultsFile, filepath.Ext(r.in.ResultsFile)) + "-summary.md"
-	// As the result beside it: never through a link (the workspace is the pull request's).
-	if err := writeOut(r.root, p, []byte(md)); err != nil {
-		r.logf("kernel-gate action: writing %s: %s", p, workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
-		return ""
-	}
-	return p
-}
-
-// comment keeps one pull-request comment up to date when the inputs ask for it.
-func (r *run) comment(ctx context.Context, res result.Result, md string) {
-	if r.in.Comment == "off" || r.plan.PullRequest == 0 || r.in.Comment == "on-failure" && res.Verdict != result.Fail {
-		return
-	}
-	if r.client == nil {
-		r.logf("kernel-gate action: no pull-request comment: %s", workflowcmd.Neutralize(cmp.Or(r.fallback, "check runs are off, and so is the API client")))
-		return
-	}
-	if _, err := r.client.UpsertComment(ctx, r.plan.PullRequest, "summary", md); err != nil {
-		r.logf("kernel-gate action: the pull-request comment: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
-	}
 }
 
 // exitCode is the verdict's: 1 when a gate failed, or with fail-on: warning when any

@@ -1,14 +1,3 @@
-// Package baseline keeps what a change is compared against when no base build is at hand,
-// and the history a trend is drawn from: per GPU (Key) the last DefaultKeep runs of the
-// default branch, each an Entry of its PTXAS records, SASS summary, timings, correctness
-// errors and sanitizer statuses, with the GPU, driver and CUDA toolkit they were measured
-// with (Fingerprint). Whether an entry measured with other software may still be compared
-// is decided by Constraints (Comparable), never silently.
-//
-// Two stores keep the same files (one JSON file per key, Schema): Dir, a directory that
-// many processes may update at once, and Git, a branch (DefaultBranch) written through
-// GitHub's Git Data API that many workflow runs may update at once. Load and PtxasKernels
-// read a plain result file saved by an earlier run (`--format json --out base.json`).
 package baseline
 
 import (

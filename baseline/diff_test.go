@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/internal/goldentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -37,23 +38,7 @@ func recordedEntry(t *testing.T, name, commit string, at time.Time) Entry {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "diff", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./baseline -run Diff -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file:\n%s", name, got)
-	}
+	goldentest.Check(t, filepath.Join("testdata", "diff", name), got, *update)
 }
 
 // Diffs between recorded runs of the same kernels, in text and JSON: the planted 5%

@@ -53,20 +53,20 @@ func TestBaselineSection(t *testing.T) {
 	}
 }
 
-// The README's configuration reference is a config this package accepts, its baseline
-// section included.
-func TestReadmeConfigReference(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "README.md"))
+// The configuration reference (docs/configuration.md) is a config this package accepts,
+// its baseline section included.
+func TestConfigReferenceBaseline(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "configuration.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(raw), "\n## Configuration\n")
+	_, rest, ok := strings.Cut(string(raw), "\n## Every key\n")
 	_, rest, ok2 := strings.Cut(rest, "```yaml\n")
 	block, _, ok3 := strings.Cut(rest, "```")
 	if !ok || !ok2 || !ok3 {
-		t.Fatal("README has no configuration reference")
+		t.Fatal("docs/configuration.md has no configuration reference")
 	}
-	c, err := Parse([]byte(block), "README.md")
+	c, err := Parse([]byte(block), "docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}

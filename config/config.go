@@ -1,6 +1,3 @@
-// Package config loads kernel-gate.yml: the thresholds of every gate, with overrides per
-// kernel glob and per arch. Unknown keys are errors that name the key and its line, so a
-// typo never turns a limit off silently.
 package config
 
 import (

@@ -176,24 +176,24 @@ func TestLimitSourcesCarryLines(t *testing.T) {
 	}
 }
 
-// The configuration reference in the README must be a config the loader accepts.
-func TestReadmeConfigExampleParses(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "README.md"))
+// The configuration reference (docs/configuration.md) must be a config the loader accepts.
+func TestConfigReferenceExampleParses(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "configuration.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(raw), "## Configuration")
+	_, after, ok := strings.Cut(string(raw), "\n## Every key\n")
 	if !ok {
-		t.Fatal("README has no Configuration section")
+		t.Fatal("docs/configuration.md has no \"Every key\" section")
 	}
 	_, block, ok := strings.Cut(after, "```yaml\n")
 	if !ok {
-		t.Fatal("the Configuration section has no yaml block")
+		t.Fatal("the Every key section has no yaml block")
 	}
 	block, _, _ = strings.Cut(block, "```")
-	c, err := Parse([]byte(block), "README.md")
+	c, err := Parse([]byte(block), "docs/configuration.md")
 	if err != nil {
-		t.Fatalf("the README's example config does not load: %v", err)
+		t.Fatalf("the reference's example config does not load: %v", err)
 	}
 	if len(c.Sanitizer.Suppress) != 1 || len(c.Correctness.Kernels) != 1 || len(c.PTXAS.Kernels) != 1 || len(c.SASS.Kernels) != 1 {
 		t.Errorf("sections lost: %+v", c)

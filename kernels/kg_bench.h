@@ -16,8 +16,10 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <string>
+#include <typeindex>
 #include <vector>
 
 namespace kgbench {
@@ -61,6 +63,10 @@ struct Result {
   Opt max_err, mean_err, ref_max_abs, bad_fraction, repeat_max_diff;  // check
   long long nan_count = -1, inf_count = -1;
   int checks = -1, repeat_launches = -1, launches = -1;
+  // The launch, any mode: threads per block and dynamic shared memory in bytes (what
+  // kernel-gate computes a regression's occupancy for); 0 and -1: not said.
+  int block_size = 0;
+  long long dynamic_smem = -1;
   std::string error;
 };
 
@@ -152,6 +158,8 @@ inline std::string Format(const Request& req, const std::vector<Result>& results
     if (r.repeat_launches >= 0) o << ", \"repeat_launches\": " << r.repeat_launches;
     opt("repeat_max_diff", r.repeat_max_diff);
     if (r.launches >= 0) o << ", \"launches\": " << r.launches;
+    if (r.block_size > 0) o << ", \"block_size\": " << r.block_size;
+    if (r.dynamic_smem >= 0) o << ", \"dynamic_smem\": " << r.dynamic_smem;
     if (!r.error.empty()) { o << ", \"error\": "; json_string(o, r.error); }
     o << "}";
   }
@@ -184,9 +192,11 @@ inline bool Write(const Request& req, const std::vector<Result>& results) {
 // behind one hold. The launch queue holds about a thousand entries; a host that fills it
 // blocks inside a launch call until the GPU drains it, which a held stream never does.
 constexpr int kHoldChunk = 64;
-// kHoldTimeoutNs bounds a hold on the GPU's global timer, so a hold can never hang. A hold
-// that times out ran its chunk before the host had queued all of it: those timings may hold
-// host gaps, and TimeLaunches reports them as NaN.
+// kHoldTimeoutNs bounds a hold on the GPU's global timer, so a hold can never hang and never
+// lasts longer than this. A hold that times out ran its chunk before the host had queued all
+// of it: those timings may hold host gaps, and TimeLaunches reports them as NaN; one that
+// times out during launch's first call of a chunk means launch waits for the GPU, and
+// TimeLaunches times it unheld.
 constexpr unsigned long long kHoldTimeoutNs = 1000000000ull;  // 1 s
 
 namespace detail {
@@ -250,55 +260,95 @@ inline bool blocking() {
   return !(v && std::strcmp(v, "0") == 0);
 }
 
-}  // namespace detail
+// HoldVerdict is what one held chunk says (hold_verdict).
+enum class HoldVerdict { kQueued, kWaits, kTimedOut };
 
-// TimeLaunches times `samples` single launches of launch(i) with CUDA events on stream and
-// returns microseconds per launch. launch(i) gets the sample index, e.g. to rotate buffers,
-// and must enqueue its work on stream.
-//
-// Blocking: compiled by nvcc, the launches and their events are queued behind a kernel that
-// holds the stream until the host has enqueued them (in chunks of kHoldChunk samples), so
-// they run back to back and each event pair measures its launch's device time, not the
-// host's launch gaps (see "holding the stream" above). launch(i) must therefore not wait for
-// the GPU (no synchronisation, no cudaMalloc/cudaFree, no first launch of a lazily loaded
-// kernel: warm up first); if it does, the hold times out after kHoldTimeoutNs, a message goes
-// to stderr and that chunk's timings are NaN (the speedup gate drops NaN timings and warns).
-// KG_BENCH_BLOCKING=0 in the environment times the launches unheld, as before.
-inline std::vector<double> TimeLaunches(const std::function<void(int)>& launch, int samples, cudaStream_t stream) {
+// hold_verdict: a hold that had already ended (timed out) when launch's first call of the
+// chunk returned means launch waits for the GPU (synchronises, copies from pageable host
+// memory, allocates): no hold can outlast that, so every sample is timed unheld (kWaits). One
+// that ended later ran part of the chunk before it was queued: NaN (kTimedOut). Otherwise
+// the chunk was queued behind it (kQueued).
+inline HoldVerdict hold_verdict(bool ended_during_first, bool ended_before_release) {
+  if (ended_during_first) return HoldVerdict::kWaits;
+  return ended_before_release ? HoldVerdict::kTimedOut : HoldVerdict::kQueued;
+}
+
+// A Hold holds the stream for one chunk at a time (DeviceHold compiled by nvcc, NoHold
+// otherwise; host-only tests give their own): Start(c, stream) queues chunk c's hold and says
+// whether it did, Ended(c) whether that hold ended without being released (it timed out),
+// Release(c) lets it go once the chunk is queued.
+struct NoHold {
+  bool Start(int, cudaStream_t) { return false; }
+  bool Ended(int) const { return false; }
+  void Release(int) {}
+};
+
+#ifdef __CUDACC__
+struct DeviceHold {
+  HoldSlots* s;
+  bool Start(int c, cudaStream_t stream) {
+    volatile int* h = s->host;
+    h[c] = 0;
+    h[s->n + c] = 0;
+    const volatile int* release = s->dev + c;
+    volatile int* timed_out = s->dev + s->n + c;
+    unsigned long long timeout_ns = kHoldTimeoutNs;
+    void* args[] = {&release, &timed_out, &timeout_ns};
+    // Launched through the API to see this launch's own error; a failed hold leaves its
+    // error for the harness to report and the chunk is timed unheld.
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&hold_stream<0>), dim3(1), dim3(1), args, 0, stream) ==
+           cudaSuccess;
+  }
+  // The hold's own write, seen once launch has waited for it to end (or at the end).
+  bool Ended(int c) const { return static_cast<volatile int*>(s->host)[s->n + c] != 0; }
+  void Release(int c) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    static_cast<volatile int*>(s->host)[c] = 1;
+  }
+};
+#endif
+
+// said_waits says once per process and launch's type (a lambda's type is its place in the
+// source) that launch waits for the GPU; false when it was said already.
+inline bool said_waits(const std::function<void(int)>& launch) {
+  static std::set<std::type_index> said;
+  return !said.insert(std::type_index(launch.target_type())).second;
+}
+
+// time_launches is TimeLaunches behind hold (see there).
+template <class Hold>
+std::vector<double> time_launches(Hold& hold, const std::function<void(int)>& launch, int samples, cudaStream_t stream) {
   if (samples <= 0) return {};
   std::vector<cudaEvent_t> ev(2 * samples);
   for (auto& e : ev) cudaEventCreate(&e);
   const int chunks = (samples + kHoldChunk - 1) / kHoldChunk;
-  detail::HoldSlots* hold = nullptr;
-#ifdef __CUDACC__
-  if (detail::blocking()) hold = detail::hold_slots(chunks);
-#endif
   std::vector<char> held(chunks, 0);
+  bool waits = false;  // launch waits for the GPU: every sample is timed unheld
   for (int c = 0; c < chunks; ++c) {
     const int lo = c * kHoldChunk, hi = std::min(samples, lo + kHoldChunk);
-#ifdef __CUDACC__
-    if (hold) {
-      volatile int* h = hold->host;
-      h[c] = 0;
-      h[hold->n + c] = 0;
-      const volatile int* release = hold->dev + c;
-      volatile int* timed_out = hold->dev + hold->n + c;
-      unsigned long long timeout_ns = kHoldTimeoutNs;
-      void* args[] = {&release, &timed_out, &timeout_ns};
-      // Launched through the API to see this launch's own error; a failed hold leaves its
-      // error for the harness to report and the chunk is timed unheld.
-      held[c] = cudaLaunchKernel(reinterpret_cast<const void*>(&detail::hold_stream<0>), dim3(1), dim3(1), args, 0,
-                                 stream) == cudaSuccess;
-    }
-#endif
+    held[c] = !waits && hold.Start(c, stream);
+    bool ended_first = false;
     for (int i = lo; i < hi; ++i) {
       cudaEventRecord(ev[2 * i], stream);
       launch(i);
       cudaEventRecord(ev[2 * i + 1], stream);
+      if (held[c] && i == lo && hold.Ended(c)) {
+        ended_first = true;
+        break;
+      }
     }
-    if (held[c]) {
-      std::atomic_thread_fence(std::memory_order_seq_cst);
-      static_cast<volatile int*>(hold->host)[c] = 1;  // release: the chunk is queued
+    if (held[c]) hold.Release(c);  // release: the chunk is queued
+    if (hold_verdict(ended_first, false) == HoldVerdict::kWaits) {
+      waits = true;
+      if (!said_waits(launch))
+        std::fprintf(stderr,
+                     "kg_bench: TimeLaunches: launch() waits for the GPU: the stream's hold timed out (%.1f s) "
+                     "during its first call (does it synchronise, copy from pageable host memory, allocate or load "
+                     "a kernel for the first time?); it is timed unheld, so each timing includes the host's launch "
+                     "gaps and waits (said once per launch)\n",
+                     kHoldTimeoutNs / 1e9);
+      std::fill(held.begin(), held.end(), 0);
+      c = -1;  // every sample again, unheld, so that one round is timed one way
     }
   }
   cudaEventSynchronize(ev.back());
@@ -309,18 +359,48 @@ inline std::vector<double> TimeLaunches(const std::function<void(int)>& launch, 
     us[i] = 1000.0 * ms;
   }
   for (int c = 0; c < chunks; ++c) {
-    if (!held[c] || static_cast<volatile int*>(hold->host)[hold->n + c] == 0) continue;
+    if (!held[c] || hold_verdict(false, hold.Ended(c)) != HoldVerdict::kTimedOut) continue;
     const int lo = c * kHoldChunk, hi = std::min(samples, lo + kHoldChunk);
     for (int i = lo; i < hi; ++i) us[i] = std::numeric_limits<double>::quiet_NaN();
     std::fprintf(stderr,
                  "kg_bench: TimeLaunches: the stream was held %.1f s and the launches of samples %d-%d were "
                  "still not all queued: their timings would include host gaps and are NaN (does launch() "
-                 "synchronise, allocate or load a kernel for the first time? warm up first; "
+                 "synchronise now and then, allocate or load a kernel for the first time? warm up first; "
                  "KG_BENCH_BLOCKING=0 times unheld)\n",
                  kHoldTimeoutNs / 1e9, lo, hi - 1);
   }
   for (auto& e : ev) cudaEventDestroy(e);
   return us;
+}
+
+}  // namespace detail
+
+// TimeLaunches times `samples` single launches of launch(i) with CUDA events on stream and
+// returns microseconds per launch. launch(i) gets the sample index, e.g. to rotate buffers,
+// and must enqueue its work on stream.
+//
+// Blocking: compiled by nvcc, the launches and their events are queued behind a kernel that
+// holds the stream until the host has enqueued them (in chunks of kHoldChunk samples), so
+// they run back to back and each event pair measures its launch's device time, not the
+// host's launch gaps (see "holding the stream" above). launch(i) must therefore not wait for
+// the GPU (no synchronisation, no copy from pageable host memory, no cudaMalloc/cudaFree, no
+// first launch of a lazily loaded kernel: warm up first). A hold never lasts more than
+// kHoldTimeoutNs. When the hold times out during launch's first call of a chunk, launch
+// waits for the GPU: every sample is then timed unheld (launch is called again for those
+// already queued) and a "kg_bench:" line on stderr says so, once per launch's type; so a
+// launch that waits costs one hold per call. When it times out later in a chunk, a message
+// goes to stderr and that chunk's timings are NaN (the speedup gate drops NaN timings and
+// warns). KG_BENCH_BLOCKING=0 in the environment times the launches unheld, as before.
+inline std::vector<double> TimeLaunches(const std::function<void(int)>& launch, int samples, cudaStream_t stream) {
+#ifdef __CUDACC__
+  if (samples > 0 && detail::blocking())
+    if (detail::HoldSlots* s = detail::hold_slots((samples + kHoldChunk - 1) / kHoldChunk)) {
+      detail::DeviceHold hold{s};
+      return detail::time_launches(hold, launch, samples, stream);
+    }
+#endif
+  detail::NoHold none;
+  return detail::time_launches(none, launch, samples, stream);
 }
 
 // ---- KG_MODE=serve: one process, many rounds ----

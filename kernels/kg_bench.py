@@ -25,7 +25,9 @@ as the strings "NaN", "Infinity" and "-Infinity", never as bare tokens.
 
 time_launches holds the stream while it queues the timed launches (torch.cuda._sleep, sized
 from the measured enqueue time), so each event pair measures the kernel's device time and
-not the host's launch gaps; see its docstring.
+not the host's launch gaps; a hold never lasts more than HOLD_MAX_US, and a function that
+waits for the GPU (.item(), a copy from pageable host memory, a synchronisation) is found by
+its first hold and timed unheld, with one "kg_bench:" line on stderr; see its docstring.
 
 With KG_MODE=serve, serve() answers one round per request line after the harness has set up
 once (docs/harness-protocol.md, "Serving rounds"); a harness that serves reads its request
@@ -63,6 +65,7 @@ SERVE_SCHEMA = "kernel-gate/serve/v1"
 
 __all__ = [
     "HOLD_CHUNK",
+    "HOLD_MAX_US",
     "SCHEMA",
     "Device",
     "Reference",
@@ -172,6 +175,10 @@ class Result:
     repeat_max_diff: Optional[float] = None
     # sanitize mode
     launches: Optional[int] = None
+    # the launch, any mode: threads per block and dynamic shared memory in bytes (what
+    # kernel-gate computes a regression's occupancy for)
+    block_size: Optional[int] = None
+    dynamic_smem: Optional[int] = None
     # the harness's own failure for this kernel × shape
     error: str = ""
     # beyond kg_bench.h: a reference timed in the same run, and anything else to keep
@@ -230,16 +237,70 @@ def _takes_index(fn: Callable[..., Any]) -> bool:
 # HOLD_CHUNK is how many samples (two events and fn's launches each) are queued behind one
 # hold; the CUDA launch queue holds about a thousand entries, and a host that fills it blocks.
 HOLD_CHUNK = 64
+# HOLD_MAX_US bounds one hold (torch.cuda._sleep) in microseconds, however slowly fn enqueues:
+# a chunk is tried at most _HOLD_TRIES times, so no chunk holds the stream for more than
+# 0.3 s in all. 100 ms covers 64 samples of up to about 780 us of host time each.
+HOLD_MAX_US = 100_000.0
 _HOLD_TRIES = 3
 # What time_launches has learnt in this process: the host's time to enqueue one sample
-# (events and fn) in microseconds, and torch.cuda._sleep's cycles per microsecond per device.
-_hold: dict[str, Any] = {"enqueue_us": 50.0, "cycles_per_us": {}}
+# (events and fn) in microseconds, torch.cuda._sleep's cycles per microsecond per device,
+# and the fns (by where they are defined) already said to wait for the GPU.
+_hold: dict[str, Any] = {"enqueue_us": 50.0, "cycles_per_us": {}, "warned": set()}
 
 
 def _blocking_default(environ: Optional[Mapping[str, str]] = None) -> bool:
     """False when KG_BENCH_BLOCKING=0 (as kg_bench.h reads it)."""
     env = os.environ if environ is None else environ
     return env.get("KG_BENCH_BLOCKING", "") != "0"
+
+
+def _hold_us(enqueue_us: float, n: int) -> float:
+    """How long to hold the stream for n samples that take enqueue_us each to queue: twice
+    that plus 100 us, never more than HOLD_MAX_US."""
+    return min(HOLD_MAX_US, 2.0 * enqueue_us * n + 100.0)
+
+
+# What one held try of a chunk says (_hold_verdict).
+QUEUED, BLOCKING, RETRY, FAILED = "queued", "blocking", "retry", "failed"
+
+
+def _hold_verdict(ended_during_first: bool, ended_before_queued: bool, attempt: int) -> str:
+    """What to do after try `attempt` (from 0) of holding a chunk: QUEUED when the hold was
+    still on once the whole chunk was queued; BLOCKING when it had already ended when fn's
+    first call of the chunk returned (a hold sized for twice the whole chunk's enqueueing
+    cannot end during one call unless fn waited for the GPU: it synchronises, calls .item(),
+    copies from pageable host memory; or the host stalled that long; holding longer cannot
+    help, so fn is timed unheld);
+    RETRY when it ended later, while tries are left (the chunk is queued again behind a
+    longer hold); FAILED after _HOLD_TRIES tries."""
+    if ended_during_first:
+        return BLOCKING
+    if not ended_before_queued:
+        return QUEUED
+    return RETRY if attempt + 1 < _HOLD_TRIES else FAILED
+
+
+def _where(fn: Callable[..., Any]) -> str:
+    """Where fn is defined (file:line of a function or lambda), to name it in a message and
+    to say so once per place; its type's name for other callables."""
+    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "__func__", None), "__code__", None)
+    if code is not None:
+        return f"{code.co_filename}:{code.co_firstlineno} ({code.co_name})"
+    return type(fn).__qualname__
+
+
+def _warn_blocking(fn: Callable[..., Any], hold_us: float) -> None:
+    where = _where(fn)
+    if where in _hold["warned"]:
+        return
+    _hold["warned"].add(where)
+    print(
+        f"kg_bench: time_launches: fn ({where}) waits for the GPU: the hold ({hold_us / 1000.0:.1f} ms of "
+        "torch.cuda._sleep) ended during its first call (does it synchronise, call .item(), or copy from "
+        "pageable host memory?); it is timed unheld, so each timing includes the host's launch gaps and "
+        "waits (said once per fn)",
+        file=sys.stderr,
+    )
 
 
 def _sleep_cycles_per_us(torch: Any, stream: Any) -> float:
@@ -278,13 +339,21 @@ def time_launches(fn: Callable[..., Any], samples: int, stream: Any = None, *, b
     torch.cuda._sleep (PyTorch's spin kernel; a kernel that waits for a host flag, as
     kg_bench.h's does, is not available from Python) for a number of cycles meant to outlast
     the host's enqueueing of the chunk: twice the enqueue time per sample measured on the
-    earlier chunks (50 us per sample before any was measured) plus 100 us, converted to
-    cycles with a clock rate measured once per device. The chunk's events and launches then
-    queue up behind it and run back to back, so each pair measures its launch's device time.
-    An event recorded after the sleep is queried once the chunk is queued: if the sleep had
-    already ended, the chunk may hold host gaps, so it is timed again behind a sleep twice as
-    long (three tries), and a chunk that never fits gets NaN timings and a message on stderr.
-    Without torch.cuda._sleep the launches are timed unheld. fn must not synchronise.
+    earlier chunks (50 us per sample before any was measured) plus 100 us, never more than
+    HOLD_MAX_US (100 ms), converted to cycles with a clock rate measured once per device.
+    The chunk's events and launches then queue up behind it and run back to back, so each
+    pair measures its launch's device time. An event recorded after the sleep is queried
+    after fn's first call of the chunk and once the chunk is queued (_hold_verdict):
+
+    - ended during the first call: fn waits for the GPU (synchronises, .item(), a copy from
+      pageable host memory), which no hold can outlast. Every sample is then timed unheld
+      (fn is called again for those already queued), and a "kg_bench:" line on stderr says
+      so, once per fn (by where it is defined).
+    - ended later: the chunk may hold host gaps, so it is timed again behind a sleep sized
+      from the enqueue time just measured, doubled (three tries); a chunk that never fits
+      gets NaN timings and a message on stderr.
+
+    Without torch.cuda._sleep the launches are timed unheld.
 
     Like kg_bench.h's TimeLaunches it does no warm-up: launch the kernel a few times first.
     Raises RuntimeError when PyTorch or a CUDA device is missing.
@@ -298,34 +367,26 @@ def time_launches(fn: Callable[..., Any], samples: int, stream: Any = None, *, b
     events = [
         (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(samples)
     ]
+
+    def queue(lo: int, hi: int) -> None:
+        for i in range(lo, hi):
+            start, end = events[i]
+            start.record(stream)
+            call(i)
+            end.record(stream)
+
     sleep = getattr(torch.cuda, "_sleep", None)
     hold = (_blocking_default() if blocking is None else bool(blocking)) and sleep is not None
     failed = []
     with torch.cuda.stream(stream):
-        rate = _sleep_cycles_per_us(torch, stream) if hold else 0.0
-        for lo in range(0, samples, HOLD_CHUNK):
-            hi = min(samples, lo + HOLD_CHUNK)
-            for _ in range(_HOLD_TRIES if hold else 1):
-                if hold:
-                    hold_us = 2.0 * _hold["enqueue_us"] * (hi - lo) + 100.0
-                    sleep(max(1, int(hold_us * rate)))
-                    released = torch.cuda.Event()
-                    released.record(stream)
-                t0 = time.perf_counter()
-                for i in range(lo, hi):
-                    start, end = events[i]
-                    start.record(stream)
-                    call(i)
-                    end.record(stream)
-                if not hold:
-                    break
-                per_sample = (time.perf_counter() - t0) * 1e6 / (hi - lo)
-                _hold["enqueue_us"] = max(per_sample, 0.75 * _hold["enqueue_us"])
-                if not released.query():  # the sleep was still running: all of it was queued in time
-                    break
-                _hold["enqueue_us"] *= 2.0
-            else:
-                failed.append((lo, hi))
+        if hold:
+            rate = _sleep_cycles_per_us(torch, stream)
+            failed, waited_us = _queue_held(sleep, rate, torch, stream, events, call, samples)
+            if waited_us:
+                _warn_blocking(fn, waited_us)
+                hold = False
+        if not hold:
+            queue(0, samples)
     events[-1][1].synchronize()
     us = [1000.0 * start.elapsed_time(end) for start, end in events]
     for lo, hi in failed:
@@ -333,10 +394,53 @@ def time_launches(fn: Callable[..., Any], samples: int, stream: Any = None, *, b
         print(
             f"kg_bench: time_launches: the hold (torch.cuda._sleep) ended before samples {lo}-{hi - 1} were "
             f"queued, {_HOLD_TRIES} times: their timings would include host gaps and are NaN (does fn "
-            "synchronise? KG_BENCH_BLOCKING=0 times unheld)",
+            "synchronise now and then, or take more than "
+            f"{HOLD_MAX_US / HOLD_CHUNK / 2000.0:.2f} ms to enqueue? KG_BENCH_BLOCKING=0 times unheld)",
             file=sys.stderr,
         )
     return us
+
+
+def _queue_held(
+    sleep: Callable[[int], Any], rate: float, torch: Any, stream: Any, events: list, call: Callable[[int], Any], samples: int
+) -> tuple[list[tuple[int, int]], float]:
+    """Queues every sample chunk by chunk behind holds (time_launches). Returns the chunks
+    that never fitted and 0; or, as soon as a hold ends during fn's first call of a chunk (fn
+    waits for the GPU: the caller times every sample unheld), no chunks and that hold's
+    length in microseconds."""
+    failed: list[tuple[int, int]] = []
+    for lo in range(0, samples, HOLD_CHUNK):
+        hi = min(samples, lo + HOLD_CHUNK)
+        for attempt in range(_HOLD_TRIES):
+            hold_us = _hold_us(_hold["enqueue_us"], hi - lo)
+            sleep(max(1, int(hold_us * rate)))
+            released = torch.cuda.Event()
+            released.record(stream)
+            t0 = time.perf_counter()
+            ended_first = ended = False
+            for i in range(lo, hi):
+                start, end = events[i]
+                start.record(stream)
+                call(i)
+                end.record(stream)
+                if i == lo:
+                    ended_first = ended = released.query()
+                    if ended_first:
+                        break
+            else:
+                if hi - lo > 1:
+                    ended = released.query()
+            verdict = _hold_verdict(ended_first, ended, attempt)
+            if verdict == BLOCKING:
+                return [], hold_us  # the time fn waited says nothing of its enqueueing: nothing learnt
+            per_sample = (time.perf_counter() - t0) * 1e6 / (hi - lo)
+            _hold["enqueue_us"] = min(HOLD_MAX_US, max(per_sample, 0.75 * _hold["enqueue_us"]))
+            if verdict == QUEUED:
+                break
+            _hold["enqueue_us"] = min(HOLD_MAX_US, 2.0 * _hold["enqueue_us"])
+            if verdict == FAILED:
+                failed.append((lo, hi))
+    return failed, 0.0
 
 
 def _driver_from_proc(line: str) -> str:
@@ -459,6 +563,12 @@ def _result_json(r: Result, i: int) -> dict[str, Any]:
         out["repeat_max_diff"] = _number(r.repeat_max_diff, where + ".repeat_max_diff")
     if r.launches is not None:
         out["launches"] = _count(r.launches, where + ".launches")
+    if r.block_size is not None:
+        out["block_size"] = _count(r.block_size, where + ".block_size")
+        if not 1 <= out["block_size"] <= 1024:
+            raise ValueError(f"{where}.block_size: {r.block_size} is not a block a kernel can launch (1 to 1024 threads)")
+    if r.dynamic_smem is not None:
+        out["dynamic_smem"] = _count(r.dynamic_smem, where + ".dynamic_smem")
     if r.error:
         out["error"] = str(r.error)
     if r.extra:

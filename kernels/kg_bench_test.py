@@ -213,6 +213,14 @@ class FakeEvent:
 
     def query(self):
         # Whether the work before this event has finished: the hold's end, for time_launches.
+        # At once when a launch waited for the GPU (clock["waited"]: it could only return
+        # once the hold was over); else False after the chunk's first sample and, once more of
+        # the chunk is queued, as clock["hold_over"] says, in turn.
+        if self.clock["waited"]:
+            return True
+        log = self.clock["log"]
+        if log[::-1].index("released") <= 2:  # what was queued since the hold
+            return False
         return self.clock["hold_over"].pop(0) if self.clock["hold_over"] else False
 
     def elapsed_time(self, end):
@@ -224,7 +232,7 @@ FAKE_MHZ = 1980.0  # the fake _sleep runs this many cycles per microsecond
 
 
 def fake_torch(available=True, sleep=True):
-    clock = {"now": 0.0, "synced": False, "streams": [], "log": [], "sleeps": [], "hold_over": []}
+    clock = {"now": 0.0, "synced": False, "streams": [], "log": [], "sleeps": [], "hold_over": [], "waited": False}
     torch = types.ModuleType("torch")
     torch.__version__ = "0.0-fake"
     torch.version = types.SimpleNamespace(cuda="13.0")
@@ -243,6 +251,7 @@ def fake_torch(available=True, sleep=True):
         assert isinstance(cycles, int) and cycles > 0
         clock["sleeps"].append(cycles)
         clock["log"].append("sleep")
+        clock["waited"] = False
         clock["now"] += cycles / FAKE_MHZ / 1000.0
 
     torch.cuda = types.SimpleNamespace(
@@ -278,6 +287,7 @@ class TimeLaunchesTest(unittest.TestCase):
     def setUp(self):
         kg_bench._hold["cycles_per_us"].clear()
         kg_bench._hold["enqueue_us"] = 50.0
+        kg_bench._hold["warned"].clear()
 
     def test_without_torch(self):
         with torch_module(None):
@@ -397,6 +407,151 @@ class TimeLaunchesTest(unittest.TestCase):
         with torch_module(torch):
             us = kg_bench.time_launches(lambda: None, 2)
         self.assertEqual((clock["log"], len(us)), (["record"] * 4, 2))
+
+    # A function that waits for the GPU (.item(), a copy from pageable host memory,
+    # cudaDeviceSynchronize in an extension) returns only once the hold is over: here it sets
+    # clock["waited"], after which the hold's event reads as done.
+    def test_a_function_that_waits_for_the_gpu_is_found_by_its_first_hold(self):
+        torch, clock = fake_torch()
+        calls = []
+
+        def launch():
+            calls.append(1)
+            clock["waited"] = True
+            clock["now"] += 0.003
+
+        err = io.StringIO()
+        with torch_module(torch), contextlib.redirect_stderr(err):
+            rounds = [kg_bench.time_launches(launch, 100) for _ in range(10)]
+        # The clock rate's two sleeps, then one hold per call, never longer: the holds grew
+        # geometrically before (100 samples did not return in 110 s on an H100).
+        self.assertEqual(len(clock["sleeps"]), 2 + 10)
+        self.assertEqual(len(set(clock["sleeps"][2:])), 1, clock["sleeps"])
+        self.assertLessEqual(max(clock["sleeps"][2:]), kg_bench.HOLD_MAX_US * FAKE_MHZ)
+        self.assertEqual(kg_bench._hold["enqueue_us"], 50.0)  # a wait teaches nothing of enqueueing
+        # The first call behind the hold, then every sample again, unheld.
+        self.assertEqual(len(calls), 10 * (1 + 100))
+        self.assertEqual(clock["log"][-(4 + 200) :], ["sleep", "released", "record", "record"] + ["record"] * 200)
+        for us in rounds:
+            self.assertEqual(len(us), 100)
+            for got in us:
+                self.assertTrue(math.isclose(got, 3.0, rel_tol=1e-9), us)
+        lines = err.getvalue().splitlines()
+        self.assertEqual(len(lines), 1, lines)  # said once
+        self.assertRegex(lines[0], r"^kg_bench: time_launches: fn \(.*kg_bench_test\.py:\d+ \(launch\)\) waits for the GPU: ")
+        self.assertIn("timed unheld", lines[0])
+
+    def test_said_once_per_place(self):
+        torch, clock = fake_torch()
+
+        def waits():
+            clock["waited"] = True
+
+        err = io.StringIO()
+        with torch_module(torch), contextlib.redirect_stderr(err):
+            for _ in range(3):
+                kg_bench.time_launches(lambda: waits(), 5)  # a new lambda each time, one place
+            kg_bench.time_launches(waits, 5)
+            kg_bench.time_launches(lambda i: None, 5)  # does not wait: nothing said
+        lines = err.getvalue().splitlines()
+        self.assertEqual(len(lines), 2, lines)
+        self.assertIn("(<lambda>)", lines[0])
+        self.assertIn("(waits)", lines[1])
+
+    def test_waiting_from_a_later_chunk_times_every_sample_unheld(self):
+        torch, clock = fake_torch()
+        calls = []
+
+        def launch(i):
+            calls.append(i)
+            if i >= kg_bench.HOLD_CHUNK:
+                clock["waited"] = True
+            clock["now"] += 0.002
+
+        err = io.StringIO()
+        with torch_module(torch), contextlib.redirect_stderr(err):
+            us = kg_bench.time_launches(launch, 100)
+        self.assertEqual(len(clock["sleeps"]), 2 + 2)
+        # One round is timed one way: the held first chunk is timed again with the rest.
+        self.assertEqual(calls, list(range(kg_bench.HOLD_CHUNK + 1)) + list(range(100)))
+        self.assertFalse(any(math.isnan(x) for x in us))
+        self.assertEqual(len(err.getvalue().splitlines()), 1)
+
+    def test_waiting_now_and_then_is_bounded(self):
+        # A wait after a chunk's first call looks like a slow host: retried behind longer
+        # holds, each within HOLD_MAX_US, then NaN.
+        torch, clock = fake_torch()
+
+        def launch(i):
+            if i == 5:
+                clock["waited"] = True
+
+        err = io.StringIO()
+        with torch_module(torch), contextlib.redirect_stderr(err):
+            for _ in range(5):
+                us = kg_bench.time_launches(launch, 10)
+                self.assertTrue(all(math.isnan(x) for x in us), us)
+        self.assertEqual(len(clock["sleeps"]), 2 + 5 * 3)
+        self.assertLessEqual(max(clock["sleeps"]), kg_bench.HOLD_MAX_US * FAKE_MHZ)
+        self.assertLessEqual(kg_bench._hold["enqueue_us"], kg_bench.HOLD_MAX_US)
+        self.assertIn("synchronise now and then", err.getvalue())
+        self.assertNotIn("waits for the GPU", err.getvalue())
+
+    def test_the_hold_is_bounded(self):
+        torch, clock = fake_torch()
+        kg_bench._hold["enqueue_us"] = 1e9  # learnt from a host that stalled
+        with torch_module(torch):
+            us = kg_bench.time_launches(lambda: None, 3)
+        self.assertEqual(clock["sleeps"][-1], int(kg_bench.HOLD_MAX_US * FAKE_MHZ))
+        self.assertFalse(any(math.isnan(x) for x in us))
+
+    def test_hold_us(self):
+        for enqueue_us, n, want in [(50.0, 64, 6500.0), (50.0, 1, 200.0), (0.0, 3, 100.0), (1000.0, 64, kg_bench.HOLD_MAX_US), (1e12, 1, kg_bench.HOLD_MAX_US)]:
+            self.assertEqual(kg_bench._hold_us(enqueue_us, n), want, (enqueue_us, n))
+
+    def test_hold_verdict(self):
+        last = kg_bench._HOLD_TRIES - 1
+        for ended_first, ended, attempt, want in [
+            (False, False, 0, kg_bench.QUEUED),
+            (False, False, last, kg_bench.QUEUED),
+            (True, True, 0, kg_bench.BLOCKING),  # on the first try: found at once
+            (True, True, last, kg_bench.BLOCKING),
+            (False, True, 0, kg_bench.RETRY),
+            (False, True, last - 1, kg_bench.RETRY),
+            (False, True, last, kg_bench.FAILED),
+        ]:
+            self.assertEqual(kg_bench._hold_verdict(ended_first, ended, attempt), want, (ended_first, ended, attempt))
+
+
+class CppHoldTest(unittest.TestCase):
+    """kernels/tests/kg_bench_hold_test.cpp: kg_bench.h's TimeLaunches behind a fake hold,
+    built with the host's C++ compiler against the runner's CUDA stub (no CUDA)."""
+
+    def test_time_launches_behind_a_fake_hold(self):
+        import shutil  # noqa: PLC0415
+        import subprocess  # noqa: PLC0415
+
+        cxx = shutil.which("c++") or shutil.which("g++")
+        if cxx is None:
+            self.skipTest("no C++ compiler")
+        here = os.path.dirname(os.path.abspath(__file__))
+        root = os.path.dirname(here)
+        with tempfile.TemporaryDirectory() as tmp:
+            exe = os.path.join(tmp, "kg_bench_hold_test")
+            build = subprocess.run(
+                [cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror",
+                 "-I" + os.path.join(root, "gates", "speedup", "abrun", "testdata", "cudastub"), "-I" + here,
+                 os.path.join(here, "tests", "kg_bench_hold_test.cpp"), "-o", exe],
+                capture_output=True, text=True, timeout=120,
+            )
+            self.assertEqual(build.returncode, 0, build.stderr)
+            p = subprocess.run([exe], capture_output=True, text=True, timeout=60)
+        self.assertEqual((p.returncode, p.stdout), (0, "ok\n"), p.stdout + p.stderr)
+        lines = p.stderr.splitlines()
+        self.assertTrue(all(line.startswith("kg_bench: TimeLaunches: ") for line in lines), lines)
+        # Once per launch's type: test_waits's lambda (run twice) and the later chunk's.
+        self.assertEqual(sum("launch() waits for the GPU" in line for line in lines), 2, lines)
+        self.assertEqual(sum("are NaN" in line for line in lines), 1, lines)
 
 
 class SDPAReferenceTest(unittest.TestCase):
@@ -718,3 +873,19 @@ from forms_test import RecorderTest, TorchHarnessNumbersTest, TorchHarnessTest, 
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LaunchFieldsTest(unittest.TestCase):
+    """block_size and dynamic_smem, the launch an explanation computes occupancy for."""
+
+    def test_written_when_set(self):
+        doc = json.loads(kg_bench.dumps(kg_bench.Request(mode="check"), [
+            kg_bench.Result("k", "s", block_size=128, dynamic_smem=0), kg_bench.Result("j", "s")], device={"name": "x"}))
+        self.assertEqual(doc["results"][0]["block_size"], 128)
+        self.assertEqual(doc["results"][0]["dynamic_smem"], 0)
+        self.assertNotIn("block_size", doc["results"][1])
+
+    def test_refuses_a_block_no_kernel_can_launch(self):
+        for bad in (0, 2048):
+            with self.assertRaisesRegex(ValueError, "block_size"):
+                kg_bench.dumps(kg_bench.Request(mode="check"), [kg_bench.Result("k", "s", block_size=bad)], device={"name": "x"})

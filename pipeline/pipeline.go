@@ -1,14 +1,3 @@
-// Package pipeline is `kernel-gate run`: the whole gate pipeline on a change. It finds the
-// GPU, checks out the merge base in a git worktree, builds base and head side by side with
-// nvcc, judges the builds with the ptxas, toolkit and sass gates, then runs each target's
-// GPU steps (sanitizer, correctness, speedup, Nsight Compute) in order, skipping a target
-// whose SASS is byte-identical to base's, and merges each gate's per-target parts into one
-// result.
-//
-// Every process goes through an executor: live, it runs and keeps its output in the
-// artifacts directory and a journal of how it ended; replaying, it reads the same files
-// back, so a recording is judged by the same code without a GPU (Options.Replay). The
-// command, the demo and the tests all call Run.
 package pipeline
 
 import (

@@ -152,7 +152,7 @@ func writeFindingsText(b *strings.Builder, fs []result.Finding, w int, p painter
 		case f.Baseline != nil:
 			cmpText = strings.TrimSpace(cmpText + " (baseline " + formatNum(*f.Baseline) + ")")
 		}
-		msg := clean(f.Message)
+		msg := clean(f.MessageWhy(true))
 		if loc := clean(location(f)); loc != "" {
 			msg = loc + ": " + msg
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/baseline/trend"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/goldentest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -74,20 +75,7 @@ func TestTrendGolden(t *testing.T) {
 			if err := Render(&buf, trendResult(), Markdown, tt.opts); err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got := buf.String(); got != string(want) {
-				t.Errorf("output differs from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
-			}
+			goldentest.Check(t, filepath.Join("testdata", tt.name+".golden"), buf.Bytes(), *update)
 		})
 	}
 }

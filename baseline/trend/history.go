@@ -5,7 +5,7 @@
 // FromEntries turns a key's entries into a History of series over its commits; WriteHTML
 // draws histories as one self-contained page (inline SVG and CSS: no script, nothing
 // fetched, a Content-Security-Policy that forbids both), with a data table under every
-// chart; WriteText says the same in a few lines for a terminal; action/report shows a
+// chart; WriteText says the same in a few lines for a terminal; package report shows a
 // History's last points in the job summary. Every string an entry holds (kernel names,
 // commits, reasons, replay labels) is untrusted and escaped where it is written.
 package trend

@@ -32,9 +32,13 @@
 // profiled process) starts a new table. Values lose their thousands separators
 // ("3,176,448" is 3176448); "n/a" is a flag, never a number. Rows may be shorter than the
 // header (section mode ends metric rows after the value). CRLF line ends, quoted fields
-// with commas and doubled quotes (C++ template names) are read as CSV; a last row cut off
-// mid-line, a malformed row or a table of another layout (--page raw, --print-summary)
-// is a problem that fails the gate. Memory grows with the rows kept, not with the
+// with commas and doubled quotes (C++ template names) are read as CSV. ncu's two other
+// layouts read into the same launches and metrics: --page raw (one row per launch, one
+// column per metric, a line of units under the header) and --print-summary per-kernel or
+// per-gpu (one row per kernel and metric with its Minimum, Maximum and Average over the
+// kernel's invocations: judged on the average, and the finding says so). A last row cut
+// off mid-line, a malformed row or a table of any other layout is a problem that fails
+// the gate. Memory grows with the rows kept, not with the
 // program output around them; a line is cut at 256 KiB.
 //
 // # Judging

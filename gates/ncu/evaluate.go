@@ -243,6 +243,9 @@ type judgement struct {
 	unit             string
 	median, min, max float64
 	n                int
+	// summary: the values are the averages of ncu's --print-summary (no launch's own value
+	// was printed); n counts the invocations, min and max are the summary's.
+	summary bool
 }
 
 func (e *evaluation) rule(i int) {
@@ -300,7 +303,7 @@ func (e *evaluation) rule(i int) {
 // judge computes t's verdict on the median over k's launches.
 func judge(k *kernel, t Threshold, group string) judgement {
 	j := judgement{t: t, group: group}
-	var values []float64
+	var values, lows, highs []float64
 	var missing, notNumber []string
 	units := []string{}
 	for _, l := range k.launches {
@@ -310,8 +313,16 @@ func judge(k *kernel, t Threshold, group string) judgement {
 			missing = append(missing, strconv.Itoa(l.ID))
 		case m.Kind != Number:
 			notNumber = append(notNumber, fmt.Sprintf("%q in launch %d", cmp.Or(m.Raw, "(empty)"), l.ID))
+		case l.Invocations > 0:
+			j.summary = true
+			j.n += l.Invocations
+			values, lows, highs = append(values, m.Value), append(lows, m.Min), append(highs, m.Max)
+			if !slices.Contains(units, m.Unit) {
+				units = append(units, m.Unit)
+			}
 		default:
-			values = append(values, m.Value)
+			j.n++
+			values, lows, highs = append(values, m.Value), append(lows, m.Value), append(highs, m.Value)
 			if !slices.Contains(units, m.Unit) {
 				units = append(units, m.Unit)
 			}
@@ -341,8 +352,7 @@ func judge(k *kernel, t Threshold, group string) judgement {
 		return j
 	}
 	slices.Sort(values)
-	j.n = len(values)
-	j.min, j.max = values[0], values[len(values)-1]
+	j.min, j.max = slices.Min(lows), slices.Max(highs)
 	j.median = median(values)
 	j.ok = (t.Min == nil || j.median >= *t.Min) && (t.Max == nil || j.median <= *t.Max)
 	return j
@@ -378,7 +388,10 @@ func (j judgement) describe(where string) string {
 		verdict = "> max " + num(*j.t.Max)
 	}
 	of := "1 launch"
-	if j.n > 1 {
+	switch {
+	case j.summary:
+		of = fmt.Sprintf("average of %d launches as ncu --print-summary printed it, %s..%s", j.n, num(j.min), num(j.max))
+	case j.n > 1:
 		of = fmt.Sprintf("median of %d launches, %s..%s", j.n, num(j.min), num(j.max))
 	}
 	return fmt.Sprintf("%s = %s (%s) %s (%s)", j.t.Metric, withUnit(j.median, j.unit), of, verdict, where)
@@ -600,7 +613,7 @@ func (e *evaluation) data() Data {
 
 func metricData(k *kernel, name string) MetricData {
 	md := MetricData{Name: name, Values: []string{}}
-	var values []float64
+	var values, lows, highs []float64
 	for _, l := range k.launches {
 		m, ok := l.Metric(name)
 		if !ok {
@@ -612,12 +625,16 @@ func metricData(k *kernel, name string) MetricData {
 		}
 		md.Values = append(md.Values, m.Raw)
 		if m.Kind == Number {
-			values = append(values, m.Value)
+			low, high := m.Value, m.Value
+			if l.Invocations > 0 {
+				low, high = m.Min, m.Max
+			}
+			values, lows, highs = append(values, m.Value), append(lows, low), append(highs, high)
 		}
 	}
 	if len(values) > 0 {
 		slices.Sort(values)
-		md.Median, md.Min, md.Max = result.Num(median(values)), result.Num(values[0]), result.Num(values[len(values)-1])
+		md.Median, md.Min, md.Max = result.Num(median(values)), result.Num(slices.Min(lows)), result.Num(slices.Max(highs))
 	}
 	return md
 }
@@ -652,7 +669,13 @@ func (e *evaluation) listKernels() string {
 func describeKernel(k *kernel) string {
 	l := k.first()
 	s := fmt.Sprintf("%d launches", len(k.launches))
-	if len(k.launches) == 1 {
+	switch invocations := 0; {
+	case l.Invocations > 0:
+		for _, l := range k.launches {
+			invocations += l.Invocations
+		}
+		s = fmt.Sprintf("ncu's summary of %d launches", invocations)
+	case len(k.launches) == 1:
 		s = fmt.Sprintf("launch %d", l.ID)
 	}
 	if l.GridSize != "" {

@@ -275,15 +275,16 @@ func TestEvaluateNil(t *testing.T) {
 	}
 }
 
-// The README's NCU gate example is a config this package accepts.
-func TestReadmeExample(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// The NCU gate example of the configuration reference (docs/configuration.md) is a config
+// this package accepts.
+func TestConfigReferenceExample(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, after, ok := strings.Cut(string(raw), "### NCU gate")
+	_, after, ok := strings.Cut(string(raw), "\n## NCU gate\n")
 	if !ok {
-		t.Fatal("README has no NCU gate section")
+		t.Fatal("docs/configuration.md has no NCU gate section")
 	}
 	_, block, ok := strings.Cut(after, "```yaml\n")
 	if !ok {
@@ -293,5 +294,31 @@ func TestReadmeExample(t *testing.T) {
 	c := config(t, block)
 	if err := validate(c); err != nil || len(c.Kernels) == 0 {
 		t.Fatalf("%v %+v", err, c)
+	}
+}
+
+// A summary (--print-summary per-kernel) is judged on ncu's average over a kernel's
+// invocations, and says so; its range is the summary's Minimum..Maximum. The raw page's
+// launches are judged like the details page's.
+func TestEvaluateOtherLayouts(t *testing.T) {
+	const cfg = `ncu:
+  kernels:
+    - match: "flash_fwd<*>"
+      all:
+        - {metric: gpu__time_duration.sum, max: 36000, unit: ns}
+`
+	g := evaluate(t, parse(t, capture(t, "ncu-summary-per-kernel.csv"), "ncu-summary-per-kernel.csv"), config(t, cfg))
+	errs := errorsOf(g)
+	if g.Verdict != result.Fail || len(errs) != 1 {
+		t.Fatalf("verdict %s\n%s", g.Verdict, messages(g))
+	}
+	want := "flash_fwd<64, 64, 0> (ncu's summary of 4 launches, grid (8, 16, 1), block (128, 1, 1), sm_90): rule k.yml:3 (flash_fwd<*>) fails: gpu__time_duration.sum = 36400 ns (average of 4 launches as ncu --print-summary printed it, 35712..37120) > max 36000 (k.yml:5)"
+	if errs[0].Message != want || errs[0].Value == nil || *errs[0].Value != 36400 {
+		t.Errorf("finding %q (value %v), want %q", errs[0].Message, errs[0].Value, want)
+	}
+	g = evaluate(t, parse(t, capture(t, "ncu-raw.csv"), "ncu-raw.csv"), config(t, cfg))
+	errs = errorsOf(g)
+	if g.Verdict != result.Fail || len(errs) != 1 || !strings.Contains(errs[0].Message, "gpu__time_duration.sum = 36384 ns (median of 4 launches, 35840..36512) > max 36000") {
+		t.Fatalf("verdict %s\n%s", g.Verdict, messages(g))
 	}
 }

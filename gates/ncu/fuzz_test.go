@@ -25,6 +25,11 @@ func FuzzParse(f *testing.F) {
 	// output) and short rows in their shape: minimizing a new input costs an execution per
 	// byte, so seeds stay small.
 	f.Add(lines(f, "ncu-metrics.csv", 3, 5))
+	// The other layouts: the summary's header and two rows; a raw page is one long row
+	// per launch, so a short synthetic one in its shape (header, units line, a row).
+	f.Add(lines(f, "ncu-summary-per-kernel.csv", 4, 7))
+	f.Add([]byte(`"ID","Kernel Name","Block Size","gpu__time_duration.sum","launch__registers_per_thread"` + "\n" +
+		`"","","","ns","register/thread"` + "\n" + `"0","void k()","(128, 1, 1)","36,512","153"` + "\n"))
 	f.Add(lines(f, "ncu-base-units.csv", 0, 3))
 	f.Add(lines(f, "ncu-sol.csv", 20, 21))
 	f.Add(lines(f, "ncu-badmetric.csv", 2, 7))

@@ -107,8 +107,12 @@ type Launch struct {
 	GridSize  string
 	Device    string
 	// CC is the compute capability, e.g. "9.0".
-	CC      string
-	Metrics []Metric
+	CC string
+	// Invocations is set for a row of ncu's summary (--print-summary per-kernel or
+	// per-gpu): the launches of this kernel, block and grid the metrics summarise. Zero for
+	// a launch ncu printed on its own.
+	Invocations int
+	Metrics     []Metric
 	// Rules are ncu's rule results (section mode): its advice, not the gate's rules.
 	Rules []RuleResult
 	// Line is the line of the launch's first row.
@@ -124,8 +128,12 @@ type Metric struct {
 	// Raw is the value as printed ("3,176,448", "n/a").
 	Raw   string
 	Kind  Kind
-	Value float64 // set when Kind is Number
-	Line  int
+	Value float64 // set when Kind is Number; in a summary, the average
+	// Min and Max are a summary's Minimum and Maximum over the invocations (set when Kind
+	// is Number and the launch has Invocations); a summary row whose three values are not
+	// all numbers is Text.
+	Min, Max float64
+	Line     int
 }
 
 // RuleResult is a row of an ncu rule (section mode): its name, type (OPT, WRN, INF, ERR)
@@ -153,6 +161,8 @@ func (l Launch) Metric(name string) (Metric, bool) {
 type launchKey struct {
 	input, pid, kernel string
 	id                 int
+	// block and grid tell a summary's rows apart (they have no ID).
+	block, grid string
 }
 
 // Column names of ncu's --csv table (details page).
@@ -177,16 +187,26 @@ const (
 	colRuleDesc    = "Rule Description"
 	colSpeedupType = "Estimated Speedup Type"
 	colSpeedup     = "Estimated Speedup"
+	// --print-summary's columns in place of ID and Metric Value.
+	colInvocations = "Invocations"
+	colMinimum     = "Minimum"
+	colMaximum     = "Maximum"
+	colAverage     = "Average"
 )
-
-// required are the columns without which a row cannot be judged.
-var required = [...]string{colID, colKernel, colMetric, colUnit, colValue}
 
 // header maps column names to their index in the current table.
 type header struct {
-	cols  map[string]int
-	need  int // fields a row needs: the last required column's index + 1
-	width int
+	layout layout
+	cols   map[string]int
+	need   int // fields a row needs: the last required column's index + 1 (raw: every column)
+	width  int
+	// metrics are the raw page's metric columns: every column that does not describe the
+	// launch.
+	metrics []int
+	// names are the columns' names, in order.
+	names []string
+	// units is the raw page's second line, the unit of each column; nil until it is read.
+	units []string
 }
 
 func (h header) get(rec []string, col string) string {
@@ -204,9 +224,12 @@ type parser struct {
 	line     int
 	ncuLines int // ==PROF==, ==WARNING==, ==ERROR== and other ==X== lines
 	cutLines int
+	// summaryIDs numbers a summary's kernels (kernel, block, grid) in order of appearance.
+	summaryIDs map[launchKey]int
 }
 
-// Parse reads ncu --csv output (details page, metrics or sections) as a stream. ncu's
+// Parse reads ncu --csv output (details page, metrics or sections; --page raw;
+// --print-summary per-kernel or per-gpu: see layout) as a stream. ncu's
 // messages (==PROF==, ==WARNING==, ==ERROR==) and the profiled program's own output may be
 // mixed in: only the lines that belong to the table are read as CSV. The table's header
 // may appear again (one per profiled process); rows may have fewer fields than the header
@@ -276,8 +299,11 @@ func (p *parser) handle(raw []byte, ended bool) {
 	case ncuMessage(s):
 		p.ncuLines++
 		return
-	case strings.HasPrefix(s, `"ID","`):
+	case strings.HasPrefix(s, `"ID","`), strings.HasPrefix(s, `"Process ID","`):
 		p.header(s)
+		return
+	case p.hdr != nil && p.hdr.layout == layoutRaw && p.hdr.units == nil && strings.HasPrefix(s, `"",`):
+		p.units(s)
 		return
 	case strings.HasPrefix(s, cutMarker):
 		rep.problem(fmt.Sprintf("%s:%d: the log was cut here (it reached kernel-gate's size limit): what followed is lost", p.name, p.line))
@@ -340,14 +366,15 @@ func (p *parser) header(s string) {
 		p.hdr = nil
 		return
 	}
-	h := header{cols: map[string]int{}, width: len(rec)}
+	h := header{cols: map[string]int{}, width: len(rec), names: rec}
 	for i, c := range rec {
 		if _, dup := h.cols[c]; !dup {
 			h.cols[c] = i
 		}
 	}
+	h.layout = layoutOf(h.cols)
 	var missing []string
-	for _, c := range required {
+	for _, c := range h.layout.required() {
 		i, ok := h.cols[c]
 		if !ok {
 			missing = append(missing, c)
@@ -355,10 +382,20 @@ func (p *parser) header(s string) {
 		}
 		h.need = max(h.need, i+1)
 	}
+	if h.layout == layoutRaw {
+		for i, c := range rec {
+			if c != "" && !launchColumns[c] && h.cols[c] == i { // a nameless or repeated column names no metric
+				h.metrics = append(h.metrics, i)
+			}
+		}
+		h.need = h.width
+		if len(h.metrics) == 0 {
+			missing = append(missing, "metric")
+		}
+	}
 	p.rep.Headers++
 	if len(missing) > 0 {
-		// --page raw, --print-summary: tables of another shape.
-		p.rep.problem(fmt.Sprintf("%s:%d: the ncu CSV table has no %s column: only the details page with one metric per row (ncu --csv --metrics ... or --section ..., without --page raw or --print-summary) can be judged",
+		p.rep.problem(fmt.Sprintf("%s:%d: the ncu CSV table has no %s column: kernel-gate reads ncu --csv's details page (one metric per row), --page raw (one launch per row) and --print-summary per-kernel or per-gpu",
 			p.name, p.line, quoteList(missing)))
 		p.hdr = nil
 		return
@@ -389,28 +426,20 @@ func (p *parser) row(s string, ended bool) {
 		rep.problem(fmt.Sprintf("%s:%d: malformed ncu CSV row (%s): %s", p.name, p.line, why, msgtext.Clip(s, 120)))
 		return
 	}
+	if h.layout == layoutSummary {
+		p.summaryRow(rec)
+		return
+	}
 	id, err := strconv.Atoi(h.get(rec, colID))
 	if err != nil {
 		rep.problem(fmt.Sprintf("%s:%d: malformed ncu CSV row (ID %q): %s", p.name, p.line, h.get(rec, colID), msgtext.Clip(s, 120)))
 		return
 	}
-	kernel := h.get(rec, colKernel)
-	key := launchKey{input: p.name, pid: h.get(rec, colPID), kernel: kernel, id: id}
-	if rep.index == nil {
-		rep.index = map[launchKey]int{}
+	l := p.launch(rec, launchKey{input: p.name, pid: h.get(rec, colPID), kernel: h.get(rec, colKernel), id: id})
+	if h.layout == layoutRaw {
+		p.rawMetrics(l, rec)
+		return
 	}
-	li, ok := rep.index[key]
-	if !ok {
-		li = len(rep.Launches)
-		rep.index[key] = li
-		rep.Launches = append(rep.Launches, Launch{
-			Input: p.name, ID: id, ProcessID: key.pid, Process: h.get(rec, colProcess), Host: h.get(rec, colHost),
-			Kernel: kernel, Name: signatureName(kernel), Context: h.get(rec, colContext), Stream: h.get(rec, colStream),
-			BlockSize: h.get(rec, colBlock), GridSize: h.get(rec, colGrid), Device: h.get(rec, colDevice), CC: h.get(rec, colCC),
-			Line: p.line,
-		})
-	}
-	l := &rep.Launches[li]
 	section := h.get(rec, colSection)
 	if metric := h.get(rec, colMetric); metric != "" {
 		m := Metric{Section: section, Name: metric, Unit: h.get(rec, colUnit), Raw: h.get(rec, colValue), Line: p.line}
@@ -426,6 +455,27 @@ func (p *parser) row(s string, ended bool) {
 		return
 	}
 	rep.problem(fmt.Sprintf("%s:%d: ncu CSV row with neither a metric nor a rule name: %s", p.name, p.line, msgtext.Clip(s, 120)))
+}
+
+// launch returns the report's launch of key, added (from rec's launch columns) the first
+// time a row names it.
+func (p *parser) launch(rec []string, key launchKey) *Launch {
+	rep, h := p.rep, p.hdr
+	if rep.index == nil {
+		rep.index = map[launchKey]int{}
+	}
+	li, ok := rep.index[key]
+	if !ok {
+		li = len(rep.Launches)
+		rep.index[key] = li
+		rep.Launches = append(rep.Launches, Launch{
+			Input: p.name, ID: key.id, ProcessID: key.pid, Process: h.get(rec, colProcess), Host: h.get(rec, colHost),
+			Kernel: key.kernel, Name: signatureName(key.kernel), Context: h.get(rec, colContext), Stream: h.get(rec, colStream),
+			BlockSize: h.get(rec, colBlock), GridSize: h.get(rec, colGrid), Device: h.get(rec, colDevice), CC: h.get(rec, colCC),
+			Line: p.line,
+		})
+	}
+	return &rep.Launches[li]
 }
 
 // parseValue reads a printed value: "3,176,448" is 3176448, "1.80" is 1.8; "n/a", empty

@@ -237,7 +237,37 @@ func TestParseEdgeCases(t *testing.T) {
 			}
 		}},
 		{"raw page layout", `"ID","Process ID","Process Name","Kernel Name","dram__bytes_read.sum"` + "\n" + `"","","","","byte"` + "\n" + `"0","1","h","k","12"` + "\n", func(t *testing.T, rep *Report) {
-			if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], `no "Metric Name", "Metric Unit", "Metric Value" column`) || len(rep.Launches) != 0 {
+			if m := metric(t, rep, 0, "dram__bytes_read.sum"); len(rep.Problems) != 0 || len(rep.Launches) != 1 || m.Value != 12 || m.Unit != "byte" || m.Line != 3 {
+				t.Errorf("problems %q, launches %d, %+v", rep.Problems, len(rep.Launches), m)
+			}
+		}},
+		{"raw page: a units line of another width", `"ID","Kernel Name","m"` + "\n" + `"",""` + "\n" + `"0","k","12"` + "\n", func(t *testing.T, rep *Report) {
+			if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "x:2: unreadable units line") || len(rep.Launches) != 0 {
+				t.Errorf("problems %q, launches %d", rep.Problems, len(rep.Launches))
+			}
+		}},
+		{"raw page: a row cut short is malformed", `"ID","Kernel Name","m","n"` + "\n" + `"","","",""` + "\n" + `"0","k","12"` + "\n", func(t *testing.T, rep *Report) {
+			if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "x:3: malformed ncu CSV row (too few fields)") || len(rep.Launches) != 0 {
+				t.Errorf("problems %q, launches %d", rep.Problems, len(rep.Launches))
+			}
+		}},
+		{"raw page without a metric column", `"ID","Kernel Name"` + "\n" + `"",""` + "\n" + `"0","k"` + "\n", func(t *testing.T, rep *Report) {
+			if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], `no "metric" column`) || len(rep.Launches) != 0 {
+				t.Errorf("problems %q, launches %d", rep.Problems, len(rep.Launches))
+			}
+		}},
+		{"summary: invocations not a number", `"Process ID","Kernel Name","Invocations","Metric Name","Metric Unit","Minimum","Maximum","Average"` + "\n" + `"1","k","many","m","","1","2","1.5"` + "\n", func(t *testing.T, rep *Report) {
+			if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], `x:2: malformed ncu summary row (Invocations "many")`) || len(rep.Launches) != 0 {
+				t.Errorf("problems %q, launches %d", rep.Problems, len(rep.Launches))
+			}
+		}},
+		{"summary: a minimum that is not a number", `"Process ID","Kernel Name","Invocations","Metric Name","Metric Unit","Minimum","Maximum","Average"` + "\n" + `"1","k","2","m","","n/a","2","1.5"` + "\n", func(t *testing.T, rep *Report) {
+			if m := metric(t, rep, 0, "m"); m.Kind != Text || len(rep.Problems) != 0 {
+				t.Errorf("problems %q, %+v", rep.Problems, m)
+			}
+		}},
+		{"a table of yet another shape", `"Process ID","Kernel Name","Something"` + "\n" + `"1","k","2"` + "\n", func(t *testing.T, rep *Report) {
+			if len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], `no "ID", "Metric Name", "Metric Unit", "Metric Value" column`) || len(rep.Launches) != 0 {
 				t.Errorf("problems %q, launches %d", rep.Problems, len(rep.Launches))
 			}
 		}},
@@ -369,5 +399,58 @@ func TestParseLongLine(t *testing.T) {
 	rep := parse(t, hdr+long+"\n"+row("0", "1", "void a()", "gpu__time_duration.sum", "ns", "1"), "x")
 	if len(rep.Launches) != 1 || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "longer than 256 KiB") {
 		t.Errorf("launches %d, problems %q", len(rep.Launches), rep.Problems)
+	}
+}
+
+// ncu's other layouts of the same harness run (testdata/ncu-h200/README.md "Other CSV
+// layouts"): the raw page has one row per launch and a units line; the summaries one row
+// per kernel and metric with Minimum, Maximum and Average over its invocations.
+func TestParseOtherLayoutCaptures(t *testing.T) {
+	type want struct {
+		launches, invocations int
+		kernel                string  // the first launch's kernel (a mangled name demangles with its scope)
+		regs                  float64 // launch__registers_per_thread of the first launch
+		timeMin, timeMax      float64 // gpu__time_duration.sum's range over flash_fwd<64, 64, 0>
+	}
+	for file, w := range map[string]want{
+		"ncu-raw.csv":                {launches: 6, kernel: "flash_fwd<64, 64, 0>", regs: 153, timeMin: 35840, timeMax: 36512},
+		"ncu-summary-per-kernel.csv": {launches: 2, invocations: 4, kernel: "flash_fwd<64, 64, 0>", regs: 153, timeMin: 35712, timeMax: 37120},
+		"ncu-summary-per-gpu.csv":    {launches: 2, invocations: 4, kernel: "flash_fwd<64, 64, 0>", regs: 153, timeMin: 35968, timeMax: 36992},
+		"ncu-details-mangled.csv":    {launches: 6, kernel: "kg::flash_fwd<64, 64, false>", regs: 153, timeMin: 36832, timeMax: 37280},
+	} {
+		t.Run(file, func(t *testing.T) {
+			rep := parse(t, capture(t, file), file)
+			if len(rep.Launches) != w.launches || rep.Headers != 1 || len(rep.Problems) != 0 || len(rep.Errors) != 0 {
+				t.Fatalf("launches %d, headers %d, problems %q, errors %q", len(rep.Launches), rep.Headers, rep.Problems, rep.Errors)
+			}
+			l := rep.Launches[0]
+			if l.Name.Short != w.kernel || l.BlockSize != "(128, 1, 1)" || l.GridSize != "(8, 16, 1)" || l.CC != "9.0" || l.Invocations != w.invocations {
+				t.Errorf("first launch %q block %q grid %q cc %q invocations %d", l.Name.Short, l.BlockSize, l.GridSize, l.CC, l.Invocations)
+			}
+			if m := metric(t, rep, 0, "launch__registers_per_thread"); m.Kind != Number || m.Value != w.regs || m.Unit != "register/thread" {
+				t.Errorf("registers %+v", m)
+			}
+			if m := metric(t, rep, 0, "launch__block_size"); m.Kind != Number || m.Value != 128 {
+				t.Errorf("block size %+v", m)
+			}
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, l := range rep.Launches {
+				if l.Name.Short != w.kernel {
+					continue
+				}
+				m, ok := l.Metric("gpu__time_duration.sum")
+				if !ok || m.Kind != Number || m.Unit != "ns" {
+					t.Fatalf("launch %d: gpu__time_duration.sum %+v", l.ID, m)
+				}
+				if l.Invocations > 0 {
+					lo, hi = min(lo, m.Min), max(hi, m.Max)
+				} else {
+					lo, hi = min(lo, m.Value), max(hi, m.Value)
+				}
+			}
+			if lo != w.timeMin || hi != w.timeMax {
+				t.Errorf("%s time %v..%v, want %v..%v", w.kernel, lo, hi, w.timeMin, w.timeMax)
+			}
+		})
 	}
 }

@@ -180,7 +180,11 @@ type parser struct {
 	lineNo  int
 	records int
 
-	arch     string // arch of the ptxas run or cuobjdump ELF being read
+	arch string // arch of the ptxas run or cuobjdump ELF being read
+	// archless are a ptxas run's device functions printed before its first "Compiling
+	// entry function ... for 'sm_XX'" line, which names the run's arch: they are filed
+	// with it then (or as they are at the run's end).
+	archless []*Kernel
 	cmdArchs []string
 	file     string // translation unit, when known
 	gmem     *int64 // module-level global memory of the current ptxas run / ELF
@@ -225,7 +229,10 @@ var (
 	clangError = regexp.MustCompile(`^(.*?\S):(\d+):(?:(\d+):)? (?:fatal |internal compiler )?error: (.*)$`)
 	// ptxas on a PTX file: "ptxas /tmp/x.ptx, line 5; error   : Unknown symbol".
 	ptxSyntax = regexp.MustCompile(`ptxas (.*?), line (\d+); (error|warning|fatal)\s*: (.*)$`)
-	quoted    = regexp.MustCompile(`'([^']+)'`)
+	// A function ptxas names in a message: "... for function '_Z8few_regsPd', ...",
+	// "Entry function '_Z...' uses too much shared data". Other quoted words are values
+	// ("register count of '64'", "Value 'sm_80' is not defined for option 'gpu-name'").
+	quotedFunction = regexp.MustCompile(`[Ff]unction '([^']+)'`)
 	// "... at line 154 in function _Z9wmma_tilePK6__halfS1_Pf. Try ..."
 	inFunction = regexp.MustCompile(`in function (\S+?)\.?(?:\s|$)`)
 	archFlag   = regexp.MustCompile(`(?:-arch[= ]|--gpu-architecture[= ]|code=\[?)(sm_\d+[a-z]?)`)
@@ -406,7 +413,7 @@ func (p *parser) tool(rest []byte, source string, whole []byte, ended bool) bool
 		p.warning(msg, source)
 	default: // error, fatal
 		kernel := ""
-		if m := quoted.FindSubmatch(msg); m != nil {
+		if m := quotedFunction.FindSubmatch(msg); m != nil {
 			kernel = string(m[1])
 		} else if m := inFunction.FindSubmatch(msg); m != nil {
 			kernel = string(m[1])
@@ -445,6 +452,7 @@ func (p *parser) info(msg []byte, source string) bool {
 		if len(arch) > 0 {
 			p.arch = string(arch)
 		}
+		p.fileArchless()
 		p.start(string(name), source, true)
 		p.curEntry = true
 	case bytes.HasPrefix(msg, []byte("Function properties for ")):
@@ -466,9 +474,11 @@ func (p *parser) info(msg []byte, source string) bool {
 		return true
 	case bytes.HasSuffix(msg, []byte("bytes gmem")) || bytes.Contains(msg, []byte("bytes gmem,")):
 		// Module level: "0 bytes gmem" or "4096 bytes gmem, 1024 bytes cmem[3]". It opens a
-		// new ptxas run (another arch or translation unit).
+		// new ptxas run (another arch or translation unit), whose arch its first entry
+		// function will name.
 		p.flush()
-		p.gmem = nil
+		p.fileArchless()
+		p.gmem, p.arch = nil, ""
 		if f := bytes.Fields(msg); len(f) >= 1 {
 			if v, err := parseCount(f[0]); err == nil {
 				p.gmem = &v
@@ -485,7 +495,7 @@ func (p *parser) info(msg []byte, source string) bool {
 // function's properties say (the limits judge those), so they are notices.
 func (p *parser) warning(msg []byte, source string) {
 	kernel := ""
-	if m := quoted.FindSubmatch(msg); m != nil {
+	if m := quotedFunction.FindSubmatch(msg); m != nil {
 		kernel = string(m[1])
 	}
 	sev, kind := "warning", source+"-warning"
@@ -1132,6 +1142,24 @@ func (p *parser) flush() {
 			fmt.Sprintf("the record for %s (%s) that starts at line %d has no \"bytes stack frame\" line: the log is truncated or garbled", k.Name, k.Arch, k.Line))
 	}
 	p.records++
+	if k.Arch == "" && k.Source == SourcePtxas && k.Entry != nil && !*k.Entry {
+		p.archless = append(p.archless, k)
+		return
+	}
+	p.fileRecord(k)
+}
+
+// fileArchless files the device functions waiting for their run's arch, with p.arch.
+func (p *parser) fileArchless() {
+	for _, k := range p.archless {
+		k.Arch = p.arch
+		p.fileRecord(k)
+	}
+	p.archless = p.archless[:0]
+}
+
+// fileRecord adds a finished record to the log, once.
+func (p *parser) fileRecord(k *Kernel) {
 	key := k.key()
 	if _, dup := p.log.index[key]; dup {
 		return // the same record again (a concatenated or repeated log)
@@ -1147,6 +1175,7 @@ func (p *parser) flush() {
 // nothing else to see.
 func (p *parser) finish() {
 	p.flush()
+	p.fileArchless()
 	if p.cutLine > 0 {
 		p.addDiag(Diagnostic{Severity: "error", Kind: "incomplete-record",
 			Text: fmt.Sprintf("the last line (%d) is a resource line without a line end: the log is cut, and the record it ends may have lost items", p.cutLine)})

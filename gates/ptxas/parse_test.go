@@ -349,3 +349,88 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A device function that ptxas prints before a run's first "Compiling entry function ...
+// for 'sm_XX'" line (a __noinline__ function defined before the kernels) belongs to that
+// run's arch, not to none (the first run) nor to the run before (the next ones). The real
+// multi-arch log with such a record (its form as ptxas_dialects_sm80.txt prints _Z3fibi)
+// after each run's gmem line.
+func TestParseDeviceFunctionBeforeTheFirstEntry(t *testing.T) {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(string(readTestdata(t, "cuda13-h200/ptxas_flash_multi.txt")), "\n") {
+		b.WriteString(l)
+		if strings.Contains(l, "bytes gmem") {
+			b.WriteString("ptxas info    : Function properties for _Z3fibi\n    24 bytes stack frame, 20 bytes spill stores, 20 bytes spill loads\n")
+		}
+	}
+	l := parseBytes(t, []byte(b.String()))
+	var got []string
+	for _, k := range l.Kernels {
+		if k.Name == "_Z3fibi" {
+			got = append(got, k.Arch+" "+compact(k))
+		}
+	}
+	want := []string{
+		"sm_80 _Z3fibi sm_80 false - - 24 20 20 - - - - 0 ptxas flash_fwd.cu",
+		"sm_89 _Z3fibi sm_89 false - - 24 20 20 - - - - 0 ptxas flash_fwd.cu",
+		"sm_90a _Z3fibi sm_90a false - - 24 20 20 - - - - 0 ptxas flash_fwd.cu",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("device function records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(l.Kernels) != 6+3 || len(l.Diagnostics) != 0 {
+		t.Errorf("%d records, diagnostics %q", len(l.Kernels), diags(l))
+	}
+}
+
+// Real ptxas output (testdata/cuda13-h200, capture-issue21.sh): a __noinline__ device
+// function of three archs gets each run's arch; ptxas's limit warnings ("Too big
+// maxrregcount value specified 300", "adjusting per thread register count of 8 to lower
+// bound of 24") name no kernel, so none of their numbers becomes one.
+func TestParseIssue21Captures(t *testing.T) {
+	l := parseBytes(t, readTestdata(t, "cuda13-h200/ptxas_devfirst_multi.txt"))
+	var fib []string
+	for _, k := range l.Kernels {
+		if k.Name == "_Z3fibi" {
+			fib = append(fib, k.Arch)
+		}
+	}
+	if !slices.Equal(fib, []string{"sm_80", "sm_89", "sm_90a"}) {
+		t.Errorf("_Z3fibi archs %q", fib)
+	}
+	for _, file := range []string{"cuda13-h200/ptxas_limits_sm90a.txt", "cuda13-h200/ptxas_maxrreg300_sm90a.txt", "cuda13-h200/ptxas_maxrreg8_sm80.txt"} {
+		l := parseBytes(t, readTestdata(t, file))
+		for _, k := range l.Kernels {
+			if k.Name != "_Z8few_regsPd" && k.Name != "_Z12many_threadsPf" {
+				t.Errorf("%s: a record named %q", file, k.Name)
+			}
+		}
+		for _, d := range l.Diagnostics {
+			if d.Kernel != "" && d.Kernel != "_Z8few_regsPd" && d.Kernel != "_Z12many_threadsPf" {
+				t.Errorf("%s: diagnostic of kernel %q: %s", file, d.Kernel, d.Text)
+			}
+		}
+		if len(l.Kernels) != 2 {
+			t.Errorf("%s: %d records", file, len(l.Kernels))
+		}
+	}
+}
+
+// ptxas's fatal messages quote values, not only functions. Real lines, as XLA's tests keep
+// them (openxla/xla, xla/stream_executor/cuda/ptx_compiler_helpers_test.cc): the register
+// count '64' and the option value 'sm_80' must never become a kernel; the spill warning's
+// function does.
+func TestParseQuotedValuesAreNoKernel(t *testing.T) {
+	for _, tt := range []struct{ line, kernel string }{
+		{"ptxas fatal   : (C7600) Register allocation failed with register count of '64'. Compile the program with a higher register target", ""},
+		{"ptxas fatal   : Value 'sm_80' is not defined for option 'gpu-name'", ""},
+		{"ptxas warning : Registers are spilled to local memory in function '__kernel', 18 bytes spill stores, 8 bytes spill loads", "__kernel"},
+		{"ptxas error   : Entry function '_Z3bigPf' uses too much shared data (0x10000 bytes, 0xc000 max)", "_Z3bigPf"},
+	} {
+		var l Log
+		_ = l.Parse(strings.NewReader(tt.line+"\n"), "x", nil)
+		if len(l.Diagnostics) != 1 || l.Diagnostics[0].Kernel != tt.kernel {
+			t.Errorf("%s: diagnostics %q", tt.line, diags(&l))
+		}
+	}
+}

@@ -46,6 +46,9 @@ type FunctionData struct {
 	// the baseline store keeps it, so that a later run can tell identical code from
 	// changed code without the dump.
 	Digest string `json:"digest,omitempty"`
+	// Registers is Function.Registers: what nvdisasm of CUDA 12 and older states (0: not
+	// stated), for comparison with ptxas's count of the same build.
+	Registers int `json:"registers,omitempty"`
 }
 
 // RuleData says how many functions a kernels rule matched.
@@ -370,6 +373,7 @@ func functionData(f Function, matches map[string]int) FunctionData {
 		Instructions: f.Instructions,
 		Matches:      matches,
 		Digest:       f.Digest,
+		Registers:    f.Registers,
 	}
 	if f.EntryKnown {
 		entry := f.Entry

@@ -57,6 +57,13 @@ type Function struct {
 	// missing from it may still be in the code. A require rule can be judged on it (what
 	// is there is there); a forbid rule cannot, and fails.
 	Filtered bool
+	// Registers is the register count nvdisasm of CUDA 12 and older states for the
+	// function (`.sectioninfo @"SHI_REGISTERS=N"`, from the cubin's section header: the
+	// number ptxas -v reports); zero where the dump does not say.
+	Registers int
+	// ClockReads counts the instructions that read a clock (SR_CLOCKLO, SR_CLOCKHI,
+	// SR_GLOBALTIMER*): a timed wait or in-kernel timing, which no opcode count shows.
+	ClockReads int
 }
 
 // Count returns how many of f's instructions p matches.
@@ -221,6 +228,8 @@ func (p *parser) line(raw []byte) {
 		p.cur = -1
 		p.sawPTX = p.sawPTX || hasPrefix(t, "Fatbin ptx")
 		p.sawELF = p.sawELF || hasPrefix(t, "Fatbin elf")
+	case hasPrefix(t, ".sectioninfo"):
+		p.sectionInfo(t[len(".sectioninfo"):])
 	case hasPrefix(t, ".section"):
 		p.section(t[len(".section"):])
 	case hasPrefix(t, ".other"):
@@ -305,6 +314,25 @@ func (p *parser) section(rest []byte) {
 		rest = rest[:i]
 	}
 	p.enterSection(rest)
+}
+
+// maxRegisters is the most registers a thread can have on any architecture.
+const maxRegisters = 255
+
+// sectionInfo handles nvdisasm's `.sectioninfo @"SHI_REGISTERS=N"` (CUDA 12 and older)
+// after a text section's .section line: the function's register count. Any other
+// section information is skipped; it never starts a section.
+func (p *parser) sectionInfo(rest []byte) {
+	v, ok := bytes.CutPrefix(trimSpace(rest), []byte(`@"SHI_REGISTERS=`))
+	if !ok || p.cur < 0 {
+		return
+	}
+	v, ok = bytes.CutSuffix(v, []byte(`"`))
+	n, err := strconv.Atoi(string(v))
+	if !ok || err != nil || n <= 0 || n > maxRegisters {
+		return // not a count a GPU could run: stated nothing
+	}
+	p.funcs[p.cur].Registers = n
 }
 
 func (p *parser) enterSection(name []byte) {
@@ -410,6 +438,9 @@ func (p *parser) instruction(t []byte) {
 	f := &p.funcs[p.cur]
 	f.Opcodes[key]++
 	f.Instructions++
+	if bytes.Contains(rest[n:], []byte("SR_CLOCK")) || bytes.Contains(rest[n:], []byte("SR_GLOBALTIMER")) {
+		f.ClockReads++
+	}
 	p.frames[p.cur].ended = false // an instruction after the end: the end was not the end
 }
 

@@ -618,3 +618,78 @@ func TestDigestOnRecordedBuilds(t *testing.T) {
 		seen[d] = k
 	}
 }
+
+// nvdisasm of CUDA 12 and older states each text section's register count on the line
+// after its .section line (`.sectioninfo @"SHI_REGISTERS=14"`, as NVIDIA's nvdisasm
+// documentation shows it; CUDA 13's nvdisasm, which made the captures, no longer prints it
+// for sm_90a). The same dumps with that line added read into the same functions, each with
+// its register count, and a complete -g dump stays complete: the line never starts a
+// section of its own.
+func TestParseNvdisasmSectionInfo(t *testing.T) {
+	for _, file := range []string{"cuda13-h200/nvdisasm_g_flash_sm90a.txt", "cuda13-h200/nvdisasm_softmax_sm90a.txt"} {
+		t.Run(file, func(t *testing.T) {
+			raw := readFile(t, testdata(file))
+			want := mustParse(t, raw, ParseOptions{})
+			var b strings.Builder
+			regs := map[string]int{}
+			for _, l := range strings.SplitAfter(string(raw), "\n") {
+				b.WriteString(l)
+				f := strings.Fields(l)
+				if len(f) >= 2 && f[0] == ".section" && strings.HasPrefix(f[1], ".text.") {
+					name, _, _ := strings.Cut(strings.TrimPrefix(f[1], ".text."), ",")
+					regs[name] = 40 + len(regs)
+					fmt.Fprintf(&b, "\t.sectioninfo\t@\"SHI_REGISTERS=%d\"\n", regs[name])
+				}
+			}
+			if len(regs) == 0 {
+				t.Fatal("no text section in the capture")
+			}
+			got := mustParse(t, []byte(b.String()), ParseOptions{})
+			if len(got.Functions) != len(want.Functions) {
+				t.Fatalf("%d functions, want %d", len(got.Functions), len(want.Functions))
+			}
+			for i, f := range got.Functions {
+				w := want.Functions[i]
+				if f.Registers != regs[f.Name.Mangled] || f.Registers == 0 {
+					t.Errorf("%s: registers %d, want %d", f.Name.Mangled, f.Registers, regs[f.Name.Mangled])
+				}
+				f.Registers = 0
+				if !reflect.DeepEqual(f, w) {
+					t.Errorf("function %d: %+v, want %+v", i, f, w)
+				}
+			}
+		})
+	}
+}
+
+// A .sectioninfo that states no register count a thread can have states nothing.
+func TestParseNvdisasmSectionInfoOddValues(t *testing.T) {
+	for _, info := range []string{`@"SHI_REGISTERS=0"`, `@"SHI_REGISTERS=256"`, `@"SHI_REGISTERS=x"`, `@"SHI_REGISTERS=12`, `@"SHI_OTHER=3"`, ``} {
+		in := "\t.target\tsm_80\n\t.section\t.text.k,\"ax\",@progbits\n\t.sectioninfo\t" + info + "\n\t.size\tk,(.L_x_1 - k)\n.text.k:\n        /*0000*/ EXIT ;\n.L_x_1:\n"
+		d := mustParse(t, []byte(in), ParseOptions{})
+		if len(d.Functions) != 1 || d.Functions[0].Registers != 0 || d.Functions[0].Instructions != 1 {
+			t.Errorf("%s: %+v", info, d.Functions)
+		}
+	}
+}
+
+// Real nvdisasm output of CUDA 13 for sm_80 and sm_89 cubins (testdata/cuda13-h200,
+// capture-issue21.sh) still prints .sectioninfo: the register count read from it is the
+// one ptxas -v reported for the same build (ptxas_kernels_sm80.txt, ptxas_kernels_sm89.txt).
+func TestParseNvdisasmSectionInfoCaptures(t *testing.T) {
+	for file, regs := range map[string]int{"cuda13-h200/nvdisasm_softmax_sm80.txt": 32, "cuda13-h200/nvdisasm_softmax_sm89.txt": 39} {
+		d := mustParse(t, readFile(t, testdata(file)), ParseOptions{})
+		var found bool
+		for _, f := range d.Functions {
+			if f.Name.Short == "kg::row_softmax<256>" {
+				found = true
+				if f.Registers != regs || f.Instructions == 0 || f.Filtered {
+					t.Errorf("%s: %s registers %d, %d instructions, filtered %v; want %d registers", file, f.Name.Short, f.Registers, f.Instructions, f.Filtered, regs)
+				}
+			}
+		}
+		if !found || !strings.Contains(string(readFile(t, testdata(file))), `.sectioninfo	@"SHI_REGISTERS=`) {
+			t.Errorf("%s: no row_softmax, or no .sectioninfo line in the capture: %+v", file, d.Functions)
+		}
+	}
+}

@@ -102,7 +102,7 @@ func Environ(base []string) []string {
 	return out
 }
 
-// SealSecrets is what package main calls first: Seal (on Linux, the process starts
+// SealSecrets is what the command line (cli.Main) calls first: Seal (on Linux, the process starts
 // itself again without the credentials in the environment it was started with), then
 // TakeSecrets with what Seal took. sealed is why the sealing could not be done (nil when it
 // was, or when there was nothing to seal); the getenv answers the credentials either way.

@@ -1,6 +1,6 @@
 // Package exitcode says which of kernel-gate's exit codes an error means, so that a command,
-// the pipeline and the gates mark an error once, where its cause is known, and package main
-// only maps it:
+// the pipeline and the gates mark an error once, where its cause is known, and the command
+// line (package cli) only maps it:
 //
 //	0 Pass      every gate passed (or had nothing to judge)
 //	1 Fail      a gate failed (a missing tool such as compute-sanitizer is a failed gate too)

@@ -1,6 +1,3 @@
-// Package gitdiff asks git which lines a change adds or modifies, and for the files as they
-// are after it, so a gate can judge only what a pull request brings while still reading
-// whole files for context.
 package gitdiff
 
 import (

@@ -1,5 +1,3 @@
-// Package kernelname turns the kernel names that NVIDIA tools print (mangled C++ or plain
-// extern "C") into readable forms, and matches config globs against them.
 package kernelname
 
 import (

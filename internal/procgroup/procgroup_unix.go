@@ -1,10 +1,5 @@
 //go:build unix
 
-// Package procgroup runs external tools (FindTool finds one and the directory for its
-// output) so that a timeout or a cancel kills everything they started: the command leads a
-// new process group and the whole group gets SIGKILL. A wrapper's children (a shell's
-// sleep, compute-sanitizer's launcher and the target under it) hold pipes and GPUs;
-// killing only the leader would leave them running.
 package procgroup
 
 import (

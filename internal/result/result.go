@@ -1,6 +1,3 @@
-// Package result is the kernel-gate result model (schema "kernel-gate/result/v1"): plain
-// structs that every gate fills and every reporter reads. Other tools and later gates read
-// these JSON names, so they do not change within v1.
 package result
 
 import (
@@ -74,6 +71,8 @@ type Finding struct {
 	Baseline *float64 `json:"baseline,omitempty"`
 	Delta    *float64 `json:"delta,omitempty"`
 	Message  string   `json:"message"`
+	// Explain says why, for a finding of a kernel that got slower or heavier.
+	Explain *Explanation `json:"explain,omitempty"`
 }
 
 // Table is a gate's per-kernel view for humans: reporters render it without knowing the

@@ -1,0 +1,264 @@
+// Package explain says why a kernel got slower or heavier between base and head, from the
+// numbers kernel-gate already has, never from a guess:
+//
+//  1. Resources: both sides' ptxas records (registers, shared memory, stack, spills).
+//  2. Occupancy: the theoretical blocks and warps per SM those resources allow on the
+//     runner's GPU at the launch's block size (internal/occupancy), and the limiter.
+//  3. Instruction mix: both sides' SASS opcodes folded into classes (global, shared and
+//     local loads and stores, tensor-core MMA, FP32/FP16/FP64 math, conversions,
+//     barriers, branches), biggest change first; new local memory traffic, lost
+//     tensor-core MMA and new barriers are called out.
+//  4. Profile: Nsight Compute's fixed metric set on both sides (Profile), where it ran.
+//
+// Build turns them into clauses by fixed rules, each naming its source, and the clauses
+// into one sentence: the first clause fits a check-run annotation, the whole sentence the
+// summary. Build reads only what it is given; it costs nothing where no finding asks.
+package explain
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/sass"
+	"github.com/kernel-gate/kernel-gate/internal/occupancy"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// Side is what one build says of the kernel.
+type Side struct {
+	// Record is the kernel's ptxas record for the arch that runs (nil: none).
+	Record *ptxas.Kernel
+	// SASS is the kernel's function in the SASS dump (nil: no SASS).
+	SASS *sass.Function
+	// Profile is Nsight Compute's metrics of the kernel (nil: not profiled).
+	Profile []Metric
+}
+
+// Metric is one profiled figure.
+type Metric struct {
+	Name  string
+	Unit  string
+	Value float64
+}
+
+// Input is everything Build reads.
+type Input struct {
+	// Headline is what the finding says changed ("5.0% slower", "registers 127 → 168").
+	Headline string
+	Base     Side
+	Head     Side
+	// GPU is the runner's compute capability ("9.0") or arch ("sm_89"), for occupancy.
+	GPU string
+	// BlockSize is the launch's threads per block, BlockSizeFrom where it was read
+	// ("ncu", "harness"); 0 when unknown, and occupancy is then not computed.
+	BlockSize     int
+	BlockSizeFrom string
+	// DynamicSmem is the launch's dynamic shared memory in bytes, where known.
+	DynamicSmem int
+}
+
+// Build explains the change from in.Base to in.Head.
+func Build(in Input) result.Explanation {
+	var e result.Explanation
+	var clauses []result.Clause
+	add := func(source, format string, a ...any) {
+		clauses = append(clauses, result.Clause{Text: fmt.Sprintf(format, a...), Source: source})
+	}
+
+	// Instruction mix first where it shows local memory or lost tensor cores: those are
+	// the changes a CUDA engineer looks for first.
+	var mix []MixChange
+	bs, hs := in.Base.SASS, in.Head.SASS
+	if bs != nil && hs != nil {
+		mix = CompareMix(MixOf(bs.Opcodes), MixOf(hs.Opcodes))
+		for _, c := range mix {
+			e.Mix = append(e.Mix, result.Change{Name: string(c.Class), Unit: "instructions", Base: float64(c.Base), Head: float64(c.Head)})
+		}
+	}
+	local := changeOf(mix, LocalLoad, LocalStore)
+	if len(local) > 0 && local[0].Base == 0 {
+		add("sass", "local memory traffic appears (%s)", describeMix(local))
+	} else if len(local) > 0 {
+		add("sass", "local memory traffic changes (%s)", describeMix(local))
+	}
+	if mma := changeOf(mix, TensorCore); len(mma) > 0 && mma[0].Head < mma[0].Base {
+		verb := "fewer tensor-core MMA instructions"
+		if mma[0].Head == 0 {
+			verb = "tensor-core MMA lost"
+		}
+		add("sass", "%s (%s)", verb, describeMix(mma))
+	}
+
+	if bs != nil && hs != nil && hs.ClockReads > bs.ClockReads {
+		e.Mix = append(e.Mix, result.Change{Name: "clock reads", Unit: "instructions", Base: float64(bs.ClockReads), Head: float64(hs.ClockReads)})
+		add("sass", "clock reads %d → %d (a timed wait or in-kernel timing: S2R/CS2R of SR_CLOCKLO)", bs.ClockReads, hs.ClockReads)
+	}
+
+	e.Resources = resourceChanges(in.Base.Record, in.Head.Record)
+	for _, c := range e.Resources {
+		switch c.Name {
+		case "spill stores", "spill loads":
+			if c.Base == 0 {
+				add("ptxas", "%s appear: %s bytes", c.Name, num(c.Head))
+				continue
+			}
+		}
+		add("ptxas", "%s %s → %s%s", c.Name, num(c.Base), num(c.Head), unitSuffix(c.Unit))
+	}
+
+	if occ, why := occupancyChange(in); occ != nil {
+		e.Occupancy = occ
+		b, h := occ.Base, occ.Head
+		if b.BlocksPerSM == h.BlocksPerSM && b.Limiter == h.Limiter {
+			add("occupancy", "occupancy unchanged (%d warps/SM at %d threads per block, limited by %s)", h.WarpsPerSM, occ.BlockSize, h.Limiter)
+		} else {
+			add("occupancy", "occupancy %d → %d warps/SM (%s → %s of the SM) at %d threads per block, limited by %s%s",
+				b.WarpsPerSM, h.WarpsPerSM, pct(b.Occupancy), pct(h.Occupancy), occ.BlockSize, limiterChange(b.Limiter, h.Limiter), "")
+		}
+	} else if why != "" && (in.Base.Record != nil || in.Head.Record != nil) {
+		e.Clauses = append(e.Clauses, result.Clause{Text: "occupancy not computed: " + why, Source: "occupancy"})
+	}
+
+	for _, c := range mix {
+		switch c.Class {
+		case LocalLoad, LocalStore, TensorCore, OtherClass:
+			continue
+		}
+		if c.Class != Barrier && math.Abs(c.Ratio()) < 0.10 {
+			continue // small shifts in the mix say nothing
+		}
+		add("sass", "%s %s (%d → %d)", c.Class, signedPct(c.Ratio()), c.Base, c.Head)
+	}
+
+	e.Profile = profileChanges(in.Base.Profile, in.Head.Profile)
+	for _, c := range e.Profile {
+		if t := profileClause(c); t != "" {
+			add("ncu", "%s", t)
+		}
+	}
+
+	e.Clauses = append(clauses, e.Clauses...)
+	texts := make([]string, len(e.Clauses))
+	for i, c := range e.Clauses {
+		texts[i] = c.Text
+	}
+	e.Sentence = strings.Join(texts, "; ")
+	if in.Headline != "" {
+		e.Sentence = in.Headline + ": " + cmpOr(e.Sentence, "nothing kernel-gate measured of the kernel changed")
+	}
+	return e
+}
+
+// changeOf picks the changes of the given classes, in that order.
+func changeOf(mix []MixChange, classes ...Class) []MixChange {
+	var out []MixChange
+	for _, want := range classes {
+		for _, c := range mix {
+			if c.Class == want {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+func describeMix(cs []MixChange) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%s %d → %d", c.Class, c.Base, c.Head)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// resourceChanges lists ptxas's figures that differ between the records.
+func resourceChanges(base, head *ptxas.Kernel) []result.Change {
+	if base == nil || head == nil {
+		return nil
+	}
+	var out []result.Change
+	for _, f := range []struct {
+		name, unit string
+		b, h       *int64
+	}{
+		{"registers", "", base.Registers, head.Registers},
+		{"shared memory", "bytes", base.Smem, head.Smem},
+		{"stack frame", "bytes", base.StackFrame, head.StackFrame},
+		{"spill stores", "bytes", base.SpillStores, head.SpillStores},
+		{"spill loads", "bytes", base.SpillLoads, head.SpillLoads},
+		{"barriers", "", base.Barriers, head.Barriers},
+	} {
+		if f.b == nil || f.h == nil || *f.b == *f.h {
+			continue
+		}
+		out = append(out, result.Change{Name: f.name, Unit: f.unit, Base: float64(*f.b), Head: float64(*f.h)})
+	}
+	return out
+}
+
+// occupancyChange computes both sides' occupancy, or says why it cannot.
+func occupancyChange(in Input) (*result.OccupancyChange, string) {
+	if in.Base.Record == nil || in.Head.Record == nil || in.Base.Record.Registers == nil || in.Head.Record.Registers == nil {
+		return nil, "a side has no ptxas register count"
+	}
+	if in.BlockSize <= 0 {
+		return nil, "the launch's block size is unknown (Nsight Compute did not run and the harness does not report block_size)"
+	}
+	l, ok := occupancy.For(in.GPU)
+	if !ok {
+		return nil, fmt.Sprintf("no occupancy limits for %q", in.GPU)
+	}
+	side := func(k *ptxas.Kernel) (result.Occupancy, error) {
+		kk := occupancy.Kernel{BlockSize: in.BlockSize, Registers: int(*k.Registers), DynamicSmem: in.DynamicSmem}
+		if k.Smem != nil {
+			kk.StaticSmem = int(*k.Smem)
+		}
+		kk.OptIn = kk.StaticSmem+kk.DynamicSmem > l.SmemPerBlock // it launched, so it opted in
+		r, err := occupancy.Compute(l, kk)
+		return result.Occupancy{BlocksPerSM: r.BlocksPerSM, WarpsPerSM: r.WarpsPerSM, Occupancy: round3(r.Occupancy), Limiter: string(r.Limiter)}, err
+	}
+	b, err := side(in.Base.Record)
+	if err != nil {
+		return nil, "base: " + err.Error()
+	}
+	h, err := side(in.Head.Record)
+	if err != nil {
+		return nil, "head: " + err.Error()
+	}
+	return &result.OccupancyChange{GPU: l.CC, BlockSize: in.BlockSize, BlockSizeFrom: in.BlockSizeFrom, Base: b, Head: h}, ""
+}
+
+func limiterChange(b, h string) string {
+	if b == h {
+		return h
+	}
+	return h + " (was " + b + ")"
+}
+
+func num(v float64) string { return fmt.Sprintf("%g", v) }
+
+func unitSuffix(unit string) string {
+	if unit == "" {
+		return ""
+	}
+	return " " + unit
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
+
+func signedPct(r float64) string {
+	if r >= 1e8 {
+		return "new"
+	}
+	return fmt.Sprintf("%+.0f%%", 100*r)
+}
+
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+func cmpOr(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}

@@ -1,0 +1,164 @@
+package explain
+
+import (
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/sass"
+)
+
+const flash = "_ZN2kg9flash_fwdILi64ELi64ELb0EEEvPK6__halfS3_S3_PS1_if"
+
+// recorded reads one side of a replay recording (testdata/replay/CASE/SIDE/attention): the
+// kernel's ptxas record for arch and its SASS opcodes.
+func recorded(t *testing.T, rcase, side, kernel, arch string) Side {
+	t.Helper()
+	dir := filepath.Join("..", "testdata", "replay", rcase, side, "attention")
+	f, err := os.Open(filepath.Join(dir, "build.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var l ptxas.Log
+	if err := l.Parse(f, "build.log", nil); err != nil {
+		t.Fatal(err)
+	}
+	var s Side
+	for i, k := range l.Kernels {
+		if k.Name == kernel && k.Arch == arch {
+			s.Record = &l.Kernels[i]
+		}
+	}
+	z, err := os.Open(filepath.Join(dir, "sass.txt.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	zr, err := gzip.NewReader(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sass.Parse(zr, sass.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, fn := range d.Functions {
+		if fn.Name.Mangled == kernel && fn.Arch == arch {
+			s.SASS = &d.Functions[i]
+		}
+	}
+	if s.Record == nil || s.SASS == nil {
+		t.Fatalf("%s %s: no record or SASS of %s on %s", rcase, side, kernel, arch)
+	}
+	return s
+}
+
+// The spill recording (KG_FLASH_MIN_BLOCKS=16 caps flash_fwd's registers): the explanation
+// names the local memory traffic that appears, the spills and the register cap, and the
+// occupancy that the cap bought (3 → 5 blocks, now limited by shared memory).
+func TestExplainSpill(t *testing.T) {
+	in := Input{
+		Headline: "spill stores 0 → 1676 bytes",
+		Base:     recorded(t, "spill", "base", flash, "sm_90a"),
+		Head:     recorded(t, "spill", "head", flash, "sm_90a"),
+		GPU:      "9.0", BlockSize: 128, BlockSizeFrom: "harness",
+	}
+	e := Build(in)
+	t.Log(e.Sentence)
+	if len(e.Clauses) == 0 || e.Clauses[0].Source != "sass" || !strings.HasPrefix(e.Clauses[0].Text, "local memory traffic appears (local loads 0 → ") {
+		t.Errorf("first clause %+v", e.Clauses)
+	}
+	for _, want := range []string{"spill stores appear:", "registers 153 → 32", "occupancy 12 → 20 warps/SM (19% → 31% of the SM) at 128 threads per block, limited by shared memory (was registers)"} {
+		if !strings.Contains(e.Sentence, want) {
+			t.Errorf("sentence lacks %q:\n%s", want, e.Sentence)
+		}
+	}
+	if !strings.HasPrefix(e.Sentence, "spill stores 0 → 1676 bytes: local memory traffic appears") {
+		t.Errorf("sentence %q", e.Sentence)
+	}
+	if e.Occupancy == nil || e.Occupancy.Base.BlocksPerSM != 3 || e.Occupancy.Head.BlocksPerSM != 5 {
+		t.Errorf("occupancy %+v", e.Occupancy)
+	}
+}
+
+// The slow5 recording (every warp waits KG_SLOW_CYCLES clock cycles per key/value tile):
+// the resources and occupancy are unchanged, and the instruction mix shows the wait loop.
+func TestExplainSlow5(t *testing.T) {
+	e := Build(Input{
+		Headline: "5.0% slower",
+		Base:     recorded(t, "slow5", "base", flash, "sm_90a"),
+		Head:     recorded(t, "slow5", "head", flash, "sm_90a"),
+		GPU:      "sm_90a", BlockSize: 128, BlockSizeFrom: "ncu",
+	})
+	want := "5.0% slower: clock reads 0 → 2 (a timed wait or in-kernel timing: S2R/CS2R of SR_CLOCKLO); registers 153 → 148; occupancy unchanged (12 warps/SM at 128 threads per block, limited by registers)"
+	if e.Sentence != want || e.Clauses[0].Source != "sass" || e.Clauses[2].Source != "occupancy" {
+		t.Errorf("sentence\n%s\nwant\n%s", e.Sentence, want)
+	}
+}
+
+// Without a block size, or on a GPU without a table, occupancy is not computed, and the
+// explanation says why instead of guessing.
+func TestExplainSaysWhatItCannotCompute(t *testing.T) {
+	base, head := recorded(t, "slow5", "base", flash, "sm_90a"), recorded(t, "slow5", "head", flash, "sm_90a")
+	for _, tt := range []struct {
+		in   Input
+		want string
+	}{
+		{Input{Base: base, Head: head, GPU: "9.0"}, "occupancy not computed: the launch's block size is unknown"},
+		{Input{Base: base, Head: head, GPU: "sm_100a", BlockSize: 128}, `occupancy not computed: no occupancy limits for "sm_100a"`},
+		{Input{Base: base, Head: head, GPU: "9.0", BlockSize: 2048}, "occupancy not computed: base: a block of 2048 threads cannot launch"},
+	} {
+		e := Build(tt.in)
+		if e.Occupancy != nil || !strings.Contains(e.Sentence, tt.want) || e.Clauses[len(e.Clauses)-1].Source != "occupancy" {
+			t.Errorf("%+v: %q", tt.in.BlockSize, e.Sentence)
+		}
+	}
+	if e := Build(Input{Headline: "3% slower"}); e.Sentence != "3% slower: nothing kernel-gate measured of the kernel changed" || len(e.Clauses) != 0 {
+		t.Errorf("nothing to go on: %+v", e)
+	}
+}
+
+func TestClassOf(t *testing.T) {
+	for op, want := range map[string]Class{
+		"LDG.E.128.CONSTANT": GlobalLoad, "STL.64": LocalStore, "LDL": LocalLoad, "HMMA.16816.F32": TensorCore, "HGMMA.64x128x16.F32": TensorCore,
+		"BAR.SYNC.DEFER_BLOCKING": Barrier, "FFMA.FTZ": FP32, "HFMA2.MMA": FP16, "DFMA": FP64, "F2FP.F16.F32.PACK_AB": Conversion,
+		"BRA": Branch, "IMAD.WIDE.U32": Integer, "MUFU.EX2": Special, "MOV": OtherClass, "": OtherClass,
+	} {
+		if got := ClassOf(op); got != want {
+			t.Errorf("ClassOf(%q) = %q, want %q", op, got, want)
+		}
+	}
+}
+
+func TestCompareMixOrder(t *testing.T) {
+	got := CompareMix(Mix{Barrier: 4, FP32: 100, OtherClass: 10, Integer: 50}, Mix{Barrier: 8, FP32: 110, OtherClass: 100, Integer: 50, LocalLoad: 3})
+	var order []Class
+	for _, c := range got {
+		order = append(order, c.Class)
+	}
+	want := []Class{LocalLoad, Barrier, FP32, OtherClass}
+	if len(order) != len(want) {
+		t.Fatalf("order %q", order)
+	}
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("order %q, want %q", order, want)
+		}
+	}
+}
+
+func TestProfileClauses(t *testing.T) {
+	base := []Metric{{Name: "gpu__time_duration.sum", Unit: "ns", Value: 36400}, {Name: stallPrefix + "long_scoreboard" + stallSuffix, Value: 1.0},
+		{Name: "sm__throughput.avg.pct_of_peak_sustained_elapsed", Unit: "%", Value: 40}, {Name: "dram__bytes.sum", Unit: "byte", Value: 1000}}
+	head := []Metric{{Name: "gpu__time_duration.sum", Unit: "ns", Value: 38220}, {Name: stallPrefix + "long_scoreboard" + stallSuffix, Value: 1.14},
+		{Name: "sm__throughput.avg.pct_of_peak_sustained_elapsed", Unit: "%", Value: 41}, {Name: "dram__bytes.sum", Unit: "byte", Value: 1010}}
+	e := Build(Input{Base: Side{Profile: base}, Head: Side{Profile: head}})
+	want := "duration 36400 → 38220 ns (+5%); long-scoreboard stalls +14% (1.00 → 1.14 warps per issued instruction)"
+	if e.Sentence != want || len(e.Profile) != 4 {
+		t.Errorf("sentence %q (profile %d), want %q", e.Sentence, len(e.Profile), want)
+	}
+}

@@ -1,0 +1,41 @@
+// Package pipeline is `kernel-gate run`: the whole gate pipeline on a change. The command,
+// the demo, the action and the tests all call Run.
+//
+// Run takes the loaded config (its run.targets) and Options, and goes through these steps:
+//
+//  1. Choose the targets: Options.Targets picks among run.targets, and Options.Shard keeps
+//     those whose names hash to this shard (package shard); a shard with none still asks
+//     for the GPU and passes with "no targets in shard".
+//  2. Find the GPU: nvidia-smi, read only (package gpuinfo); `arch: native` builds for it,
+//     and a build that cannot run on it is refused.
+//  3. Resolve the base: the merge base of Options.Base (default bench.base_ref, else
+//     origin/main) with HEAD, checked out in a git worktree; none with --no-base, or when
+//     HEAD is the base.
+//  4. Build base and head side by side: nvcc -lineinfo -Xptxas -v for a target of sources
+//     (targets with the same sources share a build), or the repository's own build
+//     command and first harness run for a target of commands, then cuobjdump of what they
+//     made.
+//  5. The static gates on the builds: ptxas (base's records as the baseline, or, with no
+//     base, the newest comparable entry of the baseline store), toolkit and sass
+//     (PtxasGates, SASSGate).
+//  6. Each target's GPU steps, in order, stopping at its first failed gate unless
+//     Options.KeepGoing: the sanitizer, the correctness check, the speedup gate (base and
+//     head harnesses side by side, package abrun) and Nsight Compute where a rule names
+//     its kernels. A target whose functions have byte-identical SASS to base's on every arch
+//     is not sanitized, timed or profiled again unless Options.All; a GPU error ends the
+//     target's steps, and every later target's when nvidia-smi no longer answers.
+//  7. Merge each gate's per-target parts into one gate, point findings at the kernels'
+//     __global__ lines (package kernelsrc), and return the result (package result); a
+//     shard's result records its shard.
+//
+// Every process goes through an executor. Live, it runs the process with a timeout, killed
+// with its process group (package procgroup), keeps its output in the artifacts directory
+// (Options.Artifacts) with a cap on each log, and writes result.json, journal.json (each
+// process: arguments, exit, time) and commands.sh (the same processes as a plain script).
+// Replaying (Options.Replay), it reads the same files back, so that a recording is judged
+// by the same code without a GPU and reaches the same verdicts; the recording's decisions
+// (targets, shard, --all, --keep-going) override the call's.
+//
+// The single commands judge one input with the same helpers: PtxasGates, SASSGate,
+// CorrectnessGate and CompareFiles.
+package pipeline

@@ -520,6 +520,7 @@ func mustContain(t *testing.T, log string, want ...string) {
 // in its environment (RUNNER_DEBUG=1 makes the step list them), github-token defaulting
 // to github.token.
 func TestActVersion(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, `name: e2e
 on: pull_request
 permissions:
@@ -572,6 +573,7 @@ jobs:
 // recording fails the sanitizer gate, exit 1; the step fails with that code and the
 // action's outputs say why.
 func TestActRunReplayFails(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, `name: e2e
 on: pull_request
 permissions:
@@ -612,6 +614,7 @@ jobs:
 // what BASE...HEAD adds. The base already has a script that reboots the machine; the
 // change adds one that powers it off: the guard refuses the new one only, exit 1.
 func TestActGuardDiff(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, `name: e2e
 on: pull_request
 permissions:
@@ -682,6 +685,7 @@ func editedEvent(t *testing.T, root, file string, edit func(payload map[string]a
 // named by GITHUB_API_URL, with the token the action got from github.token; the step
 // exits 1.
 func TestActKernelGateAction(t *testing.T) {
+	t.Parallel()
 	needsAction(t)
 	api := fakegithub.New()
 	defer api.Close()

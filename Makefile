@@ -66,9 +66,9 @@ demo:
 # go test runs under internal/tools/skiplist, which shows its output as go test does, then
 # lists the skipped tests with their reasons, and exits with go test's status. It is built
 # rather than go run so that its exit status is go test's own (go run says 1 for any).
-# SLOW_PACKAGES, the longest (about 90, 55 and 40 s of 2 cores' 150), are named before
-# ./... so that go test starts them first: started in ./...'s order, the act tests began
-# a minute in and ran a minute and a half alone at the end.
+# SLOW_PACKAGES, the longest (the act tests, the command line's, the A/B runner's), are
+# named before ./... so that go test starts them first: in ./...'s order the act tests
+# began a minute in and ran for a minute and a half alone at the end.
 SLOW_PACKAGES = ./internal/acttest ./cli ./gates/speedup/abrun
 
 test: fmt vet lint-workflows

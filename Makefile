@@ -1,11 +1,19 @@
-# The two commands a newcomer needs (see README.md):
+# The commands a newcomer needs (see README.md):
 #   make demo   replay the recorded real GPU run through every gate (no GPU needed), then
 #               draw the trend page of a baseline store made of every recording
-#   make test   everything CI runs: format, vet, actionlint on the workflows, tests (the
-#               action end to end under act among them), short fuzz runs, a benchmark smoke run
+#   make test   the suite, in about 3 minutes on 2 cores: gofmt, go vet, actionlint on the
+#               workflows, a benchmark smoke run, then go test ./... (the action end to end
+#               under act among them); it ends with every skipped test and its reason
+#   make fuzz   each fuzz target for FUZZTIME (10s; about 5 minutes in all)
+# CI (.ci/run) runs make test, then make fuzz, with KG_REQUIRE_TOOLS=1: a test that skips
+# for want of act, chromium, shellcheck or mermaid's script fails there (internal/needtool).
+# Also: make bench (the full benchmarks), make tools (installs actionlint and act), and
+# make vet, fmt, lint-workflows (make test's steps). TESTFLAGS passes flags to go test:
+#   make test TESTFLAGS='-run TestClockStream -count=20'
 
 GO ?= go
 FUZZTIME ?= 10s
+TESTFLAGS ?=
 
 # Tools from the Go module proxy (make tools installs them; .ci/run does): actionlint
 # lints .github/workflows, act runs action.yml end to end (internal/acttest).
@@ -55,10 +63,19 @@ demo:
 	$(GO) run ./cmd/kernel-gate demo --case $(CASE)
 	$(GO) run ./cmd/kernel-gate demo --trend
 
+# go test runs under internal/tools/skiplist, which shows its output as go test does, then
+# lists the skipped tests with their reasons, and exits with go test's status. It is built
+# rather than go run so that its exit status is go test's own (go run says 1 for any).
+# SLOW_PACKAGES, the longest (the act tests, the command line's, the A/B runner's), are
+# named before ./... so that go test starts them first: in ./...'s order the act tests
+# began a minute in and ran for a minute and a half alone at the end.
+SLOW_PACKAGES = ./internal/acttest ./cli ./gates/speedup/abrun
+
 test: fmt vet lint-workflows
-	$(GO) test ./...
-	$(MAKE) fuzz
 	$(GO) test -run '^$$' -bench 'ParseStream/16MiB' -benchtime 1x ./gates/ptxas/
+	@bin=$$(mktemp -d) && trap 'rm -rf "$$bin"' EXIT && \
+	$(GO) build -o "$$bin/skiplist" ./internal/tools/skiplist && \
+	"$$bin/skiplist" $(GO) test -json $(TESTFLAGS) $(SLOW_PACKAGES) ./...
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -19,14 +19,15 @@ import (
 	"github.com/yuin/goldmark/util"
 
 	"github.com/kernel-gate/kernel-gate/internal/browsertest"
+	"github.com/kernel-gate/kernel-gate/internal/needtool"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // The browser check: the job summary of a real recorded run, rendered to HTML as GitHub
 // renders markdown (GFM, with its <details>, <summary> and <sub>), its mermaid blocks drawn
 // by the Mermaid library, in Debian's headless chromium. .ci/run installs both; elsewhere
-// the test says what it lacks and skips, unless KG_BROWSER_REQUIRED is set (CI sets it, so
-// that a broken install fails instead of passing silently).
+// the test says what it lacks and skips, unless KG_REQUIRE_TOOLS is set (CI sets it, so
+// that a broken install fails instead of passing silently: internal/needtool).
 //
 //	KG_CHROMIUM    the chromium binary (default: chromium or chromium-browser on PATH)
 //	KG_MERMAID_JS  mermaid's dist/mermaid.min.js (npm pack mermaid@11)
@@ -38,10 +39,10 @@ func browserTools(t *testing.T) (chromium, mermaidJS string) {
 	chromium = browsertest.Chromium(t)
 	mermaidJS = os.Getenv("KG_MERMAID_JS")
 	if mermaidJS == "" {
-		browsertest.Missing(t, "KG_MERMAID_JS is not set: point it at mermaid's dist/mermaid.min.js (.ci/run gets it with npm pack mermaid@11)")
+		needtool.Missing(t, "KG_MERMAID_JS is not set: point it at mermaid's dist/mermaid.min.js (.ci/run gets it with npm pack mermaid@11)")
 	}
 	if fi, err := os.Stat(mermaidJS); err != nil || fi.Size() == 0 {
-		browsertest.Missing(t, "KG_MERMAID_JS="+mermaidJS+": no such file (.ci/run gets it with npm pack mermaid@11)")
+		needtool.Missing(t, "KG_MERMAID_JS="+mermaidJS+": no such file (.ci/run gets it with npm pack mermaid@11)")
 	}
 	return chromium, mermaidJS
 }

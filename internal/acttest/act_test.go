@@ -79,6 +79,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/action"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
 	"github.com/kernel-gate/kernel-gate/internal/gittest"
+	"github.com/kernel-gate/kernel-gate/internal/needtool"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -214,14 +215,11 @@ func TestEnvPassesEveryInput(t *testing.T) {
 }
 
 // action.yml's scripts pass shellcheck (actionlint checks the workflows' run: scripts
-// the same way, but not an action's). Skipped without shellcheck (Debian: apt-get
-// install shellcheck; .ci/run installs it where it can).
+// the same way, but not an action's). Skipped without shellcheck, except in CI
+// (needtool).
 func TestActionScriptsPassShellcheck(t *testing.T) {
 	a := readAction(t, repoRoot(t))
-	sc, err := exec.LookPath("shellcheck")
-	if err != nil {
-		t.Skip("shellcheck is not on PATH")
-	}
+	sc := needtool.Path(t, "apt-get install shellcheck (Debian; .ci/run does)", "shellcheck")
 	dir := t.TempDir()
 	n := 0
 	for i, s := range a.Runs.Steps {
@@ -254,17 +252,10 @@ type harness struct {
 	env, actEnv []string
 }
 
+// findAct is act's path; without act on PATH the test skips, or fails in CI (needtool).
 func findAct(t *testing.T) string {
 	t.Helper()
-	p, err := exec.LookPath("act")
-	if err != nil {
-		msg := fmt.Sprintf("act is not on PATH: go install github.com/nektos/act@%s puts it in $(go env GOPATH)/bin (.ci/run does)", actVersion)
-		if os.Getenv("KG_REQUIRE_ACT") != "" {
-			t.Fatal(msg + "; KG_REQUIRE_ACT is set, so this is a failure")
-		}
-		t.Skip(msg)
-	}
-	return p
+	return needtool.Path(t, fmt.Sprintf("go install github.com/nektos/act@%s puts it in $(go env GOPATH)/bin (make tools, .ci/run do)", actVersion), "act")
 }
 
 // newHarness makes the temporary repository: a commit with the copy of this repository
@@ -529,6 +520,7 @@ func mustContain(t *testing.T, log string, want ...string) {
 // in its environment (RUNNER_DEBUG=1 makes the step list them), github-token defaulting
 // to github.token.
 func TestActVersion(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, `name: e2e
 on: pull_request
 permissions:
@@ -581,6 +573,7 @@ jobs:
 // recording fails the sanitizer gate, exit 1; the step fails with that code and the
 // action's outputs say why.
 func TestActRunReplayFails(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, `name: e2e
 on: pull_request
 permissions:
@@ -621,6 +614,7 @@ jobs:
 // what BASE...HEAD adds. The base already has a script that reboots the machine; the
 // change adds one that powers it off: the guard refuses the new one only, exit 1.
 func TestActGuardDiff(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, `name: e2e
 on: pull_request
 permissions:
@@ -657,15 +651,12 @@ jobs:
 	}
 }
 
-// needsAction skips the test unless act is on PATH (findAct) and the kernel-gate built
-// from this tree has the command action; it returns the repository's root.
+// needsAction skips the test unless act is on PATH (findAct); it returns the repository's
+// root.
 func needsAction(t *testing.T) string {
 	t.Helper()
 	root := repoRoot(t)
 	findAct(t)
-	if !kernelGateHasAction(t, root) {
-		t.Skip(`needs kernel-gate action: the kernel-gate built from this tree answers 'unknown command "action"'`)
-	}
 	return root
 }
 
@@ -689,27 +680,12 @@ func editedEvent(t *testing.T, root, file string, edit func(payload map[string]a
 	return string(raw)
 }
 
-// kernelGateHasAction builds kernel-gate from this tree and asks it for the command
-// action.
-func kernelGateHasAction(t *testing.T, root string) bool {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "kernel-gate")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kernel-gate")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	probe := exec.Command(bin, "action")
-	probe.Env = []string{"PATH=" + os.Getenv("PATH")}
-	out, _ := probe.CombinedOutput()
-	return !strings.Contains(string(out), `unknown command "action"`)
-}
-
 // The whole path of a pull request's gate job: kernel-gate action in mode gate judges the
 // race recording and posts one check run, conclusion failure, to the (fake) GitHub API
 // named by GITHUB_API_URL, with the token the action got from github.token; the step
 // exits 1.
 func TestActKernelGateAction(t *testing.T) {
+	t.Parallel()
 	needsAction(t)
 	api := fakegithub.New()
 	defer api.Close()

@@ -117,6 +117,7 @@ func fakeCommit(t *testing.T, api *fakegithub.Server, repo, message string, pare
 // baseline with `kernel-gate baseline update` in a later step: refused, and nothing is
 // written to the fake's git store.
 func TestActStageBAttacks(t *testing.T) {
+	t.Parallel()
 	root := needsAction(t)
 	// Not a name the result's device could give ("kernel-gate (NVIDIA L4, sm_89)"), so a
 	// check run under it was named by the input.
@@ -165,6 +166,7 @@ func TestActStageBAttacks(t *testing.T) {
 			wantLog: []string{"refused: the result is shard 2/4 of its run", "the result is not a whole run: it is shard 2/4 of its run"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			api := fakegithub.New()
 			defer api.Close()
 			// A merge of two commits, neither the pull request's head: what a forger who
@@ -235,6 +237,7 @@ func TestActStageBAttacks(t *testing.T) {
 // the action writes its own, which shows that the job's steps held them all. The token
 // reached the fake API (the check run), and act's log never shows it.
 func TestActGateLeaksNoToken(t *testing.T) {
+	t.Parallel()
 	root := needsAction(t)
 	api := fakegithub.New()
 	defer api.Close()
@@ -319,6 +322,7 @@ jobs:
 // parents), exit 2, before any API call: no check run, nothing written or read with the
 // token.
 func TestActPullRequestTargetMergeRef(t *testing.T) {
+	t.Parallel()
 	root := needsAction(t)
 	api := fakegithub.New()
 	defer api.Close()

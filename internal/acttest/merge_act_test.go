@@ -29,6 +29,7 @@ func shardJSON(t *testing.T, i, n int) string {
 // and expect-gpus. Shards 1 and 3 of 3 came, shard 2 did not: the merged result fails
 // its shards gate naming the missing shard, the step exits 1 and the outputs say so.
 func TestActMergeMissingShard(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, `name: e2e
 on: pull_request
 permissions:

@@ -16,6 +16,7 @@ import (
 // and the one check run is a failure under the input's name, on workflow_run.head_sha,
 // labelled as a fork's, its details_url stage A's run; never a success.
 func TestActStageBRefusesAForgedPass(t *testing.T) {
+	t.Parallel()
 	root := needsAction(t)
 	head := forkHead // the payload's workflow_run.head_sha
 	g := result.Gate{Name: "correctness", Findings: []result.Finding{{Severity: result.Notice, Message: "max_err 0"}}}

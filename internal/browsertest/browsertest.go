@@ -5,10 +5,10 @@
 //
 // Environment:
 //
-//	KG_CHROMIUM          the chromium binary (default: chromium or chromium-browser on PATH)
-//	KG_BROWSER_REQUIRED  a missing browser (or other tool) fails the test instead of
-//	                     skipping it; .ci/run sets it, so a broken install cannot pass
-//	KG_BROWSER_KEEP      a directory to copy pages and screenshots to
+//	KG_CHROMIUM       the chromium binary (default: chromium or chromium-browser on PATH)
+//	KG_REQUIRE_TOOLS  a missing browser fails the test instead of skipping it
+//	                  (internal/needtool); .ci/run sets it, so a broken install cannot pass
+//	KG_BROWSER_KEEP   a directory to copy pages and screenshots to
 package browsertest
 
 import (
@@ -17,41 +17,26 @@ import (
 	"errors"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/needtool"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
 // Budget bounds each chromium run.
 const Budget = 40 * time.Second
 
-// Missing skips the test for what it lacks, or fails it when KG_BROWSER_REQUIRED is set.
-func Missing(t testing.TB, msg string) {
-	t.Helper()
-	if os.Getenv("KG_BROWSER_REQUIRED") != "" {
-		t.Fatal(msg + " (KG_BROWSER_REQUIRED is set)")
-	}
-	t.Skip(msg)
-}
-
 // Chromium is the chromium binary: KG_CHROMIUM, else chromium or chromium-browser on
-// PATH; without one the test is skipped (Missing).
+// PATH; without one the test skips, or fails in CI (needtool.Path).
 func Chromium(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("KG_CHROMIUM"); p != "" {
 		return p
 	}
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	Missing(t, "no chromium: install Debian's (apt-get install chromium, as .ci/run does) or set KG_CHROMIUM to its binary")
-	return ""
+	return needtool.Path(t, "install Debian's (apt-get install chromium, as .ci/run does) or set KG_CHROMIUM to its binary", "chromium", "chromium-browser")
 }
 
 // Run runs headless chromium on the file page with args, in a profile of its own, killing

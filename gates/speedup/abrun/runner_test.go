@@ -307,8 +307,9 @@ func TestHarnessErrorInHeadFails(t *testing.T) {
 // printing exitMsg on stderr, after exitAfter lines (0: never; -1: at once), or once mark
 // holds exitRound. So that a slow machine cannot run a round between two of the stream's
 // lines (or looks at mark), it leaves files in its directory that a fake harness can wait
-// for (wait_on): having printed its n-th line, printed<n> for n up to 3; having printed a
-// line while mark held R, or just before it exits for exitRound R, seen.R.
+// for (wait_on): once the runner has read its n-th line, printed<n> for n up to 3; once
+// the runner has read the first line it printed while mark held R, or just before it exits
+// for exitRound R, seen.R.
 type smiStream struct {
 	line                       string
 	mark, markRound, throttled string
@@ -317,6 +318,15 @@ type smiStream struct {
 	exitRound, exitMsg         string
 	huge                       bool // first 1 MiB without a newline, then nothing more
 }
+
+// readThroughBytes of empty lines, which the runner's reader passes over, follow each line
+// the fake nvidia-smi's marker files speak of. The write returns only once all but a pipe's
+// capacity (64 KiB on Linux and macOS) and the reader's buffer (maxClockLine) of them has
+// been read, so by then the line before them has been read and kept: a marker file means
+// that the runner has the line, not merely that the line was written into the pipe while
+// the runner's reader was not yet scheduled (which failed TestClockStreamTrouble on a
+// loaded machine: the round that waited for printed2 was judged before line 2 was read).
+const readThroughBytes = 128 << 10
 
 // fakeSMIPrinting puts an nvidia-smi on PATH that prints line, and special on its on-th
 // one-shot call; started with -lms it streams as st says (nil: line every 10 ms). It logs
@@ -345,9 +355,11 @@ func fakeSMIPrinting(t *testing.T, line, special string, on int, st *smiStream) 
 		"@THROTTLED@", q(st.throttled), "@BADON@", strconv.Itoa(st.badOn), "@BAD@", q(def(st.bad, "garbage")),
 		"@EXITAFTER@", strconv.Itoa(st.exitAfter), "@EXITCODE@", strconv.Itoa(st.exitCode),
 		"@EXITROUND@", q(st.exitRound), "@EXITMSG@", q(st.exitMsg), "@HUGE@", huge,
+		"@READTHROUGH@", fmt.Sprintf(`head -c %d /dev/zero | tr '\0' '\n'`, readThroughBytes),
 	).Replace(`#!/bin/sh
 echo "$@" >>@DIR@/args
 bye() { [ -n @EXITMSG@ ] && echo @EXITMSG@ >&2; exit @EXITCODE@; }
+read_through() { @READTHROUGH@; }
 case " $* " in
 *" -lms "*)
   echo $$ >@DIR@/stream.pid
@@ -362,8 +374,8 @@ case " $* " in
     elif [ -n @THROTTLEDON@ ] && [ "$m" = @THROTTLEDON@ ]; then echo @THROTTLED@
     elif [ $n -eq @BADON@ ]; then echo @BAD@
     else echo @STREAM@; fi
-    [ -n "$m" ] && : >@DIR@/seen.$m
-    [ $n -le 3 ] && : >@DIR@/printed$n
+    if [ -n "$m" ] && [ ! -e @DIR@/seen.$m ]; then read_through; : >@DIR@/seen.$m; fi
+    [ $n -le 3 ] && { read_through; : >@DIR@/printed$n; }
     [ @EXITAFTER@ -gt 0 ] && [ $n -ge @EXITAFTER@ ] && bye
     sleep 0.01
   done ;;

@@ -37,8 +37,10 @@ var externalCases = []struct {
 		map[string][]string{"correctness": {"_rms_norm_forward_kernel", "_block_rms_norm_forward_kernel"}}},
 	// cuda_hgemm's mmaAsyncStage3Kernel with a planted missing __syncthreads(): racecheck's
 	// shared-memory hazard on the C tile's read-back.
-	{"hgemm-race", "Bruce-Lee-LY-cuda_hgemm", []string{"sanitizer"},
-		map[string][]string{"sanitizer": {"mmaAsyncStage3Kernel"}}},
+	// The live run (H100) showed what the race does beside racecheck's report: repeated
+	// launches disagree and the mission shape's result is wrong, so correctness fails too.
+	{"hgemm-race", "Bruce-Lee-LY-cuda_hgemm", []string{"sanitizer", "correctness"},
+		map[string][]string{"sanitizer": {"mmaAsyncStage3Kernel src/src/mma/mma_async_stage3.cu:519"}, "correctness": {"mmaAsyncStage3Kernel"}}},
 	// A/A: a comment-only change, --all: every gate on the real repositories. Liger's block
 	// kernel still overflows past 2^31 elements at b27b4c5f (and at its newest commit).
 	{"hgemm-clean", "Bruce-Lee-LY-cuda_hgemm", nil, nil},

@@ -14,7 +14,8 @@ const module = "github.com/kernel-gate/kernel-gate/"
 // layers are the packages from the lowest layer up, by path prefix: a package may import
 // one of its own layer or a lower one, never a higher one. baseline/trend draws the trend
 // page, so it sits with report. explain reads the gates' records only, so that the pipeline
-// and the reports can both use it; docs holds the docs' tests, which nothing imports.
+// and the reports can both use it; demo replays the recordings through the pipeline and
+// draws their trend, beside action; docs holds the docs' tests, which nothing imports.
 var layers = [][]string{
 	{"internal/"},
 	{"gates/"},
@@ -24,7 +25,7 @@ var layers = [][]string{
 	{"config"},
 	{"pipeline"},
 	{"report", "baseline/trend"},
-	{"action"},
+	{"action", "demo"},
 	{"cli"},
 	{"cmd/", "docs"},
 }

@@ -178,23 +178,48 @@ func resourceChanges(base, head *ptxas.Kernel) []result.Change {
 		return nil
 	}
 	var out []result.Change
-	for _, f := range []struct {
-		name, unit string
-		b, h       *int64
-	}{
-		{"registers", "", base.Registers, head.Registers},
-		{"shared memory", "bytes", base.Smem, head.Smem},
-		{"stack frame", "bytes", base.StackFrame, head.StackFrame},
-		{"spill stores", "bytes", base.SpillStores, head.SpillStores},
-		{"spill loads", "bytes", base.SpillLoads, head.SpillLoads},
-		{"barriers", "", base.Barriers, head.Barriers},
-	} {
+	for _, f := range resourceFields(base, head) {
 		if f.b == nil || f.h == nil || *f.b == *f.h {
 			continue
 		}
 		out = append(out, result.Change{Name: f.name, Unit: f.unit, Base: float64(*f.b), Head: float64(*f.h)})
 	}
 	return out
+}
+
+// resourceField is one of ptxas's figures on both sides, with the gate's metric for it.
+type resourceField struct {
+	metric, name, unit string
+	b, h               *int64
+}
+
+func resourceFields(base, head *ptxas.Kernel) []resourceField {
+	return []resourceField{
+		{ptxas.MetricRegisters, "registers", "", base.Registers, head.Registers},
+		{ptxas.MetricSmem, "shared memory", "bytes", base.Smem, head.Smem},
+		{ptxas.MetricStackFrame, "stack frame", "bytes", base.StackFrame, head.StackFrame},
+		{ptxas.MetricSpillStores, "spill stores", "bytes", base.SpillStores, head.SpillStores},
+		{ptxas.MetricSpillLoads, "spill loads", "bytes", base.SpillLoads, head.SpillLoads},
+		{"", "barriers", "", base.Barriers, head.Barriers},
+	}
+}
+
+// Headline is a ptxas finding's own short statement from both records: "registers 72 →
+// 108" for register_increase or registers, "spill stores 0 → 1676 bytes"; "" when the
+// metric is not one of the records' figures or a side lacks it.
+func Headline(metric string, base, head *ptxas.Kernel) string {
+	if base == nil || head == nil {
+		return ""
+	}
+	if metric == ptxas.MetricRegisterIncrease {
+		metric = ptxas.MetricRegisters
+	}
+	for _, f := range resourceFields(base, head) {
+		if f.metric == metric && metric != "" && f.b != nil && f.h != nil {
+			return fmt.Sprintf("%s %d → %d%s", f.name, *f.b, *f.h, unitSuffix(f.unit))
+		}
+	}
+	return ""
 }
 
 // occupancyChange computes both sides' occupancy, or says why it cannot.

@@ -100,7 +100,7 @@ func TestExitCodes(t *testing.T) {
 		{"sass of a ptxas log", "", []string{"sass", "--sass", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "no SASS functions"},
 		{"demo", "", []string{"demo"}, exitPass, ""},
 		{"demo spill", "", []string{"demo", "--case", "spill"}, exitFail, ""},
-		{"demo unknown case", "", []string{"demo", "--case", "nope"}, exitUsage, "recorded: clean, cmake-clean, cmake-ptx-only, cmake-uninit, divergent-barrier, oob, race, setup-clean, setup-wrong-result, slow5, spill, torch-clean, torch-oob, torch-spill, triton-clean, triton-wrong-result, uninit, wrong-result"},
+		{"demo unknown case", "", []string{"demo", "--case", "nope"}, exitUsage, "recorded: clean, cmake-clean, cmake-ptx-only, cmake-uninit, divergent-barrier, occupancy, oob, race, setup-clean, setup-wrong-result, slow5, spill, torch-clean, torch-oob, torch-spill, triton-clean, triton-wrong-result, uninit, wrong-result"},
 		{"version", "", []string{"version"}, exitPass, ""},
 		{"report needs a file", "", []string{"report"}, exitUsage, "exactly one"},
 		{"report of a log", "", []string{"report", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "not a kernel-gate result"},

@@ -64,9 +64,9 @@ func TestDemoTrend(t *testing.T) {
 		t.Fatalf("demo --trend: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"Trend of 8 recorded replays (synthetic commit order: clean, divergent-barrier, oob, race, slow5, spill, uninit, wrong-result)",
+		"Trend of 9 recorded replays (synthetic commit order: clean, divergent-barrier, occupancy, oob, race, slow5, spill, uninit, wrong-result)",
 		"Page: " + page + " (",
-		"NVIDIA H200 (sm_90): 8 commits, clean (2026-11-23 00:00) … wrong-result (2026-11-23 07:00)",
+		"NVIDIA H200 (sm_90): 8 commits, clean (2026-11-23 00:00) … wrong-result (2026-11-23 08:00)",
 		"flash_fwd × mission (attention): median 38.77 µs (clean) → 40.93 µs (slow5), +5.6%; measured at 2 of 8 commits",
 		"kg::flash_fwd<64, 64, false> (sm_90a): registers 153 → 157 (32 to 157); spills up to 3360 B (spill)",
 		"… and ",

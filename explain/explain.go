@@ -18,6 +18,7 @@ package explain
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
@@ -139,6 +140,8 @@ func Build(in Input) result.Explanation {
 		}
 	}
 
+	// A clause that only repeats the headline ("registers 72 → 108") says nothing new.
+	clauses = slices.DeleteFunc(clauses, func(c result.Clause) bool { return c.Text == in.Headline })
 	e.Clauses = append(clauses, e.Clauses...)
 	texts := make([]string, len(e.Clauses))
 	for i, c := range e.Clauses {

@@ -56,6 +56,9 @@ type Input struct {
 	// ("ncu", "harness"); 0 when unknown, and occupancy is then not computed.
 	BlockSize     int
 	BlockSizeFrom string
+	// NoBlockSize says why BlockSize is 0, for the occupancy clause (default: Nsight
+	// Compute did not run and the harness does not report block_size).
+	NoBlockSize string
 	// DynamicSmem is the launch's dynamic shared memory in bytes, where known.
 	DynamicSmem int
 }
@@ -231,7 +234,7 @@ func occupancyChange(in Input) (*result.OccupancyChange, string) {
 		return nil, "a side has no ptxas register count"
 	}
 	if in.BlockSize <= 0 {
-		return nil, "the launch's block size is unknown (Nsight Compute did not run and the harness does not report block_size)"
+		return nil, "the launch's block size is unknown (" + cmpOr(in.NoBlockSize, "Nsight Compute did not run and the harness does not report block_size") + ")"
 	}
 	l, ok := occupancy.For(in.GPU)
 	if !ok {

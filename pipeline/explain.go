@@ -99,6 +99,8 @@ func (p *pipeline) explainSlowdown(ctx context.Context, gates []result.Gate, f r
 	if !ok {
 		return in, false
 	}
+	in.Base.Profile = p.profileOf(sideBase, f.Kernel, head.Name)
+	in.Head.Profile = p.profileOf(sideHead, f.Kernel, head.Name)
 	in.Headline = fmt.Sprintf("%.1f%% slower (%s, %s", 100*(*f.Value-1), kernelname.Parse(head.Name).Short, head.Arch)
 	if len(matched) > 1 {
 		in.Headline += fmt.Sprintf(", the first with changed SASS of %d functions matching %s", len(matched), strings.Join(globs, ", "))
@@ -180,7 +182,8 @@ func (p *pipeline) harnessTarget(mangled string) *config.Target {
 }
 
 // launchOf is the block size (and dynamic shared memory) a function launched with, and
-// where it was read: Nsight Compute's launch (the ncu gate's data), else the harness's
+// where it was read: Nsight Compute's launch (the ncu gate's data, or head's profile for
+// the explanation), else the harness's
 // bench/v1 file of its target (check.json); 0 when neither says.
 func (p *pipeline) launchOf(ctx context.Context, gates []result.Gate, mangled string, t *config.Target) (block, dyn int, from string) {
 	if i := slices.IndexFunc(gates, func(g result.Gate) bool { return g.Name == ncu.Name }); i >= 0 {
@@ -192,6 +195,14 @@ func (p *pipeline) launchOf(ctx context.Context, gates []result.Gate, mangled st
 				if n := blockThreads(k.BlockSize); k.Name == mangled && n > 0 {
 					return n, 0, "ncu"
 				}
+			}
+		}
+	}
+	id := kernelname.Parse(mangled).Identity()
+	for k, rep := range p.profiles {
+		for _, l := range rep.Launches {
+			if n := blockThreads(l.BlockSize); k.side == sideHead && n > 0 && l.Name.Identity() == id {
+				return n, 0, "ncu"
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/config"
+	"github.com/kernel-gate/kernel-gate/gates/ncu"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
@@ -133,6 +134,10 @@ type pipeline struct {
 	// records are each side's ptxas records as the static gates read them, kept for the
 	// explanations (explain.go).
 	records [2][]ptxas.Kernel
+	// profiles are the base-vs-head profiles of slow kernels (profile.go), and
+	// profileSpent their wall time so far, against profileBudget.
+	profiles     map[profileKey]*ncu.Report
+	profileSpent time.Duration
 }
 
 // Run runs the pipeline on the config's run.targets, live or replaying a recording, and

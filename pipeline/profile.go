@@ -116,11 +116,7 @@ func (p *pipeline) profileSide(ctx context.Context, t target, kernel, shape stri
 			rep, err = ncu.Run(ctx, o)
 			return result.Gate{}, err
 		},
-		script: func(result.Gate) []string {
-			env := append(slices.Clone(o.ExtraEnv), ncu.Env(o, filepath.Join(dir, ncu.HarnessFile)+".plain")...)
-			argv := append(append([]string{o.NCU}, ncu.Args(o)...), o.Command...)
-			return []string{"env " + procgroup.ShellJoin(env) + " " + procgroup.ShellJoin(argv) + " >" + procgroup.ShellQuote(filepath.Join(dir, ncu.LogFile+".plain")) + " 2>&1"}
-		},
+		script: func(result.Gate) []string { return ncuScript(o, dir) },
 		reread: func() (result.Gate, error) {
 			err := input.Read(ctx, []string{filepath.Join(dir, ncu.LogFile)}, nil, input.Log, func(r io.Reader, _ string) error {
 				var perr error

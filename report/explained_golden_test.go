@@ -3,12 +3,14 @@ package report
 import (
 	"bytes"
 	"context"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/config"
+	"github.com/kernel-gate/kernel-gate/explain"
 	"github.com/kernel-gate/kernel-gate/internal/goldentest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/pipeline"
@@ -75,4 +77,31 @@ func withoutExplanations(r result.Result) result.Result {
 		}
 	}
 	return r
+}
+
+// RenderExplained shows a hostile kernel name as text: never a terminal escape, in
+// markdown never markup.
+func TestRenderExplainedHostile(t *testing.T) {
+	e := explain.Explained{Schema: explain.Schema, Kernels: []explain.Kernel{{
+		Kernel: "k<script>|x\x1b[31m", Arch: "sm_90a",
+		Explain: result.Explanation{Sentence: "registers 1 → 2; [link](http://x) @someone"},
+	}}, Notes: []string{"# heading"}}
+	for f, bads := range map[Format][]string{
+		Text:     {"\x1b"},
+		Markdown: {"\x1b", "<script>", "[link](", "\n# heading"},
+	} {
+		var buf bytes.Buffer
+		if err := RenderExplained(&buf, e, f); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, bad := range bads {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s shows %q:\n%s", f, bad, out)
+			}
+		}
+	}
+	if err := RenderExplained(io.Discard, e, SARIF); err == nil {
+		t.Error("SARIF is not a format of kernel-gate explain")
+	}
 }

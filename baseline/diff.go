@@ -13,8 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/explain"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -93,6 +95,10 @@ type KernelDiff struct {
 	// side has no digest and the counts agree, absent when neither side has SASS.
 	SASS         string `json:"sass,omitempty"`
 	Instructions *Delta `json:"instructions,omitempty"`
+	// Explain says what the changed PTXAS numbers mean (package explain): resources and,
+	// where a block size is known, occupancy on the newer entry's GPU. Absent unless both
+	// entries have a record and a number changed.
+	Explain *result.Explanation `json:"explain,omitempty"`
 }
 
 // MetricChange is a PTXAS number before and after; a side that does not record it is
@@ -271,6 +277,9 @@ func (d *Diff) diffKernels(from, to Entry) {
 			if len(kd.Metrics) > 0 || kd.SASS == SASSChanged {
 				kd.Change = ChangeChanged
 			}
+			if len(kd.Metrics) > 0 && p.from.Ptxas != nil && p.to.Ptxas != nil {
+				kd.Explain = explainKernel(*p.from.Ptxas, *p.to.Ptxas, to.Fingerprint.Arch)
+			}
 		}
 		if kd.Change == ChangeUnchanged {
 			d.UnchangedKernels++
@@ -281,6 +290,20 @@ func (d *Diff) diffKernels(from, to Entry) {
 		d.Notes = append(d.Notes, fmt.Sprintf("SASS of %d kernel × arch pair(s) has no digest on a side (an entry written before digests were kept): "+
 			"only instruction counts are compared there", noDigest))
 	}
+}
+
+// explainKernel explains two entries' PTXAS records of one kernel × arch on gpu (the newer
+// entry's arch, "sm_90"), or on the kernel's own arch where that does not run on it. An
+// entry keeps no launch, so occupancy is left out, saying so.
+func explainKernel(from, to ptxas.Kernel, gpu string) *result.Explanation {
+	if gpu == "" || !gpuinfo.RunnableOn([]string{to.Arch}, gpu) {
+		gpu = to.Arch
+	}
+	e := explain.Build(explain.Input{
+		Base: explain.Side{Record: &from}, Head: explain.Side{Record: &to}, GPU: gpu,
+		NoBlockSize: "a baseline entry keeps no launch; kernel-gate explain --block-size computes it",
+	})
+	return &e
 }
 
 // ptxasChanges lists the numbers of two PTXAS records that differ; a record only one side
@@ -491,6 +514,9 @@ func (d Diff) WriteText(w io.Writer) error {
 			line = strings.Join(parts, ", ")
 		}
 		fmt.Fprintf(&b, "  %s %s: %s\n", k.Kernel, k.Arch, line)
+		if k.Explain != nil && k.Explain.Sentence != "" {
+			fmt.Fprintf(&b, "    why: %s\n", k.Explain.Sentence)
+		}
 	}
 
 	fmt.Fprintf(&b, "\ntimings (median µs [%.0f%% interval]):\n", TimingLevel*100)

@@ -128,6 +128,8 @@ func command(name string) func(context.Context, []string, env) (int, error) {
 		return runMerge
 	case "report":
 		return runReport
+	case "explain":
+		return runExplain
 	case "demo":
 		return runDemo
 	case "version", "--version", "-version":

@@ -149,6 +149,17 @@ func TestRunAllTimesUnchangedTargets(t *testing.T) {
 	if rsp.Verdict != sp.Verdict || len(rsp.Findings) != len(sp.Findings) {
 		t.Errorf("replayed speedup %s with %d findings, live %s with %d", rsp.Verdict, len(rsp.Findings), sp.Verdict, len(sp.Findings))
 	}
+	// Nothing was slower: no profile ran for an explanation, and none was built.
+	if _, err := os.Stat(filepath.Join(art, "gemm", "explain-profile")); !os.IsNotExist(err) {
+		t.Errorf("a profile ran with no kernel slower: %v", err)
+	}
+	for _, g := range live.Gates {
+		for _, f := range g.Findings {
+			if f.Explain != nil {
+				t.Errorf("%s: an explanation where no gate failed: %+v", g.Name, f)
+			}
+		}
+	}
 }
 
 // A GPU error in a check run fails the correctness gate naming it, skips the target's

@@ -18,6 +18,7 @@ package explain
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
@@ -55,6 +56,9 @@ type Input struct {
 	// ("ncu", "harness"); 0 when unknown, and occupancy is then not computed.
 	BlockSize     int
 	BlockSizeFrom string
+	// NoBlockSize says why BlockSize is 0, for the occupancy clause (default: Nsight
+	// Compute did not run and the harness does not report block_size).
+	NoBlockSize string
 	// DynamicSmem is the launch's dynamic shared memory in bytes, where known.
 	DynamicSmem int
 }
@@ -139,6 +143,8 @@ func Build(in Input) result.Explanation {
 		}
 	}
 
+	// A clause that only repeats the headline ("registers 72 → 108") says nothing new.
+	clauses = slices.DeleteFunc(clauses, func(c result.Clause) bool { return c.Text == in.Headline })
 	e.Clauses = append(clauses, e.Clauses...)
 	texts := make([]string, len(e.Clauses))
 	for i, c := range e.Clauses {
@@ -178,17 +184,7 @@ func resourceChanges(base, head *ptxas.Kernel) []result.Change {
 		return nil
 	}
 	var out []result.Change
-	for _, f := range []struct {
-		name, unit string
-		b, h       *int64
-	}{
-		{"registers", "", base.Registers, head.Registers},
-		{"shared memory", "bytes", base.Smem, head.Smem},
-		{"stack frame", "bytes", base.StackFrame, head.StackFrame},
-		{"spill stores", "bytes", base.SpillStores, head.SpillStores},
-		{"spill loads", "bytes", base.SpillLoads, head.SpillLoads},
-		{"barriers", "", base.Barriers, head.Barriers},
-	} {
+	for _, f := range resourceFields(base, head) {
 		if f.b == nil || f.h == nil || *f.b == *f.h {
 			continue
 		}
@@ -197,13 +193,48 @@ func resourceChanges(base, head *ptxas.Kernel) []result.Change {
 	return out
 }
 
+// resourceField is one of ptxas's figures on both sides, with the gate's metric for it.
+type resourceField struct {
+	metric, name, unit string
+	b, h               *int64
+}
+
+func resourceFields(base, head *ptxas.Kernel) []resourceField {
+	return []resourceField{
+		{ptxas.MetricRegisters, "registers", "", base.Registers, head.Registers},
+		{ptxas.MetricSmem, "shared memory", "bytes", base.Smem, head.Smem},
+		{ptxas.MetricStackFrame, "stack frame", "bytes", base.StackFrame, head.StackFrame},
+		{ptxas.MetricSpillStores, "spill stores", "bytes", base.SpillStores, head.SpillStores},
+		{ptxas.MetricSpillLoads, "spill loads", "bytes", base.SpillLoads, head.SpillLoads},
+		{"", "barriers", "", base.Barriers, head.Barriers},
+	}
+}
+
+// Headline is a ptxas finding's own short statement from both records: "registers 72 →
+// 108" for register_increase or registers, "spill stores 0 → 1676 bytes"; "" when the
+// metric is not one of the records' figures or a side lacks it.
+func Headline(metric string, base, head *ptxas.Kernel) string {
+	if base == nil || head == nil {
+		return ""
+	}
+	if metric == ptxas.MetricRegisterIncrease {
+		metric = ptxas.MetricRegisters
+	}
+	for _, f := range resourceFields(base, head) {
+		if f.metric == metric && metric != "" && f.b != nil && f.h != nil {
+			return fmt.Sprintf("%s %d → %d%s", f.name, *f.b, *f.h, unitSuffix(f.unit))
+		}
+	}
+	return ""
+}
+
 // occupancyChange computes both sides' occupancy, or says why it cannot.
 func occupancyChange(in Input) (*result.OccupancyChange, string) {
 	if in.Base.Record == nil || in.Head.Record == nil || in.Base.Record.Registers == nil || in.Head.Record.Registers == nil {
 		return nil, "a side has no ptxas register count"
 	}
 	if in.BlockSize <= 0 {
-		return nil, "the launch's block size is unknown (Nsight Compute did not run and the harness does not report block_size)"
+		return nil, "the launch's block size is unknown (" + cmpOr(in.NoBlockSize, "Nsight Compute did not run and the harness does not report block_size") + ")"
 	}
 	l, ok := occupancy.For(in.GPU)
 	if !ok {

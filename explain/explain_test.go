@@ -162,3 +162,24 @@ func TestProfileClauses(t *testing.T) {
 		t.Errorf("sentence %q (profile %d), want %q", e.Sentence, len(e.Profile), want)
 	}
 }
+
+// A ptxas finding's headline is its metric on both records; register_increase is the
+// registers; a metric the records do not hold has none.
+func TestHeadline(t *testing.T) {
+	b := recorded(t, "spill", "base", flash, "sm_90a").Record
+	h := recorded(t, "spill", "head", flash, "sm_90a").Record
+	for metric, want := range map[string]string{
+		"register_increase": "registers 153 → 32",
+		"registers":         "registers 153 → 32",
+		"spill_stores":      "spill stores 0 → 1676 bytes",
+		"stack_frame":       "stack frame 0 → 1152 bytes",
+		"ptxas-warning":     "",
+	} {
+		if got := Headline(metric, b, h); got != want {
+			t.Errorf("Headline(%s) = %q, want %q", metric, got, want)
+		}
+	}
+	if got := Headline("registers", nil, h); got != "" {
+		t.Errorf("no base: %q", got)
+	}
+}

@@ -257,6 +257,7 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 	if err := p.addCommandRecords(&in.Log, sideHead); err != nil {
 		return nil, err
 	}
+	p.records[sideHead] = in.Log.Kernels
 	var base *ptxas.Baseline
 	if p.hasBase() {
 		var bl PtxasInputs
@@ -280,6 +281,7 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 		if err := p.addCommandRecords(&bl.Log, sideBase); err != nil {
 			return nil, err
 		}
+		p.records[sideBase] = bl.Log.Kernels
 		if len(bl.Log.Kernels) > 0 {
 			base = ptxas.NewBaseline("base "+abrun.ShortRev(p.decided.BaseRev), bl.Log.Kernels)
 		}

@@ -20,13 +20,15 @@
 //     (PtxasGates, SASSGate).
 //  6. Each target's GPU steps, in order, stopping at its first failed gate unless
 //     Options.KeepGoing: the sanitizer, the correctness check, the speedup gate (base and
-//     head harnesses side by side, package abrun) and Nsight Compute where a rule names
-//     its kernels. A target whose functions have byte-identical SASS to base's on every arch
+//     head harnesses side by side, package abrun), for a kernel it finds slower one
+//     Nsight Compute profile of each side within a 60 s budget (profile.go), and Nsight
+//     Compute where a rule names its kernels. A target whose functions have byte-identical SASS to base's on every arch
 //     is not sanitized, timed or profiled again unless Options.All; a GPU error ends the
 //     target's steps, and every later target's when nvidia-smi no longer answers.
 //  7. Merge each gate's per-target parts into one gate, point findings at the kernels'
-//     __global__ lines (package kernelsrc), and return the result (package result); a
-//     shard's result records its shard.
+//     __global__ lines (package kernelsrc), explain every failed or warned ptxas, sass and
+//     speedup finding of a kernel (package explain, explain.go), and return the result
+//     (package result); a shard's result records its shard.
 //
 // Every process goes through an executor. Live, it runs the process with a timeout, killed
 // with its process group (package procgroup), keeps its output in the artifacts directory

@@ -43,6 +43,9 @@ type executor interface {
 	note(id string, took time.Duration, script ...string)
 	// path is a file of the artifacts directory (the recording, replaying).
 	path(rel string) string
+	// has reports whether a step would run (live: always) or was recorded (replaying): a
+	// step a run may leave out (a bounded profile) is replayed only where it ran.
+	has(id string) bool
 	// logCut says why the log rel (relative to the artifacts) does not hold all that its
 	// step printed ("" when it does, or when no step wrote it): a gate that reads it fails
 	// naming this, as what was cut could hold anything.
@@ -317,6 +320,8 @@ func holdsRun(dir string) bool {
 }
 
 func (l *live) path(rel string) string { return filepath.Join(l.dir, filepath.FromSlash(rel)) }
+
+func (l *live) has(string) bool { return true }
 
 func (l *live) run(ctx context.Context, p proc) (step, error) {
 	s := step{ID: p.id, Argv: p.argv, Dir: p.dir, Env: p.env, Log: p.log}
@@ -608,6 +613,8 @@ func checkRecording(root *os.Root) error {
 }
 
 func (r *replayer) path(rel string) string { return filepath.Join(r.dir, filepath.FromSlash(rel)) }
+
+func (r *replayer) has(id string) bool { _, ok := r.recorded[id]; return ok }
 
 func (r *replayer) run(_ context.Context, p proc) (step, error) { return r.lookup(p.id) }
 

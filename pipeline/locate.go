@@ -63,19 +63,27 @@ func (p *pipeline) definition(idx kernelsrc.Index, kernel string) (kernelsrc.Def
 	if d, ok := idx.Find(kernelsrc.Identifier(kernelname.Parse(kernel).Short)); ok {
 		return d, true
 	}
-	for _, t := range p.targets {
-		if !slices.Contains(t.Kernels, kernel) {
-			continue
-		}
-		for _, glob := range t.Functions {
-			if id := kernelsrc.Identifier(glob); !strings.ContainsAny(id, "*?[") {
-				if d, ok := idx.Find(id); ok {
-					return d, true
-				}
+	globs, _ := p.harnessGlobs(kernel)
+	for _, glob := range globs {
+		if id := kernelsrc.Identifier(glob); !strings.ContainsAny(id, "*?[") {
+			if d, ok := idx.Find(id); ok {
+				return d, true
 			}
 		}
 	}
 	return kernelsrc.Def{}, false
+}
+
+// harnessGlobs maps a harness's own label of a kernel (a run.targets kernels entry, such
+// as "flash_fwd_causal") to the function globs of its target, and the target (nil: no
+// target has that label).
+func (p *pipeline) harnessGlobs(kernel string) ([]string, *config.Target) {
+	for i, t := range p.targets {
+		if slices.Contains(t.Kernels, kernel) {
+			return t.Functions, &p.targets[i]
+		}
+	}
+	return nil, nil
 }
 
 // kernelIndex scans the targets' sources and the CUDA sources beside them; for a harness

@@ -15,6 +15,8 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/config"
+	"github.com/kernel-gate/kernel-gate/gates/ncu"
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -129,6 +131,13 @@ type pipeline struct {
 	// benchSpent is the wall time the targets' A/B runs have spent timing so far, against
 	// bench.run_wall_budget.
 	benchSpent time.Duration
+	// records are each side's ptxas records as the static gates read them, kept for the
+	// explanations (explain.go).
+	records [2][]ptxas.Kernel
+	// profiles are the base-vs-head profiles of slow kernels (profile.go), and
+	// profileSpent their wall time so far, against profileBudget.
+	profiles     map[profileKey]*ncu.Report
+	profileSpent time.Duration
 }
 
 // Run runs the pipeline on the config's run.targets, live or replaying a recording, and
@@ -287,6 +296,7 @@ func (p *pipeline) run(ctx context.Context, replaying bool) (result.Result, erro
 		return result.Result{}, err
 	}
 	p.locate(gates)
+	p.explainGates(ctx, gates)
 	res := result.New(p.o.Tool, gates...)
 	if p.gpu != nil {
 		res.Device = &result.Device{Name: p.gpu.Name, Arch: p.gpu.Arch(), Driver: p.gpu.Driver}

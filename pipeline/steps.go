@@ -371,11 +371,7 @@ func (p *pipeline) profile(ctx context.Context, t target) (result.Gate, error) {
 			}
 			return ncu.RunGate(ctx, cfg, o)
 		},
-		script: func(result.Gate) []string {
-			env := append(slices.Clone(o.ExtraEnv), ncu.Env(o, filepath.Join(dir, ncu.HarnessFile)+".plain")...)
-			argv := append(append([]string{o.NCU}, ncu.Args(o)...), o.Command...)
-			return []string{"env " + procgroup.ShellJoin(env) + " " + procgroup.ShellJoin(argv) + " >" + procgroup.ShellQuote(filepath.Join(dir, ncu.LogFile+".plain")) + " 2>&1"}
-		},
+		script: func(result.Gate) []string { return ncuScript(o, dir) },
 		reread: func() (result.Gate, error) {
 			var rep *ncu.Report
 			var perr error
@@ -393,4 +389,11 @@ func (p *pipeline) profile(ctx context.Context, t target) (result.Gate, error) {
 			return ncu.Evaluate(rep, cfg)
 		},
 	})
+}
+
+// ncuScript is an Nsight Compute run kept in dir, as a plain shell line (commands.sh).
+func ncuScript(o ncu.Options, dir string) []string {
+	env := append(slices.Clone(o.ExtraEnv), ncu.Env(o, filepath.Join(dir, ncu.HarnessFile)+".plain")...)
+	argv := append(append([]string{o.NCU}, ncu.Args(o)...), o.Command...)
+	return []string{"env " + procgroup.ShellJoin(env) + " " + procgroup.ShellJoin(argv) + " >" + procgroup.ShellQuote(filepath.Join(dir, ncu.LogFile+".plain")) + " 2>&1"}
 }

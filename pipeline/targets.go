@@ -79,7 +79,7 @@ func (p *pipeline) gpuSteps() []gpuStep {
 				return "", &g
 			}
 			return "", nil
-		}, run: p.bench},
+		}, run: p.benchExplained},
 		{gate: ncu.Name, enabled: func() bool { return !p.cfg.NCU.Empty() && p.wants(ncu.Name) }, check: func(t target) (string, *result.Gate) {
 			if p.targetNCU(t).Empty() {
 				return "no ncu rule names its kernels", nil

@@ -104,6 +104,7 @@ Usage:
   kernel-gate guard [PATHS...]           block commands that would stop, reboot or reset the GPU machine
   kernel-gate guard --diff BASE..HEAD    the same, judging only what the change adds
   kernel-gate report [flags] FILE        render a saved JSON result again
+  kernel-gate explain BASE.json HEAD.json  why kernels changed: resources, occupancy, instruction mix
   kernel-gate demo [flags]               replay the recorded real GPU run in testdata/ (no GPU needed)
   kernel-gate version                    print the version
 
@@ -119,6 +120,19 @@ writes its page to --out; action takes none of these (its inputs are INPUT_* var
 Exit codes: 0 pass, 1 a gate failed, 2 bad usage or unreadable input,
 3 kernel-gate could not run a step itself.
 Run 'kernel-gate COMMAND -h' for a command's flags.
+`
+	case "explain":
+		return `Usage: kernel-gate explain [flags] BASE.json HEAD.json
+       kernel-gate explain [flags] --base-log LOG --head-log LOG [--base-sass DUMP --head-sass DUMP]
+
+Explains every kernel × arch whose ptxas record or SASS differs between base and head,
+from two saved results (the ptxas gate's data.kernels) or two builds' logs (nvcc -Xptxas
+-v) and SASS dumps (cuobjdump --dump-sass): registers, shared memory, stack and spills;
+the theoretical occupancy they allow on --gpu at --block-size, and what limits it; the
+SASS instruction mix per class (dumps only: a result keeps no opcodes), with new local
+memory traffic, lost tensor-core MMA and clock reads called out. A result's --base-sass
+and --head-sass add the mix. It explains, it does not judge: exit 0, or 2 for bad input.
+
 `
 	case "merge":
 		return `Usage: kernel-gate merge [--out merged.json] [--expect-shards N] [--expect-gpus N] RESULT.json...

@@ -41,7 +41,8 @@ type OccupancyChange struct {
 	// GPU is the compute capability the limits are for ("9.0").
 	GPU string `json:"gpu"`
 	// BlockSize is the launch's threads per block and BlockSizeFrom where it was read:
-	// "ncu" (launch__block_size), "harness" (kernel-gate/bench/v1) or "config".
+	// "ncu" (launch__block_size), "harness" (kernel-gate/bench/v1) or "option" (kernel-gate
+	// explain --block-size).
 	BlockSize     int       `json:"block_size"`
 	BlockSizeFrom string    `json:"block_size_from"`
 	Base          Occupancy `json:"base"`

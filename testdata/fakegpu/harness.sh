@@ -31,6 +31,15 @@ sanitize)
   printf '{"schema": "kernel-gate/bench/v1", "device": {"name": "NVIDIA H200", "compute_cap": "9.0", "driver": "580.159.04", "cuda": "13.0"}, "results": [{"kernel": "k", "shape": "small", "launches": 1}]}\n' >"$KG_OUT"
   ;;
 bench)
+  if [ -n "$FAKE_HEAD_FACTOR" ]; then
+    # Head's harness (a path under head/) FAKE_HEAD_FACTOR times as slow on gemm as base's,
+    # which reports the recorded kernel's name, gemm_wmma, so that a finding names the target's.
+    f=1
+    case $FAKE_HARNESS_BIN in */head/*) f=$FAKE_HEAD_FACTOR ;; esac
+    sh "$repo/gates/speedup/abrun/testdata/fake-harness.sh" "state=/dev/null" "side=x" "factor=$f" || exit
+    sed 's/"kernel": "gemm"/"kernel": "gemm_wmma"/' "$KG_OUT" >"$KG_OUT.fake" && mv "$KG_OUT.fake" "$KG_OUT"
+    exit
+  fi
   exec sh "$repo/gates/speedup/abrun/testdata/fake-harness.sh" "state=/dev/null" "side=x" ${FAKE_FACTOR:+factor=$FAKE_FACTOR}
   ;;
 esac

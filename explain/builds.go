@@ -1,0 +1,204 @@
+package explain
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/sass"
+	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
+	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// Schema names the JSON of `kernel-gate explain`. Within v1 fields are only added.
+const Schema = "kernel-gate/explain/v1"
+
+// Sources is what one side (base or head) of `kernel-gate explain` was read from: its ptxas
+// records (a build log, or a result's ptxas data.kernels) and its SASS functions (a dump).
+type Sources struct {
+	Records []ptxas.Kernel
+	SASS    []sass.Function
+	// Device is the GPU of the result it was read from (nil: none).
+	Device *result.Device
+}
+
+// Options say which launch and GPU Explain computes occupancy for.
+type Options struct {
+	// GPU is the compute capability ("9.0") or arch ("sm_90"); empty: head's result's
+	// device, else each kernel's own arch.
+	GPU string
+	// BlockSize is the launch's threads per block (0: unknown, occupancy left out).
+	BlockSize, DynamicSmem int
+}
+
+// Kernel is one kernel × arch explained.
+type Kernel struct {
+	Kernel  string             `json:"kernel"`
+	Name    string             `json:"name"`
+	Arch    string             `json:"arch"`
+	Explain result.Explanation `json:"explain"`
+}
+
+// Explained is what `kernel-gate explain` writes.
+type Explained struct {
+	Schema string `json:"schema"`
+	// Unchanged counts the kernel × arch pairs of both sides whose records and SASS agree.
+	Unchanged int      `json:"unchanged"`
+	Kernels   []Kernel `json:"kernels"`
+	// Notes say what the inputs could not show (no SASS on a side, kernels of one side).
+	Notes []string `json:"notes"`
+}
+
+// Explain explains every kernel × arch of head whose ptxas record or SASS differs from
+// base's, in head's order; a kernel is the same one in both by its kernelname identity.
+func Explain(base, head Sources, o Options) Explained {
+	out := Explained{Schema: Schema, Kernels: []Kernel{}, Notes: []string{}}
+	gpu := o.GPU
+	if gpu == "" && head.Device != nil {
+		gpu = head.Device.Arch
+	}
+	noBlock := "pass --block-size N, the threads per block it launches with"
+	for _, h := range headFunctions(head) {
+		id := kernelname.Parse(h.name).Identity()
+		b := Side{Record: findRecord(base.Records, id, h.arch), SASS: findFunction(base.SASS, id, h.arch)}
+		hs := Side{Record: findRecord(head.Records, id, h.arch), SASS: findFunction(head.SASS, id, h.arch)}
+		if b.Record == nil && b.SASS == nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("%s (%s) is only in head", kernelname.Parse(h.name).Short, h.arch))
+			continue
+		}
+		if !changed(b, hs) {
+			out.Unchanged++
+			continue
+		}
+		in := Input{Base: b, Head: hs, GPU: h.arch, BlockSize: o.BlockSize, DynamicSmem: o.DynamicSmem, NoBlockSize: noBlock}
+		if o.BlockSize > 0 {
+			in.BlockSizeFrom = "option"
+		}
+		if gpu != "" && gpuinfo.RunnableOn([]string{h.arch}, archOf(gpu)) {
+			in.GPU = gpu
+		}
+		out.Kernels = append(out.Kernels, Kernel{Kernel: kernelname.Parse(h.name).Short, Name: h.name, Arch: h.arch, Explain: Build(in)})
+	}
+	if len(head.SASS) == 0 || len(base.SASS) == 0 {
+		out.Notes = append(out.Notes, "no SASS on a side: the instruction mix is not compared (pass --base-sass and --head-sass, cuobjdump --dump-sass of each build)")
+	}
+	return out
+}
+
+// archOf is "sm_90" for a compute capability "9.0", an arch as it is.
+func archOf(gpu string) string {
+	if len(gpu) > 0 && gpu[0] >= '0' && gpu[0] <= '9' {
+		return gpuinfo.Info{ComputeCap: gpu}.Arch()
+	}
+	return gpu
+}
+
+type function struct{ name, arch string }
+
+// headFunctions are head's kernels × archs: its records', then its SASS's that no record
+// names, each once.
+func headFunctions(head Sources) []function {
+	var out []function
+	add := func(name, arch string, entry *bool) {
+		f := function{name, arch}
+		if entry != nil && !*entry || slices.Contains(out, f) {
+			return
+		}
+		out = append(out, f)
+	}
+	for _, k := range head.Records {
+		add(k.Name, k.Arch, k.Entry)
+	}
+	for _, fn := range head.SASS {
+		entry := &fn.Entry
+		if !fn.EntryKnown {
+			entry = nil
+		}
+		add(fn.Name.Mangled, fn.Arch, entry)
+	}
+	return out
+}
+
+func findRecord(rs []ptxas.Kernel, id, arch string) *ptxas.Kernel {
+	for i := range rs {
+		if rs[i].Arch == arch && kernelname.Parse(rs[i].Name).Identity() == id {
+			return &rs[i]
+		}
+	}
+	return nil
+}
+
+func findFunction(fs []sass.Function, id, arch string) *sass.Function {
+	for i := range fs {
+		if fs[i].Arch == arch && fs[i].Name.Identity() == id {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+// changed reports whether anything Build reads differs between the sides.
+func changed(b, h Side) bool {
+	if b.SASS != nil && h.SASS != nil && b.SASS.Digest != h.SASS.Digest {
+		return true
+	}
+	return b.Record != nil && h.Record != nil && len(resourceChanges(b.Record, h.Record)) > 0
+}
+
+// ReadLog adds the ptxas records of a build log (nvcc -Xptxas -v, gzip or plain) to b.
+func (b *Sources) ReadLog(ctx context.Context, path string) error {
+	var l ptxas.Log
+	if err := input.Read(ctx, []string{path}, nil, input.Log, func(r io.Reader, name string) error {
+		return l.Parse(r, name, nil)
+	}); err != nil {
+		return err
+	}
+	b.Records = append(b.Records, l.Kernels...)
+	return nil
+}
+
+// ReadSASS adds the functions of a SASS dump (cuobjdump --dump-sass or nvdisasm) to b.
+func (b *Sources) ReadSASS(ctx context.Context, path string) error {
+	return input.Read(ctx, []string{path}, nil, input.Log, func(r io.Reader, name string) error {
+		d, err := sass.Parse(r, sass.ParseOptions{})
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		b.SASS = append(b.SASS, d.Functions...)
+		return nil
+	})
+}
+
+// ReadResult adds a saved result's ptxas records (the ptxas gate's data.kernels) and its
+// device to b. A result keeps no opcodes: its SASS is not compared.
+func (b *Sources) ReadResult(ctx context.Context, path string) error {
+	raw, err := input.ReadFile(ctx, path, input.JSON)
+	if err != nil {
+		return err
+	}
+	res, err := result.Read(bytes.NewReader(raw))
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	b.Device = res.Device
+	for _, g := range res.Gates {
+		if g.Name != ptxas.Name || len(g.Data) == 0 {
+			continue
+		}
+		var d ptxas.Data
+		if err := json.Unmarshal(g.Data, &d); err != nil {
+			return fmt.Errorf("%s: the ptxas gate's data: %w", path, err)
+		}
+		b.Records = append(b.Records, d.Kernels...)
+	}
+	if len(b.Records) == 0 {
+		return fmt.Errorf("%s: the result has no ptxas records (its ptxas gate's data.kernels) to explain", path)
+	}
+	return nil
+}

@@ -1,0 +1,109 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// explained replays a recording and returns its explained findings by gate.
+func explained(t *testing.T, rcase string) map[string][]result.Finding {
+	t.Helper()
+	res, err := Run(context.Background(), loadConfig(t), Options{Replay: filepath.Join(root, "testdata/replay", rcase), Dir: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]result.Finding{}
+	for _, g := range res.Gates {
+		for _, f := range g.Findings {
+			if f.Explain != nil {
+				out[g.Name] = append(out[g.Name], f)
+			}
+		}
+	}
+	return out
+}
+
+// findExplained is the explained finding of that kernel, arch and metric.
+func findExplained(t *testing.T, fs []result.Finding, kernel, arch, metric string) result.Finding {
+	t.Helper()
+	for _, f := range fs {
+		if f.Kernel == kernel && f.Arch == arch && f.Metric == metric {
+			return f
+		}
+	}
+	t.Fatalf("no explained %s finding of %s (%s) among %d", metric, kernel, arch, len(fs))
+	return result.Finding{}
+}
+
+// The recorded defects are explained from both sides' records and SASS, the recording's GPU
+// and the launch's block size: spill (local memory appears, the register cap; the spill
+// recording stopped before the harness ran, so no block size: the clause says why),
+// occupancy (the harness's block size 128 in gemm/check.json: 28 → 16 warps/SM, limited by
+// registers) and slow5 (the clock reads the timed wait added; ncu's block size).
+func TestReplayExplanations(t *testing.T) {
+	for _, tt := range []struct {
+		rcase, gate, kernel, arch, metric string
+		prefix                            string
+		want                              []string
+		blockFrom                         string
+	}{
+		{"spill", "ptxas", "kg::flash_fwd<64, 64, false>", "sm_90a", "spill_stores",
+			"spill stores 0 → 1676 bytes: local memory traffic appears (local loads 0 → 315, local stores 0 → 295)",
+			[]string{"registers 153 → 32", "spill stores appear: 1676 bytes",
+				"occupancy not computed: the launch's block size is unknown (Nsight Compute did not run and the harness does not report block_size)"}, ""},
+		{"occupancy", "ptxas", "kg::gemm_wmma<64, 64, 32>", "sm_90a", "register_increase",
+			"registers 72 → 108: occupancy 28 → 16 warps/SM (44% → 25% of the SM) at 128 threads per block, limited by registers",
+			nil, "harness"},
+		{"slow5", "speedup", "flash_fwd", "", "slowdown",
+			"5.2% slower (kg::flash_fwd<64, 64, false>, sm_90a, ",
+			[]string{"clock reads 0 → 2 (a timed wait or in-kernel timing: S2R/CS2R of SR_CLOCKLO)",
+				"occupancy unchanged (12 warps/SM at 128 threads per block, limited by registers)"}, "ncu"},
+	} {
+		t.Run(tt.rcase, func(t *testing.T) {
+			f := findExplained(t, explained(t, tt.rcase)[tt.gate], tt.kernel, tt.arch, tt.metric)
+			e := f.Explain
+			t.Log(e.Sentence)
+			if !strings.HasPrefix(e.Sentence, tt.prefix) {
+				t.Errorf("sentence does not start with %q:\n%s", tt.prefix, e.Sentence)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(e.Sentence, w) {
+					t.Errorf("sentence lacks %q:\n%s", w, e.Sentence)
+				}
+			}
+			if tt.blockFrom == "" && e.Occupancy != nil || tt.blockFrom != "" && (e.Occupancy == nil || e.Occupancy.BlockSizeFrom != tt.blockFrom || e.Occupancy.GPU != "9.0") {
+				t.Errorf("occupancy %+v, want block size from %q on 9.0", e.Occupancy, tt.blockFrom)
+			}
+		})
+	}
+}
+
+// An explanation costs nothing where every gate passes: explainGates builds none and reads
+// nothing (the pipeline here has no executor, which any read would need, and no records).
+func TestNoExplanationWhereGatesPass(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(root, "testdata/replay/clean/result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res result.Result
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != result.Pass {
+		t.Fatalf("the clean recording's verdict is %s", res.Verdict)
+	}
+	p := &pipeline{}
+	if n := p.explainGates(context.Background(), res.Gates); n != 0 {
+		t.Errorf("%d explanations built where every gate passed", n)
+	}
+	// The clean recording, replayed whole, explains nothing either.
+	if n := len(explained(t, "clean")); n != 0 {
+		t.Errorf("the clean replay has explained findings in %d gates", n)
+	}
+}

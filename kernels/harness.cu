@@ -176,6 +176,9 @@ struct Case {
   virtual void check(kgbench::Result& r, int checks) = 0;
   virtual Timer timer() = 0;
   virtual void sanitize() = 0;  // one launch on fresh inputs
+  // The launch's threads per block, as its launcher in flash_fwd.cu, gemm_wmma.cu or
+  // softmax.cu sets it: written as block_size, for the occupancy an explanation computes.
+  virtual int block_size() const = 0;
   void bench(kgbench::Result& r, int rounds, int samples) {
     Timer t = timer();
     for (int k = 0; k < rounds; ++k) r.rounds_us.push_back(t(samples));
@@ -208,6 +211,7 @@ struct Attention : Case {
   int b, h, n;
   bool causal;
   Attention(int b_, int h_, int n_, bool c) : b(b_), h(h_), n(n_), causal(c) {}
+  int block_size() const override { return 64 / 16 * 32; }  // launch_flash_fwd: kBlockM / 16 * 32
   size_t elems() const { return (size_t)b * h * n * 64; }
 
   void check(kgbench::Result& r, int checks) override {
@@ -276,6 +280,7 @@ struct Attention : Case {
 struct Gemm : Case {
   int m, nn, kk;
   Gemm(int m_, int n_, int k_) : m(m_), nn(n_), kk(k_) {}
+  int block_size() const override { return 128; }  // launch_gemm_wmma
   void check(kgbench::Result& r, int checks) override {
     Buf<half> a((size_t)m * kk), b((size_t)kk * nn);
     Buf<float> c((size_t)m * nn), c2((size_t)m * nn), ref((size_t)m * nn);
@@ -329,6 +334,7 @@ struct Gemm : Case {
 struct Softmax : Case {
   int rows, cols;
   Softmax(int r, int c) : rows(r), cols(c) {}
+  int block_size() const override { return 256; }  // launch_row_softmax
   void check(kgbench::Result& r, int checks) override {
     Buf<float> x((size_t)rows * cols), y(x.n), y2(x.n), ref(x.n);
     Errors err;
@@ -423,6 +429,7 @@ int serve(const kgbench::Request& req, const std::vector<std::string>& kernels) 
       kgbench::Result r;
       r.kernel = e.kernel;
       r.shape = e.shape;
+      if (e.c) r.block_size = e.c->block_size();
       if (e.error.empty()) {
         try {
           r.rounds_us.push_back(e.timer(sr.samples));
@@ -483,6 +490,7 @@ int main() {
       r.kernel = kernel;
       r.shape = shape;
       Case* c = make_case(kernel, shape);
+      if (c) r.block_size = c->block_size();
       try {
         if (!c) throw std::string("unknown kernel or shape");
         if (req.mode == "check") c->check(r, std::max(req.rounds, 1));

@@ -63,6 +63,10 @@ struct Result {
   Opt max_err, mean_err, ref_max_abs, bad_fraction, repeat_max_diff;  // check
   long long nan_count = -1, inf_count = -1;
   int checks = -1, repeat_launches = -1, launches = -1;
+  // The launch, any mode: threads per block and dynamic shared memory in bytes (what
+  // kernel-gate computes a regression's occupancy for); 0 and -1: not said.
+  int block_size = 0;
+  long long dynamic_smem = -1;
   std::string error;
 };
 
@@ -154,6 +158,8 @@ inline std::string Format(const Request& req, const std::vector<Result>& results
     if (r.repeat_launches >= 0) o << ", \"repeat_launches\": " << r.repeat_launches;
     opt("repeat_max_diff", r.repeat_max_diff);
     if (r.launches >= 0) o << ", \"launches\": " << r.launches;
+    if (r.block_size > 0) o << ", \"block_size\": " << r.block_size;
+    if (r.dynamic_smem >= 0) o << ", \"dynamic_smem\": " << r.dynamic_smem;
     if (!r.error.empty()) { o << ", \"error\": "; json_string(o, r.error); }
     o << "}";
   }

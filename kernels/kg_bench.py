@@ -175,6 +175,10 @@ class Result:
     repeat_max_diff: Optional[float] = None
     # sanitize mode
     launches: Optional[int] = None
+    # the launch, any mode: threads per block and dynamic shared memory in bytes (what
+    # kernel-gate computes a regression's occupancy for)
+    block_size: Optional[int] = None
+    dynamic_smem: Optional[int] = None
     # the harness's own failure for this kernel × shape
     error: str = ""
     # beyond kg_bench.h: a reference timed in the same run, and anything else to keep
@@ -559,6 +563,12 @@ def _result_json(r: Result, i: int) -> dict[str, Any]:
         out["repeat_max_diff"] = _number(r.repeat_max_diff, where + ".repeat_max_diff")
     if r.launches is not None:
         out["launches"] = _count(r.launches, where + ".launches")
+    if r.block_size is not None:
+        out["block_size"] = _count(r.block_size, where + ".block_size")
+        if not 1 <= out["block_size"] <= 1024:
+            raise ValueError(f"{where}.block_size: {r.block_size} is not a block a kernel can launch (1 to 1024 threads)")
+    if r.dynamic_smem is not None:
+        out["dynamic_smem"] = _count(r.dynamic_smem, where + ".dynamic_smem")
     if r.error:
         out["error"] = str(r.error)
     if r.extra:

@@ -873,3 +873,19 @@ from forms_test import RecorderTest, TorchHarnessNumbersTest, TorchHarnessTest, 
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LaunchFieldsTest(unittest.TestCase):
+    """block_size and dynamic_smem, the launch an explanation computes occupancy for."""
+
+    def test_written_when_set(self):
+        doc = json.loads(kg_bench.dumps(kg_bench.Request(mode="check"), [
+            kg_bench.Result("k", "s", block_size=128, dynamic_smem=0), kg_bench.Result("j", "s")], device={"name": "x"}))
+        self.assertEqual(doc["results"][0]["block_size"], 128)
+        self.assertEqual(doc["results"][0]["dynamic_smem"], 0)
+        self.assertNotIn("block_size", doc["results"][1])
+
+    def test_refuses_a_block_no_kernel_can_launch(self):
+        for bad in (0, 2048):
+            with self.assertRaisesRegex(ValueError, "block_size"):
+                kg_bench.dumps(kg_bench.Request(mode="check"), [kg_bench.Result("k", "s", block_size=bad)], device={"name": "x"})

@@ -1,29 +1,14 @@
 package guard
 
 import (
-	"bytes"
 	"path"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
+	"github.com/kernel-gate/kernel-gate/gates/guard/workflow"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
-)
-
-// Kind is how the guard reads a file.
-type Kind string
-
-const (
-	KindShell      Kind = "shell"
-	KindWorkflow   Kind = "workflow"
-	KindAction     Kind = "action"
-	KindMakefile   Kind = "makefile"
-	KindDockerfile Kind = "dockerfile"
-	KindPython     Kind = "python"
-	// KindDoc is prose (Markdown, reStructuredText, text, docs/): never blocked.
-	KindDoc Kind = "doc"
-	// KindNone is a file the guard does not scan.
-	KindNone Kind = ""
 )
 
 // Classify decides a file's kind from its path (relative, either separator) and its first
@@ -53,7 +38,7 @@ func Classify(p string, head []byte) Kind {
 	case ext == ".py" || ext == ".pyw":
 		return KindPython
 	}
-	if k := shebangKind(head); k != KindNone {
+	if k := source.ShebangKind(head); k != KindNone {
 		return k
 	}
 	if dir == "docs" || dir == "doc" || strings.HasPrefix(dir, "docs/") || strings.HasPrefix(dir, "doc/") ||
@@ -61,53 +46,6 @@ func Classify(p string, head []byte) Kind {
 		return KindDoc
 	}
 	return KindNone
-}
-
-// shebangKind reads "#!/bin/bash", "#!/usr/bin/env -S python3 -u" and the like.
-func shebangKind(head []byte) Kind {
-	if !bytes.HasPrefix(head, []byte("#!")) {
-		return KindNone
-	}
-	line := head[2:]
-	if i := bytes.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
-	}
-	fields := strings.Fields(string(line))
-	for i := 0; i < len(fields); i++ {
-		name := path.Base(fields[i])
-		if name == "env" {
-			continue
-		}
-		if strings.HasPrefix(fields[i], "-") || strings.Contains(fields[i], "=") {
-			continue // env's -S, VAR=value
-		}
-		switch {
-		case name == "sh" || name == "bash" || name == "dash" || name == "zsh" || name == "ksh" || name == "mksh" || name == "ash":
-			return KindShell
-		case name == "python" || strings.HasPrefix(name, "python2") || strings.HasPrefix(name, "python3") ||
-			name == "pypy" || name == "pypy3":
-			return KindPython
-		}
-		return KindNone
-	}
-	return KindNone
-}
-
-// shellLang names the shell of a shebang ("zsh"), or "" when there is none.
-func shebangShell(head []byte) string {
-	if !bytes.HasPrefix(head, []byte("#!")) {
-		return ""
-	}
-	line := head[2:]
-	if i := bytes.IndexByte(line, '\n'); i >= 0 {
-		line = line[:i]
-	}
-	for _, f := range strings.Fields(string(line)) {
-		if n := path.Base(f); n != "env" && !strings.HasPrefix(f, "-") {
-			return n
-		}
-	}
-	return ""
 }
 
 // matchPathGlob reports whether glob g matches the relative path p, one of its parent
@@ -147,10 +85,10 @@ func shapeKind(content []byte) Kind {
 		return KindNone
 	}
 	doc := root.Content[0]
-	if j := mapGet(doc, "jobs"); j != nil && j.Kind == yaml.MappingNode {
+	if j := workflow.MapGet(doc, "jobs"); j != nil && j.Kind == yaml.MappingNode {
 		return KindWorkflow
 	}
-	if r := mapGet(doc, "runs"); r != nil && mapGet(r, "using") != nil {
+	if r := workflow.MapGet(doc, "runs"); r != nil && workflow.MapGet(r, "using") != nil {
 		return KindAction
 	}
 	return KindNone

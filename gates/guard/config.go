@@ -3,7 +3,6 @@ package guard
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 )
 
@@ -30,7 +30,7 @@ import (
 //	  unjudged: fail                   # a file the guard cannot judge: fail (default) or warn
 //	  skip: ["vendor/**"]              # path globs whose files may go unjudged (a warning)
 type Config struct {
-	configpos.Section[*ruleSet] `yaml:",inline"`
+	configpos.Section[*rules.Set] `yaml:",inline"`
 	// Disable switches rule IDs off (every pattern of the ID).
 	Disable []string `yaml:"disable"`
 	// Rules are extra patterns; a rule with the ID of a built-in one adds a pattern to it.
@@ -131,18 +131,18 @@ var ruleIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 // Resolve checks the section, read from file, and keeps the rule set every scan uses. The
 // error names the first setting that cannot work, with its line.
 func (c *Config) Resolve(file string) error {
-	return configpos.Resolve(c, file, func(c Config) (*ruleSet, error) {
+	return configpos.Resolve(c, file, func(c Config) (*rules.Set, error) {
 		if err := c.check(); err != nil {
 			return nil, err
 		}
-		return newRuleSet(c), nil
+		return rules.NewSet(c.rules(), c.knownIDs()), nil
 	})
 }
 
 // ruleSet returns the rule set the scans use: as Resolve kept it, or built now. A scan has
 // never refused a config built in Go, so this one is built unchecked.
-func (c Config) ruleSet() *ruleSet {
-	rs, _ := configpos.Resolved(c, func(c Config) (*ruleSet, error) { return newRuleSet(c), nil })
+func (c Config) ruleSet() *rules.Set {
+	rs, _ := configpos.Resolved(c, func(c Config) (*rules.Set, error) { return rules.NewSet(c.rules(), c.knownIDs()), nil })
 	return rs
 }
 
@@ -176,7 +176,7 @@ func (c Config) check() error {
 	}
 	for i, id := range c.Disable {
 		if !known[id] {
-			return fmt.Errorf("%s: guard.disable: unknown rule ID %q%s", c.Where(cmp.Or(c.KeyLine("disable["+strconv.Itoa(i)+"]"), c.KeyLine("disable"))), id, suggestID(id, known))
+			return fmt.Errorf("%s: guard.disable: unknown rule ID %q%s", c.Where(cmp.Or(c.KeyLine("disable["+strconv.Itoa(i)+"]"), c.KeyLine("disable"))), id, rules.SuggestID(id, known))
 		}
 	}
 	for _, key := range []string{"warn", "block"} {
@@ -186,7 +186,7 @@ func (c Config) check() error {
 		}
 		for i, id := range list {
 			if !known[id] {
-				return fmt.Errorf("%s: guard.%s: unknown rule ID %q%s", c.Where(cmp.Or(c.KeyLine(key+"["+strconv.Itoa(i)+"]"), c.KeyLine(key))), key, id, suggestID(id, known))
+				return fmt.Errorf("%s: guard.%s: unknown rule ID %q%s", c.Where(cmp.Or(c.KeyLine(key+"["+strconv.Itoa(i)+"]"), c.KeyLine(key))), key, id, rules.SuggestID(id, known))
 			}
 		}
 	}
@@ -212,14 +212,6 @@ func (c Config) check() error {
 		}
 	}
 	return nil
-}
-
-// suggestID names the known ID closest to a mistyped one.
-func suggestID(id string, known map[string]bool) string {
-	if best, ok := configpos.Closest(id, slices.Collect(maps.Keys(known))); ok {
-		return fmt.Sprintf(" (did you mean %q?)", best)
-	}
-	return ""
 }
 
 // rules returns the active patterns: the table without the disabled IDs, plus the

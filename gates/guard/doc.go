@@ -2,7 +2,7 @@
 // commands in a change that would stop, deallocate, reboot or reset the GPU machine the
 // gates run on (gcloud compute instances stop, sudo shutdown -h now, nvidia-smi -r, ...).
 //
-// Rule IDs (the rules table in rules.go is the one place they are defined):
+// Rule IDs (the table in rules/rules.go is the one place they are defined):
 //
 //	gcp-instance-stop        gcloud compute instances|tpus stop|suspend; the Compute API and REST stop
 //	gcp-instance-delete      gcloud compute instances|tpus delete; the Compute API and REST DELETE
@@ -33,6 +33,63 @@
 //	cloud-vm-stop            other clouds' VM lifecycle: hcloud, doctl, linode-cli, scw, ibmcloud is, exo, openstack, nova, vultr-cli, civo, lightsail; their HTTP APIs and SDKs
 //	vm-action-stop           a workflow step that stops, terminates or deletes a VM or runner through a third-party action (uses:)
 //	vm-verb-unresolved       a VM lifecycle command whose verb is a variable, parameter or command substitution the guard cannot resolve
+//
+// # How a scan runs, and where each step lives
+//
+// The gate (this package) keeps the API its callers use — Config, ScanFile, ScanTree,
+// ScanPaths, ScanDiff, Evaluate — and the steps that are about files, not languages:
+//
+//  1. Config.Resolve checks the guard section and builds the active rules.Set once.
+//  2. ScanTree, ScanPaths and ScanDiff (tree.go, paths.go) pick the files: the
+//     repository's tree, the paths given, or a change's files; links, excludes, skips,
+//     unreadable files.
+//  3. Classify (classify.go) says how each file is read (a source.Kind) from its path,
+//     its shebang or its YAML keys.
+//  4. scanKindWork (scan.go) refuses what cannot be judged (too large, binary), makes a
+//     shell.File (the text, its line table, the rules, the Python reader) and hands it to
+//     the front end of its kind: shell.Scan, python.Scan, makefile.Scan,
+//     dockerfile.Scan, workflow.Scan.
+//  5. The front end turns its language into scripts (source.Text mapped to the file's
+//     bytes) and runs them in the shell analyzer, which unwraps each command and matches
+//     it against the rules, recording hits on the File.
+//  6. File.Finish applies allow comments; the scripts the file runs by name (File.Refs)
+//     are judged as what runs them reads them (step 4 again).
+//  7. Evaluate (evaluate.go) makes the findings and warnings a gate verdict.
+//
+// The packages, each importing only those below it (an arrow is an import):
+//
+//	guard ──────────────┬────────────┬──────────────┬──────────────┐
+//	  │                 ▼            ▼              ▼              ▼
+//	  │             workflow     dockerfile      makefile        python
+//	  │         (workflow.go,        │              │              │
+//	  │       actions.go, expr.go)   │              │              │
+//	  │                 └────────────┴──────┬───────┴──────────────┘
+//	  ▼                                     ▼
+//	shell  the command analyzer: shell.File, Analyzer, Frame; variables, functions,
+//	  │    wrappers (bash -c, ssh, su -c, containers), `python -c` through the File's reader
+//	  ├──────────────────┬─────────────────┐
+//	  ▼                  ▼                 ▼
+//	rules              finding           source
+//	the rule table,    Finding,          Text and Builder (text mapped to file offsets),
+//	matching, Set,     Warning           Lines, Kind, decoders
+//	Wrapper grammar
+//	  │
+//	  ▼
+//	source
+//
+// The front ends never import each other, except that every one may hand Python to the
+// shell analyzer's RunPython: the shell analyzer cannot import package python (Python's
+// subprocess calls are read as shell), so the gate gives each shell.File python.Read
+// (scan.go), and shell calls it through the File.
+//
+// # Adding a front end
+//
+// A new language is a package under gates/guard with a Scan(*shell.File) that builds a
+// source.Text for each script it finds and runs it with shell.NewAnalyzer(fc).RunShell
+// (or RunPython); a Kind in package source and its name in kindName; Classify telling
+// the files apart; one case in scanKindWork; and a table test with real examples in the
+// package, through guard.ScanFile (see gates/guard/internal/guardtest). A rule is added in
+// package rules (see its doc).
 //
 // # What is read
 //

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
 
 // fuzzPaths give the fuzzer's content every kind of file the guard reads.
@@ -73,7 +75,7 @@ func FuzzScanFile(f *testing.F) {
 			if fd.Line < 1 || fd.Line > lines || fd.Column < 1 || fd.EndLine < fd.Line || !ids[fd.Rule] || fd.Path != p {
 				t.Errorf("bad finding %+v (%d lines)", fd, lines)
 			}
-			if !utf8.ValidString(fd.Command) || utf8.RuneCountInString(fd.Command) > maxCommandLen || strings.ContainsAny(fd.Command, "\n\r") {
+			if !utf8.ValidString(fd.Command) || utf8.RuneCountInString(fd.Command) > source.MaxCommandLen || strings.ContainsAny(fd.Command, "\n\r") {
 				t.Errorf("bad command %q", fd.Command)
 			}
 		}

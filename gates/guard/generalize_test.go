@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kernel-gate/kernel-gate/gates/guard/internal/guardtest"
 )
 
 // ruleCase is a source and the rule IDs its findings must have, in order (by line).
@@ -30,7 +32,7 @@ func runRuleCases(t *testing.T, cases []ruleCase) {
 				}
 			}
 			if !slices.Equal(got, tc.rules) {
-				t.Errorf("rules %q, want %q:%s", got, tc.rules, describeFindings(fs))
+				t.Errorf("rules %q, want %q:%s", got, tc.rules, guardtest.Describe(fs))
 			}
 			switch {
 			case tc.warn == "" && len(ws) > 0:
@@ -58,7 +60,7 @@ func TestUnresolvedVerb(t *testing.T) {
 			rules: []string{"vm-verb-unresolved"}},
 		{name: "the program itself unknown", src: "yes | $GCLOUD compute instances delete \"$VM\" --zone z\n", rules: []string{"gcp-instance-delete"}},
 	})
-	runNone(t, "x.sh", []string{
+	guardtest.RunNone(t, ScanFile, "x.sh", []string{
 		"gcloud compute instances describe \"$1\" --zone \"$2\"\n",
 		"gcloud compute instances list --filter \"$F\"\n",
 		"gcloud compute instances start \"$1\"\n",
@@ -92,7 +94,7 @@ func TestWrappersAndContainers(t *testing.T) {
 		{name: "entrypoint", src: "docker run --privileged --entrypoint nsenter busybox -t 1 -m -- reboot\n", rules: []string{"host-reboot"}},
 		{name: "kubectl debug node", src: "kubectl debug node/gpu-1 -it --image=ubuntu -- chroot /host shutdown -h now\n", rules: []string{"host-shutdown"}},
 	})
-	runNone(t, "x.sh", []string{
+	guardtest.RunNone(t, ScanFile, "x.sh", []string{
 		"docker run --rm alpine reboot\n", // the container's own init, not the host
 		"docker stop c1\ndocker exec -it c1 bash\ndocker run --gpus all nvidia/cuda nvidia-smi -q\n",
 		"docker run --privileged --pid=host alpine ps aux\n",
@@ -125,7 +127,7 @@ func TestPowerOffRoutesAndClouds(t *testing.T) {
 		{name: "sysfs PCI reset with an unknown address", src: "echo 1 | sudo tee /sys/bus/pci/devices/$GPU/remove\n", rules: []string{"gpu-reset"}},
 		{name: "runner processes killed", src: "pkill -f Runner.Listener\n", rules: []string{"runner-stop"}},
 	})
-	runNone(t, "x.sh", []string{
+	guardtest.RunNone(t, ScanFile, "x.sh", []string{
 		"dbus-send --system --print-reply --dest=org.freedesktop.login1 /org/freedesktop/login1 org.freedesktop.login1.Manager.CanPowerOff\n",
 		"loginctl list-sessions\nhcloud server list\ndoctl compute droplet list\nlinode-cli linodes list\nopenstack server list\n",
 		"curl https://api.digitalocean.com/v2/droplets\ncurl -X POST https://api.hetzner.cloud/v1/servers -d @spec.json\n",
@@ -149,7 +151,7 @@ func TestDecodedScripts(t *testing.T) {
 		{name: "undecodable into a shell", src: "echo \"$PAYLOAD\" | base64 -d | bash\n", warn: "cannot decode it"},
 		{name: "undecodable eval", src: "eval \"$(echo $X | base64 -d)\"\n", warn: "cannot decode it"},
 	})
-	runNone(t, "x.sh", []string{
+	guardtest.RunNone(t, ScanFile, "x.sh", []string{
 		"echo aGVsbG8= | base64 -d\n",
 		"key=$(echo \"$SECRET\" | base64 -d)\necho \"$KEY_B64\" | base64 -d > key.pem\n",
 		"echo bWFrZSAtag== | base64 -d | sh\n",
@@ -180,7 +182,7 @@ func TestPythonGeneralized(t *testing.T) {
 		{name: "runpod graphql", path: "x.py", src: "import requests\nrequests.post(f'https://api.runpod.io/graphql?api_key={k}', json={'query': 'mutation { podTerminate(input: {podId: \"x\"}) }'})\n",
 			rules: []string{"runpod-pod-stop"}},
 	})
-	runNone(t, "x.py", []string{
+	guardtest.RunNone(t, ScanFile, "x.py", []string{
 		"proc.stop()\nserver.shutdown()\nthread.reset()\nself.instances.append(x)\n",
 		"import boto3\nec2 = boto3.resource('ec2')\ni = ec2.Instance('i-1')\ni.start()\nprint(i.state)\n",
 		"import requests\nrequests.get('https://api.linode.com/v4/linode/instances')\nrequests.post('https://api.hetzner.cloud/v1/servers', json=spec)\n",
@@ -191,44 +193,44 @@ func TestPythonGeneralized(t *testing.T) {
 // Workflows: values of expressions, third-party actions, their script and CLI inputs.
 func TestWorkflowGeneralized(t *testing.T) {
 	runRuleCases(t, []ruleCase{
-		{name: "input default", path: wfPath, src: "on:\n  workflow_dispatch:\n    inputs:\n      cmd:\n        default: sudo shutdown -h now\njobs:\n  a:\n    steps:\n      - run: ${{ inputs.cmd }}\n",
+		{name: "input default", path: guardtest.WorkflowPath, src: "on:\n  workflow_dispatch:\n    inputs:\n      cmd:\n        default: sudo shutdown -h now\njobs:\n  a:\n    steps:\n      - run: ${{ inputs.cmd }}\n",
 			rules: []string{"host-shutdown"}},
-		{name: "choice options", path: wfPath, src: "on:\n  workflow_dispatch:\n    inputs:\n      action:\n        type: choice\n        options: [start, stop]\n        default: start\njobs:\n  a:\n    steps:\n      - run: gcloud compute instances ${{ github.event.inputs.action }} gpu-1 --zone z\n",
+		{name: "choice options", path: guardtest.WorkflowPath, src: "on:\n  workflow_dispatch:\n    inputs:\n      action:\n        type: choice\n        options: [start, stop]\n        default: start\njobs:\n  a:\n    steps:\n      - run: gcloud compute instances ${{ github.event.inputs.action }} gpu-1 --zone z\n",
 			rules: []string{"gcp-instance-stop"}},
-		{name: "matrix value", path: wfPath, src: "jobs:\n  a:\n    strategy:\n      matrix:\n        step: [build, test, 'sudo nvidia-smi -r']\n    steps:\n      - run: ${{ matrix.step }}\n",
+		{name: "matrix value", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    strategy:\n      matrix:\n        step: [build, test, 'sudo nvidia-smi -r']\n    steps:\n      - run: ${{ matrix.step }}\n",
 			rules: []string{"gpu-reset"}},
-		{name: "matrix include", path: wfPath, src: "jobs:\n  a:\n    strategy:\n      matrix:\n        include:\n          - cleanup: echo done\n          - cleanup: sudo poweroff\n    steps:\n      - run: ${{ matrix.cleanup }}\n",
+		{name: "matrix include", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    strategy:\n      matrix:\n        include:\n          - cleanup: echo done\n          - cleanup: sudo poweroff\n    steps:\n      - run: ${{ matrix.cleanup }}\n",
 			rules: []string{"host-shutdown"}},
-		{name: "env expanded into run", path: wfPath, src: "env:\n  TEARDOWN: az vm deallocate -g rg -n gpu\njobs:\n  a:\n    steps:\n      - run: ${{ env.TEARDOWN }}\n      - run: $TEARDOWN\n",
+		{name: "env expanded into run", path: guardtest.WorkflowPath, src: "env:\n  TEARDOWN: az vm deallocate -g rg -n gpu\njobs:\n  a:\n    steps:\n      - run: ${{ env.TEARDOWN }}\n      - run: $TEARDOWN\n",
 			rules: []string{"azure-vm-stop", "azure-vm-stop"}},
-		{name: "env from an input", path: wfPath, src: "on:\n  workflow_call:\n    inputs:\n      verb:\n        type: string\n        default: terminate-instances\njobs:\n  a:\n    env:\n      VERB: ${{ inputs.verb }}\n    steps:\n      - run: aws ec2 $VERB --instance-ids i-1\n",
+		{name: "env from an input", path: guardtest.WorkflowPath, src: "on:\n  workflow_call:\n    inputs:\n      verb:\n        type: string\n        default: terminate-instances\njobs:\n  a:\n    env:\n      VERB: ${{ inputs.verb }}\n    steps:\n      - run: aws ec2 $VERB --instance-ids i-1\n",
 			rules: []string{"aws-ec2-terminate"}},
-		{name: "expression literal alternative", path: wfPath, src: "jobs:\n  a:\n    steps:\n      - run: ${{ github.event_name == 'schedule' && 'sudo reboot' || 'echo skip' }}\n",
+		{name: "expression literal alternative", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    steps:\n      - run: ${{ github.event_name == 'schedule' && 'sudo reboot' || 'echo skip' }}\n",
 			rules: []string{"host-reboot"}},
 		{name: "composite action input default", path: ".github/actions/t/action.yml", src: "inputs:\n  teardown:\n    default: terraform destroy -auto-approve\nruns:\n  using: composite\n  steps:\n    - shell: bash\n      run: ${{ inputs.teardown }}\n",
 			rules: []string{"terraform-destroy"}},
-		{name: "generic ssh action", path: wfPath, src: "jobs:\n  a:\n    steps:\n      - uses: garygrossgarten/github-action-ssh@release\n        with:\n          command: sudo reboot\n          host: gpu\n",
+		{name: "generic ssh action", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    steps:\n      - uses: garygrossgarten/github-action-ssh@release\n        with:\n          command: sudo reboot\n          host: gpu\n",
 			rules: []string{"host-reboot"}},
-		{name: "retry action command", path: wfPath, src: "jobs:\n  a:\n    steps:\n      - uses: nick-fields/retry@v3\n        with:\n          timeout_minutes: 5\n          command: gcloud compute instances delete gpu-1 --zone z --quiet\n",
+		{name: "retry action command", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    steps:\n      - uses: nick-fields/retry@v3\n        with:\n          timeout_minutes: 5\n          command: gcloud compute instances delete gpu-1 --zone z --quiet\n",
 			rules: []string{"gcp-instance-delete"}},
-		{name: "azure cli inline script", path: wfPath, src: "jobs:\n  a:\n    steps:\n      - uses: azure/CLI@v2\n        with:\n          inlineScript: |\n            az vm deallocate -g rg -n gpu\n",
+		{name: "azure cli inline script", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    steps:\n      - uses: azure/CLI@v2\n        with:\n          inlineScript: |\n            az vm deallocate -g rg -n gpu\n",
 			rules: []string{"azure-vm-stop"}},
-		{name: "CLI action args", path: wfPath, src: "jobs:\n  a:\n    steps:\n      - uses: some-org/aws-cli-action@v1\n        with:\n          args: ec2 terminate-instances --instance-ids i-1\n",
+		{name: "CLI action args", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    steps:\n      - uses: some-org/aws-cli-action@v1\n        with:\n          args: ec2 terminate-instances --instance-ids i-1\n",
 			rules: []string{"aws-ec2-terminate"}},
-		{name: "pulumi destroy", path: wfPath, src: "jobs:\n  a:\n    steps:\n      - uses: pulumi/actions@v5\n        with:\n          command: destroy\n          stack-name: gpu\n",
+		{name: "pulumi destroy", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    steps:\n      - uses: pulumi/actions@v5\n        with:\n          command: destroy\n          stack-name: gpu\n",
 			rules: []string{"terraform-destroy"}},
-		{name: "runner action in stop mode", path: wfPath, src: "jobs:\n  a:\n    steps:\n      - uses: machulav/ec2-github-runner@v2\n        with:\n          mode: stop\n          label: x\n",
+		{name: "runner action in stop mode", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    steps:\n      - uses: machulav/ec2-github-runner@v2\n        with:\n          mode: stop\n          label: x\n",
 			rules: []string{"vm-action-stop"}},
-		{name: "stop mode from an input", path: wfPath, src: "on:\n  workflow_dispatch:\n    inputs:\n      mode:\n        options: [start, stop]\njobs:\n  a:\n    steps:\n      - uses: some/gce-runner-action@v1\n        with:\n          mode: ${{ inputs.mode }}\n",
+		{name: "stop mode from an input", path: guardtest.WorkflowPath, src: "on:\n  workflow_dispatch:\n    inputs:\n      mode:\n        options: [start, stop]\njobs:\n  a:\n    steps:\n      - uses: some/gce-runner-action@v1\n        with:\n          mode: ${{ inputs.mode }}\n",
 			rules: []string{"vm-action-stop"}},
-		{name: "stop flag input", path: wfPath, src: "jobs:\n  a:\n    steps:\n      - uses: acme/aws-ec2-action@v1\n        with:\n          stop-instance: true\n",
+		{name: "stop flag input", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    steps:\n      - uses: acme/aws-ec2-action@v1\n        with:\n          stop-instance: true\n",
 			rules: []string{"vm-action-stop"}},
-		{name: "stop sub-action", path: wfPath, src: "jobs:\n  a:\n    steps:\n      - uses: acme/hcloud-runner/stop@v1\n        with:\n          token: x\n",
+		{name: "stop sub-action", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    steps:\n      - uses: acme/hcloud-runner/stop@v1\n        with:\n          token: x\n",
 			rules: []string{"vm-action-stop"}},
-		{name: "terraform destroy action", path: wfPath, src: "jobs:\n  a:\n    steps:\n      - uses: dflook/terraform-destroy@v1\n        with:\n          path: infra\n",
+		{name: "terraform destroy action", path: guardtest.WorkflowPath, src: "jobs:\n  a:\n    steps:\n      - uses: dflook/terraform-destroy@v1\n        with:\n          path: infra\n",
 			rules: []string{"terraform-destroy"}},
 	})
-	runNone(t, wfPath, []string{
+	guardtest.RunNone(t, ScanFile, guardtest.WorkflowPath, []string{
 		"on:\n  workflow_dispatch:\n    inputs:\n      cmd:\n        default: make test\njobs:\n  a:\n    steps:\n      - run: ${{ inputs.cmd }}\n",
 		"jobs:\n  a:\n    strategy:\n      matrix:\n        os: [ubuntu-latest, windows-latest]\n    steps:\n      - run: echo ${{ matrix.os }}\n",
 		"jobs:\n  a:\n    steps:\n      - uses: machulav/ec2-github-runner@v2\n        with:\n          mode: start\n",
@@ -240,9 +242,9 @@ func TestWorkflowGeneralized(t *testing.T) {
 		"jobs:\n  a:\n    steps:\n      - uses: ./.github/actions/teardown\n        with:\n          mode: stop\n",
 	})
 	// A PowerShell action's script cannot be judged.
-	fs, ws := ScanFile(wfPath, []byte("jobs:\n  a:\n    steps:\n      - uses: azure/powershell@v2\n        with:\n          inlineScript: Stop-AzVM -Name gpu\n"), Config{})
+	fs, ws := ScanFile(guardtest.WorkflowPath, []byte("jobs:\n  a:\n    steps:\n      - uses: azure/powershell@v2\n        with:\n          inlineScript: Stop-AzVM -Name gpu\n"), Config{})
 	if len(fs) != 0 || len(ws) != 1 || !ws[0].Unjudged || ws[0].Line != 6 {
-		t.Errorf("powershell action: %v %+v", describeFindings(fs), ws)
+		t.Errorf("powershell action: %v %+v", guardtest.Describe(fs), ws)
 	}
 }
 
@@ -261,12 +263,12 @@ func TestConfigUsesAndURLRules(t *testing.T) {
 	if err := validate(cfg); err != nil {
 		t.Fatal(err)
 	}
-	fs, _ := ScanFile(wfPath, []byte("jobs:\n  a:\n    steps:\n      - uses: lab-org/vm-control@v1\n        with:\n          op: halt\n"), cfg)
+	fs, _ := ScanFile(guardtest.WorkflowPath, []byte("jobs:\n  a:\n    steps:\n      - uses: lab-org/vm-control@v1\n        with:\n          op: halt\n"), cfg)
 	if len(fs) != 1 || fs[0].Rule != "lab-vm-action" || fs[0].Line != 6 {
-		t.Errorf("uses rule:%s", describeFindings(fs))
+		t.Errorf("uses rule:%s", guardtest.Describe(fs))
 	}
 	fs, _ = ScanFile("x.sh", []byte("curl -X POST https://lab.example.com/api/machines/$M/halt\ncurl https://lab.example.com/api/machines/1/halt\n"), cfg)
 	if len(fs) != 1 || fs[0].Rule != "lab-api" || fs[0].Line != 1 {
-		t.Errorf("url rule:%s", describeFindings(fs))
+		t.Errorf("url rule:%s", guardtest.Describe(fs))
 	}
 }

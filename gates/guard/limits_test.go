@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/gates/guard/internal/guardtest"
+	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
 	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/hangtest"
@@ -36,7 +38,7 @@ func deepNesting() []struct {
 		{"command substitutions", "x.sh", "echo ok\necho " + subst + "\n", 2, 0},
 		{"quoted substitutions", "x.sh", "echo " + strings.Repeat("\"$(", n/3) + "x" + strings.Repeat(")\"", n/3) + "\n", 1, 0},
 		{"backquotes and braces", "x.sh", strings.Repeat("{ ", n/2) + "reboot;" + strings.Repeat(" }", n/2)[:n/4] + "\n", 1, 0},
-		{"if blocks", "x.sh", strings.Repeat("if true; then\n", n/14) + "reboot\n", maxShellNesting + 1, 0},
+		{"if blocks", "x.sh", strings.Repeat("if true; then\n", n/14) + "reboot\n", shell.MaxShellNesting + 1, 0},
 		{"arithmetic", "x.sh", "echo $((" + strings.Repeat("(", n) + "1" + strings.Repeat(")", n) + "))\n", 1, 0},
 		{"parameter expansions", "x.sh", "echo " + strings.Repeat("${a:-", n/5) + "x" + strings.Repeat("}", n/5) + "\n", 1, 0},
 		{"a pipeline", "x.sh", strings.Repeat("a|", n) + "reboot\n", 1, 0},
@@ -49,7 +51,7 @@ func deepNesting() []struct {
 		{"Makefile recipe", "Makefile", "all:\n\techo ok\n\t" + parens + "\n", 3, 0},
 		// Each $(shell ...) level that make's bound lets through is expanded, searched for
 		// $(shell ...) and parsed: three passes over what it holds, maxMakeNesting times.
-		{"make $(shell)", "Makefile", "X := " + strings.Repeat("$(shell ", n/8) + "reboot" + strings.Repeat(")", n/8) + "\n", 1, 3 * (maxMakeNesting + 1)},
+		{"make $(shell)", "Makefile", "X := " + strings.Repeat("$(shell ", n/8) + "reboot" + strings.Repeat(")", n/8) + "\n", 1, 3 * (shell.MaxMakeNesting + 1)},
 		{"Dockerfile RUN", "Dockerfile", "FROM x\nRUN " + parens + "\n", 2, 0},
 		{"Dockerfile exec form", "Dockerfile", "FROM x\nRUN [\"sh\", \"-c\", \"" + parens + "\"]\n", 2, 0},
 		{"Python brackets", "x.py", "import os\nx = " + strings.Repeat("[", n) + strings.Repeat("]", n) + "\nos.system(x)\n", 2, 0},
@@ -62,7 +64,7 @@ func deepNesting() []struct {
 // TestDeepNesting feeds every front-end a million nested constructs (deepNesting): each
 // must come back without a stack overflow, as an unjudged warning that names the file and
 // the line, and the gate must fail on it. Its work must stay bounded: the bytes of text the
-// front-ends went over (fileCtx.scanned) within the case's passes over the file, however
+// front-ends went over (shell.File.Scanned) within the case's passes over the file, however
 // deep it nests. How fast that is, BenchmarkDeepNesting measures; the 2 minutes here only
 // keep a scan that hangs from hanging the suite.
 func TestDeepNesting(t *testing.T) {
@@ -92,7 +94,7 @@ func TestDeepNesting(t *testing.T) {
 				}
 			}
 			if len(un) == 0 || un[0].Path != tt.path || un[0].Line != tt.line {
-				t.Fatalf("want an unjudged warning on %s:%d, got %+v (findings:%s)", tt.path, tt.line, r.ws, describeFindings(r.fs))
+				t.Fatalf("want an unjudged warning on %s:%d, got %+v (findings:%s)", tt.path, tt.line, r.ws, guardtest.Describe(r.fs))
 			}
 			g, err := Evaluate(r.fs, r.ws, 1, Config{})
 			if err != nil {
@@ -123,11 +125,11 @@ func TestNestingWithinLimits(t *testing.T) {
 		t.Errorf("warning %+v", w)
 	}
 	if len(fs) != 1 || fs[0].Rule != "host-reboot" {
-		t.Errorf("findings:%s", describeFindings(fs))
+		t.Errorf("findings:%s", guardtest.Describe(fs))
 	}
 	deep := strings.Repeat("( ", 400) + "sudo reboot" + strings.Repeat(" )", 400) + "\n"
 	if fs, ws := ScanFile("x.sh", []byte(deep), Config{}); len(ws) != 0 || len(fs) != 1 {
-		t.Errorf("400 levels: %v%s", ws, describeFindings(fs))
+		t.Errorf("400 levels: %v%s", ws, guardtest.Describe(fs))
 	}
 }
 
@@ -145,7 +147,7 @@ func TestUnreadable(t *testing.T) {
 	} {
 		fs, ws := ScanFile(tt.path, []byte(tt.src), Config{})
 		if len(fs) != 1 || fs[0].Rule != tt.rule || len(ws) != 0 {
-			t.Errorf("%s %q: %v%s", tt.path, tt.src, ws, describeFindings(fs))
+			t.Errorf("%s %q: %v%s", tt.path, tt.src, ws, guardtest.Describe(fs))
 		}
 	}
 	big := "#!/bin/sh\n" + strings.Repeat("# padding\n", maxFileSize/10) + "shutdown -h now\n"
@@ -211,7 +213,7 @@ func TestConfigUnjudgedAndSeverity(t *testing.T) {
 	src := "sudo nvidia-smi -lgc 1410\nsudo nvidia-smi -pl 300\nnvidia-smi -r\nnvidia-smi -pm 1\n"
 	fs, ws := ScanFile("x.sh", []byte(src), Config{})
 	if len(fs) != 3 {
-		t.Fatalf("findings:%s", describeFindings(fs))
+		t.Fatalf("findings:%s", guardtest.Describe(fs))
 	}
 	sev := func(cfg Config) (result.Verdict, []string) {
 		g, _ := Evaluate(fs, ws, 1, cfg)
@@ -351,6 +353,6 @@ func TestAliasBomb(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 	if len(fs) != 1 || fs[0].Rule != "host-reboot" {
-		t.Errorf("findings:%s", describeFindings(fs))
+		t.Errorf("findings:%s", guardtest.Describe(fs))
 	}
 }

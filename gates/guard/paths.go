@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
@@ -213,7 +215,7 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 	var findings []Finding
 	var warnings []Warning
 	type refFrom struct {
-		ref     scriptRef
+		ref     shell.ScriptRef
 		from    string
 		touched bool
 	}
@@ -247,7 +249,7 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 			}
 			content, whole = target, true
 			if kind == KindNone {
-				kind = shebangKind(headOf(content))
+				kind = source.ShebangKind(headOf(content))
 			}
 			if kind != KindNone && kind != KindDoc {
 				read[to] = kind // judged through the link
@@ -274,17 +276,17 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 		}
 		warnings = append(warnings, w...)
 		for _, r := range rf {
-			refs = append(refs, refFrom{r, ch.Path, whole || ch.Touches(r.line, r.line)})
+			refs = append(refs, refFrom{r, ch.Path, whole || ch.Touches(r.Line, r.Line)})
 		}
 	}
 	// Files the changed files run by their names.
 	seen := map[string]bool{}
 	for k := 0; k < len(refs) && k < 1000; k++ {
 		r := refs[k]
-		if path.IsAbs(r.ref.path) || strings.HasPrefix(r.ref.path, "~") {
+		if path.IsAbs(r.ref.Path) || strings.HasPrefix(r.ref.Path, "~") {
 			continue
 		}
-		for _, cand := range refCandidates(r.from, r.ref.path) {
+		for _, cand := range refCandidates(r.from, r.ref.Path) {
 			if cand == "." || cand == ".." || strings.HasPrefix(cand, "../") || cfg.excluded(cand) {
 				continue
 			}
@@ -296,14 +298,14 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 			if err != nil {
 				continue
 			}
-			kind := r.ref.kind
+			kind := r.ref.Kind
 			if kind == KindNone {
-				kind = shebangKind(headOf(content))
+				kind = source.ShebangKind(headOf(content))
 				if kind == KindNone && !bytes.HasPrefix(content, []byte("#!")) && bytes.IndexByte(headOf(content), 0) < 0 {
 					kind = KindShell
 				}
 			}
-			if kind == KindNone || read[cand] == kind || r.ref.kind == KindNone && read[cand] != KindNone {
+			if kind == KindNone || read[cand] == kind || r.ref.Kind == KindNone && read[cand] != KindNone {
 				break
 			}
 			ch, changed := byPath[cand]
@@ -322,7 +324,7 @@ func ScanDiff(ctx context.Context, repo string, spec gitdiff.Spec, cfg Config) (
 				warnings = append(warnings, w...)
 			}
 			for _, x := range rf {
-				refs = append(refs, refFrom{x, cand, r.touched || changed && ch.Touches(x.line, x.line)})
+				refs = append(refs, refFrom{x, cand, r.touched || changed && ch.Touches(x.Line, x.Line)})
 			}
 			break
 		}

@@ -4,14 +4,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/kernel-gate/kernel-gate/internal/result"
 	"gopkg.in/yaml.v3"
+
+	"github.com/kernel-gate/kernel-gate/gates/guard/internal/guardtest"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 func TestAllowComments(t *testing.T) {
@@ -29,27 +30,27 @@ ssh gpu bash -s <<'EOF' # kernel-gate: allow gpu-reset nightly reset of the benc
 nvidia-smi -r
 EOF
 `
-	runScanCases(t, []scanCase{{name: "shell", src: src, want: []want{
-		{2, "sudo", "host-reboot", "sudo reboot", ""},
-		{3, "sudo", "host-reboot", "sudo reboot", ""},
-		{6, "sudo", "host-reboot", "sudo reboot", ""},
-		{8, "sudo", "host-reboot", "sudo reboot", ""},
-		{10, "sudo", "host-reboot", "sudo reboot", ""},
-		{10, "nvidia-smi", "gpu-reset", "nvidia-smi -r", ""},
-		{12, "nvidia-smi", "gpu-reset", "ssh gpu bash -s <<'EOF' … nvidia-smi -r", ""},
-	}, allowed: []bool{true, true, false, false, true, true, true}}})
+	guardtest.Run(t, ScanFile, []guardtest.Case{{Name: "shell", Src: src, Want: []guardtest.Want{
+		{Line: 2, At: "sudo", Rule: "host-reboot", Cmd: "sudo reboot"},
+		{Line: 3, At: "sudo", Rule: "host-reboot", Cmd: "sudo reboot"},
+		{Line: 6, At: "sudo", Rule: "host-reboot", Cmd: "sudo reboot"},
+		{Line: 8, At: "sudo", Rule: "host-reboot", Cmd: "sudo reboot"},
+		{Line: 10, At: "sudo", Rule: "host-reboot", Cmd: "sudo reboot"},
+		{Line: 10, At: "nvidia-smi", Rule: "gpu-reset", Cmd: "nvidia-smi -r"},
+		{Line: 12, At: "nvidia-smi", Rule: "gpu-reset", Cmd: "ssh gpu bash -s <<'EOF' … nvidia-smi -r"},
+	}, Allowed: []bool{true, true, false, false, true, true, true}}})
 	fs, _ := ScanFile("x.sh", []byte(src), Config{})
 	if fs[0].AllowReason != "the scratch VM, not the runner" {
 		t.Errorf("reason %q", fs[0].AllowReason)
 	}
 
-	runScanCases(t, []scanCase{
-		{name: "workflow", path: wfPath, src: "jobs:\n  a:\n    steps:\n      - run: |\n          # kernel-gate: allow gpu-clocks we pin clocks for stable timings\n          sudo nvidia-smi -lgc 1410\n",
-			want: []want{{6, "sudo", "gpu-clocks", "sudo nvidia-smi -lgc 1410", ""}}, allowed: []bool{true}},
-		{name: "python", path: "x.py", src: "import os\n# kernel-gate: allow host-shutdown the job VM is disposable\nos.system('poweroff')\n",
-			want: []want{{3, "poweroff", "host-shutdown", "os.system('poweroff')", ""}}, allowed: []bool{true}},
-		{name: "makefile", path: "Makefile", src: "x:\n\t# kernel-gate: allow gpu-reset reset before each benchmark\n\tnvidia-smi -r\n",
-			want: []want{{3, "nvidia-smi", "gpu-reset", "nvidia-smi -r", ""}}, allowed: []bool{true}},
+	guardtest.Run(t, ScanFile, []guardtest.Case{
+		{Name: "workflow", Path: guardtest.WorkflowPath, Src: "jobs:\n  a:\n    steps:\n      - run: |\n          # kernel-gate: allow gpu-clocks we pin clocks for stable timings\n          sudo nvidia-smi -lgc 1410\n",
+			Want: []guardtest.Want{{Line: 6, At: "sudo", Rule: "gpu-clocks", Cmd: "sudo nvidia-smi -lgc 1410"}}, Allowed: []bool{true}},
+		{Name: "python", Path: "x.py", Src: "import os\n# kernel-gate: allow host-shutdown the job VM is disposable\nos.system('poweroff')\n",
+			Want: []guardtest.Want{{Line: 3, At: "poweroff", Rule: "host-shutdown", Cmd: "os.system('poweroff')"}}, Allowed: []bool{true}},
+		{Name: "makefile", Path: "Makefile", Src: "x:\n\t# kernel-gate: allow gpu-reset reset before each benchmark\n\tnvidia-smi -r\n",
+			Want: []guardtest.Want{{Line: 3, At: "nvidia-smi", Rule: "gpu-reset", Cmd: "nvidia-smi -r"}}, Allowed: []bool{true}},
 	})
 }
 
@@ -57,7 +58,7 @@ func TestAllowWarnings(t *testing.T) {
 	src := "# kernel-gate: allow host-reboot\nsudo reboot\n# kernel-gate: allow no-such-rule because\n# kernel-gate: allow\n# kernel-gate: allow host-reboots typo\n"
 	fs, ws := ScanFile("x.sh", []byte(src), Config{})
 	if len(fs) != 1 || fs[0].Allowed {
-		t.Errorf("an allow without a reason must not allow:%s", describeFindings(fs))
+		t.Errorf("an allow without a reason must not allow:%s", guardtest.Describe(fs))
 	}
 	wantMsgs := []struct {
 		line int
@@ -97,7 +98,7 @@ func TestParseWarnings(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fs, ws := ScanFile(tt.path, []byte(tt.src), Config{})
 			if len(fs) != tt.findings {
-				t.Errorf("findings:%s", describeFindings(fs))
+				t.Errorf("findings:%s", guardtest.Describe(fs))
 			}
 			if len(ws) != 1 || ws[0].Line != tt.line || !strings.Contains(ws[0].Message, tt.msg) || ws[0].Path != tt.path {
 				t.Errorf("warnings %+v, want one at line %d with %q", ws, tt.line, tt.msg)
@@ -242,53 +243,17 @@ func TestConfigRules(t *testing.T) {
 		got += f.Rule + "@" + string(rune('0'+f.Line)) + " "
 	}
 	if got != "lab-vm-stop@2 lab-watchdog@4 " {
-		t.Errorf("got %q:%s", got, describeFindings(fs))
+		t.Errorf("got %q:%s", got, guardtest.Describe(fs))
 	}
 	if fs[0].What != "stops the lab's GPU box" || fs[0].Why != "it is the only one" {
 		t.Errorf("what/why %q %q", fs[0].What, fs[0].Why)
 	}
 	fs, _ = ScanFile("x.py", []byte("pdu.power_off(outlet=3)\n"), cfg)
 	if len(fs) != 1 || fs[0].Rule != "lab-api" {
-		t.Errorf("python rule:%s", describeFindings(fs))
+		t.Errorf("python rule:%s", guardtest.Describe(fs))
 	}
 	if fs, ws := ScanFile("third_party/x/stop.sh", []byte("sudo reboot\n"), cfg); fs != nil || ws != nil {
 		t.Errorf("an excluded file was scanned: %v %v", fs, ws)
-	}
-}
-
-func TestRuleTable(t *testing.T) {
-	doc, err := os.ReadFile("doc.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	docIDs := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^//\t([a-z0-9]+(?:-[a-z0-9]+)+)  +\S`).FindAllSubmatch(doc, -1) {
-		docIDs[string(m[1])] = true
-	}
-	tableIDs := map[string]bool{}
-	for _, r := range DefaultRules() {
-		tableIDs[r.ID] = true
-		if !docIDs[r.ID] {
-			t.Errorf("rule %s is not in doc.go", r.ID)
-		}
-		if r.What == "" || r.Why == "" {
-			t.Errorf("rule %s has no what or why", r.ID)
-		}
-		if !r.isCommandRule() && !r.isWriteRule() && !r.isCallRule() {
-			t.Errorf("rule %s matches nothing", r.ID)
-		}
-	}
-	for id := range docIDs {
-		if !tableIDs[id] {
-			t.Errorf("doc.go rule %s has no pattern in DefaultRules", id)
-		}
-	}
-	a := DefaultRules()
-	a[0].Command[0] = "changed"
-	a[0].ValueFlags[0] = "changed"
-	a[0].ID = "changed"
-	if b := DefaultRules(); b[0].ID == "changed" || b[0].Command[0] == "changed" || b[0].ValueFlags[0] == "changed" {
-		t.Error("DefaultRules shares its table")
 	}
 }
 

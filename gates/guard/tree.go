@@ -15,6 +15,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
+	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 	fileinput "github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/repopath"
 )
@@ -50,7 +53,7 @@ type treeJob struct {
 type treeResult struct {
 	f       []Finding
 	w       []Warning
-	refs    []scriptRef
+	refs    []shell.ScriptRef
 	kind    Kind // how it was read (KindNone: not read)
 	scanned bool
 	skip    *skipped // not read, and why
@@ -269,7 +272,7 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 					// Run by its name, and not a regular file: nothing the guard can read.
 					warnedRef[j.rel] = true
 					out.warnings = append(out.warnings, Warning{Path: j.rel, Unjudged: true,
-						Message: fmt.Sprintf("not scanned: %s runs it by its name (line %d), but it is %s, not a regular file, so the guard cannot read it", jobs[i].rel, r.line, fileinput.KindOf(resolved[j.rel].special))})
+						Message: fmt.Sprintf("not scanned: %s runs it by its name (line %d), but it is %s, not a regular file, so the guard cannot read it", jobs[i].rel, r.Line, fileinput.KindOf(resolved[j.rel].special))})
 				}
 				if !ok || seen[j.rel] || done[j.rel] == j.kind || done[j.rel] == KindShell && j.kind == KindNone {
 					continue
@@ -312,7 +315,7 @@ func scanTree(root string, starts []treeStart, cfg Config, shapes bool) (out tre
 }
 
 // scanJobs scans files in parallel.
-func scanJobs(jobs []treeJob, rs *ruleSet) []treeResult {
+func scanJobs(jobs []treeJob, rs *rules.Set) []treeResult {
 	results := make([]treeResult, len(jobs))
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -433,8 +436,8 @@ type resolvedPath struct {
 }
 
 // refJob finds the repository file a script reference names (see refCandidates).
-func refJob(realRoot, root, from string, r scriptRef, cfg Config, cache map[string]resolvedPath) (treeJob, bool) {
-	p := r.path
+func refJob(realRoot, root, from string, r shell.ScriptRef, cfg Config, cache map[string]resolvedPath) (treeJob, bool) {
+	p := r.Path
 	if strings.HasPrefix(p, "~") || path.IsAbs(p) {
 		return treeJob{}, false
 	}
@@ -448,7 +451,7 @@ func refJob(realRoot, root, from string, r scriptRef, cfg Config, cache map[stri
 			cache[cand] = res
 		}
 		if res.ok {
-			return treeJob{abs: res.real, rel: cand, kind: r.kind, ref: true}, true
+			return treeJob{abs: res.real, rel: cand, kind: r.Kind, ref: true}, true
 		}
 		if res.special != 0 {
 			return treeJob{rel: cand}, false
@@ -481,7 +484,7 @@ func resolveInRepo(realRoot, root, cand string) resolvedPath {
 // scanPath reads and scans one file, reading only its head when its name and head say
 // it is not code. A file that cannot be opened or read is one the guard cannot judge,
 // unless its name says it is prose and nothing runs it.
-func scanPath(j treeJob, rs *ruleSet) treeResult {
+func scanPath(j treeJob, rs *rules.Set) treeResult {
 	kind := j.kind
 	if kind == KindNone {
 		kind = Classify(j.rel, nil)
@@ -515,7 +518,7 @@ func scanPath(j treeJob, rs *ruleSet) treeResult {
 		}
 		head = head[:n]
 		if j.ref {
-			kind = shebangKind(head)
+			kind = source.ShebangKind(head)
 		} else {
 			kind = Classify(j.rel, head)
 		}

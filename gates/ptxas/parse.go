@@ -228,7 +228,10 @@ var (
 	clangError = regexp.MustCompile(`^(.*?\S):(\d+):(?:(\d+):)? (?:fatal |internal compiler )?error: (.*)$`)
 	// ptxas on a PTX file: "ptxas /tmp/x.ptx, line 5; error   : Unknown symbol".
 	ptxSyntax = regexp.MustCompile(`ptxas (.*?), line (\d+); (error|warning|fatal)\s*: (.*)$`)
-	quoted    = regexp.MustCompile(`'([^']+)'`)
+	// A function ptxas names in a message: "... for function '_Z8few_regsPd', ...",
+	// "Entry function '_Z...' uses too much shared data". Other quoted words are values
+	// ("register count of '64'", "Value 'sm_80' is not defined for option 'gpu-name'").
+	quotedFunction = regexp.MustCompile(`[Ff]unction '([^']+)'`)
 	// "... at line 154 in function _Z9wmma_tilePK6__halfS1_Pf. Try ..."
 	inFunction = regexp.MustCompile(`in function (\S+?)\.?(?:\s|$)`)
 	archFlag   = regexp.MustCompile(`(?:-arch[= ]|--gpu-architecture[= ]|code=\[?)(sm_\d+[a-z]?)`)
@@ -409,7 +412,7 @@ func (p *parser) tool(rest []byte, source string, whole []byte, ended bool) bool
 		p.warning(msg, source)
 	default: // error, fatal
 		kernel := ""
-		if m := quoted.FindSubmatch(msg); m != nil {
+		if m := quotedFunction.FindSubmatch(msg); m != nil {
 			kernel = string(m[1])
 		} else if m := inFunction.FindSubmatch(msg); m != nil {
 			kernel = string(m[1])
@@ -491,7 +494,7 @@ func (p *parser) info(msg []byte, source string) bool {
 // function's properties say (the limits judge those), so they are notices.
 func (p *parser) warning(msg []byte, source string) {
 	kernel := ""
-	if m := quoted.FindSubmatch(msg); m != nil {
+	if m := quotedFunction.FindSubmatch(msg); m != nil {
 		kernel = string(m[1])
 	}
 	sev, kind := "warning", source+"-warning"

@@ -415,3 +415,22 @@ func TestParseIssue21Captures(t *testing.T) {
 		}
 	}
 }
+
+// ptxas's fatal messages quote values, not only functions. Real lines, as XLA's tests keep
+// them (openxla/xla, xla/stream_executor/cuda/ptx_compiler_helpers_test.cc): the register
+// count '64' and the option value 'sm_80' must never become a kernel; the spill warning's
+// function does.
+func TestParseQuotedValuesAreNoKernel(t *testing.T) {
+	for _, tt := range []struct{ line, kernel string }{
+		{"ptxas fatal   : (C7600) Register allocation failed with register count of '64'. Compile the program with a higher register target", ""},
+		{"ptxas fatal   : Value 'sm_80' is not defined for option 'gpu-name'", ""},
+		{"ptxas warning : Registers are spilled to local memory in function '__kernel', 18 bytes spill stores, 8 bytes spill loads", "__kernel"},
+		{"ptxas error   : Entry function '_Z3bigPf' uses too much shared data (0x10000 bytes, 0xc000 max)", "_Z3bigPf"},
+	} {
+		var l Log
+		_ = l.Parse(strings.NewReader(tt.line+"\n"), "x", nil)
+		if len(l.Diagnostics) != 1 || l.Diagnostics[0].Kernel != tt.kernel {
+			t.Errorf("%s: diagnostics %q", tt.line, diags(&l))
+		}
+	}
+}

@@ -92,6 +92,11 @@ type Result struct {
 	RepeatMaxDiff  *Float `json:"repeat_max_diff,omitempty"`
 	// Launches counts kernel launches in sanitize mode.
 	Launches *int `json:"launches,omitempty"`
+	// BlockSize is the launch's threads per block and DynamicSmem its dynamic shared
+	// memory in bytes, as the harness launched the kernel: what the theoretical
+	// occupancy of an explanation is computed for (optional, any mode).
+	BlockSize   *int `json:"block_size,omitempty"`
+	DynamicSmem *int `json:"dynamic_smem,omitempty"`
 	// Error is the harness's own failure for this kernel × shape (a CUDA error, a crash it
 	// caught); any non-empty Error fails the gates that read the result.
 	Error string `json:"error,omitempty"`
@@ -474,8 +479,17 @@ func (d *decoder) check(r *Result, line int) error {
 			return fmt.Errorf("%s × %s: a count is negative", r.Kernel, r.Shape)
 		}
 	}
+	if r.BlockSize != nil && (*r.BlockSize < 1 || *r.BlockSize > maxBlockSize) {
+		return fmt.Errorf("%s × %s: block_size %d is not a block a kernel can launch (1 to %d threads)", r.Kernel, r.Shape, *r.BlockSize, maxBlockSize)
+	}
+	if r.DynamicSmem != nil && *r.DynamicSmem < 0 {
+		return fmt.Errorf("%s × %s: dynamic_smem is negative", r.Kernel, r.Shape)
+	}
 	return nil
 }
+
+// maxBlockSize is the most threads a CUDA block can have.
+const maxBlockSize = 1024
 
 // capture reads one JSON value as written into d.buf (reused) and returns it: a string,
 // an object or array (strings and nesting followed, nothing else checked: decoding does

@@ -88,6 +88,9 @@ func TestReadRejects(t *testing.T) {
 		{"misspelt field", `{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k", "shape": "s", "max_error": 1}]}`, `unknown field "max_error"`},
 		{"duplicate", `{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k", "shape": "s"}, {"kernel": "k", "shape": "s"}]}`, "appears twice"},
 		{"negative count", `{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k", "shape": "s", "checks": -1}]}`, "negative"},
+		{"block of no size", `{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k", "shape": "s", "block_size": 0}]}`, "block_size 0 is not a block"},
+		{"block too big", `{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k", "shape": "s", "block_size": 2048}]}`, "1 to 1024 threads"},
+		{"negative dynamic smem", `{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k", "shape": "s", "dynamic_smem": -1}]}`, "dynamic_smem is negative"},
 		{"null timing", `{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k", "shape": "s", "rounds_us": [[1.5, null]]}]}`, "null is not a number"},
 		{"truncated", `{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k",`, "unexpected EOF"},
 		{"two values", `{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k", "shape": "s"}]} {}`, "more than one"},
@@ -174,5 +177,20 @@ func TestErrorMessage(t *testing.T) {
 	if !strings.HasSuffix(got, "…") || len(got) > MaxErrorMessage+len("…") || !strings.HasPrefix(long, strings.TrimSuffix(got, "…")) ||
 		!utf8.ValidString(got) {
 		t.Errorf("ErrorMessage(long) = %d bytes %.40q…%q", len(got), got, got[len(got)-8:])
+	}
+}
+
+// The launch's block size and dynamic shared memory (optional, for an explanation's
+// occupancy) read as written.
+func TestReadLaunchFields(t *testing.T) {
+	f, err := Read(strings.NewReader(`{"schema": "kernel-gate/bench/v1", "results": [{"kernel": "k", "shape": "s", "block_size": 128, "dynamic_smem": 0}, {"kernel": "j", "shape": "s"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := f.Results[0]; r.BlockSize == nil || *r.BlockSize != 128 || r.DynamicSmem == nil || *r.DynamicSmem != 0 {
+		t.Errorf("%+v", r)
+	}
+	if r := f.Results[1]; r.BlockSize != nil || r.DynamicSmem != nil {
+		t.Errorf("unsaid fields read as %+v", r)
 	}
 }

@@ -1,4 +1,4 @@
-package guard
+package shell
 
 import (
 	"fmt"
@@ -6,38 +6,41 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
 
-// cmdCtx is one command being resolved: where it is and what it has passed through.
-type cmdCtx struct {
-	fr         *frame
-	start, end int // the command's span in fr.src
+// CmdCtx is one command being resolved: where it is and what it has passed through.
+type CmdCtx struct {
+	Frame      *Frame
+	Start, End int // the command's span in fr.src
 	stdin      *input
-	via        []string // wrappers passed at this level (sudo, env, ...)
+	Via        []string // wrappers passed at this level (sudo, env, ...)
 	canFunc    bool     // the program may still be an alias or a function
 	aliasSeen  map[string]bool
 	skipRules  map[string]bool // rules an alias reports where it is defined
 	scriptRef  bool            // the program is a script a shell reads (already recorded)
 }
 
-// resolve unwraps a command (aliases, functions, sudo, env, bash -c, ssh, ...) and
+// Resolve unwraps a command (aliases, functions, sudo, env, bash -c, ssh, ...) and
 // matches what finally runs against the rules.
-func (a *analyzer) resolve(argv []field, cc *cmdCtx) {
+func (a *Analyzer) Resolve(argv []Field, cc *CmdCtx) {
 	for steps := 0; steps < 64; steps++ {
-		if len(argv) == 0 || !a.spend() {
+		if len(argv) == 0 || !a.Spend() {
 			return
 		}
 		prog := argv[0].val()
-		if prog == "" || !known(prog) {
+		if prog == "" || !rules.Known(prog) {
 			a.unknownProgram(argv, cc)
 			return // an unknown program is never a finding, unless its arguments say which it is
 		}
 		if argv[0].from != "" {
-			cc.via = append(cc.via, argv[0].from)
+			cc.Via = append(cc.Via, argv[0].from)
 			argv[0].from = ""
 		}
 		if cc.canFunc {
-			if al := a.env.aliases[prog]; al != nil && !argv[0].quoted && !cc.aliasSeen[prog] {
+			if al := a.Env.aliases[prog]; al != nil && !argv[0].Quoted && !cc.aliasSeen[prog] {
 				words, ok := a.aliasWords(al)
 				if !ok {
 					return // not a simple command: analysed where it is defined
@@ -54,16 +57,16 @@ func (a *analyzer) resolve(argv []field, cc *cmdCtx) {
 					skip[id] = true
 				}
 				cc.skipRules = skip
-				cc.via = append(cc.via, "alias "+prog)
+				cc.Via = append(cc.Via, "alias "+prog)
 				argv = append(slices.Clone(words), argv[1:]...)
 				continue
 			}
-			if fn := a.env.funcs[prog]; fn != nil && !slices.Contains(cc.fr.fnStack, prog) {
+			if fn := a.Env.funcs[prog]; fn != nil && !slices.Contains(cc.Frame.fnStack, prog) {
 				a.callFunc(fn, argv, cc)
 				return
 			}
 		}
-		next, done := a.wrapper(progName(prog), argv, cc)
+		next, done := a.wrapper(rules.ProgName(prog), argv, cc)
 		if done {
 			return
 		}
@@ -77,52 +80,52 @@ func (a *analyzer) resolve(argv []field, cc *cmdCtx) {
 }
 
 // match compares what finally runs with the rules.
-func (a *analyzer) match(argv []field, cc *cmdCtx) {
+func (a *Analyzer) match(argv []Field, cc *CmdCtx) {
 	vals := make([]string, len(argv))
 	for i, f := range argv {
 		vals[i] = f.val()
 	}
-	prog := progName(vals[0])
+	prog := rules.ProgName(vals[0])
 	if strings.Contains(vals[0], "/") && !cc.scriptRef {
-		a.ref(vals[0], KindNone, cc) // a file run by its path: its own shebang (or sh) reads it
+		a.ref(vals[0], source.KindNone, cc) // a file run by its path: its own shebang (or sh) reads it
 	}
-	local := append(append([]string(nil), cc.via...), prog)
+	local := append(append([]string(nil), cc.Via...), prog)
 	matched := false
-	for _, r := range a.fc.rules.commandRules(prog) {
+	for _, r := range a.File.Rules.CommandRules(prog) {
 		if cc.skipRules[r.ID] {
 			continue
 		}
-		if r.matchCommand(vals) {
-			a.report(cc.fr, r, cc.start, cc.end, local)
+		if r.MatchCommand(vals) {
+			a.Report(cc.Frame, r, cc.Start, cc.End, local)
 			matched = true
 		}
 	}
-	if u := a.fc.rules.unresolved; !matched && u != nil && !cc.skipRules[u.ID] && !a.definitionOnly(cc.fr) {
-		for _, r := range a.fc.rules.families[prog] {
-			if r.matchPossibly(vals) {
-				a.report(cc.fr, u, cc.start, cc.end, local)
+	if u := a.File.Rules.Unresolved; !matched && u != nil && !cc.skipRules[u.ID] && !a.definitionOnly(cc.Frame) {
+		for _, r := range a.File.Rules.Families[prog] {
+			if r.MatchPossibly(vals) {
+				a.Report(cc.Frame, u, cc.Start, cc.End, local)
 				break
 			}
 		}
 	}
 	switch prog {
 	case "tee":
-		_, pos := splitArgs(vals[1:], []string{"--output-error"})
+		_, pos := rules.SplitArgs(vals[1:], []string{"--output-error"})
 		for _, p := range pos {
-			a.writeTo(p, cc.fr, cc.start, cc.end, cc.via, "tee "+p)
+			a.WriteTo(p, cc.Frame, cc.Start, cc.End, cc.Via, "tee "+p)
 		}
 	case "dd":
 		for _, v := range vals[1:] {
 			if p, ok := strings.CutPrefix(v, "of="); ok {
-				a.writeTo(p, cc.fr, cc.start, cc.end, cc.via, "dd of="+p)
+				a.WriteTo(p, cc.Frame, cc.Start, cc.End, cc.Via, "dd of="+p)
 			}
 		}
 	}
 }
 
-// report records a hit of rule r on the command at fr.src[start:end].
-func (a *analyzer) report(fr *frame, r *Rule, start, end int, local []string) {
-	fs, fe := fr.src.fileOff(start), fr.src.fileEnd(end)
+// Report records a hit of rule r on the command at fr.src[start:end].
+func (a *Analyzer) Report(fr *Frame, r *rules.Rule, start, end int, local []string) {
+	fs, fe := fr.Src.FileOff(start), fr.Src.FileEnd(end)
 	key := hitKey{fs, r.ID}
 	if fr.site != nil && fr.site.skip[key] {
 		return // the function does this on its own: reported at its definition
@@ -131,154 +134,29 @@ func (a *analyzer) report(fr *frame, r *Rule, start, end int, local []string) {
 		*a.collect = append(*a.collect, key)
 		return
 	}
-	h := hit{rule: r, inner: span{fs, max(fe, fs)}}
-	h.via = append(append([]string(nil), fr.via...), local...)
+	h := Hit{Rule: r, Inner: Span{fs, max(fe, fs)}}
+	h.Via = append(append([]string(nil), fr.Via...), local...)
 	switch {
 	case fr.site != nil:
-		h.at, h.outer = fr.site.at, fr.site.outer
-	case fr.outer != nil:
-		h.at, h.outer = h.inner, *fr.outer
+		h.At, h.Outer = fr.site.at, fr.site.outer
+	case fr.Outer != nil:
+		h.At, h.Outer = h.Inner, *fr.Outer
 	default:
-		h.at, h.outer = h.inner, h.inner
+		h.At, h.Outer = h.Inner, h.Inner
 	}
-	a.fc.add(h)
+	a.File.Add(h)
 }
 
-// optSpec describes a wrapper's options, enough to find the command it runs.
-type optSpec struct {
-	short    string   // short options that take a value
-	long     []string // long options that take the next word as value (written without '=')
-	stop     string   // short options after which no command runs
-	stopLong []string
-	assigns  bool // NAME=value words before the command are skipped
-	skip     int  // positional words before the command (timeout's DURATION)
-	shell    string
-}
-
-// wrapperSpec is the option grammar of the wrappers that simply run their arguments.
-func wrapperSpec(name string) (optSpec, bool) {
-	switch name {
-	case "sudo":
-		return optSpec{short: "ugCDhprtTUR", long: []string{"--user", "--group", "--close-from", "--chdir", "--host",
-			"--prompt", "--role", "--type", "--command-timeout", "--other-user", "--chroot"},
-			stop: "lvKVe", stopLong: []string{"--list", "--validate", "--remove-timestamp", "--version", "--edit", "--help"},
-			assigns: true, shell: "si"}, true
-	case "doas":
-		return optSpec{short: "uC", stop: "L", shell: "s"}, true
-	case "pkexec":
-		return optSpec{long: []string{"--user"}}, true
-	case "nohup", "builtin", "setsid", "busybox", "unbuffer", "catchsegv":
-		return optSpec{}, true
-	case "timeout":
-		return optSpec{short: "sk", long: []string{"--signal", "--kill-after"}, skip: 1}, true
-	case "exec":
-		return optSpec{short: "a"}, true
-	case "command":
-		return optSpec{stop: "vV"}, true
-	case "nice":
-		return optSpec{short: "n", long: []string{"--adjustment"}}, true
-	case "ionice":
-		return optSpec{short: "cn", stop: "pPu"}, true
-	case "stdbuf":
-		return optSpec{short: "ioe", long: []string{"--input", "--output", "--error"}}, true
-	case "time":
-		return optSpec{short: "fo", long: []string{"--format", "--output"}}, true
-	case "taskset":
-		return optSpec{stop: "p", stopLong: []string{"--pid"}, skip: 1}, true
-	case "numactl":
-		return optSpec{short: "CNmipP", long: []string{"--cpunodebind", "--physcpubind", "--membind", "--interleave",
-			"--preferred", "--preferred-many", "--weighted-interleave", "--cpubind"},
-			stop: "Hs", stopLong: []string{"--hardware", "--show"}}, true
-	case "chrt":
-		return optSpec{short: "TPD", stop: "p", stopLong: []string{"--pid"}, skip: 1}, true
-	case "nsenter":
-		return optSpec{short: "tSG", long: []string{"--target", "--setuid", "--setgid"}}, true
-	case "systemd-run":
-		return optSpec{short: "upEMH", long: []string{"--unit", "--property", "--description", "--slice", "--setenv", "--uid",
-			"--gid", "--nice", "--machine", "--host", "--on-active", "--on-boot", "--on-startup", "--on-unit-active",
-			"--on-unit-inactive", "--on-calendar", "--timer-property", "--path-property", "--socket-property",
-			"--working-directory", "--service-type", "--expand-environment"}, assigns: false}, true
-	case "unshare":
-		return optSpec{short: "SGRw", long: []string{"--setuid", "--setgid", "--root", "--wd", "--map-user", "--map-group"}}, true
-	case "sshpass":
-		return optSpec{short: "pfdP"}, true
-	case "setpriv", "caffeinate", "firejail":
-		return optSpec{}, true
-	case "xargs":
-		return optSpec{short: "adEILnPs", long: []string{"--arg-file", "--delimiter", "--max-args", "--max-procs",
-			"--max-chars", "--process-slot-var"}}, true
+// vals are the words of fields.
+func vals(fs []Field) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.val()
 	}
-	return optSpec{}, false
+	return out
 }
 
-// skipOpts finds where a wrapper's command starts in args. stopped is true when an option
-// says no command runs; shell when an option asks for a shell (sudo -s).
-func skipOpts(args []field, sp optSpec) (idx int, stopped, shell bool) {
-	skip := sp.skip
-	i := 0
-	for i < len(args) {
-		w := args[i].val()
-		if !known(w) {
-			break
-		}
-		if w == "--" {
-			i++
-			break
-		}
-		if strings.HasPrefix(w, "--") {
-			name, _, hasEq := strings.Cut(w, "=")
-			if slices.Contains(sp.stopLong, name) {
-				return len(args), true, false
-			}
-			if name == "--shell" || name == "--login" {
-				shell = shell || sp.shell != ""
-			}
-			if !hasEq && slices.Contains(sp.long, name) {
-				i += 2
-				continue
-			}
-			i++
-			continue
-		}
-		if len(w) > 1 && w[0] == '-' {
-			for k := 1; k < len(w); k++ {
-				c := w[k]
-				if strings.IndexByte(sp.stop, c) >= 0 {
-					return len(args), true, false
-				}
-				if strings.IndexByte(sp.shell, c) >= 0 {
-					shell = true
-				}
-				if strings.IndexByte(sp.short, c) >= 0 {
-					if k == len(w)-1 {
-						i++ // the value is the next word
-					}
-					break
-				}
-			}
-			i++
-			continue
-		}
-		if sp.assigns && isAssignWord(w) {
-			i++
-			continue
-		}
-		if skip > 0 {
-			skip--
-			i++
-			continue
-		}
-		break
-	}
-	return min(i, len(args)), false, shell
-}
-
-func isAssignWord(w string) bool {
-	name, _, ok := strings.Cut(w, "=")
-	return ok && syntax.ValidName(name)
-}
-
-func isShell(name string) bool {
+func IsShell(name string) bool {
 	switch name {
 	case "bash", "sh", "dash", "zsh", "ksh", "mksh", "ash", "rbash":
 		return true
@@ -286,7 +164,7 @@ func isShell(name string) bool {
 	return false
 }
 
-func isPython(name string) bool {
+func IsPython(name string) bool {
 	return name == "python" || strings.HasPrefix(name, "python2") || strings.HasPrefix(name, "python3") ||
 		strings.HasPrefix(name, "pypy")
 }
@@ -294,29 +172,29 @@ func isPython(name string) bool {
 // wrapper handles a program that runs another command. It returns the wrapped command
 // to go on with, or done when it has dealt with the command itself (a nested script) or
 // nothing runs; (nil, false) means name is no wrapper.
-func (a *analyzer) wrapper(name string, argv []field, cc *cmdCtx) (next []field, done bool) {
+func (a *Analyzer) wrapper(name string, argv []Field, cc *CmdCtx) (next []Field, done bool) {
 	args := argv[1:]
-	if sp, ok := wrapperSpec(name); ok {
-		i, stopped, shell := skipOpts(args, sp)
+	if sp, ok := rules.Wrapper(name); ok {
+		i, stopped, shell := sp.CommandStart(vals(args))
 		if stopped {
 			return nil, true
 		}
 		if name == "xargs" {
 			cc.stdin = nil // xargs turns its input into arguments
 		}
-		cc.via = append(cc.via, name)
+		cc.Via = append(cc.Via, name)
 		if i >= len(args) {
 			if shell && cc.stdin != nil {
-				a.nestedShell(cc.stdin.s, cc, stdinVia("sh", cc.stdin), syntax.LangBash, nil, false)
+				a.NestedShell(cc.stdin.s, cc, stdinVia("sh", cc.stdin), syntax.LangBash, nil, false)
 			}
 			return nil, true
 		}
 		return args[i:], false
 	}
 	switch {
-	case isShell(name):
+	case IsShell(name):
 		return a.shellCmd(name, args, cc)
-	case isPython(name):
+	case IsPython(name):
 		return nil, a.pythonCmd(name, args, cc)
 	}
 	switch name {
@@ -324,16 +202,16 @@ func (a *analyzer) wrapper(name string, argv []field, cc *cmdCtx) (next []field,
 		return a.envCmd(args, cc)
 	case "source", ".":
 		if len(args) > 0 {
-			a.ref(args[0].val(), KindShell, cc)
+			a.ref(args[0].val(), source.KindShell, cc)
 		}
 		return nil, true
 	case "eval":
-		if slices.ContainsFunc(args, func(f field) bool { return f.opaque }) {
+		if slices.ContainsFunc(args, func(f Field) bool { return f.opaque }) {
 			a.opaqueScript(cc, "eval")
 			return nil, true
 		}
 		if len(args) > 0 {
-			a.nestedShell(joinFields(args), cc, "eval", cc.fr.lang, cc.fr.params, cc.fr.paramsKnown)
+			a.NestedShell(joinFields(args), cc, "eval", cc.Frame.Lang, cc.Frame.params, cc.Frame.paramsKnown)
 		}
 		return nil, true
 	case "trap":
@@ -341,13 +219,13 @@ func (a *analyzer) wrapper(name string, argv []field, cc *cmdCtx) (next []field,
 			args = args[1:]
 		}
 		if len(args) > 0 && !strings.HasPrefix(args[0].val(), "-") {
-			a.nestedShell(args[0].s, cc, "trap", cc.fr.lang, nil, false)
+			a.NestedShell(args[0].Src, cc, "trap", cc.Frame.Lang, nil, false)
 		}
 		return nil, true
 	case "alias":
 		for _, f := range args {
 			if n, _, ok := strings.Cut(f.val(), "="); ok && n != "" {
-				a.nestedShell(f.s.sub(len(n)+1, len(f.val())), cc, "alias "+n, cc.fr.lang, nil, false)
+				a.NestedShell(f.Src.Sub(len(n)+1, len(f.val())), cc, "alias "+n, cc.Frame.Lang, nil, false)
 			}
 		}
 		return nil, true
@@ -363,9 +241,9 @@ func (a *analyzer) wrapper(name string, argv []field, cc *cmdCtx) (next []field,
 	case "watch":
 		return a.watchCmd(args, cc)
 	case "at", "batch":
-		_, stopped, _ := skipOpts(args, optSpec{short: "qt", stop: "fldrc"})
+		_, stopped, _ := rules.Options{Short: "qt", Stop: "fldrc"}.CommandStart(vals(args))
 		if !stopped && cc.stdin != nil {
-			a.nestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), syntax.LangBash, nil, false)
+			a.NestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), syntax.LangBash, nil, false)
 		}
 		return nil, true
 	case "docker", "podman", "nerdctl":
@@ -379,9 +257,9 @@ func (a *analyzer) wrapper(name string, argv []field, cc *cmdCtx) (next []field,
 	case "script":
 		for i, f := range args {
 			if v := f.val(); (v == "-c" || v == "--command") && i+1 < len(args) {
-				a.nestedShell(args[i+1].s, cc, "script -c", syntax.LangBash, nil, false)
+				a.NestedShell(args[i+1].Src, cc, "script -c", syntax.LangBash, nil, false)
 			} else if strings.HasPrefix(v, "--command=") {
-				a.nestedShell(f.s.sub(len("--command="), len(v)), cc, "script -c", syntax.LangBash, nil, false)
+				a.NestedShell(f.Src.Sub(len("--command="), len(v)), cc, "script -c", syntax.LangBash, nil, false)
 			}
 		}
 		return nil, true
@@ -390,17 +268,17 @@ func (a *analyzer) wrapper(name string, argv []field, cc *cmdCtx) (next []field,
 			return nil, true
 		}
 		if args[1].val() == "-c" && len(args) > 2 {
-			a.nestedShell(args[2].s, cc, "sg -c", syntax.LangBash, nil, false)
+			a.NestedShell(args[2].Src, cc, "sg -c", syntax.LangBash, nil, false)
 		} else {
-			a.nestedShell(joinFields(args[1:]), cc, "sg", syntax.LangBash, nil, false)
+			a.NestedShell(joinFields(args[1:]), cc, "sg", syntax.LangBash, nil, false)
 		}
 		return nil, true
 	case "chroot":
-		i, _, _ := skipOpts(args, optSpec{long: []string{"--userspec", "--groups"}, skip: 1})
-		cc.via = append(cc.via, name)
+		i, _, _ := rules.Options{Long: []string{"--userspec", "--groups"}, Skip: 1}.CommandStart(vals(args))
+		cc.Via = append(cc.Via, name)
 		if i >= len(args) {
 			if cc.stdin != nil {
-				a.nestedShell(cc.stdin.s, cc, stdinVia("sh", cc.stdin), syntax.LangBash, nil, false)
+				a.NestedShell(cc.stdin.s, cc, stdinVia("sh", cc.stdin), syntax.LangBash, nil, false)
 			}
 			return nil, true
 		}
@@ -411,12 +289,12 @@ func (a *analyzer) wrapper(name string, argv []field, cc *cmdCtx) (next []field,
 
 // shellCmd handles bash/sh/zsh: -c STRING, a script file with arguments, or a script on
 // standard input (a here-document, a pipe).
-func (a *analyzer) shellCmd(name string, args []field, cc *cmdCtx) ([]field, bool) {
+func (a *Analyzer) shellCmd(name string, args []Field, cc *CmdCtx) ([]Field, bool) {
 	cflag, sflag := false, false
 	i := 0
 	for i < len(args) {
 		w := args[i].val()
-		if !known(w) {
+		if !rules.Known(w) {
 			break
 		}
 		if w == "--" || w == "-" {
@@ -459,54 +337,54 @@ func (a *analyzer) shellCmd(name string, args []field, cc *cmdCtx) ([]field, boo
 			return nil, true
 		}
 		if len(rest) > 0 {
-			var params []field
+			var params []Field
 			if len(rest) > 2 {
 				params = rest[2:]
 			}
-			a.nestedShell(rest[0].s, cc, name+" -c", lang, params, true)
+			a.NestedShell(rest[0].Src, cc, name+" -c", lang, params, true)
 		}
 		return nil, true
 	case len(rest) > 0 && !sflag:
-		cc.via = append(cc.via, name)
-		a.ref(rest[0].val(), KindShell, cc)
+		cc.Via = append(cc.Via, name)
+		a.ref(rest[0].val(), source.KindShell, cc)
 		cc.scriptRef = true
 		return rest, false // a script file: its name is the program
 	case cc.stdin != nil:
-		a.nestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), lang, rest, true)
+		a.NestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), lang, rest, true)
 	}
 	return nil, true
 }
 
-// nestedShell analyses s, a script that the current command runs.
-func (a *analyzer) nestedShell(s *src, cc *cmdCtx, via string, lang syntax.LangVariant, params []field, paramsKnown bool) {
+// NestedShell analyses s, a script that the current command runs.
+func (a *Analyzer) NestedShell(s *source.Text, cc *CmdCtx, via string, lang syntax.LangVariant, params []Field, paramsKnown bool) {
 	if cc.stdin != nil && cc.stdin.opaque && cc.stdin.s == s {
 		a.opaqueScript(cc, via)
 		return
 	}
-	fr := cc.fr.child()
-	fr.src, fr.lang = s, lang
+	fr := cc.Frame.Child()
+	fr.Src, fr.Lang = s, lang
 	fr.params, fr.paramsKnown = params, paramsKnown
-	fr.via = append(append(fr.via, cc.via...), via)
-	fr.depth++
-	fr.what = "the script given to " + via
+	fr.Via = append(append(fr.Via, cc.Via...), via)
+	fr.Depth++
+	fr.What = "the script given to " + via
 	fr.stdin = nil
 	if cc.stdin != nil && cc.stdin.s != s {
 		fr.stdin = cc.stdin // the script's commands read what the command reads
 	}
-	if fr.outer == nil {
-		fr.outer = &span{cc.fr.src.fileOff(cc.start), cc.fr.src.fileEnd(cc.end)}
+	if fr.Outer == nil {
+		fr.Outer = &Span{cc.Frame.Src.FileOff(cc.Start), cc.Frame.Src.FileEnd(cc.End)}
 	}
-	a.runShell(fr)
+	a.RunShell(fr)
 }
 
-func (a *analyzer) envCmd(args []field, cc *cmdCtx) ([]field, bool) {
-	var split []field
+func (a *Analyzer) envCmd(args []Field, cc *CmdCtx) ([]Field, bool) {
+	var split []Field
 	i := 0
 loop:
 	for i < len(args) {
 		w := args[i].val()
 		switch {
-		case !known(w):
+		case !rules.Known(w):
 			break loop
 		case w == "--":
 			i++
@@ -520,22 +398,22 @@ loop:
 			i += 2
 		case strings.HasPrefix(w, "--split-string="):
 			f := args[i]
-			split = append(split, splitField(field{s: f.s.sub(len("--split-string="), len(w))})...)
+			split = append(split, splitField(Field{Src: f.Src.Sub(len("--split-string="), len(w))})...)
 			i++
 		case strings.HasPrefix(w, "-S"):
-			split = append(split, splitField(field{s: args[i].s.sub(2, len(w))})...)
+			split = append(split, splitField(Field{Src: args[i].Src.Sub(2, len(w))})...)
 			i++
 		case w == "-u" || w == "-C" || w == "-P" || w == "--unset" || w == "--chdir":
 			i += 2
 		case strings.HasPrefix(w, "-"):
 			i++
-		case isAssignWord(w):
+		case rules.IsAssignment(w):
 			i++
 		default:
 			break loop
 		}
 	}
-	cc.via = append(cc.via, "env")
+	cc.Via = append(cc.Via, "env")
 	rest := append(split, args[min(i, len(args)):]...)
 	if len(rest) == 0 {
 		return nil, true
@@ -544,9 +422,9 @@ loop:
 }
 
 // splitField splits a field's value at blanks, keeping the mapping.
-func splitField(f field) []field {
+func splitField(f Field) []Field {
 	var w wordState
-	w.appendSplit(f.s, "")
+	w.appendSplit(f.Src, "")
 	w.finish()
 	return w.done
 }
@@ -554,12 +432,12 @@ func splitField(f field) []field {
 // sshCmd handles `ssh [options] host [command...]`: the command words, joined with
 // spaces, are a script for the remote shell; without them the remote shell reads the
 // standard input.
-func (a *analyzer) sshCmd(args []field, cc *cmdCtx, via string) {
-	sp := optSpec{short: "BbcDEeFIiJLlmOopQRSWw"}
-	i, _, _ := skipOpts(args, sp)
+func (a *Analyzer) sshCmd(args []Field, cc *CmdCtx, via string) {
+	sp := rules.Options{Short: "BbcDEeFIiJLlmOopQRSWw"}
+	i, _, _ := sp.CommandStart(vals(args))
 	if i >= len(args) {
 		if via != "ssh" && cc.stdin != nil { // gcloud compute ssh -- (no host in the ssh part)
-			a.nestedShell(cc.stdin.s, cc, stdinVia(via, cc.stdin), syntax.LangBash, nil, false)
+			a.NestedShell(cc.stdin.s, cc, stdinVia(via, cc.stdin), syntax.LangBash, nil, false)
 		}
 		return
 	}
@@ -567,20 +445,20 @@ func (a *analyzer) sshCmd(args []field, cc *cmdCtx, via string) {
 	if via != "ssh" {
 		rest = args[i:] // after gcloud's "--" the host is already given
 	}
-	j, _, _ := skipOpts(rest, sp)
+	j, _, _ := sp.CommandStart(vals(rest))
 	rest = rest[j:]
 	if len(rest) == 0 {
 		if cc.stdin != nil {
-			a.nestedShell(cc.stdin.s, cc, stdinVia(via, cc.stdin), syntax.LangBash, nil, false)
+			a.NestedShell(cc.stdin.s, cc, stdinVia(via, cc.stdin), syntax.LangBash, nil, false)
 		}
 		return
 	}
-	a.nestedShell(joinFields(rest), cc, via, syntax.LangBash, nil, false)
+	a.NestedShell(joinFields(rest), cc, via, syntax.LangBash, nil, false)
 }
 
 // gcloudSSH handles `gcloud compute ssh VM --command '...'` (and tpu-vm ssh); other
 // gcloud commands are matched against the rules.
-func (a *analyzer) gcloudSSH(args []field, cc *cmdCtx) bool {
+func (a *Analyzer) gcloudSSH(args []Field, cc *CmdCtx) bool {
 	vals := make([]string, len(args))
 	for i, f := range args {
 		vals[i] = f.val()
@@ -590,7 +468,7 @@ func (a *analyzer) gcloudSSH(args []field, cc *cmdCtx) bool {
 	if dd >= 0 {
 		head = vals[:dd]
 	}
-	_, pos := splitArgs(head, append(slices.Clone(gcloudValueFlags), "--command", "--ssh-flag", "--ssh-key-file", "--container"))
+	_, pos := rules.SplitArgs(head, append(slices.Clone(rules.GcloudValueFlags), "--command", "--ssh-flag", "--ssh-key-file", "--container"))
 	ci, si := slices.Index(pos, "compute"), slices.Index(pos, "ssh")
 	if ci < 0 || si < ci {
 		return false
@@ -599,10 +477,10 @@ func (a *analyzer) gcloudSSH(args []field, cc *cmdCtx) bool {
 	for i, v := range head {
 		switch {
 		case v == "--command" && i+1 < len(head):
-			a.nestedShell(args[i+1].s, cc, via+" --command", syntax.LangBash, nil, false)
+			a.NestedShell(args[i+1].Src, cc, via+" --command", syntax.LangBash, nil, false)
 			return true
 		case strings.HasPrefix(v, "--command="):
-			a.nestedShell(args[i].s.sub(len("--command="), len(v)), cc, via+" --command", syntax.LangBash, nil, false)
+			a.NestedShell(args[i].Src.Sub(len("--command="), len(v)), cc, via+" --command", syntax.LangBash, nil, false)
 			return true
 		}
 	}
@@ -611,36 +489,36 @@ func (a *analyzer) gcloudSSH(args []field, cc *cmdCtx) bool {
 		return true
 	}
 	if cc.stdin != nil {
-		a.nestedShell(cc.stdin.s, cc, stdinVia(via, cc.stdin), syntax.LangBash, nil, false)
+		a.NestedShell(cc.stdin.s, cc, stdinVia(via, cc.stdin), syntax.LangBash, nil, false)
 	}
 	return true
 }
 
 // suCmd handles `su [-] [user] -c '...'` and `runuser -u user -- cmd`.
-func (a *analyzer) suCmd(name string, args []field, cc *cmdCtx) ([]field, bool) {
+func (a *Analyzer) suCmd(name string, args []Field, cc *CmdCtx) ([]Field, bool) {
 	direct := false
 	i := 0
 	for i < len(args) {
 		w := args[i].val()
-		if !known(w) {
+		if !rules.Known(w) {
 			i++
 			continue
 		}
 		switch {
 		case w == "-c" || w == "--command" || w == "--session-command":
 			if i+1 < len(args) {
-				a.nestedShell(args[i+1].s, cc, name+" -c", syntax.LangBash, nil, false)
+				a.NestedShell(args[i+1].Src, cc, name+" -c", syntax.LangBash, nil, false)
 			}
 			return nil, true
 		case strings.HasPrefix(w, "--command=") || strings.HasPrefix(w, "--session-command="):
 			eq := strings.IndexByte(w, '=')
-			a.nestedShell(args[i].s.sub(eq+1, len(w)), cc, name+" -c", syntax.LangBash, nil, false)
+			a.NestedShell(args[i].Src.Sub(eq+1, len(w)), cc, name+" -c", syntax.LangBash, nil, false)
 			return nil, true
 		case strings.HasPrefix(w, "-c") && len(w) > 2 && !strings.HasPrefix(w, "--"):
-			a.nestedShell(args[i].s.sub(2, len(w)), cc, name+" -c", syntax.LangBash, nil, false)
+			a.NestedShell(args[i].Src.Sub(2, len(w)), cc, name+" -c", syntax.LangBash, nil, false)
 			return nil, true
 		case w == "--" && direct:
-			cc.via = append(cc.via, name)
+			cc.Via = append(cc.Via, name)
 			return args[i+1:], false
 		case w == "-u" && name == "runuser":
 			direct = true
@@ -651,42 +529,42 @@ func (a *analyzer) suCmd(name string, args []field, cc *cmdCtx) ([]field, bool) 
 			i++
 		default:
 			if direct {
-				cc.via = append(cc.via, name)
+				cc.Via = append(cc.Via, name)
 				return args[i:], false
 			}
 			i++ // the user, or arguments for the shell
 		}
 	}
 	if cc.stdin != nil {
-		a.nestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), syntax.LangBash, nil, false)
+		a.NestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), syntax.LangBash, nil, false)
 	}
 	return nil, true
 }
 
 // flockCmd handles `flock [opts] FILE cmd...` and `flock FILE -c '...'`.
-func (a *analyzer) flockCmd(args []field, cc *cmdCtx) ([]field, bool) {
+func (a *Analyzer) flockCmd(args []Field, cc *CmdCtx) ([]Field, bool) {
 	for i, f := range args {
 		if v := f.val(); (v == "-c" || v == "--command") && i+1 < len(args) {
-			a.nestedShell(args[i+1].s, cc, "flock -c", syntax.LangBash, nil, false)
+			a.NestedShell(args[i+1].Src, cc, "flock -c", syntax.LangBash, nil, false)
 			return nil, true
 		}
 	}
-	i, _, _ := skipOpts(args, optSpec{short: "wE", long: []string{"--timeout", "--wait", "--conflict-exit-code"}, skip: 1})
+	i, _, _ := rules.Options{Short: "wE", Long: []string{"--timeout", "--wait", "--conflict-exit-code"}, Skip: 1}.CommandStart(vals(args))
 	if i >= len(args) {
 		return nil, true
 	}
-	cc.via = append(cc.via, "flock")
+	cc.Via = append(cc.Via, "flock")
 	return args[i:], false
 }
 
 // watchCmd handles `watch [opts] command...`: the words are joined and run by sh -c
 // (with -x they are the command itself).
-func (a *analyzer) watchCmd(args []field, cc *cmdCtx) ([]field, bool) {
+func (a *Analyzer) watchCmd(args []Field, cc *CmdCtx) ([]Field, bool) {
 	exec := false
 	i := 0
 	for i < len(args) {
 		w := args[i].val()
-		if !known(w) || !strings.HasPrefix(w, "-") {
+		if !rules.Known(w) || !strings.HasPrefix(w, "-") {
 			break
 		}
 		i++
@@ -705,16 +583,16 @@ done:
 		return nil, true
 	}
 	if exec {
-		cc.via = append(cc.via, "watch")
+		cc.Via = append(cc.Via, "watch")
 		return rest, false
 	}
-	a.nestedShell(joinFields(rest), cc, "watch", syntax.LangBash, nil, false)
+	a.NestedShell(joinFields(rest), cc, "watch", syntax.LangBash, nil, false)
 	return nil, true
 }
 
 // aliasWords expands an alias's value when it is one simple command.
-func (a *analyzer) aliasWords(al *aliasDef) ([]field, bool) {
-	f, err := a.parse(al.value, al.fr.lang)
+func (a *Analyzer) aliasWords(al *aliasDef) ([]Field, bool) {
+	f, err := a.parse(al.value, al.fr.Lang)
 	if err != nil || f == nil || len(f.Stmts) != 1 || f.Stmts[0] == nil || len(f.Stmts[0].Redirs) > 0 {
 		return nil, false
 	}
@@ -722,8 +600,8 @@ func (a *analyzer) aliasWords(al *aliasDef) ([]field, bool) {
 	if !ok || len(c.Assigns) > 0 || len(c.Args) == 0 {
 		return nil, false
 	}
-	fr := al.fr.child()
-	fr.src, fr.params, fr.paramsKnown = al.value, nil, false
+	fr := al.fr.Child()
+	fr.Src, fr.params, fr.paramsKnown = al.value, nil, false
 	alts := a.evalArgs(c.Args, fr)
 	if len(alts) == 0 {
 		return nil, false
@@ -733,66 +611,66 @@ func (a *analyzer) aliasWords(al *aliasDef) ([]field, bool) {
 
 // aliasDefHits are the rules an alias's value matches on its own (reported where the
 // alias is defined, so not again where it is used).
-func (a *analyzer) aliasDefHits(al *aliasDef) map[string]bool {
-	if h, ok := a.env.aliasHits[al.name]; ok {
+func (a *Analyzer) aliasDefHits(al *aliasDef) map[string]bool {
+	if h, ok := a.Env.aliasHits[al.name]; ok {
 		return h
 	}
-	a.env.aliasHits[al.name] = map[string]bool{}
+	a.Env.aliasHits[al.name] = map[string]bool{}
 	var got []hitKey
 	saved := a.collect
 	a.collect = &got
-	fr := al.fr.child()
-	fr.src, fr.params, fr.paramsKnown, fr.site, fr.outer, fr.stdin = al.value, nil, false, nil, nil, nil
-	fr.depth++
-	a.runShell(fr)
+	fr := al.fr.Child()
+	fr.Src, fr.params, fr.paramsKnown, fr.site, fr.Outer, fr.stdin = al.value, nil, false, nil, nil, nil
+	fr.Depth++
+	a.RunShell(fr)
 	a.collect = saved
 	set := map[string]bool{}
 	for _, k := range got {
 		set[k.rule] = true
 	}
-	a.env.aliasHits[al.name] = set
+	a.Env.aliasHits[al.name] = set
 	return set
 }
 
 // callFunc analyses a function's body with the call's arguments, reporting at the call
 // what the arguments make dangerous.
-func (a *analyzer) callFunc(fn *funcDef, argv []field, cc *cmdCtx) {
+func (a *Analyzer) callFunc(fn *funcDef, argv []Field, cc *CmdCtx) {
 	a.calls++
 	if a.calls > maxFuncCalls {
 		if a.calls == maxFuncCalls+1 {
-			a.fc.unjudged(a, a.fc.line(cc.fr.src.fileOff(cc.start)), fmt.Sprintf("more than %d function and alias expansions: the file is too complex to analyse fully, so the guard cannot judge it", maxFuncCalls))
+			a.File.Unjudged(a, a.File.Line(cc.Frame.Src.FileOff(cc.Start)), fmt.Sprintf("more than %d function and alias expansions: the file is too complex to analyse fully, so the guard cannot judge it", maxFuncCalls))
 		}
 		return
 	}
 	skip := a.funcDefHits(fn)
-	fr := fn.fr.child()
+	fr := fn.fr.Child()
 	fr.params, fr.paramsKnown = argv[1:], true
-	fr.via = append(append(append([]string(nil), cc.fr.via...), cc.via...), "function "+fn.name)
-	fr.depth = cc.fr.depth + 1
-	fr.fnStack = append(append([]string(nil), cc.fr.fnStack...), fn.name)
-	fr.what = "function " + fn.name
+	fr.Via = append(append(append([]string(nil), cc.Frame.Via...), cc.Via...), "function "+fn.name)
+	fr.Depth = cc.Frame.Depth + 1
+	fr.fnStack = append(append([]string(nil), cc.Frame.fnStack...), fn.name)
+	fr.What = "function " + fn.name
 	var st site
-	if cc.fr.site != nil {
-		st = *cc.fr.site
+	if cc.Frame.site != nil {
+		st = *cc.Frame.site
 		st.skip = map[hitKey]bool{}
-		for k := range cc.fr.site.skip {
+		for k := range cc.Frame.site.skip {
 			st.skip[k] = true
 		}
 		for k := range skip {
 			st.skip[k] = true
 		}
 	} else {
-		st.at = span{cc.fr.src.fileOff(cc.start), cc.fr.src.fileEnd(cc.end)}
+		st.at = Span{cc.Frame.Src.FileOff(cc.Start), cc.Frame.Src.FileEnd(cc.End)}
 		st.outer = st.at
-		if cc.fr.outer != nil {
-			st.outer = *cc.fr.outer
+		if cc.Frame.Outer != nil {
+			st.outer = *cc.Frame.Outer
 		}
 		st.skip = skip
 	}
 	fr.site = &st
-	fr.outer = &st.outer
-	if fr.depth > maxDepth {
-		a.fc.unjudged(a, a.fc.line(cc.fr.src.fileOff(cc.start)), fmt.Sprintf("functions and scripts nest more than %d deep here: the guard cannot judge this file", maxDepth))
+	fr.Outer = &st.outer
+	if fr.Depth > MaxDepth {
+		a.File.Unjudged(a, a.File.Line(cc.Frame.Src.FileOff(cc.Start)), fmt.Sprintf("functions and scripts nest more than %d deep here: the guard cannot judge this file", MaxDepth))
 		return
 	}
 	a.stmt(fn.body, fr, cc.stdin)
@@ -800,16 +678,16 @@ func (a *analyzer) callFunc(fn *funcDef, argv []field, cc *cmdCtx) {
 
 // funcDefHits are the hits a function has with unknown arguments: reported where it is
 // defined, so not again at its calls.
-func (a *analyzer) funcDefHits(fn *funcDef) map[hitKey]bool {
-	if h, ok := a.env.funcHits[fn.name]; ok {
+func (a *Analyzer) funcDefHits(fn *funcDef) map[hitKey]bool {
+	if h, ok := a.Env.funcHits[fn.name]; ok {
 		return h
 	}
-	a.env.funcHits[fn.name] = map[hitKey]bool{}
+	a.Env.funcHits[fn.name] = map[hitKey]bool{}
 	var got []hitKey
 	saved := a.collect
 	a.collect = &got
-	fr := fn.fr.child()
-	fr.params, fr.paramsKnown, fr.site, fr.outer, fr.stdin = nil, false, nil, nil, nil
+	fr := fn.fr.Child()
+	fr.params, fr.paramsKnown, fr.site, fr.Outer, fr.stdin = nil, false, nil, nil, nil
 	fr.fnStack = []string{fn.name}
 	a.stmt(fn.body, fr, nil)
 	a.collect = saved
@@ -817,7 +695,7 @@ func (a *analyzer) funcDefHits(fn *funcDef) map[hitKey]bool {
 	for _, k := range got {
 		set[k] = true
 	}
-	a.env.funcHits[fn.name] = set
+	a.Env.funcHits[fn.name] = set
 	return set
 }
 
@@ -831,7 +709,7 @@ func stdinVia(name string, in *input) string {
 
 // isWrapperName reports whether a program runs another command or a script.
 func isWrapperName(name string) bool {
-	if _, ok := wrapperSpec(name); ok || isShell(name) || isPython(name) {
+	if _, ok := rules.Wrapper(name); ok || IsShell(name) || IsPython(name) {
 		return true
 	}
 	switch name {
@@ -845,17 +723,17 @@ func isWrapperName(name string) bool {
 // definitionOnly reports whether the frame is a function body read on its own (at its
 // definition) while the file also calls the function: its calls are judged with their
 // arguments, so what only unknown arguments make possible is not reported here.
-func (a *analyzer) definitionOnly(fr *frame) bool {
-	return fr.site == nil && !fr.paramsKnown && len(fr.fnStack) > 0 && a.env.called[fr.fnStack[len(fr.fnStack)-1]]
+func (a *Analyzer) definitionOnly(fr *Frame) bool {
+	return fr.site == nil && !fr.paramsKnown && len(fr.fnStack) > 0 && a.Env.called[fr.fnStack[len(fr.fnStack)-1]]
 }
 
 // unknownProgram judges a command whose program the guard cannot resolve ($GCLOUD, a
 // variable set outside the file) by its arguments: when they are, word for word, the
 // verb path of a lifecycle CLI's destructive command (compute instances delete, ec2
 // terminate-instances), they are that command.
-func (a *analyzer) unknownProgram(argv []field, cc *cmdCtx) {
+func (a *Analyzer) unknownProgram(argv []Field, cc *CmdCtx) {
 	prog := argv[0].val()
-	if prog == "" || strings.Trim(prog, string(unknownByte)) != "" || len(argv) < 3 {
+	if prog == "" || strings.Trim(prog, string(source.UnknownByte)) != "" || len(argv) < 3 {
 		return
 	}
 	vals := make([]string, len(argv)-1)
@@ -866,24 +744,24 @@ func (a *analyzer) unknownProgram(argv []field, cc *cmdCtx) {
 	if name == "" {
 		name = "an unknown program"
 	}
-	for _, c := range lifecycleCLIs {
-		for _, r := range a.fc.rules.families[c] {
+	for _, c := range rules.LifecycleCLIs {
+		for _, r := range a.File.Rules.Families[c] {
 			if len(r.Args) < 2 || len(r.AnyFlag) > 0 || cc.skipRules[r.ID] {
 				continue
 			}
-			_, pos := splitArgs(vals, r.ValueFlags)
+			_, pos := rules.SplitArgs(vals, r.ValueFlags)
 			if len(pos) < len(r.Args) {
 				continue
 			}
 			ok := true
 			for i, p := range r.Args {
-				if !known(pos[i]) || !globAny(p, pos[i]) {
+				if !rules.Known(pos[i]) || !rules.GlobAny(p, pos[i]) {
 					ok = false
 					break
 				}
 			}
 			if ok {
-				a.report(cc.fr, r, cc.start, cc.end, append(append([]string(nil), cc.via...), name+" (as "+c+")"))
+				a.Report(cc.Frame, r, cc.Start, cc.End, append(append([]string(nil), cc.Via...), name+" (as "+c+")"))
 				return
 			}
 		}
@@ -906,7 +784,7 @@ var containerValueFlags = []string{"-a", "--attach", "--add-host", "--annotation
 // reach the host (--privileged, the host's PID namespace, SYS_ADMIN or SYS_BOOT, the host's
 // root mounted) runs its command against the host, so the command is judged as one run
 // there (nsenter -t 1 ..., chroot /host ...); any other container's command stays inside.
-func (a *analyzer) containerCmd(name string, args []field, cc *cmdCtx) ([]field, bool) {
+func (a *Analyzer) containerCmd(name string, args []Field, cc *CmdCtx) ([]Field, bool) {
 	if len(args) > 0 && args[0].val() == "container" {
 		args = args[1:]
 	}
@@ -919,11 +797,11 @@ func (a *analyzer) containerCmd(name string, args []field, cc *cmdCtx) ([]field,
 	}
 	args = args[1:]
 	privileged := false
-	var entrypoint []field
+	var entrypoint []Field
 	i := 0
 	for i < len(args) {
 		w := args[i].val()
-		if !known(w) || !strings.HasPrefix(w, "-") || w == "-" {
+		if !rules.Known(w) || !strings.HasPrefix(w, "-") || w == "-" {
 			break
 		}
 		if w == "--" {
@@ -939,7 +817,7 @@ func (a *analyzer) containerCmd(name string, args []field, cc *cmdCtx) ([]field,
 			i += 2
 		} else {
 			if hasEq && flag == "--entrypoint" {
-				entrypoint = []field{{s: args[i].s.sub(len("--entrypoint="), len(w)), quoted: true}}
+				entrypoint = []Field{{Src: args[i].Src.Sub(len("--entrypoint="), len(w)), Quoted: true}}
 			}
 			i++
 		}
@@ -968,13 +846,13 @@ func (a *analyzer) containerCmd(name string, args []field, cc *cmdCtx) ([]field,
 	if len(rest) == 0 {
 		return nil, true
 	}
-	cc.via = append(cc.via, name+" "+sub+" (host access)")
+	cc.Via = append(cc.Via, name+" "+sub+" (host access)")
 	return rest, false
 }
 
 // kubectlDebug handles `kubectl debug node/NAME ... -- CMD`: the command runs in a pod with
 // the node's root at /host, so on the node (chroot /host ...).
-func (a *analyzer) kubectlDebug(args []field, cc *cmdCtx) ([]field, bool) {
+func (a *Analyzer) kubectlDebug(args []Field, cc *CmdCtx) ([]Field, bool) {
 	debug, node := false, false
 	for i, f := range args {
 		v := f.val()
@@ -988,7 +866,7 @@ func (a *analyzer) kubectlDebug(args []field, cc *cmdCtx) ([]field, bool) {
 			node = true
 		case v == "--" && debug && node:
 			if i+1 < len(args) {
-				cc.via = append(cc.via, "kubectl debug node")
+				cc.Via = append(cc.Via, "kubectl debug node")
 				return args[i+1:], false
 			}
 			return nil, true
@@ -999,17 +877,17 @@ func (a *analyzer) kubectlDebug(args []field, cc *cmdCtx) ([]field, bool) {
 
 // screenCmd handles `screen [-dmS name] CMD...` and `screen -S name -X stuff 'TEXT'` (the
 // text is typed into the session's shell).
-func (a *analyzer) screenCmd(args []field, cc *cmdCtx) ([]field, bool) {
+func (a *Analyzer) screenCmd(args []Field, cc *CmdCtx) ([]Field, bool) {
 	i := 0
 	for i < len(args) {
 		w := args[i].val()
-		if !known(w) || !strings.HasPrefix(w, "-") {
+		if !rules.Known(w) || !strings.HasPrefix(w, "-") {
 			break
 		}
 		i++
 		if w == "-X" {
 			if i < len(args) && args[i].val() == "stuff" && i+1 < len(args) {
-				a.nestedShell(typedText(args[i+1].s), cc, "screen -X stuff", syntax.LangBash, nil, false)
+				a.NestedShell(typedText(args[i+1].Src), cc, "screen -X stuff", syntax.LangBash, nil, false)
 			}
 			return nil, true
 		}
@@ -1025,13 +903,13 @@ func (a *analyzer) screenCmd(args []field, cc *cmdCtx) ([]field, bool) {
 	if i >= len(args) {
 		return nil, true
 	}
-	cc.via = append(cc.via, "screen")
+	cc.Via = append(cc.Via, "screen")
 	return args[i:], false
 }
 
 // tmuxCmd handles tmux's commands that run a shell command (new-session, new-window,
 // split-window, respawn-pane, run-shell) and send-keys (the keys are typed into a shell).
-func (a *analyzer) tmuxCmd(args []field, cc *cmdCtx) ([]field, bool) {
+func (a *Analyzer) tmuxCmd(args []Field, cc *CmdCtx) ([]Field, bool) {
 	i := 0
 	for i < len(args) && strings.HasPrefix(args[i].val(), "-") { // tmux's own options
 		if v := args[i].val(); v == "-L" || v == "-S" || v == "-f" || v == "-c" || v == "-T" {
@@ -1045,11 +923,11 @@ func (a *analyzer) tmuxCmd(args []field, cc *cmdCtx) ([]field, bool) {
 	sub := args[i].val()
 	args = args[i+1:]
 	valueFlags := "cdeFfHlnNpsStTxy"
-	var rest []field
+	var rest []Field
 	j := 0
 	for j < len(args) {
 		w := args[j].val()
-		if !known(w) || !strings.HasPrefix(w, "-") || len(w) < 2 {
+		if !rules.Known(w) || !strings.HasPrefix(w, "-") || len(w) < 2 {
 			break
 		}
 		j++
@@ -1069,45 +947,45 @@ func (a *analyzer) tmuxCmd(args []field, cc *cmdCtx) ([]field, bool) {
 	switch sub {
 	case "new-session", "new", "new-window", "neww", "split-window", "splitw", "respawn-pane", "respawnp",
 		"respawn-window", "respawnw", "run-shell", "run":
-		a.nestedShell(joinFields(rest), cc, "tmux "+sub, syntax.LangBash, nil, false)
+		a.NestedShell(joinFields(rest), cc, "tmux "+sub, syntax.LangBash, nil, false)
 	case "send-keys", "send":
-		var b builder
+		var b source.Builder
 		for k, f := range rest {
 			switch f.val() {
 			case "Enter", "C-m", "KPEnter", "C-j":
-				b.synth(f.s.fileOff(0), f.s.fileEnd(len(f.val())), "\n")
+				b.Synth(f.Src.FileOff(0), f.Src.FileEnd(len(f.val())), "\n")
 				continue
 			}
 			if k > 0 {
-				b.synth(f.s.fileOff(0), f.s.fileOff(0), " ")
+				b.Synth(f.Src.FileOff(0), f.Src.FileOff(0), " ")
 			}
-			b.from(typedText(f.s), 0, len(typedText(f.s).text))
+			b.From(typedText(f.Src), 0, len(typedText(f.Src).Text))
 		}
-		a.nestedShell(b.src(), cc, "tmux send-keys", syntax.LangBash, nil, false)
+		a.NestedShell(b.Text(), cc, "tmux send-keys", syntax.LangBash, nil, false)
 	}
 	return nil, true
 }
 
 // typedText turns the escapes a terminal multiplexer types (\n, \r, ^M) into line breaks.
-func typedText(s *src) *src {
-	t := s.text
+func typedText(s *source.Text) *source.Text {
+	t := s.Text
 	if !strings.Contains(t, "\\n") && !strings.Contains(t, "\\r") && !strings.Contains(t, "^M") {
 		return s
 	}
-	var b builder
+	var b source.Builder
 	for i := 0; i < len(t); i++ {
 		if i+1 < len(t) && (t[i] == '\\' && (t[i+1] == 'n' || t[i+1] == 'r') || t[i] == '^' && t[i+1] == 'M') {
-			b.synthAt(s, i, i+2, "\n")
+			b.SynthAt(s, i, i+2, "\n")
 			i++
 			continue
 		}
-		b.from(s, i, i+1)
+		b.From(s, i, i+1)
 	}
-	return b.src()
+	return b.Text()
 }
 
 // opaqueScript warns about a script decoded at run time that the guard could not decode.
-func (a *analyzer) opaqueScript(cc *cmdCtx, via string) {
-	a.fc.warn(a, a.fc.line(cc.fr.src.fileOff(cc.start)), "a script decoded at run time (base64, base32 or hex) is run by "+via+
+func (a *Analyzer) opaqueScript(cc *CmdCtx, via string) {
+	a.File.Warn(a, a.File.Line(cc.Frame.Src.FileOff(cc.Start)), "a script decoded at run time (base64, base32 or hex) is run by "+via+
 		", and the guard cannot decode it: check what it runs by hand")
 }

@@ -1,4 +1,4 @@
-package guard
+package source
 
 import (
 	"encoding/base32"
@@ -30,7 +30,7 @@ func decodedText(b []byte, err error) (string, bool) {
 	return string(b), true
 }
 
-func decodeBase64(s string) (string, bool) {
+func DecodeBase64(s string) (string, bool) {
 	s = stripSpace(s)
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		if t, ok := decodedText(enc.DecodeString(s)); ok {
@@ -40,7 +40,7 @@ func decodeBase64(s string) (string, bool) {
 	return "", false
 }
 
-func decodeBase32(s string) (string, bool) {
+func DecodeBase32(s string) (string, bool) {
 	s = stripSpace(s)
 	for _, enc := range []*base32.Encoding{base32.StdEncoding, base32.StdEncoding.WithPadding(base32.NoPadding)} {
 		if t, ok := decodedText(enc.DecodeString(s)); ok {
@@ -50,7 +50,7 @@ func decodeBase32(s string) (string, bool) {
 	return "", false
 }
 
-func decodeHex(s string) (string, bool) {
+func DecodeHex(s string) (string, bool) {
 	s = strings.TrimPrefix(stripSpace(s), "0x")
 	return decodedText(hex.DecodeString(s))
 }

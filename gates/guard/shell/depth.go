@@ -1,4 +1,4 @@
-package guard
+package shell
 
 import (
 	"fmt"
@@ -12,20 +12,20 @@ import (
 // the stack, which Go cannot recover from. Each bound is far beyond what a real file nests;
 // beyond it the file is not judged and says so (an unjudged warning, which fails the gate).
 const (
-	// maxShellNesting is how deep shell constructs may nest in the text before it is parsed:
+	// MaxShellNesting is how deep shell constructs may nest in the text before it is parsed:
 	// (), {}, $(), ${}, $(( )), backquotes, double quotes, if/case/do blocks.
-	maxShellNesting = 500
+	MaxShellNesting = 500
 	// maxSyntaxDepth is how deep a parsed shell syntax tree may be (pipelines and && chains
 	// nest too).
 	maxSyntaxDepth = 2000
-	// maxPyNesting is how deep Python brackets may nest: CPython itself refuses more than
+	// MaxPyNesting is how deep Python brackets may nest: CPython itself refuses more than
 	// 200.
-	maxPyNesting = 200
-	// maxMakeNesting is how deep make's $(...) and ${...} may nest in one line.
-	maxMakeNesting = 32
-	// maxVarChain is how many variables (or make variables, or Python names) one value may
+	MaxPyNesting = 200
+	// MaxMakeNesting is how deep make's $(...) and ${...} may nest in one line.
+	MaxMakeNesting = 32
+	// MaxVarChain is how many variables (or make variables, or Python names) one value may
 	// go through.
-	maxVarChain = 64
+	MaxVarChain = 64
 )
 
 // errTooDeep is a text that nests beyond maxShellNesting, or parses to a tree deeper than

@@ -1,4 +1,15 @@
-package guard
+// Package python is the guard's Python front end: a tokenizer (names, strings of every
+// prefix and quoting, comments, brackets) and a reader of calls. Only call arguments are
+// ever code to the guard: comments, docstrings and printed strings are not.
+//
+// Read judges the calls a Python text makes: subprocess, os.system and the file's own
+// functions that run a parameter hand their command to the shell analyzer (package
+// shell); boto3, azure-mgmt, runpod and other SDK calls and HTTP requests (requests,
+// httpx, urllib) are matched against the rules' Call, URL and Method. The arrow runs one
+// way: python imports shell, and the shell analyzer reaches Python (`python -c`, a
+// workflow step in `shell: python`, a Dockerfile's Python here-document) only through
+// the reader its shell.File was given, which the gate sets to Read.
+package python
 
 import (
 	"fmt"
@@ -8,24 +19,24 @@ import (
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
-)
 
-// The Python front-end: a tokenizer (names, strings of every prefix and quoting,
-// comments, brackets) and a reader of calls. Only call arguments are ever code to the
-// guard: comments, docstrings and printed strings are not.
+	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
+	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
+)
 
 type pyTok struct {
 	kind       byte // 'n' name, 's' string, 'o' operator, 'l' end of logical line, 'x' other
 	idx        int  // index in the file's tokens
 	start, end int
-	text       string // name or operator
-	val        *src   // a string's value
+	text       string       // name or operator
+	val        *source.Text // a string's value
 }
 
 // pyTokenize splits Python source into tokens. A string that does not end is warned
 // about and taken to the end of its line (or of the text, when triple-quoted).
-func (a *analyzer) pyTokenize(fr *frame) []pyTok {
-	t := fr.src.text
+func pyTokenize(a *shell.Analyzer, fr *shell.Frame) []pyTok {
+	t := fr.Src.Text
 	var toks []pyTok
 	depth := 0
 	for i := 0; i < len(t); {
@@ -45,7 +56,7 @@ func (a *analyzer) pyTokenize(fr *frame) []pyTok {
 				i++
 			}
 		case c == '"' || c == '\'':
-			tok, n := a.pyString(fr, i, i, "")
+			tok, n := pyString(a, fr, i, i, "")
 			toks = append(toks, tok)
 			i = n
 		case isIdentStart(c):
@@ -55,7 +66,7 @@ func (a *analyzer) pyTokenize(fr *frame) []pyTok {
 			}
 			word := t[i:j]
 			if j < len(t) && (t[j] == '"' || t[j] == '\'') && isStringPrefix(word) {
-				tok, n := a.pyString(fr, i, j, strings.ToLower(word))
+				tok, n := pyString(a, fr, i, j, strings.ToLower(word))
 				toks = append(toks, tok)
 				i = n
 				continue
@@ -106,8 +117,8 @@ func isStringPrefix(w string) bool {
 
 // pyString reads a string literal whose quote is at q (its prefix starts at start) and
 // builds its value with the map back to the file.
-func (a *analyzer) pyString(fr *frame, start, q int, prefix string) (pyTok, int) {
-	t := fr.src.text
+func pyString(a *shell.Analyzer, fr *shell.Frame, start, q int, prefix string) (pyTok, int) {
+	t := fr.Src.Text
 	quote := t[q]
 	triple := q+2 < len(t) && t[q+1] == quote && t[q+2] == quote
 	body := q + 1
@@ -116,7 +127,7 @@ func (a *analyzer) pyString(fr *frame, start, q int, prefix string) (pyTok, int)
 	}
 	raw := strings.Contains(prefix, "r")
 	fstr := strings.Contains(prefix, "f") || strings.Contains(prefix, "t")
-	var b builder
+	var b source.Builder
 	i := body
 	closed := false
 	for i < len(t) {
@@ -130,7 +141,7 @@ func (a *analyzer) pyString(fr *frame, start, q int, prefix string) (pyTok, int)
 		}
 		if c == '\\' && i+1 < len(t) {
 			if raw {
-				b.from(fr.src, i, i+2)
+				b.From(fr.Src, i, i+2)
 				i += 2
 				continue
 			}
@@ -139,23 +150,23 @@ func (a *analyzer) pyString(fr *frame, start, q int, prefix string) (pyTok, int)
 				i += 2 // line continuation inside the string
 				continue
 			}
-			b.synthAt(fr.src, i, i+n, out)
+			b.SynthAt(fr.Src, i, i+n, out)
 			i += n
 			continue
 		}
 		if fstr && c == '{' {
 			if i+1 < len(t) && t[i+1] == '{' {
-				b.synthAt(fr.src, i, i+2, "{")
+				b.SynthAt(fr.Src, i, i+2, "{")
 				i += 2
 				continue
 			}
 			j := pySkipField(t, i, quote, triple)
-			b.fromMasked(fr.src, i, j)
+			b.FromMasked(fr.Src, i, j)
 			i = j
 			continue
 		}
 		if fstr && c == '}' && i+1 < len(t) && t[i+1] == '}' {
-			b.synthAt(fr.src, i, i+2, "}")
+			b.SynthAt(fr.Src, i, i+2, "}")
 			i += 2
 			continue
 		}
@@ -163,7 +174,7 @@ func (a *analyzer) pyString(fr *frame, start, q int, prefix string) (pyTok, int)
 		for j < len(t) && t[j] != quote && t[j] != '\\' && t[j] != '\n' && !(fstr && (t[j] == '{' || t[j] == '}')) {
 			j++
 		}
-		b.from(fr.src, i, j)
+		b.From(fr.Src, i, j)
 		i = j
 	}
 	end := i
@@ -173,9 +184,9 @@ func (a *analyzer) pyString(fr *frame, start, q int, prefix string) (pyTok, int)
 			end = i + 3
 		}
 	} else {
-		a.fc.warn(a, a.fc.line(fr.src.fileOff(start)), "could not parse Python: a string that starts here does not end; it was read to the end of its line")
+		a.File.Warn(a, a.File.Line(fr.Src.FileOff(start)), "could not parse Python: a string that starts here does not end; it was read to the end of its line")
 	}
-	return pyTok{kind: 's', start: start, end: end, val: b.src()}, end
+	return pyTok{kind: 's', start: start, end: end, val: b.Text()}, end
 }
 
 // pySkipField returns the end of an f-string replacement field that starts at i ('{').
@@ -239,7 +250,7 @@ func pyEscape(t string, i int) (int, string) {
 		}
 	case 'N':
 		if j := strings.IndexByte(t[i:], '}'); j > 0 && i+2 < len(t) && t[i+2] == '{' {
-			return j + 1, string(unknownByte)
+			return j + 1, string(source.UnknownByte)
 		}
 	}
 	if c >= '0' && c <= '7' {
@@ -256,7 +267,7 @@ func pyEscape(t string, i int) (int, string) {
 // pyValue is what a Python expression evaluates to, as far as the guard can tell.
 type pyValue struct {
 	kind  byte // 's' string, 'l' list, 'd' dict (keys and values), 'b' bool, 'p' a string that is split (cmd.split(), shlex.split), 0 unknown
-	str   *src
+	str   *source.Text
 	list  []pyValue
 	truth bool
 	start int // offset of the expression
@@ -277,8 +288,8 @@ type pyCall struct {
 
 // pyFile is one Python text being read.
 type pyFile struct {
-	a      *analyzer
-	fr     *frame
+	a      *shell.Analyzer
+	fr     *shell.Frame
 	toks   []pyTok
 	match  []int                // index of the matching bracket
 	mods   map[string]string    // import aliases: "sp" → "subprocess"
@@ -302,20 +313,23 @@ type pyRunner struct {
 	via    string
 }
 
-// runPython reads a Python text (fr.src) for dangerous calls.
-func (a *analyzer) runPython(fr *frame) {
-	if fr.depth > maxDepth {
+// Scan reads a Python file.
+func Scan(fc *shell.File) { Read(shell.NewAnalyzer(fc), &shell.Frame{Src: source.FileText(fc.Text)}) }
+
+// Read reads a Python text (fr.src) for dangerous calls.
+func Read(a *shell.Analyzer, fr *shell.Frame) {
+	if fr.Depth > shell.MaxDepth {
 		return
 	}
-	a.fc.scanned += len(fr.src.text)
-	p := &pyFile{a: a, fr: fr, toks: a.pyTokenize(fr), mods: map[string]string{}, names: map[string]string{},
+	a.File.Scanned += len(fr.Src.Text)
+	p := &pyFile{a: a, fr: fr, toks: pyTokenize(a, fr), mods: map[string]string{}, names: map[string]string{},
 		assign: map[string][][]pyTok{}, depth: map[string]bool{}, memo: map[string]pyValue{}, loops: map[string][]pyTok{},
 		recv: map[string]string{}, runners: map[string]pyRunner{}}
 	for i := range p.toks {
 		p.toks[i].idx = i
 	}
 	if k, deep := p.matchBrackets(); deep {
-		a.fc.unjudged(a, a.fc.line(fr.src.fileOff(p.toks[k].start)), fmt.Sprintf("Python brackets nest more than %d deep here (Python itself refuses that): the guard cannot judge this file", maxPyNesting))
+		a.File.Unjudged(a, a.File.Line(fr.Src.FileOff(p.toks[k].start)), fmt.Sprintf("Python brackets nest more than %d deep here (Python itself refuses that): the guard cannot judge this file", shell.MaxPyNesting))
 		return
 	}
 	p.statements()
@@ -342,7 +356,7 @@ func (p *pyFile) matchBrackets() (int, bool) {
 		switch tk.text {
 		case "(", "[", "{":
 			stack = append(stack, i)
-			if len(stack) > maxPyNesting {
+			if len(stack) > shell.MaxPyNesting {
 				return i, true
 			}
 		case ")", "]", "}":
@@ -418,7 +432,7 @@ func (p *pyFile) statement(st []pyTok) {
 			p.names[local] = mod + "." + part[0].text
 		}
 	case isName(0, "") && len(st) > 2 && st[1].kind == 'o' && st[1].text == "=":
-		if len(p.assign[st[0].text]) < maxDefs {
+		if len(p.assign[st[0].text]) < shell.MaxDefs {
 			p.assign[st[0].text] = append(p.assign[st[0].text], st[2:])
 		}
 	case isName(0, "") && len(st) > 4 && st[1].text == ":" && st[1].kind == 'o':
@@ -562,7 +576,7 @@ func pyKeyword(s string) bool {
 
 // value evaluates an expression's tokens.
 func (p *pyFile) value(ts []pyTok) pyValue {
-	if len(ts) == 0 || !p.a.spend() {
+	if len(ts) == 0 || !p.a.Spend() {
 		return pyValue{}
 	}
 	v := pyValue{start: ts[0].start}
@@ -576,31 +590,31 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 		break
 	}
 	if allStr && ts[0].kind == 's' {
-		var b builder
+		var b source.Builder
 		for _, t := range ts {
 			if t.kind == 's' {
-				b.from(t.val, 0, len(t.val.text))
+				b.From(t.val, 0, len(t.val.Text))
 			}
 		}
-		v.kind, v.str = 's', b.src()
+		v.kind, v.str = 's', b.Text()
 		return v
 	}
 	// 'https://host/path/' + iid + '/': a concatenation with a string in it is a string,
 	// its other operands' values or unknown bytes.
 	if parts := splitTop(ts, "+"); len(parts) > 1 && len(parts) <= 64 && slices.ContainsFunc(parts, func(op []pyTok) bool { return len(op) == 1 && op[0].kind == 's' }) {
-		var b builder
+		var b source.Builder
 		for _, op := range parts {
 			if len(op) == 0 {
 				return v
 			}
 			ov := p.value(op)
 			if ov.kind == 's' {
-				b.from(ov.str, 0, len(ov.str.text))
+				b.From(ov.str, 0, len(ov.str.Text))
 			} else {
-				b.synthAt(p.fr.src, op[0].start, op[len(op)-1].end, string(unknownByte))
+				b.SynthAt(p.fr.Src, op[0].start, op[len(op)-1].end, string(source.UnknownByte))
 			}
 		}
-		v.kind, v.str = 's', b.src()
+		v.kind, v.str = 's', b.Text()
 		return v
 	}
 	// {"key": value, ...}: the keys and values, for the strings a call passes.
@@ -626,18 +640,18 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 		if end := p.indexOf(ts, 3); end == len(ts)-1 {
 			inner := p.value(ts[4:end])
 			if inner.kind == 'l' {
-				var b builder
+				var b source.Builder
 				for k, el := range inner.list {
 					if k > 0 {
-						b.from(ts[0].val, 0, len(ts[0].val.text))
+						b.From(ts[0].val, 0, len(ts[0].val.Text))
 					}
 					if el.kind == 's' {
-						b.from(el.str, 0, len(el.str.text))
+						b.From(el.str, 0, len(el.str.Text))
 					} else {
-						b.synthAt(p.fr.src, el.start, el.start, string(unknownByte))
+						b.SynthAt(p.fr.Src, el.start, el.start, string(source.UnknownByte))
 					}
 				}
-				v.kind, v.str = 's', b.src()
+				v.kind, v.str = 's', b.Text()
 				return v
 			}
 		}
@@ -683,7 +697,7 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 			}
 			v.list = append(v.list, p.value(el))
 		}
-		if ts[0].text == "(" && len(v.list) == 1 && !strings.Contains(p.fr.src.text[ts[0].start:ts[len(ts)-1].end], ",") {
+		if ts[0].text == "(" && len(v.list) == 1 && !strings.Contains(p.fr.Src.Text[ts[0].start:ts[len(ts)-1].end], ",") {
 			return v.list[0] // (expr) is not a tuple
 		}
 		for _, el := range v.list {
@@ -707,8 +721,8 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 		if len(defs) == 0 || p.depth[name] {
 			return v
 		}
-		if len(p.depth) >= maxVarChain {
-			p.a.fc.unjudged(p.a, p.a.fc.line(p.fr.src.fileOff(ts[0].start)), fmt.Sprintf("a name's value goes through more than %d other names: the guard cannot judge this file", maxVarChain))
+		if len(p.depth) >= shell.MaxVarChain {
+			p.a.File.Unjudged(p.a, p.a.File.Line(p.fr.Src.FileOff(ts[0].start)), fmt.Sprintf("a name's value goes through more than %d other names: the guard cannot judge this file", shell.MaxVarChain))
 			return v
 		}
 		r, ok := p.memo[name]
@@ -716,16 +730,16 @@ func (p *pyFile) value(ts []pyTok) pyValue {
 			p.depth[name] = true
 			r = p.value(defs[len(defs)-1])
 			delete(p.depth, name)
-			if r.kind == 's' && len(r.str.text) > maxValueLen {
+			if r.kind == 's' && len(r.str.Text) > shell.MaxValueLen {
 				r = pyValue{}
 			}
 			p.memo[name] = r
 		}
 		r.start = ts[0].start
 		if r.kind == 's' { // the value is used here
-			var b builder
-			b.synthAt(p.fr.src, ts[0].start, ts[0].end, r.str.text)
-			r.str = b.src()
+			var b source.Builder
+			b.SynthAt(p.fr.Src, ts[0].start, ts[0].end, r.str.Text)
+			r.str = b.Text()
 		}
 		return r
 	}
@@ -776,7 +790,7 @@ func (p *pyFile) indexOf(ts []pyTok, k int) int {
 func (v pyValue) strings(out []string) []string {
 	switch v.kind {
 	case 's', 'p':
-		out = append(out, v.str.text)
+		out = append(out, v.str.Text)
 	case 'l', 'd':
 		for _, el := range v.list {
 			out = el.strings(out)
@@ -796,9 +810,9 @@ func lastPart(s string) string {
 func (p *pyFile) judge(c pyCall) {
 	a := p.a
 	fr := p.fr
-	if fr.outer == nil {
-		fr = fr.child()
-		fr.outer = &span{p.fr.src.fileOff(c.start), p.fr.src.fileEnd(c.end)}
+	if fr.Outer == nil {
+		fr = fr.Child()
+		fr.Outer = &shell.Span{Start: p.fr.Src.FileOff(c.start), End: p.fr.Src.FileEnd(c.end)}
 	}
 	arg := func(k int, names ...string) []pyTok {
 		for _, n := range names {
@@ -814,14 +828,14 @@ func (p *pyFile) judge(c pyCall) {
 	name := c.resolved
 	fn := lastPart(name)
 	mod := strings.TrimSuffix(name, "."+fn)
-	cc := &cmdCtx{fr: fr, start: c.start, end: c.end}
+	cc := &shell.CmdCtx{Frame: fr, Start: c.start, End: c.end}
 	if r, ok := p.runners[fn]; ok && (c.callee == fn || r.method && strings.Contains(c.callee, ".")) {
 		// A function of the file that runs its parameter: the argument is the command.
 		k := r.param
 		if r.method && strings.Contains(c.callee, ".") {
 			k-- // called on an object: self is not among the arguments
 		}
-		cc.via = append(cc.via, "function "+fn)
+		cc.Via = append(cc.Via, "function "+fn)
 		p.runValue(p.value(arg(k, r.name)), cc, r.via, r.shell)
 		return
 	}
@@ -867,16 +881,16 @@ func (p *pyFile) judge(c pyCall) {
 		strs = p.value(ts).strings(strs)
 	}
 	hasURL := slices.ContainsFunc(strs, func(s string) bool { return strings.Contains(s, "://") })
-	for _, r := range a.fc.callRules {
+	for _, r := range a.File.CallRules {
 		if len(r.URL) > 0 && !hasURL {
 			continue // no URL among the arguments: no request the rule is about
 		}
-		if !globList(r.Call, c.callee) && !globList(r.Call, c.resolved) {
+		if !rules.GlobList(r.Call, c.callee) && !rules.GlobList(r.Call, c.resolved) {
 			continue
 		}
 		if len(r.URL) > 0 {
-			if req, ok := p.httpCall(c, fn, arg); ok && r.matchRequest(req) && argContains(strs, r.ArgContains) {
-				a.report(fr, r, c.start, c.end, []string{c.callee})
+			if req, ok := p.httpCall(c, fn, arg); ok && r.MatchRequest(req) && rules.ArgContains(strs, r.ArgContains) {
+				a.Report(fr, r, c.start, c.end, []string{c.callee})
 			}
 			continue
 		}
@@ -897,14 +911,14 @@ func (p *pyFile) judge(c pyCall) {
 			}
 		}
 		if ok {
-			a.report(fr, r, c.start, c.end, []string{c.callee})
+			a.Report(fr, r, c.start, c.end, []string{c.callee})
 		}
 	}
 	// Files written.
 	switch fn {
 	case "open", "Path", "PosixPath", "FileIO":
 		if v := p.value(arg(0, "file", "path")); v.kind == 's' {
-			a.writeTo(v.str.text, fr, c.start, c.end, nil, c.callee+"("+v.str.text+")")
+			a.WriteTo(v.str.Text, fr, c.start, c.end, nil, c.callee+"("+v.str.Text+")")
 		}
 	}
 }
@@ -918,93 +932,48 @@ func isSubprocessFunc(fn string) bool {
 }
 
 // runValue analyses what a call runs: a string as a shell script, a list as argv.
-func (p *pyFile) runValue(v pyValue, cc *cmdCtx, via string, shell bool) {
+func (p *pyFile) runValue(v pyValue, cc *shell.CmdCtx, via string, viaShell bool) {
 	a := p.a
 	switch v.kind {
 	case 's', 'p':
 		// A string without shell=True names one program; the guard reads it as a command
 		// line anyway, erring toward finding the danger.
-		a.nestedShell(v.str, cc, via, syntax.LangBash, nil, false)
+		a.NestedShell(v.str, cc, via, syntax.LangBash, nil, false)
 	case 'l':
-		argv := make([]field, 0, len(v.list))
+		argv := make([]shell.Field, 0, len(v.list))
 		for _, el := range v.list {
 			if el.kind == 's' {
-				argv = append(argv, field{s: el.str, quoted: true})
+				argv = append(argv, shell.Field{Src: el.str, Quoted: true})
 				continue
 			}
-			var b builder
-			b.synthAt(p.fr.src, el.start, el.start+1, string(unknownByte))
-			argv = append(argv, field{s: b.src(), quoted: true})
+			var b source.Builder
+			b.SynthAt(p.fr.Src, el.start, el.start+1, string(source.UnknownByte))
+			argv = append(argv, shell.Field{Src: b.Text(), Quoted: true})
 		}
-		cc.via = append(cc.via, via)
-		a.resolve(argv, cc)
+		cc.Via = append(cc.Via, via)
+		a.Resolve(argv, cc)
 	}
-}
-
-// pythonCmd handles `python -c CODE` and a Python script on standard input.
-func (a *analyzer) pythonCmd(name string, args []field, cc *cmdCtx) bool {
-	for i := 0; i < len(args); i++ {
-		w := args[i].val()
-		switch {
-		case w == "-c" && i+1 < len(args):
-			a.nestedPython(args[i+1].s, cc, name+" -c")
-			return true
-		case strings.HasPrefix(w, "-c") && len(w) > 2:
-			a.nestedPython(args[i].s.sub(2, len(w)), cc, name+" -c")
-			return true
-		case w == "-m" || !known(w):
-			return true
-		case w == "-W" || w == "-X" || w == "-Q":
-			i++
-		case w == "-":
-			i = len(args)
-		case strings.HasPrefix(w, "-"):
-		default:
-			a.ref(w, KindPython, cc)
-			return true // a script file
-		}
-	}
-	if cc.stdin != nil {
-		a.nestedPython(cc.stdin.s, cc, stdinVia(name, cc.stdin))
-	}
-	return true
-}
-
-func (a *analyzer) nestedPython(s *src, cc *cmdCtx, via string) {
-	if cc.stdin != nil && cc.stdin.opaque && cc.stdin.s == s {
-		a.opaqueScript(cc, via)
-		return
-	}
-	fr := cc.fr.child()
-	fr.src = s
-	fr.params, fr.paramsKnown = nil, false
-	fr.via = append(append(fr.via, cc.via...), via)
-	fr.depth++
-	if fr.outer == nil {
-		fr.outer = &span{cc.fr.src.fileOff(cc.start), cc.fr.src.fileEnd(cc.end)}
-	}
-	a.runPython(fr)
 }
 
 // httpCall reads the method and URL of a requests, httpx or urllib call.
-func (p *pyFile) httpCall(c pyCall, fn string, arg func(int, ...string) []pyTok) (httpRequest, bool) {
-	var req httpRequest
+func (p *pyFile) httpCall(c pyCall, fn string, arg func(int, ...string) []pyTok) (rules.HTTPRequest, bool) {
+	var req rules.HTTPRequest
 	urlArg := arg(0, "url")
 	switch fn {
 	case "get", "post", "put", "delete", "patch", "head":
-		req.method = strings.ToUpper(fn)
+		req.Method = strings.ToUpper(fn)
 	case "request":
 		if m := p.value(arg(0, "method")); m.kind == 's' {
-			req.method = strings.ToUpper(m.str.text)
+			req.Method = strings.ToUpper(m.str.Text)
 		}
 		urlArg = arg(1, "url")
 	case "urlopen", "Request":
-		req.method = "GET"
+		req.Method = "GET"
 		if _, ok := c.kwargs["data"]; ok || len(c.args) > 1 {
-			req.method = "POST"
+			req.Method = "POST"
 		}
 		if m := p.value(c.kwargs["method"]); m.kind == 's' {
-			req.method = strings.ToUpper(m.str.text)
+			req.Method = strings.ToUpper(m.str.Text)
 		}
 	default:
 		return req, false
@@ -1013,7 +982,7 @@ func (p *pyFile) httpCall(c pyCall, fn string, arg func(int, ...string) []pyTok)
 	if u.kind != 's' {
 		return req, false
 	}
-	req.urls = []string{u.str.text}
+	req.URLs = []string{u.str.Text}
 	return req, true
 }
 
@@ -1040,7 +1009,7 @@ func (p *pyFile) receiver(name string) (string, bool) {
 	if r, ok := p.recv[name]; ok {
 		return r, r != ""
 	}
-	if p.depth[name] || len(p.depth) >= maxVarChain {
+	if p.depth[name] || len(p.depth) >= shell.MaxVarChain {
 		return "", false
 	}
 	p.recv[name] = "" // a name set from itself is not resolved
@@ -1102,7 +1071,7 @@ func (p *pyFile) calleeOf(ts []pyTok) string {
 // findRunners finds the file's functions that run one of their parameters as a command:
 // `def sh(cmd): subprocess.run(cmd, shell=True)`, `def run(self, c): os.system(c)`.
 func (p *pyFile) findRunners() {
-	t := p.fr.src.text
+	t := p.fr.Src.Text
 	type def struct {
 		tok, close int // token indexes of "def" and of its parameters' ")"
 		indent     int
@@ -1159,7 +1128,7 @@ func (p *pyFile) findRunners() {
 			if p.toks[k].kind != 'o' || p.toks[k].text != "(" {
 				continue
 			}
-			if !p.a.spend() {
+			if !p.a.Spend() {
 				return
 			}
 			c, ok := p.call(k)
@@ -1236,11 +1205,11 @@ func (p *pyFile) decodedValue(ts []pyTok) (pyValue, bool) {
 	var decode func(string) (string, bool)
 	switch ts[0].text + "." + ts[2].text {
 	case "base64.b64decode", "base64.standard_b64decode", "base64.urlsafe_b64decode", "base64.decodebytes":
-		decode = decodeBase64
+		decode = source.DecodeBase64
 	case "base64.b32decode":
-		decode = decodeBase32
+		decode = source.DecodeBase32
 	case "bytes.fromhex", "binascii.unhexlify", "binascii.a2b_hex":
-		decode = decodeHex
+		decode = source.DecodeHex
 	default:
 		return pyValue{}, false
 	}
@@ -1249,14 +1218,14 @@ func (p *pyFile) decodedValue(ts []pyTok) (pyValue, bool) {
 		return pyValue{}, false
 	}
 	v := p.value(args[0])
-	if v.kind != 's' || !known(v.str.text) {
+	if v.kind != 's' || !rules.Known(v.str.Text) {
 		return pyValue{start: ts[0].start}, true
 	}
-	text, ok := decode(v.str.text)
+	text, ok := decode(v.str.Text)
 	if !ok {
 		return pyValue{start: ts[0].start}, true
 	}
-	var b builder
-	b.synthAt(p.fr.src, ts[0].start, ts[n-1].end, text)
-	return pyValue{kind: 's', str: b.src(), start: ts[0].start}, true
+	var b source.Builder
+	b.SynthAt(p.fr.Src, ts[0].start, ts[n-1].end, text)
+	return pyValue{kind: 's', str: b.Text(), start: ts[0].start}, true
 }

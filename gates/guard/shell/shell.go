@@ -1,4 +1,4 @@
-package guard
+package shell
 
 import (
 	"errors"
@@ -8,23 +8,26 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
 
 // Limits that keep one hostile file from costing unbounded time.
 const (
-	maxDepth     = 12      // nested scripts (bash -c in ssh in eval ...) and function calls
+	MaxDepth     = 12      // nested scripts (bash -c in ssh in eval ...) and function calls
 	maxWork      = 200000  // commands and words analysed per file
-	maxAlts      = 8       // alternative values of one command (a variable set in several places)
-	maxDefs      = 8       // definitions kept per variable
+	MaxAlts      = 8       // alternative values of one command (a variable set in several places)
+	MaxDefs      = 8       // definitions kept per variable
 	maxFuncCalls = 2000    // function and alias expansions per file
-	maxValueLen  = 1 << 16 // longest variable value the guard expands
+	MaxValueLen  = 1 << 16 // longest variable value the guard expands
 	maxFields    = 4096    // words of one command
 )
 
-// analyzer walks the shell (and Python) code of one file. It holds only per-file state.
-type analyzer struct {
-	fc      *fileCtx
-	env     *env
+// Analyzer walks the shell (and Python) code of one file. It holds only per-file state.
+type Analyzer struct {
+	File    *File
+	Env     *Env
 	collect *[]hitKey // during a dry run (a function's own hits), hits go here
 	work    int
 	calls   int
@@ -51,55 +54,55 @@ type textExp struct {
 	multi bool
 }
 
-// env is what a script defines that later commands use: variables with literal values,
+// Env is what a script defines that later commands use: variables with literal values,
 // functions and aliases. It is flow-insensitive: every definition in the file counts.
-type env struct {
+type Env struct {
 	called    map[string]bool // names the file runs as commands (functions it calls)
-	vars      map[string][]varDef
+	Vars      map[string][]VarDef
 	funcs     map[string]*funcDef
 	aliases   map[string]*aliasDef
 	funcHits  map[string]map[hitKey]bool
 	aliasHits map[string]map[string]bool
 }
 
-type varDef struct {
+type VarDef struct {
 	fn    string // the function the assignment is in ("" at the top level)
 	value *syntax.Word
 	array *syntax.ArrayExpr
-	src   *src // the text the word belongs to
-	lit   *src // a value given directly (a workflow's env:, a make variable)
-	fr    *frame
+	src   *source.Text // the text the word belongs to
+	Lit   *source.Text // a value given directly (a workflow's env:, a make variable)
+	fr    *Frame
 }
 
 type funcDef struct {
 	name string
 	body *syntax.Stmt
-	fr   *frame // frame of the definition (its src and language)
+	fr   *Frame // frame of the definition (its src and language)
 }
 
 type aliasDef struct {
 	name  string
-	value *src
-	fr    *frame
+	value *source.Text
+	fr    *Frame
 }
 
-func newEnv() *env {
-	return &env{called: map[string]bool{}, vars: map[string][]varDef{}, funcs: map[string]*funcDef{}, aliases: map[string]*aliasDef{},
+func newEnv() *Env {
+	return &Env{called: map[string]bool{}, Vars: map[string][]VarDef{}, funcs: map[string]*funcDef{}, aliases: map[string]*aliasDef{},
 		funcHits: map[string]map[hitKey]bool{}, aliasHits: map[string]map[string]bool{}}
 }
 
-func newAnalyzer(fc *fileCtx) *analyzer {
-	return &analyzer{fc: fc, env: newEnv(), evalVar: map[string]bool{}, varMemo: map[string][]textExp{},
+func NewAnalyzer(fc *File) *Analyzer {
+	return &Analyzer{File: fc, Env: newEnv(), evalVar: map[string]bool{}, varMemo: map[string][]textExp{},
 		parsed: map[parseKey]parseResult{}}
 }
 
-// span is a range of file offsets.
-type span struct{ start, end int }
+// Span is a range of file offsets.
+type Span struct{ Start, End int }
 
 // site is a function call that findings inside the function are reported at.
 type site struct {
-	at    span
-	outer span
+	at    Span
+	outer Span
 	skip  map[hitKey]bool // hits the function has on its own, reported at its definition
 }
 
@@ -109,52 +112,52 @@ type hitKey struct {
 	rule string
 }
 
-// frame is one level of code: a file, a nested script, a function body being called.
-type frame struct {
-	src         *src
-	lang        syntax.LangVariant
-	params      []field // positional parameters $1..., when known
+// Frame is one level of code: a file, a nested script, a function body being called.
+type Frame struct {
+	Src         *source.Text
+	Lang        syntax.LangVariant
+	params      []Field // positional parameters $1..., when known
 	paramsKnown bool
-	outer       *span // file span of the outermost command, once one is entered
+	Outer       *Span // file span of the outermost command, once one is entered
 	site        *site
-	via         []string
-	depth       int
+	Via         []string
+	Depth       int
 	fnStack     []string
-	what        string // what the text is, for parse warnings ("the script passed to bash -c")
-	quiet       bool   // no parse warnings: the text may not be a script (an action's input)
+	What        string // what the text is, for parse warnings ("the script passed to bash -c")
+	Quiet       bool   // no parse warnings: the text may not be a script (an action's input)
 	stdin       *input // the script's own standard input (ssh host bash -s <<EOF)
 }
 
-func (fr *frame) child() *frame {
+func (fr *Frame) Child() *Frame {
 	c := *fr
-	c.via = append([]string(nil), fr.via...)
+	c.Via = append([]string(nil), fr.Via...)
 	return &c
 }
 
 // input is text fed to a command's standard input (a here-document, a pipe from echo).
 type input struct {
-	s    *src
+	s    *source.Text
 	what string
 	// opaque is text decoded at run time that the guard could not decode (base64 -d of a
 	// variable): a shell reading it runs something the guard cannot judge.
 	opaque bool
 }
 
-// field is one word of a command after expansion, with its file mapping. Parts whose
-// value is unknown hold unknownByte.
-type field struct {
-	s      *src
-	quoted bool
+// Field is one word of a command after expansion, with its file mapping. Parts whose
+// value is unknown hold source.UnknownByte.
+type Field struct {
+	Src    *source.Text
+	Quoted bool
 	from   string // the expansion the field starts with ("$CMD"), for Via
 	opaque bool   // holds text decoded at run time that the guard could not decode
 }
 
-func (f field) val() string { return f.s.text }
+func (f Field) val() string { return f.Src.Text }
 
-func (a *analyzer) spend() bool {
+func (a *Analyzer) Spend() bool {
 	a.work++
 	if a.work == maxWork {
-		a.fc.unjudged(nil, 1, fmt.Sprintf("stopped after %d commands and words: the file is too complex to analyse fully, so the guard cannot judge it", maxWork))
+		a.File.Unjudged(nil, 1, fmt.Sprintf("stopped after %d commands and words: the file is too complex to analyse fully, so the guard cannot judge it", maxWork))
 	}
 	return a.work < maxWork
 }
@@ -169,7 +172,7 @@ func wordSpan(w *syntax.Word) (int, int, bool) {
 	return off(w.Pos()), off(w.End()), true
 }
 
-func (a *analyzer) parse(s *src, lang syntax.LangVariant) (*syntax.File, error) {
+func (a *Analyzer) parse(s *source.Text, lang syntax.LangVariant) (*syntax.File, error) {
 	var p *syntax.Parser
 	if lang == syntax.LangZsh {
 		if a.zsh == nil {
@@ -182,17 +185,17 @@ func (a *analyzer) parse(s *src, lang syntax.LangVariant) (*syntax.File, error) 
 		}
 		p = a.parser
 	}
-	key := parseKey{lang, s.text}
+	key := parseKey{lang, s.Text}
 	if r, ok := a.parsed[key]; ok {
 		return r.f, r.err
 	}
 	var f *syntax.File
 	var err error
-	a.fc.scanned += len(s.text)
-	if o, deep := shellNesting(s.text, maxShellNesting); deep {
-		err = errTooDeep{off: o, limit: maxShellNesting, what: "its brackets, quotes, blocks or pipelines"}
+	a.File.Scanned += len(s.Text)
+	if o, deep := shellNesting(s.Text, MaxShellNesting); deep {
+		err = errTooDeep{off: o, limit: MaxShellNesting, what: "its brackets, quotes, blocks or pipelines"}
 	} else {
-		f, err = p.Parse(strings.NewReader(s.text), "")
+		f, err = p.Parse(strings.NewReader(s.Text), "")
 		if f != nil {
 			if n, deep := syntaxTooDeep(f, maxSyntaxDepth); deep {
 				f, err = nil, errTooDeep{off: off(n.Pos()), limit: maxSyntaxDepth, what: "its commands (pipelines, && chains, blocks)"}
@@ -203,13 +206,24 @@ func (a *analyzer) parse(s *src, lang syntax.LangVariant) (*syntax.File, error) 
 	return f, err
 }
 
-// runShell parses s as shell and analyses it in frame fr (fr.src is s).
-func (a *analyzer) runShell(fr *frame) {
-	if fr.depth > maxDepth {
-		a.fc.unjudged(a, a.fc.line(fr.src.fileOff(0)), fmt.Sprintf("scripts nest inside scripts more than %d deep here: the guard cannot judge this file", maxDepth))
+// Scan reads a shell script file: in the shell its shebang names (zsh for a .zsh file),
+// bash when there is none.
+func Scan(fc *File) {
+	a := NewAnalyzer(fc)
+	fr := &Frame{Src: source.FileText(fc.Text), Lang: LangOf(source.ShebangShell([]byte(fc.Text[:min(len(fc.Text), 256)])))}
+	if strings.HasSuffix(fc.Path, ".zsh") {
+		fr.Lang = LangOf("zsh")
+	}
+	a.RunShell(fr)
+}
+
+// RunShell parses s as shell and analyses it in frame fr (fr.src is s).
+func (a *Analyzer) RunShell(fr *Frame) {
+	if fr.Depth > MaxDepth {
+		a.File.Unjudged(a, a.File.Line(fr.Src.FileOff(0)), fmt.Sprintf("scripts nest inside scripts more than %d deep here: the guard cannot judge this file", MaxDepth))
 		return
 	}
-	f, err := a.parse(fr.src, fr.lang)
+	f, err := a.parse(fr.Src, fr.Lang)
 	if err != nil {
 		a.parseWarning(fr, err)
 	}
@@ -220,11 +234,14 @@ func (a *analyzer) runShell(fr *frame) {
 	a.stmts(f.Stmts, fr, fr.stdin)
 }
 
-func (a *analyzer) parseWarning(fr *frame, err error) {
-	if fr.quiet && !errors.As(err, new(errTooDeep)) {
+// RunPython reads fr.src as Python, with the reader the file was given (NewFile).
+func (a *Analyzer) RunPython(fr *Frame) { a.File.readPython(a, fr) }
+
+func (a *Analyzer) parseWarning(fr *Frame, err error) {
+	if fr.Quiet && !errors.As(err, new(errTooDeep)) {
 		return
 	}
-	what := fr.what
+	what := fr.What
 	if what == "" {
 		what = "shell"
 	}
@@ -234,21 +251,21 @@ func (a *analyzer) parseWarning(fr *frame, err error) {
 	var td errTooDeep
 	switch {
 	case errors.As(err, &td):
-		a.fc.unjudged(a, a.fc.line(fr.src.fileOff(td.off)), fmt.Sprintf("%s: %s here; the guard does not read deeper, so it cannot judge this file", what, td.Error()))
+		a.File.Unjudged(a, a.File.Line(fr.Src.FileOff(td.off)), fmt.Sprintf("%s: %s here; the guard does not read deeper, so it cannot judge this file", what, td.Error()))
 		return
 	case errors.As(err, &le):
 		o = off(le.Pos)
 		text = strings.TrimPrefix(le.Error(), le.Pos.String()+": ")
-		a.fc.unjudged(a, a.fc.line(fr.src.fileOff(o)), fmt.Sprintf("could not parse %s (%s), which the shell runs: the guard cannot judge what follows", what, text))
+		a.File.Unjudged(a, a.File.Line(fr.Src.FileOff(o)), fmt.Sprintf("could not parse %s (%s), which the shell runs: the guard cannot judge what follows", what, text))
 		return
 	case errors.As(err, &pe):
 		o, text = off(pe.Pos), pe.Text
 	}
-	a.fc.warn(a, a.fc.line(fr.src.fileOff(o)), fmt.Sprintf("could not parse %s (%s): commands after this point were not analysed", what, text))
+	a.File.Warn(a, a.File.Line(fr.Src.FileOff(o)), fmt.Sprintf("could not parse %s (%s): commands after this point were not analysed", what, text))
 }
 
 // collectDefs records the functions, aliases and literal variables a script defines.
-func (a *analyzer) collectDefs(f *syntax.File, fr *frame) {
+func (a *Analyzer) collectDefs(f *syntax.File, fr *Frame) {
 	var stack []syntax.Node // the nodes being walked, to know the function a variable is set in
 	fn := func() string {
 		for i := len(stack) - 1; i >= 0; i-- {
@@ -272,13 +289,13 @@ func (a *analyzer) collectDefs(f *syntax.File, fr *frame) {
 			def := &funcDef{body: n.Body, fr: fr}
 			if n.Name != nil {
 				def.name = n.Name.Value
-				a.env.funcs[n.Name.Value] = def
+				a.Env.funcs[n.Name.Value] = def
 			}
 			for _, l := range n.Names {
 				if l != nil {
 					d := *def
 					d.name = l.Value
-					a.env.funcs[l.Value] = &d
+					a.Env.funcs[l.Value] = &d
 				}
 			}
 		case *syntax.CallExpr:
@@ -287,7 +304,7 @@ func (a *analyzer) collectDefs(f *syntax.File, fr *frame) {
 			}
 			if len(n.Args) > 0 {
 				if lit := n.Args[0].Lit(); lit != "" {
-					a.env.called[lit] = true
+					a.Env.called[lit] = true
 				}
 			}
 			if len(n.Args) > 0 && n.Args[0].Lit() == "alias" {
@@ -304,61 +321,61 @@ func (a *analyzer) collectDefs(f *syntax.File, fr *frame) {
 	})
 }
 
-func (a *analyzer) addVar(as *syntax.Assign, fr *frame) { a.addVarIn(as, fr, "") }
+func (a *Analyzer) addVar(as *syntax.Assign, fr *Frame) { a.addVarIn(as, fr, "") }
 
 // addVarIn records an assignment made in function fn ("" at the top level).
-func (a *analyzer) addVarIn(as *syntax.Assign, fr *frame, fn string) {
+func (a *Analyzer) addVarIn(as *syntax.Assign, fr *Frame, fn string) {
 	if as == nil || as.Name == nil || as.Naked || as.Append || as.Index != nil {
 		return
 	}
 	name := as.Name.Value
-	if len(a.env.vars[name]) >= maxDefs {
+	if len(a.Env.Vars[name]) >= MaxDefs {
 		return
 	}
-	a.env.vars[name] = append(a.env.vars[name], varDef{value: as.Value, array: as.Array, src: fr.src, fr: fr, fn: fn})
+	a.Env.Vars[name] = append(a.Env.Vars[name], VarDef{value: as.Value, array: as.Array, src: fr.Src, fr: fr, fn: fn})
 	clear(a.varMemo)
 }
 
 // localTexts are the values a variable set in the function being called takes from the
 // call's arguments (run() { local cmd="$1"; $cmd; }; run "sudo reboot"): definitions in
 // that function are read with the call's positional parameters.
-func (a *analyzer) localTexts(name string, fr *frame) []textExp {
+func (a *Analyzer) localTexts(name string, fr *Frame) []textExp {
 	if !fr.paramsKnown || len(fr.fnStack) == 0 || a.evalVar[name] {
 		return nil
 	}
 	fn := fr.fnStack[len(fr.fnStack)-1]
 	var out []textExp
-	for _, d := range a.env.vars[name] {
+	for _, d := range a.Env.Vars[name] {
 		if d.fn != fn || d.value == nil || d.fr == nil {
 			continue
 		}
 		a.evalVar[name] = true
-		df := d.fr.child()
-		df.src, df.params, df.paramsKnown, df.fnStack = d.src, fr.params, true, fr.fnStack
+		df := d.fr.Child()
+		df.Src, df.params, df.paramsKnown, df.fnStack = d.src, fr.params, true, fr.fnStack
 		alts := a.evalWord(d.value, df)
 		delete(a.evalVar, name)
-		if len(alts) > 0 && len(out) < maxAlts {
-			out = append(out, textExp{elems: []string{joinFields(alts[0]).text}})
+		if len(alts) > 0 && len(out) < MaxAlts {
+			out = append(out, textExp{elems: []string{joinFields(alts[0]).Text}})
 		}
 	}
 	return out
 }
 
 // addAlias records `alias name=value`.
-func (a *analyzer) addAlias(w *syntax.Word, fr *frame) {
+func (a *Analyzer) addAlias(w *syntax.Word, fr *Frame) {
 	alts := a.evalWord(w, fr)
 	if len(alts) == 0 || len(alts[0]) != 1 {
 		return
 	}
 	f := alts[0][0]
 	name, _, ok := strings.Cut(f.val(), "=")
-	if !ok || name == "" || !known(name) {
+	if !ok || name == "" || !rules.Known(name) {
 		return
 	}
-	a.env.aliases[name] = &aliasDef{name: name, value: f.s.sub(len(name)+1, len(f.val())), fr: fr}
+	a.Env.aliases[name] = &aliasDef{name: name, value: f.Src.Sub(len(name)+1, len(f.val())), fr: fr}
 }
 
-func (a *analyzer) stmts(list []*syntax.Stmt, fr *frame, stdin *input) {
+func (a *Analyzer) stmts(list []*syntax.Stmt, fr *Frame, stdin *input) {
 	for _, s := range list {
 		a.stmt(s, fr, stdin)
 	}
@@ -378,7 +395,7 @@ func simpleCmd(c syntax.Command) bool {
 
 // shiftParams applies `shift [n]` to the frame's positional parameters, so that a later
 // "$*" or "$@" forwards what is left. It reports whether s was such a shift.
-func shiftParams(s *syntax.Stmt, fr *frame) bool {
+func shiftParams(s *syntax.Stmt, fr *Frame) bool {
 	call, ok := s.Cmd.(*syntax.CallExpr)
 	if !ok || len(call.Args) == 0 || len(call.Args) > 2 || call.Args[0].Lit() != "shift" {
 		return false
@@ -399,8 +416,8 @@ func shiftParams(s *syntax.Stmt, fr *frame) bool {
 	return true
 }
 
-func (a *analyzer) stmt(s *syntax.Stmt, fr *frame, stdin *input) {
-	if s == nil || !a.spend() {
+func (a *Analyzer) stmt(s *syntax.Stmt, fr *Frame, stdin *input) {
+	if s == nil || !a.Spend() {
 		return
 	}
 	start, end := off(s.Pos()), stmtEnd(s)
@@ -410,9 +427,9 @@ func (a *analyzer) stmt(s *syntax.Stmt, fr *frame, stdin *input) {
 	if shiftParams(s, fr) {
 		return
 	}
-	if fr.outer == nil && simpleCmd(s.Cmd) {
-		fr = fr.child()
-		fr.outer = &span{fr.src.fileOff(start), fr.src.fileEnd(end)}
+	if fr.Outer == nil && simpleCmd(s.Cmd) {
+		fr = fr.Child()
+		fr.Outer = &Span{fr.Src.FileOff(start), fr.Src.FileEnd(end)}
 	}
 	stdin = a.redirects(s, fr, stdin, start, end)
 	switch c := s.Cmd.(type) {
@@ -454,7 +471,7 @@ func (a *analyzer) stmt(s *syntax.Stmt, fr *frame, stdin *input) {
 		if c.Name != nil {
 			name = c.Name.Value
 		}
-		body := fr.child()
+		body := fr.Child()
 		body.params, body.paramsKnown, body.site, body.stdin = nil, false, nil, nil
 		body.fnStack = append(append([]string(nil), fr.fnStack...), name)
 		a.stmt(c.Body, body, nil)
@@ -473,7 +490,7 @@ func (a *analyzer) stmt(s *syntax.Stmt, fr *frame, stdin *input) {
 
 // redirects handles a statement's redirections: writes to dangerous files, words with
 // command substitutions, and the here-document or here-string that becomes its input.
-func (a *analyzer) redirects(s *syntax.Stmt, fr *frame, stdin *input, start, end int) *input {
+func (a *Analyzer) redirects(s *syntax.Stmt, fr *Frame, stdin *input, start, end int) *input {
 	for _, r := range s.Redirs {
 		if r == nil {
 			continue
@@ -484,7 +501,7 @@ func (a *analyzer) redirects(s *syntax.Stmt, fr *frame, stdin *input, start, end
 			syntax.RdrAllClob, syntax.AppAllClob:
 			for _, alt := range a.evalWord(r.Word, fr) {
 				if len(alt) == 1 {
-					a.writeTo(alt[0].val(), fr, start, end, nil, r.Op.String()+" "+alt[0].val())
+					a.WriteTo(alt[0].val(), fr, start, end, nil, r.Op.String()+" "+alt[0].val())
 				}
 			}
 		case syntax.Hdoc, syntax.DashHdoc:
@@ -502,7 +519,7 @@ func (a *analyzer) redirects(s *syntax.Stmt, fr *frame, stdin *input, start, end
 	return stdin
 }
 
-func (a *analyzer) heredoc(r *syntax.Redirect, fr *frame) *input {
+func (a *Analyzer) heredoc(r *syntax.Redirect, fr *Frame) *input {
 	delim := "EOF"
 	if r.Word != nil {
 		if alts := a.evalWord(r.Word, fr); len(alts) > 0 && len(alts[0]) > 0 {
@@ -511,22 +528,22 @@ func (a *analyzer) heredoc(r *syntax.Redirect, fr *frame) *input {
 	}
 	st, en, ok := wordSpan(r.Hdoc)
 	if !ok {
-		return &input{s: &src{segs: []seg{{contiguous: true}}}, what: "<<" + delim}
+		return &input{s: &source.Text{Segs: []source.Seg{{Contiguous: true}}}, what: "<<" + delim}
 	}
-	return &input{s: fr.src.sub(st, en), what: "<<" + delim}
+	return &input{s: fr.Src.Sub(st, en), what: "<<" + delim}
 }
 
-// writeTo reports a write to a file that a rule names.
-func (a *analyzer) writeTo(p string, fr *frame, start, end int, via []string, how string) {
-	for _, r := range a.fc.writeRules {
-		if r.matchWrite(p) {
-			a.report(fr, r, start, end, append(append([]string(nil), via...), how))
+// WriteTo reports a write to a file that a rule names.
+func (a *Analyzer) WriteTo(p string, fr *Frame, start, end int, via []string, how string) {
+	for _, r := range a.File.writeRules {
+		if r.MatchWrite(p) {
+			a.Report(fr, r, start, end, append(append([]string(nil), via...), how))
 		}
 	}
 }
 
 // nested analyses the command substitutions inside a node (a word, a test): they run.
-func (a *analyzer) nested(n syntax.Node, fr *frame) {
+func (a *Analyzer) nested(n syntax.Node, fr *Frame) {
 	if n == nil {
 		return
 	}
@@ -553,7 +570,7 @@ func (a *analyzer) nested(n syntax.Node, fr *frame) {
 	})
 }
 
-func (a *analyzer) nestedAssign(as *syntax.Assign, fr *frame) {
+func (a *Analyzer) nestedAssign(as *syntax.Assign, fr *Frame) {
 	if as == nil {
 		return
 	}
@@ -565,7 +582,7 @@ func (a *analyzer) nestedAssign(as *syntax.Assign, fr *frame) {
 	}
 }
 
-func (a *analyzer) call(c *syntax.CallExpr, fr *frame, stdin *input) {
+func (a *Analyzer) call(c *syntax.CallExpr, fr *Frame, stdin *input) {
 	for _, as := range c.Assigns {
 		a.nestedAssign(as, fr)
 	}
@@ -590,30 +607,30 @@ func (a *analyzer) call(c *syntax.CallExpr, fr *frame, stdin *input) {
 		return
 	}
 	for _, argv := range a.evalArgs(c.Args, fr) {
-		a.resolve(argv, &cmdCtx{fr: fr, start: start, end: end, stdin: stdin, canFunc: true})
+		a.Resolve(argv, &CmdCtx{Frame: fr, Start: start, End: end, stdin: stdin, canFunc: true})
 	}
 }
 
 // boring reports whether a command's program is a literal that no rule, wrapper,
 // function or alias is about (nvcc, make, echo): its arguments need no expanding.
-func (a *analyzer) boring(w *syntax.Word, fr *frame) bool {
+func (a *Analyzer) boring(w *syntax.Word, fr *Frame) bool {
 	lit := w.Lit()
 	if lit == "" || strings.ContainsAny(lit, "\\") {
 		return false
 	}
-	if a.env.funcs[lit] != nil || a.env.aliases[lit] != nil {
+	if a.Env.funcs[lit] != nil || a.Env.aliases[lit] != nil {
 		return false
 	}
-	name := progName(lit)
-	return len(a.fc.rules.commandRules(name)) == 0 && !isWrapperName(name) && name != "tee" && name != "dd"
+	name := rules.ProgName(lit)
+	return len(a.File.Rules.CommandRules(name)) == 0 && !isWrapperName(name) && name != "tee" && name != "dd"
 }
 
 // evalArgs expands a command's words; a variable set to several literals in the file
 // gives several alternative commands (at most maxAlts).
-func (a *analyzer) evalArgs(words []*syntax.Word, fr *frame) [][]field {
-	alts := [][]field{nil}
+func (a *Analyzer) evalArgs(words []*syntax.Word, fr *Frame) [][]Field {
+	alts := [][]Field{nil}
 	for _, w := range words {
-		if !a.spend() {
+		if !a.Spend() {
 			break
 		}
 		wa := a.evalWord(w, fr)
@@ -627,10 +644,10 @@ func (a *analyzer) evalArgs(words []*syntax.Word, fr *frame) [][]field {
 			alts[0] = append(alts[0], wa[0]...)
 			continue
 		}
-		var next [][]field
+		var next [][]Field
 		for _, prefix := range alts {
 			for _, fs := range wa {
-				if len(next) >= maxAlts {
+				if len(next) >= MaxAlts {
 					break
 				}
 				next = append(next, append(slices.Clip(prefix), fs...))
@@ -643,8 +660,8 @@ func (a *analyzer) evalArgs(words []*syntax.Word, fr *frame) [][]field {
 
 // wordState is one alternative value of a word being expanded.
 type wordState struct {
-	done   []field
-	cur    builder
+	done   []Field
+	cur    source.Builder
 	curOn  bool
 	quoted bool
 	from   string
@@ -653,24 +670,24 @@ type wordState struct {
 
 func (w *wordState) clone() wordState {
 	c := wordState{curOn: w.curOn, quoted: w.quoted, from: w.from, opaque: w.opaque}
-	c.done = append([]field(nil), w.done...)
-	c.cur.buf = append([]byte(nil), w.cur.buf...)
-	c.cur.segs = append([]seg(nil), w.cur.segs...)
+	c.done = append([]Field(nil), w.done...)
+	c.cur.Buf = append([]byte(nil), w.cur.Buf...)
+	c.cur.Segs = append([]source.Seg(nil), w.cur.Segs...)
 	return c
 }
 
 func (w *wordState) finish() {
 	if w.curOn {
-		w.done = append(w.done, field{s: w.cur.src(), quoted: w.quoted, from: w.from, opaque: w.opaque})
+		w.done = append(w.done, Field{Src: w.cur.Text(), Quoted: w.quoted, from: w.from, opaque: w.opaque})
 	}
-	w.cur = builder{}
+	w.cur = source.Builder{}
 	w.curOn, w.quoted, w.from, w.opaque = false, false, "", false
 }
 
 // appendSplit adds an unquoted expansion's value, split into fields at blanks; a field
 // it starts is marked as coming from the expansion `from`.
-func (w *wordState) appendSplit(s *src, from string) {
-	t := s.text
+func (w *wordState) appendSplit(s *source.Text, from string) {
+	t := s.Text
 	i := 0
 	for i < len(t) {
 		if isBlank(t[i]) {
@@ -684,11 +701,11 @@ func (w *wordState) appendSplit(s *src, from string) {
 		for j < len(t) && !isBlank(t[j]) {
 			j++
 		}
-		if w.cur.len() == 0 && from != "" {
+		if w.cur.Len() == 0 && from != "" {
 			w.from = from
 		}
 		from = "" // only the field the expansion starts
-		w.cur.from(s, i, j)
+		w.cur.From(s, i, j)
 		w.curOn = true
 		i = j
 	}
@@ -698,7 +715,7 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
 
 // evalWord expands a word into fields: one alternative per combination of variable
 // values (at most maxAlts).
-func (a *analyzer) evalWord(w *syntax.Word, fr *frame) [][]field {
+func (a *Analyzer) evalWord(w *syntax.Word, fr *Frame) [][]Field {
 	if w == nil {
 		return nil
 	}
@@ -706,7 +723,7 @@ func (a *analyzer) evalWord(w *syntax.Word, fr *frame) [][]field {
 	for _, p := range w.Parts {
 		states = a.evalPart(p, fr, states, false)
 	}
-	out := make([][]field, 0, len(states))
+	out := make([][]Field, 0, len(states))
 	for i := range states {
 		states[i].finish()
 		out = append(out, states[i].done)
@@ -714,7 +731,7 @@ func (a *analyzer) evalWord(w *syntax.Word, fr *frame) [][]field {
 	return out
 }
 
-func (a *analyzer) evalPart(p syntax.WordPart, fr *frame, states []wordState, dq bool) []wordState {
+func (a *Analyzer) evalPart(p syntax.WordPart, fr *Frame, states []wordState, dq bool) []wordState {
 	if p == nil {
 		return states
 	}
@@ -733,13 +750,13 @@ func (a *analyzer) evalPart(p syntax.WordPart, fr *frame, states []wordState, dq
 			st := off(p.Left) + 1
 			if p.Dollar {
 				st++
-				decodeANSIC(&w.cur, fr.src, p.Value, st)
+				decodeANSIC(&w.cur, fr.Src, p.Value, st)
 				return
 			}
-			if st+len(p.Value) <= len(fr.src.text) && fr.src.text[st:st+len(p.Value)] == p.Value {
-				w.cur.from(fr.src, st, st+len(p.Value))
+			if st+len(p.Value) <= len(fr.Src.Text) && fr.Src.Text[st:st+len(p.Value)] == p.Value {
+				w.cur.From(fr.Src, st, st+len(p.Value))
 			} else {
-				w.cur.synthAt(fr.src, off(p.Pos()), off(p.End()), p.Value)
+				w.cur.SynthAt(fr.Src, off(p.Pos()), off(p.End()), p.Value)
 			}
 		})
 	case *syntax.DblQuoted:
@@ -754,36 +771,36 @@ func (a *analyzer) evalPart(p syntax.WordPart, fr *frame, states []wordState, dq
 		st, en := off(p.Pos()), off(p.End())
 		// $(echo c2h1dGRvd24= | base64 -d), $(cat <<EOF ...): output the guard can tell.
 		if out := a.substOutput(p, fr); out != nil && !out.opaque {
-			text := strings.TrimRight(out.s.text, "\n")
+			text := strings.TrimRight(out.s.Text, "\n")
 			return each(func(w *wordState) {
 				if dq {
-					w.cur.synthAt(fr.src, st, en, text)
+					w.cur.SynthAt(fr.Src, st, en, text)
 				} else {
-					var b builder
-					b.synthAt(fr.src, st, en, text)
-					w.appendSplit(b.src(), "")
+					var b source.Builder
+					b.SynthAt(fr.Src, st, en, text)
+					w.appendSplit(b.Text(), "")
 				}
 				w.curOn = true
 			})
 		} else if out != nil {
-			return each(func(w *wordState) { w.cur.fromMasked(fr.src, st, en); w.curOn, w.opaque = true, true })
+			return each(func(w *wordState) { w.cur.FromMasked(fr.Src, st, en); w.curOn, w.opaque = true, true })
 		}
-		return each(func(w *wordState) { w.cur.fromMasked(fr.src, st, en); w.curOn = true })
+		return each(func(w *wordState) { w.cur.FromMasked(fr.Src, st, en); w.curOn = true })
 	case *syntax.ArithmExp, *syntax.ProcSubst:
 		st, en := off(p.Pos()), off(p.End())
-		return each(func(w *wordState) { w.cur.fromMasked(fr.src, st, en); w.curOn = true })
+		return each(func(w *wordState) { w.cur.FromMasked(fr.Src, st, en); w.curOn = true })
 	default:
 		st, en := off(p.Pos()), off(p.End())
-		return each(func(w *wordState) { w.cur.from(fr.src, st, en); w.curOn = true })
+		return each(func(w *wordState) { w.cur.From(fr.Src, st, en); w.curOn = true })
 	}
 }
 
 // appendLit adds a literal part, removing the backslashes the shell removes.
-func (a *analyzer) appendLit(w *wordState, l *syntax.Lit, fr *frame, dq bool) {
+func (a *Analyzer) appendLit(w *wordState, l *syntax.Lit, fr *Frame, dq bool) {
 	w.curOn = true
 	st, v := off(l.ValuePos), l.Value
-	if st+len(v) > len(fr.src.text) || fr.src.text[st:st+len(v)] != v {
-		w.cur.synthAt(fr.src, st, st, v)
+	if st+len(v) > len(fr.Src.Text) || fr.Src.Text[st:st+len(v)] != v {
+		w.cur.SynthAt(fr.Src, st, st, v)
 		return
 	}
 	run := st
@@ -796,21 +813,21 @@ func (a *analyzer) appendLit(w *wordState, l *syntax.Lit, fr *frame, dq bool) {
 			i++
 			continue
 		}
-		w.cur.from(fr.src, run, st+i)
+		w.cur.From(fr.Src, run, st+i)
 		if c != '\n' {
-			w.cur.from(fr.src, st+i+1, st+i+2)
+			w.cur.From(fr.Src, st+i+1, st+i+2)
 		}
 		run = st + i + 2
 		i++
 	}
-	w.cur.from(fr.src, run, st+len(v))
+	w.cur.From(fr.Src, run, st+len(v))
 }
 
 // decodeANSIC appends the value of a $'...' string (raw text v at offset st).
-func decodeANSIC(b *builder, s *src, v string, st int) {
+func decodeANSIC(b *source.Builder, s *source.Text, v string, st int) {
 	for i := 0; i < len(v); i++ {
 		if v[i] != '\\' || i+1 >= len(v) {
-			b.from(s, st+i, st+i+1)
+			b.From(s, st+i, st+i+1)
 			continue
 		}
 		c, n := v[i+1], 2
@@ -837,7 +854,7 @@ func decodeANSIC(b *builder, s *src, v string, st int) {
 				out, n = string(rune(x)), j-i
 			}
 		}
-		b.synthAt(s, st+i, st+i+n, out)
+		b.SynthAt(s, st+i, st+i+n, out)
 		i += n - 1
 	}
 }
@@ -848,16 +865,16 @@ func isHex(c byte) bool {
 
 // expansion is one possible value of a parameter expansion.
 type expansion struct {
-	elems []*src
+	elems []*source.Text
 	multi bool // "$@" and "${a[@]}": each element is its own field even inside quotes
 }
 
-func (a *analyzer) evalParam(p *syntax.ParamExp, fr *frame, states []wordState, dq bool) []wordState {
+func (a *Analyzer) evalParam(p *syntax.ParamExp, fr *Frame, states []wordState, dq bool) []wordState {
 	st, en := off(p.Pos()), off(p.End())
 	exps := a.paramValues(p, fr, st, en)
 	if len(exps) == 0 { // unknown
 		for i := range states {
-			states[i].cur.fromMasked(fr.src, st, en)
+			states[i].cur.FromMasked(fr.Src, st, en)
 			states[i].curOn = true
 		}
 		return states
@@ -865,7 +882,7 @@ func (a *analyzer) evalParam(p *syntax.ParamExp, fr *frame, states []wordState, 
 	var out []wordState
 	for i := range states {
 		for j, e := range exps {
-			if len(out) >= maxAlts {
+			if len(out) >= MaxAlts {
 				break
 			}
 			w := states[i]
@@ -886,16 +903,16 @@ func (a *analyzer) evalParam(p *syntax.ParamExp, fr *frame, states []wordState, 
 func applyExpansion(w *wordState, e expansion, dq bool, from string) {
 	for k, el := range e.elems {
 		if dq {
-			if w.cur.len() == 0 {
+			if w.cur.Len() == 0 {
 				w.from = from
 			}
 			if k > 0 && e.multi {
 				w.finish()
 				w.curOn, w.quoted = true, true
 			} else if k > 0 {
-				w.cur.synth(el.fileOff(0), el.fileOff(0), " ")
+				w.cur.Synth(el.FileOff(0), el.FileOff(0), " ")
 			}
-			w.cur.from(el, 0, len(el.text))
+			w.cur.From(el, 0, len(el.Text))
 			w.curOn = true
 			continue
 		}
@@ -907,7 +924,7 @@ func applyExpansion(w *wordState, e expansion, dq bool, from string) {
 }
 
 // paramValues resolves a parameter expansion to its possible values; none means unknown.
-func (a *analyzer) paramValues(p *syntax.ParamExp, fr *frame, st, en int) []expansion {
+func (a *Analyzer) paramValues(p *syntax.ParamExp, fr *Frame, st, en int) []expansion {
 	if p.Param == nil || p.Excl || p.Length || p.Width || p.IsSet || p.Slice != nil || p.Repl != nil ||
 		p.Names != 0 || p.NestedParam != nil || len(p.Modifiers) > 0 || p.Flags != nil {
 		return nil
@@ -922,10 +939,10 @@ func (a *analyzer) paramValues(p *syntax.ParamExp, fr *frame, st, en int) []expa
 		}
 	}
 	name := p.Param.Value
-	at := func(text string) *src {
-		var b builder
-		b.synthAt(fr.src, st, en, text)
-		return b.src()
+	at := func(text string) *source.Text {
+		var b source.Builder
+		b.SynthAt(fr.Src, st, en, text)
+		return b.Text()
 	}
 	var out []expansion
 	switch {
@@ -935,10 +952,10 @@ func (a *analyzer) paramValues(p *syntax.ParamExp, fr *frame, st, en int) []expa
 		}
 		e := expansion{multi: name == "@"}
 		for _, f := range fr.params {
-			e.elems = append(e.elems, f.s)
+			e.elems = append(e.elems, f.Src)
 		}
 		if name == "*" {
-			e.elems = []*src{joinFields(fr.params)}
+			e.elems = []*source.Text{joinFields(fr.params)}
 		}
 		out = append(out, e)
 	case isDigits(name):
@@ -947,7 +964,7 @@ func (a *analyzer) paramValues(p *syntax.ParamExp, fr *frame, st, en int) []expa
 			return nil
 		}
 		if n <= len(fr.params) {
-			out = append(out, expansion{elems: []*src{fr.params[n-1].s}})
+			out = append(out, expansion{elems: []*source.Text{fr.params[n-1].Src}})
 		}
 	case syntax.ValidName(name):
 		idx := ""
@@ -976,7 +993,7 @@ func (a *analyzer) paramValues(p *syntax.ParamExp, fr *frame, st, en int) []expa
 	}
 	if deflt && p.Exp.Word != nil && (len(out) == 0 || !isDigits(name)) {
 		for _, fs := range a.evalWord(p.Exp.Word, fr) {
-			out = append(out, expansion{elems: []*src{at(joinFields(fs).text)}})
+			out = append(out, expansion{elems: []*source.Text{at(joinFields(fs).Text)}})
 			break
 		}
 	}
@@ -996,25 +1013,25 @@ func isDigits(s string) bool {
 }
 
 // varTexts are the values a variable's definitions give it (at most maxAlts), as text.
-func (a *analyzer) varTexts(name, idx string) []textExp {
+func (a *Analyzer) varTexts(name, idx string) []textExp {
 	key := name + "[" + idx + "]"
 	if r, ok := a.varMemo[key]; ok {
 		return r
 	}
-	if a.evalVar[name] || !a.spend() {
+	if a.evalVar[name] || !a.Spend() {
 		return nil
 	}
-	if len(a.evalVar) >= maxVarChain {
-		a.fc.unjudged(a, 1, fmt.Sprintf("a variable's value goes through more than %d other variables: the guard cannot judge this file", maxVarChain))
+	if len(a.evalVar) >= MaxVarChain {
+		a.File.Unjudged(a, 1, fmt.Sprintf("a variable's value goes through more than %d other variables: the guard cannot judge this file", MaxVarChain))
 		return nil
 	}
 	a.evalVar[name] = true
 	var out []textExp
-	for _, d := range a.env.vars[name] {
-		if te, ok := a.varValue(d, idx); ok && textLen(te) <= maxValueLen {
+	for _, d := range a.Env.Vars[name] {
+		if te, ok := a.varValue(d, idx); ok && textLen(te) <= MaxValueLen {
 			out = append(out, te)
 		}
-		if len(out) >= maxAlts {
+		if len(out) >= MaxAlts {
 			break
 		}
 	}
@@ -1032,16 +1049,16 @@ func textLen(te textExp) int {
 }
 
 // varValue evaluates one definition of a variable.
-func (a *analyzer) varValue(d varDef, idx string) (textExp, bool) {
+func (a *Analyzer) varValue(d VarDef, idx string) (textExp, bool) {
 	scalarIdx := idx == "" || idx == "@" || idx == "*" || idx == "0"
-	if d.lit != nil {
-		return textExp{elems: []string{d.lit.text}}, scalarIdx
+	if d.Lit != nil {
+		return textExp{elems: []string{d.Lit.Text}}, scalarIdx
 	}
 	if d.fr == nil {
 		return textExp{}, false
 	}
-	df := d.fr.child()
-	df.src, df.params, df.paramsKnown = d.src, nil, false
+	df := d.fr.Child()
+	df.Src, df.params, df.paramsKnown = d.src, nil, false
 	if d.array != nil {
 		var elems []string
 		for _, el := range d.array.Elems {
@@ -1084,25 +1101,25 @@ func (a *analyzer) varValue(d varDef, idx string) (textExp, bool) {
 	if len(alts) == 0 {
 		return textExp{elems: []string{""}}, true
 	}
-	return textExp{elems: []string{joinFields(alts[0]).text}}, true
+	return textExp{elems: []string{joinFields(alts[0]).Text}}, true
 }
 
 // joinFields joins fields with spaces into one text, keeping each field's mapping.
-func joinFields(fs []field) *src {
-	var b builder
+func joinFields(fs []Field) *source.Text {
+	var b source.Builder
 	for i, f := range fs {
 		if i > 0 {
-			fo := f.s.fileOff(0)
-			b.synth(fo, fo, " ")
+			fo := f.Src.FileOff(0)
+			b.Synth(fo, fo, " ")
 		}
-		b.from(f.s, 0, len(f.val()))
+		b.From(f.Src, 0, len(f.val()))
 	}
-	return b.src()
+	return b.Text()
 }
 
 // output is what a pipeline's left side writes, when the guard can tell: echo and printf
 // of literal text, cat of a here-document, tee passing its input on.
-func (a *analyzer) output(s *syntax.Stmt, fr *frame, stdin *input) *input {
+func (a *Analyzer) output(s *syntax.Stmt, fr *Frame, stdin *input) *input {
 	if s == nil {
 		return nil
 	}
@@ -1134,7 +1151,7 @@ func (a *analyzer) output(s *syntax.Stmt, fr *frame, stdin *input) *input {
 			return nil
 		}
 		argv := alts[0]
-		switch progName(argv[0].val()) {
+		switch rules.ProgName(argv[0].val()) {
 		case "echo":
 			args := argv[1:]
 			escapes := false
@@ -1156,7 +1173,7 @@ func (a *analyzer) output(s *syntax.Stmt, fr *frame, stdin *input) *input {
 			return decoderOutput(argv, own)
 		case "cat", "tee":
 			for _, f := range argv[1:] {
-				if v := f.val(); v != "-" && !strings.HasPrefix(v, "-") && progName(argv[0].val()) == "cat" {
+				if v := f.val(); v != "-" && !strings.HasPrefix(v, "-") && rules.ProgName(argv[0].val()) == "cat" {
 					return nil
 				}
 			}
@@ -1179,8 +1196,8 @@ func isEchoFlag(s string) bool {
 }
 
 // printfText renders printf's format with its arguments: \n and %s, roughly.
-func printfText(format field, args []field) *src {
-	var b builder
+func printfText(format Field, args []Field) *source.Text {
+	var b source.Builder
 	t := format.val()
 	ai := 0
 	for i := 0; i < len(t); i++ {
@@ -1190,7 +1207,7 @@ func printfText(format field, args []field) *src {
 			if n == 2 && out == t[i:i+2] {
 				out = string(t[i+1])
 			}
-			b.synthAt(format.s, i, i+n, out)
+			b.SynthAt(format.Src, i, i+n, out)
 			i += n - 1
 		case t[i] == '%' && i+1 < len(t):
 			j := i + 1
@@ -1198,21 +1215,21 @@ func printfText(format field, args []field) *src {
 				j++
 			}
 			if j < len(t) && t[j] == '%' {
-				b.synthAt(format.s, i, j+1, "%")
+				b.SynthAt(format.Src, i, j+1, "%")
 			} else if ai < len(args) {
-				b.from(args[ai].s, 0, len(args[ai].val()))
+				b.From(args[ai].Src, 0, len(args[ai].val()))
 				ai++
 			}
 			i = j
 		default:
-			b.from(format.s, i, i+1)
+			b.From(format.Src, i, i+1)
 		}
 	}
-	return b.src()
+	return b.Text()
 }
 
-// langOf is the parser variant for a shell name.
-func langOf(name string) syntax.LangVariant {
+// LangOf is the parser variant for a shell name.
+func LangOf(name string) syntax.LangVariant {
 	if name == "zsh" {
 		return syntax.LangZsh
 	}
@@ -1253,8 +1270,8 @@ func stmtEnd(s *syntax.Stmt) (end int) {
 
 // substOutput is what a command substitution outputs, when the guard can tell (a pipeline
 // of echo, printf, cat of a here-document and decoders).
-func (a *analyzer) substOutput(cs *syntax.CmdSubst, fr *frame) *input {
-	if len(cs.Stmts) != 1 || cs.Stmts[0] == nil || !a.spend() {
+func (a *Analyzer) substOutput(cs *syntax.CmdSubst, fr *Frame) *input {
+	if len(cs.Stmts) != 1 || cs.Stmts[0] == nil || !a.Spend() {
 		return nil
 	}
 	switch c := cs.Stmts[0].Cmd.(type) {
@@ -1271,12 +1288,12 @@ func (a *analyzer) substOutput(cs *syntax.CmdSubst, fr *frame) *input {
 
 // decoderOutput is the output of base64 -d, base32 -d, basenc -d, openssl base64 -d and
 // xxd -r -p reading in: the decoded text, or opaque when it cannot be decoded.
-func decoderOutput(argv []field, in *input) *input {
+func decoderOutput(argv []Field, in *input) *input {
 	vals := make([]string, len(argv))
 	for i, f := range argv {
 		vals[i] = f.val()
 	}
-	prog := progName(vals[0])
+	prog := rules.ProgName(vals[0])
 	has := func(fl ...string) bool {
 		for _, v := range vals[1:] {
 			for _, f := range fl {
@@ -1290,19 +1307,19 @@ func decoderOutput(argv []field, in *input) *input {
 	var decode func(string) (string, bool)
 	switch {
 	case prog == "base64" && has("-d", "--decode", "-D"):
-		decode = decodeBase64
+		decode = source.DecodeBase64
 	case prog == "base32" && has("-d", "--decode"):
-		decode = decodeBase32
+		decode = source.DecodeBase32
 	case prog == "basenc" && has("-d", "--decode") && has("--base64", "--base64url"):
-		decode = decodeBase64
+		decode = source.DecodeBase64
 	case prog == "basenc" && has("-d", "--decode") && has("--base32"):
-		decode = decodeBase32
+		decode = source.DecodeBase32
 	case prog == "basenc" && has("-d", "--decode") && has("--base16"):
-		decode = decodeHex
+		decode = source.DecodeHex
 	case prog == "openssl" && has("-d") && (has("base64") || has("-a", "-base64")):
-		decode = decodeBase64
+		decode = source.DecodeBase64
 	case prog == "xxd" && (has("-r") && has("-p", "-ps", "-plain") || has("-rp", "-r -p", "-pr")):
-		decode = decodeHex
+		decode = source.DecodeHex
 	default:
 		return nil
 	}
@@ -1313,35 +1330,35 @@ func decoderOutput(argv []field, in *input) *input {
 	case "openssl":
 		what = "| openssl base64 -d"
 	}
-	if in == nil || in.opaque || !known(in.s.text) {
-		return &input{s: &src{text: string(unknownByte), segs: []seg{{contiguous: true}}}, what: what, opaque: true}
+	if in == nil || in.opaque || !rules.Known(in.s.Text) {
+		return &input{s: &source.Text{Text: string(source.UnknownByte), Segs: []source.Seg{{Contiguous: true}}}, what: what, opaque: true}
 	}
-	text, ok := decode(in.s.text)
+	text, ok := decode(in.s.Text)
 	if !ok {
-		return &input{s: &src{text: string(unknownByte), segs: []seg{{contiguous: true}}}, what: what, opaque: true}
+		return &input{s: &source.Text{Text: string(source.UnknownByte), Segs: []source.Seg{{Contiguous: true}}}, what: what, opaque: true}
 	}
-	var b builder
-	b.synth(in.s.fileOff(0), in.s.fileEnd(len(in.s.text)), text)
-	return &input{s: b.src(), what: what}
+	var b source.Builder
+	b.Synth(in.s.FileOff(0), in.s.FileEnd(len(in.s.Text)), text)
+	return &input{s: b.Text(), what: what}
 }
 
 // decodeEscapes decodes echo -e's and printf's backslash escapes in s.
-func decodeEscapes(s *src) *src {
-	t := s.text
+func decodeEscapes(s *source.Text) *source.Text {
+	t := s.Text
 	if !strings.Contains(t, "\\") {
 		return s
 	}
-	var b builder
+	var b source.Builder
 	for i := 0; i < len(t); i++ {
 		if t[i] != '\\' || i+1 >= len(t) {
-			b.from(s, i, i+1)
+			b.From(s, i, i+1)
 			continue
 		}
 		out, n := escapeAt(t, i)
-		b.synthAt(s, i, i+n, out)
+		b.SynthAt(s, i, i+n, out)
 		i += n - 1
 	}
-	return b.src()
+	return b.Text()
 }
 
 // escapeAt decodes the backslash escape at t[i]: its text and length.

@@ -1,10 +1,11 @@
-package guard
+package rules
 
 import (
 	"path"
 	"slices"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 )
 
@@ -56,7 +57,7 @@ type Rule struct {
 	unresolved bool
 	// vmAction marks the table's vm-action-stop pattern: it matches the workflow
 	// front-end's pseudo-command `uses ACTION KEY=VALUE...` by what the action's name and
-	// inputs say (see actions.go), never a shell command.
+	// inputs say (see package workflow), never a shell command.
 	vmAction bool
 }
 
@@ -66,7 +67,7 @@ var defaultHelp = []string{"--help", "-h", "help"}
 // Flags of the CLIs in the table that take their value as the next word; knowing them
 // keeps a value ("--filter stop") from reading as a verb.
 var (
-	gcloudValueFlags = []string{"--project", "--zone", "--region", "--account", "--configuration", "--format",
+	GcloudValueFlags = []string{"--project", "--zone", "--region", "--account", "--configuration", "--format",
 		"--filter", "--verbosity", "--impersonate-service-account", "--billing-project", "--flags-file", "--trace-token"}
 	awsValueFlags = []string{"--region", "--profile", "--output", "--query", "--endpoint-url", "--cli-input-json",
 		"--color", "--ca-bundle", "--cli-read-timeout", "--cli-connect-timeout"}
@@ -97,7 +98,7 @@ func DefaultRules() []Rule {
 	for i := range rules {
 		r := &rules[i]
 		if r.unresolved {
-			r.Command = slices.Clone(lifecycleCLIs)
+			r.Command = slices.Clone(LifecycleCLIs)
 		}
 		for _, l := range []*[]string{&r.Command, &r.Args, &r.AnyFlag, &r.NoFlag, &r.ArgContains, &r.ValueFlags, &r.Help, &r.WriteTo, &r.Call, &r.Kwargs, &r.URL, &r.Method} {
 			*l = slices.Clone(*l)
@@ -109,19 +110,19 @@ func DefaultRules() []Rule {
 func defaultRules() []Rule {
 	return []Rule{
 		{ID: "gcp-instance-stop", What: "stops or suspends a Google Cloud VM", Why: whyRunner,
-			Command: []string{"gcloud"}, Args: []string{"compute", "instances", "stop|suspend"}, ValueFlags: gcloudValueFlags},
+			Command: []string{"gcloud"}, Args: []string{"compute", "instances", "stop|suspend"}, ValueFlags: GcloudValueFlags},
 		{ID: "gcp-instance-stop", What: "stops or suspends a Google Cloud VM through the Compute API", Why: whyRunner,
 			Call: []string{"*.stop", "*.suspend"}, Kwargs: []string{"instance", "zone"}},
 		{ID: "gcp-instance-stop", What: "builds a request to stop or suspend a Google Cloud VM", Why: whyRunner,
 			Call: []string{"*StopInstanceRequest", "*SuspendInstanceRequest"}},
 		{ID: "gcp-instance-stop", What: "stops a Google Cloud TPU VM", Why: whyRunner,
-			Command: []string{"gcloud"}, Args: []string{"compute", "tpus", "stop"}, ValueFlags: gcloudValueFlags},
+			Command: []string{"gcloud"}, Args: []string{"compute", "tpus", "stop"}, ValueFlags: GcloudValueFlags},
 		{ID: "gcp-instance-stop", What: "stops or suspends a Google Cloud VM through the Compute API", Why: whyRunner,
 			Call: []string{"*.instances().stop", "*.instances().suspend", "*InstancesClient().stop", "*InstancesClient().suspend"}},
 		{ID: "gcp-instance-delete", What: "deletes a Google Cloud VM", Why: whyGone,
-			Command: []string{"gcloud"}, Args: []string{"compute", "instances", "delete"}, ValueFlags: gcloudValueFlags},
+			Command: []string{"gcloud"}, Args: []string{"compute", "instances", "delete"}, ValueFlags: GcloudValueFlags},
 		{ID: "gcp-instance-delete", What: "deletes a Google Cloud TPU VM (or its queued resource)", Why: whyGone,
-			Command: []string{"gcloud"}, Args: []string{"compute", "tpus", "delete"}, ValueFlags: gcloudValueFlags},
+			Command: []string{"gcloud"}, Args: []string{"compute", "tpus", "delete"}, ValueFlags: GcloudValueFlags},
 		{ID: "gcp-instance-delete", What: "deletes a Google Cloud VM through the Compute API", Why: whyGone,
 			Call: []string{"*.instances().delete", "*InstancesClient().delete"}},
 		{ID: "gcp-instance-reset", What: "hard-resets a Google Cloud VM through the Compute API", Why: whyReboot,
@@ -131,7 +132,7 @@ func defaultRules() []Rule {
 		{ID: "gcp-instance-delete", What: "builds a request to delete a Google Cloud VM", Why: whyGone,
 			Call: []string{"*DeleteInstanceRequest"}},
 		{ID: "gcp-instance-reset", What: "hard-resets a Google Cloud VM", Why: whyReboot,
-			Command: []string{"gcloud"}, Args: []string{"compute", "instances", "reset"}, ValueFlags: gcloudValueFlags},
+			Command: []string{"gcloud"}, Args: []string{"compute", "instances", "reset"}, ValueFlags: GcloudValueFlags},
 		{ID: "gcp-instance-reset", What: "hard-resets a Google Cloud VM through the Compute API", Why: whyReboot,
 			Call: []string{"*.reset"}, Kwargs: []string{"instance", "zone"}},
 		{ID: "gcp-instance-reset", What: "builds a request to hard-reset a Google Cloud VM", Why: whyReboot,
@@ -266,7 +267,7 @@ func defaultRules() []Rule {
 		{ID: "vm-action-stop", What: "stops, terminates or deletes a VM or runner machine through a third-party action", Why: whyRunner,
 			Command: []string{"uses"}, vmAction: true},
 		{ID: "vm-verb-unresolved", What: "runs a VM lifecycle command whose verb is a variable, parameter or command substitution the guard cannot resolve: it may stop, delete or reboot the machine",
-			Why: whyRunner + "; make the verb literal (one command per action), or allow it with a reason", Command: lifecycleCLIs, unresolved: true},
+			Why: whyRunner + "; make the verb literal (one command per action), or allow it with a reason", Command: LifecycleCLIs, unresolved: true},
 
 		{ID: "k8s-node-delete", What: "deletes a Kubernetes node", Why: whyGone,
 			Command: []string{"kubectl", "oc"}, Args: []string{"delete", "node|nodes|no|node/*|nodes/*|no/*"}, ValueFlags: kubectlValueFlags},
@@ -373,9 +374,9 @@ var (
 		"*.urlopen", "urlopen", "Request", "*.Request"}
 )
 
-// lifecycleCLIs are the programs whose commands start, stop, delete or reboot machines:
+// LifecycleCLIs are the programs whose commands start, stop, delete or reboot machines:
 // with them, a verb the guard cannot resolve may be a destructive one.
-var lifecycleCLIs = []string{"gcloud", "aws", "az", "oci", "runpodctl", "vastai", "paperspace", "pspace", "hcloud", "doctl",
+var LifecycleCLIs = []string{"gcloud", "aws", "az", "oci", "runpodctl", "vastai", "paperspace", "pspace", "hcloud", "doctl",
 	"linode-cli", "scw", "ibmcloud", "exo", "openstack", "nova", "vultr-cli", "civo", "init", "telinit", "loginctl"}
 
 // wholeCLILifecycle are lifecycle CLIs whose every verb is about a machine's lifecycle, so
@@ -391,21 +392,21 @@ func wholeCLILifecycle(prog string) bool {
 // family reports whether the rule is a lifecycle family's destructive verb: a command rule
 // of a lifecycle CLI with a verb path.
 func (r *Rule) family() bool {
-	if !r.isCommandRule() || r.unresolved || len(r.Args) == 0 || len(r.ArgContains) > 0 {
+	if !r.IsCommandRule() || r.unresolved || len(r.Args) == 0 || len(r.ArgContains) > 0 {
 		return false
 	}
 	for _, c := range r.Command {
-		if slices.Contains(lifecycleCLIs, c) && (len(r.Args) >= 2 || wholeCLILifecycle(c)) {
+		if slices.Contains(LifecycleCLIs, c) && (len(r.Args) >= 2 || wholeCLILifecycle(c)) {
 			return true
 		}
 	}
 	return false
 }
 
-// matchPossibly reports whether argv would match the family rule if one unknown word, the
+// MatchPossibly reports whether argv would match the family rule if one unknown word, the
 // next positional word after the known ones before it, were the rule's verb.
-func (r *Rule) matchPossibly(argv []string) bool {
-	if len(argv) == 0 || !known(argv[0]) || !globList(r.Command, progName(argv[0])) {
+func (r *Rule) MatchPossibly(argv []string) bool {
+	if len(argv) == 0 || !Known(argv[0]) || !GlobList(r.Command, ProgName(argv[0])) {
 		return false
 	}
 	args := argv[1:]
@@ -418,7 +419,7 @@ func (r *Rule) matchPossibly(argv []string) bool {
 			return false
 		}
 	}
-	flags, pos := splitArgs(args, r.ValueFlags)
+	flags, pos := SplitArgs(args, r.ValueFlags)
 	for _, f := range r.NoFlag {
 		if hasFlag(flags, f) {
 			return false
@@ -455,9 +456,9 @@ func (r *Rule) matchPossibly(argv []string) bool {
 				continue
 			}
 			switch {
-			case known(w) && globAny(r.Args[st.i], w):
+			case Known(w) && GlobAny(r.Args[st.i], w):
 				next = append(next, state{st.i + 1, st.used, k})
-			case !known(w) && !st.used && st.lastPos == k-1 && possibleGlob(r.Args[st.i], w):
+			case !Known(w) && !st.used && st.lastPos == k-1 && possibleGlob(r.Args[st.i], w):
 				next = append(next, state{st.i + 1, true, k})
 			}
 		}
@@ -476,16 +477,16 @@ func (r *Rule) matchPossibly(argv []string) bool {
 
 // possibleFlag reports whether spec ("--action=STOP") is present with a value the guard
 // cannot resolve.
-func possibleFlag(flags []flagWord, spec string) bool {
+func possibleFlag(flags []FlagWord, spec string) bool {
 	name, _, withValue := strings.Cut(spec, "=")
 	if !withValue {
 		return false
 	}
 	for _, f := range flags {
-		if v, ok := strings.CutPrefix(f.word, name+"="); ok && !known(v) {
+		if v, ok := strings.CutPrefix(f.word, name+"="); ok && !Known(v) {
 			return true
 		}
-		if f.word == name && !known(f.next) {
+		if f.word == name && !Known(f.next) {
 			return true
 		}
 	}
@@ -498,7 +499,7 @@ func possibleGlob(alts, w string) bool {
 	var b strings.Builder
 	for i := 0; i < len(w); i++ {
 		switch c := w[i]; {
-		case c == unknownByte:
+		case c == source.UnknownByte:
 			if !strings.HasSuffix(b.String(), "*") {
 				b.WriteByte('*')
 			}
@@ -517,13 +518,17 @@ func possibleGlob(alts, w string) bool {
 	return false
 }
 
-// isCommandRule, isWriteRule and isCallRule say which front-end a pattern is for.
-func (r *Rule) isCommandRule() bool { return len(r.Command) > 0 }
-func (r *Rule) isWriteRule() bool   { return len(r.WriteTo) > 0 }
-func (r *Rule) isCallRule() bool    { return len(r.Call) > 0 }
+// IsCommandRule, isWriteRule and isCallRule say which front-end a pattern is for.
+func (r *Rule) IsCommandRule() bool { return len(r.Command) > 0 }
+func (r *Rule) IsWriteRule() bool   { return len(r.WriteTo) > 0 }
+func (r *Rule) IsCallRule() bool    { return len(r.Call) > 0 }
 
-// progName is the base name a rule's Command compares with.
-func progName(word string) string {
+// IsVMAction reports whether the rule is the vm-action-stop pattern, which package workflow
+// matches against its `uses` pseudo-command by what the action says.
+func (r *Rule) IsVMAction() bool { return r.vmAction }
+
+// ProgName is the base name a rule's Command compares with.
+func ProgName(word string) string {
 	w := strings.TrimRight(word, "/")
 	if w == "" {
 		return word
@@ -532,8 +537,8 @@ func progName(word string) string {
 	return strings.TrimSuffix(b, ".exe")
 }
 
-// globAny reports whether s matches one of the '|'-separated globs of alts.
-func globAny(alts, s string) bool {
+// GlobAny reports whether s matches one of the '|'-separated globs of alts.
+func GlobAny(alts, s string) bool {
 	for a := range strings.SplitSeq(alts, "|") {
 		if kernelname.Glob(a).Match(s) {
 			return true
@@ -542,20 +547,22 @@ func globAny(alts, s string) bool {
 	return false
 }
 
-func globList(list []string, s string) bool {
+// GlobList reports whether s matches one of the globs of list.
+func GlobList(list []string, s string) bool {
 	for _, g := range list {
-		if globAny(g, s) {
+		if GlobAny(g, s) {
 			return true
 		}
 	}
 	return false
 }
 
-func known(w string) bool { return strings.IndexByte(w, unknownByte) < 0 }
+// Known reports whether w holds no UnknownByte: only a known word can equal a rule's word.
+func Known(w string) bool { return strings.IndexByte(w, source.UnknownByte) < 0 }
 
-// matchCommand reports whether the argv (program first) matches the rule.
-func (r *Rule) matchCommand(argv []string) bool {
-	if r.vmAction || r.unresolved || len(argv) == 0 || !known(argv[0]) || !globList(r.Command, progName(argv[0])) {
+// MatchCommand reports whether the argv (program first) matches the rule.
+func (r *Rule) MatchCommand(argv []string) bool {
+	if r.vmAction || r.unresolved || len(argv) == 0 || !Known(argv[0]) || !GlobList(r.Command, ProgName(argv[0])) {
 		return false
 	}
 	args := argv[1:]
@@ -571,10 +578,10 @@ func (r *Rule) matchCommand(argv []string) bool {
 		}
 	}
 	if len(r.URL) > 0 {
-		req, ok := httpCommand(progName(argv[0]), args)
-		return ok && r.matchRequest(req) && argContains(args, r.ArgContains)
+		req, ok := httpCommand(ProgName(argv[0]), args)
+		return ok && r.MatchRequest(req) && ArgContains(args, r.ArgContains)
 	}
-	flags, pos := splitArgs(args, r.ValueFlags)
+	flags, pos := SplitArgs(args, r.ValueFlags)
 	if len(r.AnyFlag) > 0 {
 		ok := false
 		for _, f := range r.AnyFlag {
@@ -608,13 +615,13 @@ func (r *Rule) matchCommand(argv []string) bool {
 	return subsequence(r.Args, pos)
 }
 
-// flagWord is one option with the word after it (its value, if it takes one).
-type flagWord struct{ word, next string }
+// FlagWord is one option with the word after it (its value, if it takes one).
+type FlagWord struct{ word, next string }
 
-// splitArgs separates options from positional words. An option listed in valueFlags
+// SplitArgs separates options from positional words. An option listed in valueFlags
 // takes the next word as its value; after any other option the next word stays
 // positional (erring toward finding a verb). "--" ends the options.
-func splitArgs(args, valueFlags []string) (flags []flagWord, pos []string) {
+func SplitArgs(args, valueFlags []string) (flags []FlagWord, pos []string) {
 	for i := 0; i < len(args); i++ {
 		w := args[i]
 		if w == "--" {
@@ -626,7 +633,7 @@ func splitArgs(args, valueFlags []string) (flags []flagWord, pos []string) {
 			if i+1 < len(args) {
 				next = args[i+1]
 			}
-			flags = append(flags, flagWord{w, next})
+			flags = append(flags, FlagWord{w, next})
 			if !strings.Contains(w, "=") && slices.Contains(valueFlags, w) {
 				i++
 			}
@@ -638,7 +645,7 @@ func splitArgs(args, valueFlags []string) (flags []flagWord, pos []string) {
 }
 
 // hasFlag reports whether spec ("-r" or "-pm=0") is among the options.
-func hasFlag(flags []flagWord, spec string) bool {
+func hasFlag(flags []FlagWord, spec string) bool {
 	name, value, withValue := strings.Cut(spec, "=")
 	for _, f := range flags {
 		if !withValue {
@@ -664,25 +671,25 @@ func subsequence(pattern, words []string) bool {
 		if i == len(pattern) {
 			break
 		}
-		if (known(w) || strings.ContainsAny(pattern[i], "*?")) && globAny(pattern[i], w) {
+		if (Known(w) || strings.ContainsAny(pattern[i], "*?")) && GlobAny(pattern[i], w) {
 			i++ // a word with unknown bytes can still fill a glob's '*'
 		}
 	}
 	return i == len(pattern)
 }
 
-// matchWrite reports whether writing to the file p is the rule's danger.
-func (r *Rule) matchWrite(p string) bool {
+// MatchWrite reports whether writing to the file p is the rule's danger.
+func (r *Rule) MatchWrite(p string) bool {
 	for _, g := range r.WriteTo {
-		if (known(p) || strings.ContainsAny(g, "*?")) && globAny(g, p) {
+		if (Known(p) || strings.ContainsAny(g, "*?")) && GlobAny(g, p) {
 			return true // unknown bytes (/sys/bus/pci/devices/$GPU/reset) only ever fill a '*'
 		}
 	}
 	return false
 }
 
-// argContains reports whether some word contains one of subs (true when subs is empty).
-func argContains(words, subs []string) bool {
+// ArgContains reports whether some word contains one of subs (true when subs is empty).
+func ArgContains(words, subs []string) bool {
 	if len(subs) == 0 {
 		return true
 	}
@@ -696,18 +703,18 @@ func argContains(words, subs []string) bool {
 	return false
 }
 
-// httpRequest is what an HTTP request command or call asks: its method and URLs.
-type httpRequest struct {
-	method string // upper case; "" when unknown
-	urls   []string
+// HTTPRequest is what an HTTP request command or call asks: its method and URLs.
+type HTTPRequest struct {
+	Method string // upper case; "" when unknown
+	URLs   []string
 }
 
-// matchRequest reports whether the request is one the rule's URL and Method describe.
-func (r *Rule) matchRequest(req httpRequest) bool {
-	if len(r.Method) > 0 && !slices.ContainsFunc(r.Method, func(m string) bool { return strings.EqualFold(m, req.method) }) {
+// MatchRequest reports whether the request is one the rule's URL and Method describe.
+func (r *Rule) MatchRequest(req HTTPRequest) bool {
+	if len(r.Method) > 0 && !slices.ContainsFunc(r.Method, func(m string) bool { return strings.EqualFold(m, req.Method) }) {
 		return false
 	}
-	for _, u := range req.urls {
+	for _, u := range req.URLs {
 		for _, g := range r.URL {
 			if kernelname.Glob(g).Match(u) {
 				return true
@@ -718,8 +725,8 @@ func (r *Rule) matchRequest(req httpRequest) bool {
 }
 
 // httpCommand reads the method and URLs of a curl, wget, httpie or xh command.
-func httpCommand(prog string, args []string) (httpRequest, bool) {
-	var req httpRequest
+func httpCommand(prog string, args []string) (HTTPRequest, bool) {
+	var req HTTPRequest
 	data := false
 	isURL := func(w string) bool {
 		return strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://") || strings.Contains(w, "://") && !strings.HasPrefix(w, "file:")
@@ -734,44 +741,44 @@ func httpCommand(prog string, args []string) (httpRequest, bool) {
 			}
 			switch {
 			case w == "-X" || w == "--request":
-				req.method = strings.ToUpper(next)
+				req.Method = strings.ToUpper(next)
 				i++
 			case strings.HasPrefix(w, "--request="):
-				req.method = strings.ToUpper(strings.TrimPrefix(w, "--request="))
+				req.Method = strings.ToUpper(strings.TrimPrefix(w, "--request="))
 			case strings.HasPrefix(w, "-X") && len(w) > 2:
-				req.method = strings.ToUpper(w[2:])
+				req.Method = strings.ToUpper(w[2:])
 			case w == "--url":
-				req.urls = append(req.urls, next)
+				req.URLs = append(req.URLs, next)
 				i++
 			case strings.HasPrefix(w, "--url="):
-				req.urls = append(req.urls, strings.TrimPrefix(w, "--url="))
+				req.URLs = append(req.URLs, strings.TrimPrefix(w, "--url="))
 			case w == "-d" || strings.HasPrefix(w, "--data") || w == "-F" || w == "--form" || w == "--json" || w == "-T" || w == "--upload-file":
 				data = true
 				i++
 			case w == "-I" || w == "--head":
-				req.method = "HEAD"
+				req.Method = "HEAD"
 			case isURL(w):
-				req.urls = append(req.urls, w)
+				req.URLs = append(req.URLs, w)
 			}
 		}
-		if req.method == "" {
-			req.method = "GET"
+		if req.Method == "" {
+			req.Method = "GET"
 			if data {
-				req.method = "POST"
+				req.Method = "POST"
 			}
 		}
 	case "wget":
-		req.method = "GET"
+		req.Method = "GET"
 		for _, w := range args {
 			switch {
 			case strings.HasPrefix(w, "--method="):
-				req.method = strings.ToUpper(strings.TrimPrefix(w, "--method="))
+				req.Method = strings.ToUpper(strings.TrimPrefix(w, "--method="))
 			case strings.HasPrefix(w, "--post-data") || strings.HasPrefix(w, "--post-file"):
-				if req.method == "GET" {
-					req.method = "POST"
+				if req.Method == "GET" {
+					req.Method = "POST"
 				}
 			case isURL(w):
-				req.urls = append(req.urls, w)
+				req.URLs = append(req.URLs, w)
 			}
 		}
 	default: // httpie, xh: [METHOD] URL [items]
@@ -781,24 +788,24 @@ func httpCommand(prog string, args []string) (httpRequest, bool) {
 			}
 			switch strings.ToUpper(w) {
 			case "GET", "POST", "PUT", "DELETE", "PATCH", "HEAD":
-				if req.method == "" && len(req.urls) == 0 {
-					req.method = strings.ToUpper(w)
+				if req.Method == "" && len(req.URLs) == 0 {
+					req.Method = strings.ToUpper(w)
 					continue
 				}
 			}
-			if isURL(w) || len(req.urls) == 0 && strings.Contains(w, ".") && strings.Contains(w, "/") {
+			if isURL(w) || len(req.URLs) == 0 && strings.Contains(w, ".") && strings.Contains(w, "/") {
 				u := w
 				if !strings.Contains(u, "://") {
 					u = "https://" + u
 				}
-				req.urls = append(req.urls, u)
-			} else if strings.ContainsAny(w, "=:") && req.method == "" {
-				req.method = "POST" // a data item
+				req.URLs = append(req.URLs, u)
+			} else if strings.ContainsAny(w, "=:") && req.Method == "" {
+				req.Method = "POST" // a data item
 			}
 		}
-		if req.method == "" {
-			req.method = "GET"
+		if req.Method == "" {
+			req.Method = "GET"
 		}
 	}
-	return req, len(req.urls) > 0
+	return req, len(req.URLs) > 0
 }

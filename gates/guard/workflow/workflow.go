@@ -1,4 +1,20 @@
-package guard
+// Package workflow is the guard's front end for GitHub workflows and composite actions.
+//
+// Scan reads a file in these steps:
+//
+//  1. Parse the YAML (a file yaml.v3 refuses is unjudged).
+//  2. For each job and step, gather the values `${{ }}` can take: inputs' defaults and
+//     choice options, matrix entries, env values (expr.go).
+//  3. Map every `run:` back to the exact file bytes (block scalars with their indentation
+//     and chomping, plain and quoted scalars with their folding and escapes), with each
+//     `${{ }}` replaced by unknown bytes of the same length, or by each of its values in
+//     turn (at most shell.MaxAlts variants).
+//  4. Read it in the shell that `shell:` (or defaults.run.shell) names, Python for
+//     `shell: python`; any other shell (pwsh, cmd) is unjudged.
+//  5. Read `uses:` steps (actions.go): inputs that hold scripts are shell, a CLI action's
+//     args are that CLI's, and the step itself is the pseudo-command
+//     `uses OWNER/REPO[/PATH] KEY=VALUE...` that the rules match.
+package workflow
 
 import (
 	"errors"
@@ -11,13 +27,10 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
-)
 
-// The workflow front-end: every `run:` of a GitHub workflow or composite action, its text
-// mapped back to the exact file bytes (block scalars with their indentation and chomping,
-// plain and quoted scalars with their folding and escapes), in the shell that `shell:`
-// (or defaults.run.shell) names. `${{ }}` expressions are opaque: each is replaced by
-// unknown bytes of the same length before parsing.
+	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
+)
 
 type wfCtx struct {
 	shell   string
@@ -31,19 +44,19 @@ func (c wfCtx) exprCtx() *exprCtx { return &exprCtx{inputs: c.inputs, matrix: c.
 
 type envVar struct {
 	name  string
-	value *src
+	value *source.Text
 }
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
 
-func scanWorkflow(fc *fileCtx, kind Kind) {
-	text := fc.text
-	if len(fc.invalid) > 0 {
+func Scan(fc *shell.File, kind source.Kind) {
+	text := fc.Text
+	if len(fc.Invalid) > 0 {
 		// YAML refuses bytes that are not UTF-8 (and the control byte that stands for them
 		// in fc.text): it reads a letter in their place, and the scripts get them back as
 		// unknown bytes.
 		b := []byte(text)
-		for _, o := range fc.invalid {
+		for _, o := range fc.Invalid {
 			b[o] = 'x'
 		}
 		text = string(b)
@@ -65,12 +78,12 @@ func scanWorkflow(fc *fileCtx, kind Kind) {
 				if line == 0 {
 					line = yamlDeepLine(text)
 				}
-				fc.unjudged(nil, line, fmt.Sprintf("the YAML nests too deep for its parser (%s): the guard cannot judge this %s", msg, kind))
+				fc.Unjudged(nil, line, fmt.Sprintf("the YAML nests too deep for its parser (%s): the guard cannot judge this %s", msg, kind))
 				return
 			}
 			// Not GitHub's parser: what this one refuses GitHub may run, so a file it
 			// cannot parse is not judged safe.
-			fc.unjudged(nil, line, fmt.Sprintf("could not parse YAML (%s): the %s was not analysed, so the guard cannot judge it", msg, kind))
+			fc.Unjudged(nil, line, fmt.Sprintf("could not parse YAML (%s): the %s was not analysed, so the guard cannot judge it", msg, kind))
 			return
 		}
 		w := &wfScan{fc: fc, text: text, seen: map[*yaml.Node]bool{}}
@@ -82,7 +95,7 @@ func scanWorkflow(fc *fileCtx, kind Kind) {
 }
 
 type wfScan struct {
-	fc   *fileCtx
+	fc   *shell.File
 	text string              // what YAML reads: fc.text with a letter for each byte that is not UTF-8
 	seen map[*yaml.Node]bool // guards against alias loops
 }
@@ -94,7 +107,7 @@ func deref(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-func mapGet(n *yaml.Node, key string) *yaml.Node {
+func MapGet(n *yaml.Node, key string) *yaml.Node {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
@@ -127,16 +140,16 @@ func (w *wfScan) walk(n *yaml.Node, c wfCtx) {
 			w.walk(k, c)
 		}
 	case yaml.MappingNode:
-		if sh, ok := scalar(mapGet(mapGet(mapGet(n, "defaults"), "run"), "shell")); ok {
+		if sh, ok := scalar(MapGet(MapGet(MapGet(n, "defaults"), "run"), "shell")); ok {
 			c.shell = sh
 		}
-		if ro := mapGet(n, "runs-on"); ro != nil && strings.Contains(strings.ToLower(nodeText(ro)), "windows") {
+		if ro := MapGet(n, "runs-on"); ro != nil && strings.Contains(strings.ToLower(nodeText(ro)), "windows") {
 			c.windows = true
 		}
 		if m := jobMatrix(n); m != nil {
 			c.matrix = m
 		}
-		if env := mapGet(n, "env"); env != nil && env.Kind == yaml.MappingNode {
+		if env := MapGet(n, "env"); env != nil && env.Kind == yaml.MappingNode {
 			outer := c
 			c.env = append([]envVar(nil), c.env...)
 			for i := 0; i+1 < len(env.Content); i += 2 {
@@ -147,14 +160,14 @@ func (w *wfScan) walk(n *yaml.Node, c wfCtx) {
 				}
 			}
 		}
-		if run := mapGet(n, "run"); run != nil && run.Kind == yaml.ScalarNode {
+		if run := MapGet(n, "run"); run != nil && run.Kind == yaml.ScalarNode {
 			sh := c.shell
-			if s, ok := scalar(mapGet(n, "shell")); ok {
+			if s, ok := scalar(MapGet(n, "shell")); ok {
 				sh = s
 			}
 			w.step(run, sh, c)
 		}
-		if uses, ok := scalar(mapGet(n, "uses")); ok {
+		if uses, ok := scalar(MapGet(n, "uses")); ok {
 			w.uses(n, uses, c)
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -197,34 +210,34 @@ func (w *wfScan) step(run *yaml.Node, shell string, c wfCtx) {
 }
 
 // script analyses one script of a step (run:, or an action's script input) in its shell.
-func (w *wfScan) script(run *yaml.Node, s *src, shell string, c wfCtx, what string) {
+func (w *wfScan) script(run *yaml.Node, s *source.Text, shell string, c wfCtx, what string) {
 	w.scriptIn(run, s, shell, c, what, false)
 }
 
 // scriptIn is script; quiet reads it without parse warnings (an input that may not be a
 // script at all).
-func (w *wfScan) scriptIn(run *yaml.Node, s *src, shell string, c wfCtx, what string, quiet bool) {
+func (w *wfScan) scriptIn(run *yaml.Node, s *source.Text, stepShell string, c wfCtx, what string, quiet bool) {
 	name := ""
-	if f := strings.Fields(shell); len(f) > 0 {
+	if f := strings.Fields(stepShell); len(f) > 0 {
 		name = path.Base(f[0])
 	}
 	if name == "" && c.windows {
 		name = "pwsh"
 	}
-	a := newAnalyzer(w.fc)
+	a := shell.NewAnalyzer(w.fc)
 	for _, e := range c.env {
-		a.env.vars[e.name] = append(a.env.vars[e.name], varDef{lit: e.value})
+		a.Env.Vars[e.name] = append(a.Env.Vars[e.name], shell.VarDef{Lit: e.value})
 	}
 	switch {
-	case name == "" || isShell(name):
-		a.runShell(&frame{src: s, lang: langOf(name), what: what, quiet: quiet})
-	case isPython(name):
-		a.runPython(&frame{src: s})
+	case name == "" || shell.IsShell(name):
+		a.RunShell(&shell.Frame{Src: s, Lang: shell.LangOf(name), What: what, Quiet: quiet})
+	case shell.IsPython(name):
+		a.RunPython(&shell.Frame{Src: s})
 	default:
-		if shell == "" {
-			shell = name + " (the default on Windows runners)"
+		if stepShell == "" {
+			stepShell = name + " (the default on Windows runners)"
 		}
-		w.fc.unjudged(nil, run.Line, fmt.Sprintf("this step runs in shell %q, which the guard does not analyse, so it cannot judge it: check it by hand", shell))
+		w.fc.Unjudged(nil, run.Line, fmt.Sprintf("this step runs in shell %q, which the guard does not analyse, so it cannot judge it: check it by hand", stepShell))
 	}
 }
 
@@ -232,7 +245,7 @@ func (w *wfScan) scriptIn(run *yaml.Node, s *src, shell string, c wfCtx, what st
 // offset of the text.
 func (w *wfScan) offsetOf(line, col int) int {
 	t := w.text
-	o := w.fc.lines.lineStart(line)
+	o := w.fc.Lines.LineStart(line)
 	for c := 1; c < col && o < len(t) && t[o] != '\n'; c++ {
 		_, n := utf8.DecodeRuneInString(t[o:])
 		o += n
@@ -242,13 +255,13 @@ func (w *wfScan) offsetOf(line, col int) int {
 
 // scalarSrc rebuilds a scalar's value with its map to the file. Where the text cannot be
 // matched with the value yaml.v3 decoded, every byte maps to the scalar's start.
-func (w *wfScan) scalarSrc(n *yaml.Node) *src {
-	return w.fc.maskInvalid(w.scalarSrcOf(n))
+func (w *wfScan) scalarSrc(n *yaml.Node) *source.Text {
+	return w.fc.MaskInvalid(w.scalarSrcOf(n))
 }
 
-func (w *wfScan) scalarSrcOf(n *yaml.Node) *src {
+func (w *wfScan) scalarSrcOf(n *yaml.Node) *source.Text {
 	start := w.offsetOf(n.Line, n.Column)
-	var s *src
+	var s *source.Text
 	var ok bool
 	switch {
 	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
@@ -263,17 +276,17 @@ func (w *wfScan) scalarSrcOf(n *yaml.Node) *src {
 	if ok {
 		return s
 	}
-	var b builder
-	b.synth(start, start, n.Value)
-	return b.src()
+	var b source.Builder
+	b.Synth(start, start, n.Value)
+	return b.Text()
 }
 
 // blockSrc maps a literal (|) or folded (>) block scalar: its content lines start on the
 // line after the indicator, at the indentation of the first non-empty one.
-func (w *wfScan) blockSrc(n *yaml.Node, start int) (*src, bool) {
-	lt := w.fc.lines
+func (w *wfScan) blockSrc(n *yaml.Node, start int) (*source.Text, bool) {
+	lt := w.fc.Lines
 	t := w.text
-	first, _ := lt.pos(start)
+	first, _ := lt.Pos(start)
 	first++
 	indent := -1
 	type piece struct {
@@ -281,8 +294,8 @@ func (w *wfScan) blockSrc(n *yaml.Node, start int) (*src, bool) {
 		text string
 	}
 	var pieces []piece
-	for l := first; l <= len(lt.starts); l++ {
-		ls, le := lt.lineStart(l), lt.lineEnd(l)
+	for l := first; l <= len(lt.Starts); l++ {
+		ls, le := lt.LineStart(l), lt.LineEnd(l)
 		if ls > len(t) || ls > le {
 			break
 		}
@@ -306,7 +319,7 @@ func (w *wfScan) blockSrc(n *yaml.Node, start int) (*src, bool) {
 		pieces = append(pieces, piece{ls + k, line[k:]})
 	}
 	v := n.Value
-	var b builder
+	var b source.Builder
 	p := 0
 	sep := start
 	for _, pc := range pieces {
@@ -317,13 +330,13 @@ func (w *wfScan) blockSrc(n *yaml.Node, start int) (*src, bool) {
 			if v[p] != '\n' && v[p] != ' ' {
 				return nil, false
 			}
-			b.synth(sep, sep, v[p:p+1])
+			b.Synth(sep, sep, v[p:p+1])
 			p++
 		}
 		if !strings.HasPrefix(v[p:], pc.text) {
 			return nil, false
 		}
-		b.raw(pc.off, pc.text)
+		b.Raw(pc.off, pc.text)
 		p += len(pc.text)
 		sep = pc.off + len(pc.text)
 	}
@@ -331,15 +344,15 @@ func (w *wfScan) blockSrc(n *yaml.Node, start int) (*src, bool) {
 		if v[p] != '\n' && v[p] != ' ' {
 			return nil, false
 		}
-		b.synth(sep, sep, v[p:p+1])
+		b.Synth(sep, sep, v[p:p+1])
 	}
-	return b.src(), true
+	return b.Text(), true
 }
 
 // alignFlow maps a plain (quote 0), single- or double-quoted scalar whose text starts at
 // byte j: the decoded value v is matched with the text, through line folding and escapes.
-func alignFlow(v, t string, j int, quote byte) (*src, bool) {
-	var b builder
+func alignFlow(v, t string, j int, quote byte) (*source.Text, bool) {
+	var b source.Builder
 	i := 0
 	for i < len(v) {
 		if j >= len(t) {
@@ -347,7 +360,7 @@ func alignFlow(v, t string, j int, quote byte) (*src, bool) {
 		}
 		switch {
 		case quote == '\'' && t[j] == '\'' && j+1 < len(t) && t[j+1] == '\'' && v[i] == '\'':
-			b.synth(j, j+2, "'")
+			b.Synth(j, j+2, "'")
 			i, j = i+1, j+2
 		case quote == '"' && t[j] == '\\':
 			if j+1 < len(t) && (t[j+1] == '\n' || t[j+1] == '\r') {
@@ -361,14 +374,14 @@ func alignFlow(v, t string, j int, quote byte) (*src, bool) {
 			if out == "" || !strings.HasPrefix(v[i:], out) {
 				return nil, false
 			}
-			b.synth(j, j+n, out)
+			b.Synth(j, j+n, out)
 			i, j = i+len(out), j+n
 		case t[j] == v[i] && t[j] != '\n':
 			k := 1
 			for i+k < len(v) && j+k < len(t) && t[j+k] == v[i+k] && t[j+k] != '\n' && t[j+k] != '\\' && t[j+k] != '\'' {
 				k++
 			}
-			b.raw(j, v[i:i+k])
+			b.Raw(j, v[i:i+k])
 			i, j = i+k, j+k
 		case isYAMLSpace(t[j]) && (v[i] == ' ' || v[i] == '\n'):
 			// Line folding: a line break (and the indentation after it) became a space, or
@@ -378,14 +391,14 @@ func alignFlow(v, t string, j int, quote byte) (*src, bool) {
 				j++
 			}
 			for i < len(v) && (v[i] == ' ' || v[i] == '\n') {
-				b.synth(at, at, v[i:i+1])
+				b.Synth(at, at, v[i:i+1])
 				i++
 			}
 		default:
 			return nil, false
 		}
 	}
-	return b.src(), true
+	return b.Text(), true
 }
 
 func isYAMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

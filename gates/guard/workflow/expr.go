@@ -1,9 +1,13 @@
-package guard
+package workflow
 
 import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
+	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
 
 // GitHub expressions (`${{ ... }}`) are opaque to the shell, but their values often are
@@ -83,7 +87,7 @@ func exprEval(e string, c *exprCtx, depth int) []exprAlt {
 		name := strings.TrimPrefix(ref, "env.")
 		for i := len(c.env) - 1; i >= 0; i-- {
 			if strings.EqualFold(c.env[i].name, name) {
-				if v := c.env[i].value.text; known(v) {
+				if v := c.env[i].value.Text; rules.Known(v) {
 					vals = []string{v}
 				}
 				break
@@ -110,7 +114,7 @@ func appendAlts(out, more []exprAlt) []exprAlt {
 				break
 			}
 		}
-		if !dup && len(out) < maxAlts {
+		if !dup && len(out) < shell.MaxAlts {
 			out = append(out, m)
 		}
 	}
@@ -223,10 +227,10 @@ func workflowInputs(root *yaml.Node) map[string][]string {
 		doc = deref(doc.Content[0])
 	}
 	var lists []*yaml.Node
-	if on := mapGet(doc, "on"); on != nil {
-		lists = append(lists, mapGet(mapGet(on, "workflow_dispatch"), "inputs"), mapGet(mapGet(on, "workflow_call"), "inputs"))
+	if on := MapGet(doc, "on"); on != nil {
+		lists = append(lists, MapGet(MapGet(on, "workflow_dispatch"), "inputs"), MapGet(MapGet(on, "workflow_call"), "inputs"))
 	}
-	lists = append(lists, mapGet(doc, "inputs"))
+	lists = append(lists, MapGet(doc, "inputs"))
 	for _, l := range lists {
 		if l == nil || l.Kind != yaml.MappingNode {
 			continue
@@ -234,10 +238,10 @@ func workflowInputs(root *yaml.Node) map[string][]string {
 		for i := 0; i+1 < len(l.Content); i += 2 {
 			name := strings.ToLower(l.Content[i].Value)
 			in := deref(l.Content[i+1])
-			if d, ok := scalar(mapGet(in, "default")); ok {
+			if d, ok := scalar(MapGet(in, "default")); ok {
 				out[name] = appendUnique(out[name], d)
 			}
-			if opts := mapGet(in, "options"); opts != nil && opts.Kind == yaml.SequenceNode {
+			if opts := MapGet(in, "options"); opts != nil && opts.Kind == yaml.SequenceNode {
 				for _, o := range opts.Content {
 					if v, ok := scalar(o); ok {
 						out[name] = appendUnique(out[name], v)
@@ -252,7 +256,7 @@ func workflowInputs(root *yaml.Node) map[string][]string {
 // jobMatrix reads a job's strategy.matrix: each key's values, the values that include
 // entries add, and the fields of values that are mappings (matrix.NAME.FIELD).
 func jobMatrix(job *yaml.Node) map[string][]string {
-	m := mapGet(mapGet(job, "strategy"), "matrix")
+	m := MapGet(MapGet(job, "strategy"), "matrix")
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
@@ -304,7 +308,7 @@ func appendUnique(list []string, v string) []string {
 			return list
 		}
 	}
-	if len(list) >= maxAlts {
+	if len(list) >= shell.MaxAlts {
 		return list
 	}
 	return append(list, v)
@@ -312,9 +316,9 @@ func appendUnique(list []string, v string) []string {
 
 // expandExpressions returns the variants of a script: each `${{ }}` replaced by one of its
 // values (every value in at least one variant), or by unknown bytes of its length.
-func expandExpressions(s *src, c *exprCtx) []*src {
-	if !strings.Contains(s.text, "${{") {
-		return []*src{s}
+func expandExpressions(s *source.Text, c *exprCtx) []*source.Text {
+	if !strings.Contains(s.Text, "${{") {
+		return []*source.Text{s}
 	}
 	type expr struct {
 		start, end int
@@ -322,45 +326,45 @@ func expandExpressions(s *src, c *exprCtx) []*src {
 	}
 	var exprs []expr
 	n := 1
-	for i := 0; i+2 < len(s.text); i++ {
-		if s.text[i] != '$' || s.text[i+1] != '{' || s.text[i+2] != '{' {
+	for i := 0; i+2 < len(s.Text); i++ {
+		if s.Text[i] != '$' || s.Text[i+1] != '{' || s.Text[i+2] != '{' {
 			continue
 		}
-		end := strings.Index(s.text[i+3:], "}}")
-		stop := len(s.text)
-		inner := s.text[i+3:]
+		end := strings.Index(s.Text[i+3:], "}}")
+		stop := len(s.Text)
+		inner := s.Text[i+3:]
 		if end >= 0 {
 			stop = i + 3 + end + 2
-			inner = s.text[i+3 : i+3+end]
+			inner = s.Text[i+3 : i+3+end]
 		}
 		alts := exprValues(inner, c)
 		exprs = append(exprs, expr{i, stop, alts})
 		n = max(n, len(alts))
 		i = stop - 1
 	}
-	n = min(n, maxAlts)
-	out := make([]*src, 0, n)
+	n = min(n, shell.MaxAlts)
+	out := make([]*source.Text, 0, n)
 	for k := range n {
-		var b builder
+		var b source.Builder
 		run := 0
 		for _, e := range exprs {
-			b.from(s, run, e.start)
+			b.From(s, run, e.start)
 			alt := e.alts[k%len(e.alts)]
 			if alt.known {
-				b.synthAt(s, e.start, e.end, alt.text)
+				b.SynthAt(s, e.start, e.end, alt.text)
 			} else {
-				n0 := b.len()
-				b.from(s, e.start, e.end)
-				for j := n0; j < b.len(); j++ {
-					if b.buf[j] != '\n' {
-						b.buf[j] = unknownByte
+				n0 := b.Len()
+				b.From(s, e.start, e.end)
+				for j := n0; j < b.Len(); j++ {
+					if b.Buf[j] != '\n' {
+						b.Buf[j] = source.UnknownByte
 					}
 				}
 			}
 			run = e.end
 		}
-		b.from(s, run, len(s.text))
-		out = append(out, b.src())
+		b.From(s, run, len(s.Text))
+		out = append(out, b.Text())
 	}
 	return out
 }

@@ -1,15 +1,18 @@
-package guard
+// Package makefile is the guard's Makefile front end: recipe lines (a tab after a rule,
+// `@`/`-`/`+` prefixes, `\` continuations) become shell scripts with make's syntax undone:
+// `$$` is `$`, a variable set to a literal in the file is its value, any other `$(...)` is
+// opaque, and the command of a `$(shell ...)` (anywhere in the file) is a script of its
+// own. Scan hands each script to the shell analyzer.
+package makefile
 
 import (
 	"fmt"
 	"regexp"
 	"strings"
-)
 
-// The Makefile front-end: recipe lines (a tab after a rule, `@`/`-`/`+` prefixes, `\`
-// continuations) become shell scripts with make's syntax undone: `$$` is `$`, a variable
-// set to a literal in the file is its value, any other `$(...)` is opaque, and the
-// command of a `$(shell ...)` (anywhere in the file) is a script of its own.
+	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
+)
 
 var (
 	makeAssignRE = regexp.MustCompile(`^\s*((?:(?:export|override|private)\s+)*)([^\s:#=?+!$()]+)\s*(\?=|:::=|::=|:=|\+=|!=|=)\s*(.*)$`)
@@ -24,8 +27,8 @@ type makeVar struct {
 }
 
 type mkFile struct {
-	fc      *fileCtx
-	a       *analyzer
+	fc      *shell.File
+	a       *shell.Analyzer
 	lines   []mkLine
 	vars    map[string]string
 	defines map[string][]int // define NAME → its body's line indexes
@@ -41,18 +44,18 @@ type makeLit struct {
 
 type mkLine struct{ start, end int } // byte range, without the newline
 
-func scanMakefile(fc *fileCtx) {
-	m := &mkFile{fc: fc, a: newAnalyzer(fc), vars: map[string]string{}, defines: map[string][]int{}, used: map[string]bool{},
+func Scan(fc *shell.File) {
+	m := &mkFile{fc: fc, a: shell.NewAnalyzer(fc), vars: map[string]string{}, defines: map[string][]int{}, used: map[string]bool{},
 		memo: map[string]makeLit{}}
-	for l := 1; l <= len(fc.lines.starts); l++ {
-		m.lines = append(m.lines, mkLine{fc.lines.lineStart(l), fc.lines.lineEnd(l)})
+	for l := 1; l <= len(fc.Lines.Starts); l++ {
+		m.lines = append(m.lines, mkLine{fc.Lines.LineStart(l), fc.Lines.LineEnd(l)})
 	}
-	oneShell := strings.Contains(fc.text, ".ONESHELL:")
+	oneShell := strings.Contains(fc.Text, ".ONESHELL:")
 	// First pass: variables and defines, so a recipe sees variables set after it.
 	inDefine := ""
 	for i := 0; i < len(m.lines); i++ {
 		ln := m.lines[i]
-		text := fc.text[ln.start:ln.end]
+		text := fc.Text[ln.start:ln.end]
 		if inDefine != "" {
 			if strings.HasPrefix(strings.TrimSpace(text), "endef") {
 				inDefine = ""
@@ -74,7 +77,7 @@ func scanMakefile(fc *fileCtx) {
 		for continued(text) && i+1 < len(m.lines) {
 			i++
 			next := m.lines[i]
-			text = strings.TrimSuffix(text, "\\") + " " + strings.TrimSpace(fc.text[next.start:next.end])
+			text = strings.TrimSuffix(text, "\\") + " " + strings.TrimSpace(fc.Text[next.start:next.end])
 		}
 		if as := makeAssignRE.FindStringSubmatch(stripMakeComment(text)); as != nil && !strings.Contains(as[2], "%") {
 			name, op, val := as[2], as[3], strings.TrimSpace(as[4])
@@ -108,7 +111,7 @@ func scanMakefile(fc *fileCtx) {
 	}
 	for i := 0; i < len(m.lines); i++ {
 		ln := m.lines[i]
-		text := fc.text[ln.start:ln.end]
+		text := fc.Text[ln.start:ln.end]
 		if inDefine != "" {
 			if strings.HasPrefix(strings.TrimSpace(text), "endef") {
 				inDefine = ""
@@ -117,7 +120,7 @@ func scanMakefile(fc *fileCtx) {
 		}
 		if strings.HasPrefix(text, "\t") && inRule {
 			j := i
-			for j+1 < len(m.lines) && continued(fc.text[m.lines[j].start:m.lines[j].end]) {
+			for j+1 < len(m.lines) && continued(fc.Text[m.lines[j].start:m.lines[j].end]) {
 				j++
 			}
 			lines := make([]int, 0, j-i+1)
@@ -148,10 +151,10 @@ func scanMakefile(fc *fileCtx) {
 		}
 		// Join continued non-recipe lines.
 		j := i
-		for j+1 < len(m.lines) && continued(fc.text[m.lines[j].start:m.lines[j].end]) {
+		for j+1 < len(m.lines) && continued(fc.Text[m.lines[j].start:m.lines[j].end]) {
 			j++
 		}
-		logical := fc.text[ln.start:m.lines[j].end]
+		logical := fc.Text[ln.start:m.lines[j].end]
 		i = j
 		code := stripMakeComment(logical)
 		m.shellCalls(ln.start, code)
@@ -246,13 +249,13 @@ func ruleSemicolon(s string) int {
 
 // recipe analyses recipe lines (one logical line, or a .ONESHELL recipe) as one script.
 func (m *mkFile) recipe(lines []int) {
-	var b builder
-	t := m.fc.text
+	var b source.Builder
+	t := m.fc.Text
 	for n, k := range lines {
 		ln := m.lines[k]
 		st := ln.start
 		if n > 0 {
-			b.synth(m.lines[lines[n-1]].end, m.lines[lines[n-1]].end, "\n")
+			b.Synth(m.lines[lines[n-1]].end, m.lines[lines[n-1]].end, "\n")
 		}
 		if st < ln.end && t[st] == '\t' {
 			st++
@@ -264,31 +267,31 @@ func (m *mkFile) recipe(lines []int) {
 		}
 		m.expand(&b, st, ln.end, 0)
 	}
-	s := b.src()
-	m.a.runShell(&frame{src: s, lang: langOf("bash"), what: "the recipe line"})
+	s := b.Text()
+	m.a.RunShell(&shell.Frame{Src: s, Lang: shell.LangOf("bash"), What: "the recipe line"})
 }
 
 // recipeText analyses an inline recipe (after "target: ;").
 func (m *mkFile) recipeText(st, en int) {
-	var b builder
+	var b source.Builder
 	m.expand(&b, st, en, 0)
-	m.a.runShell(&frame{src: b.src(), lang: langOf("bash"), what: "the recipe"})
+	m.a.RunShell(&shell.Frame{Src: b.Text(), Lang: shell.LangOf("bash"), What: "the recipe"})
 }
 
 // expand appends the make text [st, en) with make's syntax undone.
-func (m *mkFile) expand(b *builder, st, en, depth int) {
-	t := m.fc.text
-	m.fc.scanned += en - st
-	file := fileSrc(t)
+func (m *mkFile) expand(b *source.Builder, st, en, depth int) {
+	t := m.fc.Text
+	m.fc.Scanned += en - st
+	file := source.FileText(t)
 	run := st
 	for i := st; i < en; i++ {
 		if t[i] != '$' || i+1 >= en {
 			continue
 		}
-		b.from(file, run, i)
+		b.From(file, run, i)
 		switch c := t[i+1]; {
 		case c == '$':
-			b.synth(i, i+2, "$")
+			b.Synth(i, i+2, "$")
 			i++
 		case c == '(' || c == '{':
 			close := matchMakeParen(t, i+1, en)
@@ -297,9 +300,9 @@ func (m *mkFile) expand(b *builder, st, en, depth int) {
 			if name, ok := simpleMakeRef(ref); ok {
 				m.used[name] = true
 				if v, ok := m.literal(name, depth); ok {
-					b.synth(i, close, v)
+					b.Synth(i, close, v)
 				} else {
-					b.fromMasked(file, i, close)
+					b.FromMasked(file, i, close)
 				}
 			} else {
 				for _, r := range makeRefRE.FindAllStringSubmatch(ref, -1) {
@@ -310,16 +313,16 @@ func (m *mkFile) expand(b *builder, st, en, depth int) {
 						m.used[f[0]] = true
 					}
 				}
-				b.fromMasked(file, i, close)
+				b.FromMasked(file, i, close)
 			}
 			i = close - 1
 		default:
-			b.fromMasked(file, i, i+2) // $@, $<, $^, ...
+			b.FromMasked(file, i, i+2) // $@, $<, $^, ...
 			i++
 		}
 		run = i + 1
 	}
-	b.from(file, run, en)
+	b.From(file, run, en)
 }
 
 // matchMakeParen returns the end (exclusive) of the $( or ${ group opening at t[open].
@@ -353,7 +356,7 @@ func (m *mkFile) literal(name string, depth int) (string, bool) {
 	}
 	m.memo[name] = makeLit{} // a variable that refers to itself is not literal
 	s, ok := m.literalOf(name, depth)
-	if len(s) > maxValueLen {
+	if len(s) > shell.MaxValueLen {
 		s, ok = "", false
 	}
 	m.memo[name] = makeLit{s, ok}
@@ -365,8 +368,8 @@ func (m *mkFile) literalOf(name string, depth int) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if depth > maxVarChain {
-		m.fc.unjudged(nil, 0, fmt.Sprintf("a make variable's value goes through more than %d other variables: the guard cannot judge this file", maxVarChain))
+	if depth > shell.MaxVarChain {
+		m.fc.Unjudged(nil, 0, fmt.Sprintf("a make variable's value goes through more than %d other variables: the guard cannot judge this file", shell.MaxVarChain))
 		return "", false
 	}
 	if _, isDef := m.defines[name]; isDef {
@@ -407,11 +410,11 @@ func (m *mkFile) literalOf(name string, depth int) (string, bool) {
 func (m *mkFile) shellCalls(base int, text string) {
 	m.nest++
 	defer func() { m.nest-- }()
-	if m.nest > maxMakeNesting {
-		m.fc.unjudged(nil, m.fc.line(base), fmt.Sprintf("make's $(...) nest more than %d deep here: the guard cannot judge this file", maxMakeNesting))
+	if m.nest > shell.MaxMakeNesting {
+		m.fc.Unjudged(nil, m.fc.Line(base), fmt.Sprintf("make's $(...) nest more than %d deep here: the guard cannot judge this file", shell.MaxMakeNesting))
 		return
 	}
-	m.fc.scanned += len(text)
+	m.fc.Scanned += len(text)
 	for k := 0; k+8 <= len(text); k++ {
 		if !strings.HasPrefix(text[k:], "$(shell") || k+7 >= len(text) || (text[k+7] != ' ' && text[k+7] != '\t') {
 			continue
@@ -425,9 +428,9 @@ func (m *mkFile) shellCalls(base int, text string) {
 		if end <= inner {
 			continue
 		}
-		var b builder
+		var b source.Builder
 		m.expand(&b, inner, end, 0)
-		m.a.runShell(&frame{src: b.src(), lang: langOf("bash"), what: "the $(shell ...) command"})
+		m.a.RunShell(&shell.Frame{Src: b.Text(), Lang: shell.LangOf("bash"), What: "the $(shell ...) command"})
 		k = close - 1
 	}
 }

@@ -1,29 +1,33 @@
-package guard
+// Package dockerfile is the guard's Dockerfile front end: RUN (and ONBUILD RUN) in shell
+// form with its continuations (comment lines inside them dropped, as docker does), exec
+// form (`RUN ["sh", "-c", "..."]`, a JSON array) and here-documents (`RUN <<EOF`, read
+// as Python when its shebang says so). Each becomes a shell text mapped back to the
+// Dockerfile's bytes, which Scan hands to the shell analyzer.
+package dockerfile
 
 import (
 	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-)
 
-// The Dockerfile front-end: RUN (and ONBUILD RUN) in shell form with its continuations
-// (comment lines inside them dropped, as docker does), exec form (`RUN ["sh", "-c",
-// "..."]`, a JSON array) and here-documents (`RUN <<EOF`).
+	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
+)
 
 var (
 	dockerEscapeRE  = regexp.MustCompile(`(?i)^#\s*escape\s*=\s*([\\` + "`" + `])\s*$`)
 	dockerHeredocRE = regexp.MustCompile(`(?:^|[\s0-9])<<(-?)(["']?)([A-Za-z_][A-Za-z0-9_]*)(["']?)`)
 )
 
-func scanDockerfile(fc *fileCtx) {
-	t := fc.text
-	lt := fc.lines
-	n := len(lt.starts)
+func Scan(fc *shell.File) {
+	t := fc.Text
+	lt := fc.Lines
+	n := len(lt.Starts)
 	escape := byte('\\')
-	a := newAnalyzer(fc)
+	a := shell.NewAnalyzer(fc)
 	analysable := true
-	line := func(l int) string { return t[lt.lineStart(l):lt.lineEnd(l)] }
+	line := func(l int) string { return t[lt.LineStart(l):lt.LineEnd(l)] }
 	// Parser directives come first.
 	for l := 1; l <= n; l++ {
 		s := strings.TrimSpace(line(l))
@@ -66,21 +70,21 @@ func scanDockerfile(fc *fileCtx) {
 			}
 		}
 		word := strings.ToUpper(strings.Fields(first)[0])
-		argStart := lt.lineStart(l) + strings.Index(first, strings.Fields(first)[0]) + len(strings.Fields(first)[0])
+		argStart := lt.LineStart(l) + strings.Index(first, strings.Fields(first)[0]) + len(strings.Fields(first)[0])
 		if word == "ONBUILD" {
-			rest := strings.TrimLeft(t[argStart:lt.lineEnd(l)], " \t")
+			rest := strings.TrimLeft(t[argStart:lt.LineEnd(l)], " \t")
 			if f := strings.Fields(rest); len(f) > 0 && strings.EqualFold(f[0], "RUN") {
 				word = "RUN"
-				argStart = lt.lineEnd(l) - len(rest) + len(f[0])
+				argStart = lt.LineEnd(l) - len(rest) + len(f[0])
 			}
 		}
 		switch word {
 		case "SHELL":
-			sh := strings.ToLower(t[argStart:lt.lineEnd(l)])
+			sh := strings.ToLower(t[argStart:lt.LineEnd(l)])
 			analysable = !strings.Contains(sh, "powershell") && !strings.Contains(sh, "pwsh") && !strings.Contains(sh, "cmd")
 		case "RUN":
 			if !analysable {
-				fc.unjudged(nil, l, "this RUN runs in the shell that SHELL names, which the guard does not analyse, so it cannot judge it: check it by hand")
+				fc.Unjudged(nil, l, "this RUN runs in the shell that SHELL names, which the guard does not analyse, so it cannot judge it: check it by hand")
 				break
 			}
 			dockerRun(a, fc, lines, argStart, bodyEnd, escape, len(heredocs) > 0)
@@ -94,10 +98,10 @@ func endsWithEscape(s string, escape byte) bool {
 	return len(s) > 0 && s[len(s)-1] == escape
 }
 
-func joinLines(t string, lt lineTable, lines []int) string {
+func joinLines(t string, lt source.Lines, lines []int) string {
 	var b strings.Builder
 	for _, l := range lines {
-		b.WriteString(t[lt.lineStart(l):lt.lineEnd(l)])
+		b.WriteString(t[lt.LineStart(l):lt.LineEnd(l)])
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -105,69 +109,69 @@ func joinLines(t string, lt lineTable, lines []int) string {
 
 // dockerRun analyses one RUN: its text from argStart over the instruction's lines and,
 // with here-documents, up to the end of line bodyEnd.
-func dockerRun(a *analyzer, fc *fileCtx, lines []int, argStart, bodyEnd int, escape byte, heredoc bool) {
-	t := fc.text
-	lt := fc.lines
-	file := fileSrc(t)
-	var b builder
+func dockerRun(a *shell.Analyzer, fc *shell.File, lines []int, argStart, bodyEnd int, escape byte, heredoc bool) {
+	t := fc.Text
+	lt := fc.Lines
+	file := source.FileText(t)
+	var b source.Builder
 	for k, l := range lines {
-		st, en := lt.lineStart(l), lt.lineEnd(l)
+		st, en := lt.LineStart(l), lt.LineEnd(l)
 		if k == 0 {
 			st = argStart
 		}
 		if k > 0 {
-			prev := lt.lineEnd(lines[k-1])
-			b.synth(prev, prev, "\n")
+			prev := lt.LineEnd(lines[k-1])
+			b.Synth(prev, prev, "\n")
 		}
 		if escape != '\\' && endsWithEscape(t[st:en], escape) {
 			e := strings.LastIndexByte(t[st:en], escape) + st
-			b.from(file, st, e)
-			b.synth(e, e+1, "\\")
-			b.from(file, e+1, en)
+			b.From(file, st, e)
+			b.Synth(e, e+1, "\\")
+			b.From(file, e+1, en)
 			continue
 		}
-		b.from(file, st, en)
+		b.From(file, st, en)
 	}
 	if heredoc {
 		last := lines[len(lines)-1]
 		if bodyEnd > last {
-			b.from(file, lt.lineEnd(last), lt.lineEnd(bodyEnd))
+			b.From(file, lt.LineEnd(last), lt.LineEnd(bodyEnd))
 		}
 	}
-	s := b.src()
+	s := b.Text()
 	// Flags: --mount=..., --network=..., --security=...
 	i := 0
 	for {
-		for i < len(s.text) && (s.text[i] == ' ' || s.text[i] == '\t') {
+		for i < len(s.Text) && (s.Text[i] == ' ' || s.Text[i] == '\t') {
 			i++
 		}
-		if !strings.HasPrefix(s.text[i:], "--") {
+		if !strings.HasPrefix(s.Text[i:], "--") {
 			break
 		}
-		for i < len(s.text) && s.text[i] != ' ' && s.text[i] != '\t' && s.text[i] != '\n' {
+		for i < len(s.Text) && s.Text[i] != ' ' && s.Text[i] != '\t' && s.Text[i] != '\n' {
 			i++
 		}
 	}
-	s = s.sub(i, len(s.text))
-	fr := &frame{src: s, lang: langOf("sh"), what: "the RUN command"}
-	if strings.HasPrefix(s.text, "[") {
+	s = s.Sub(i, len(s.Text))
+	fr := &shell.Frame{Src: s, Lang: shell.LangOf("sh"), What: "the RUN command"}
+	if strings.HasPrefix(s.Text, "[") {
 		if argv, ok := jsonArgv(s); ok {
-			cc := &cmdCtx{fr: fr, start: 0, end: len(strings.TrimRight(s.text, " \t\n"))}
-			fr.outer = &span{s.fileOff(0), s.fileEnd(cc.end)}
-			a.resolve(argv, cc)
+			cc := &shell.CmdCtx{Frame: fr, Start: 0, End: len(strings.TrimRight(s.Text, " \t\n"))}
+			fr.Outer = &shell.Span{Start: s.FileOff(0), End: s.FileEnd(cc.End)}
+			a.Resolve(argv, cc)
 			return
 		}
 	}
 	// RUN <<EOF alone: the body is the script (a shebang may name its interpreter).
-	if m := dockerHeredocRE.FindStringSubmatchIndex(s.text); m != nil && m[0] == 0 {
-		nl := strings.IndexByte(s.text[m[1]:], '\n')
-		if nl < 0 || strings.TrimSpace(s.text[m[1]:m[1]+nl]) != "" {
-			a.runShell(fr) // `RUN <<EOF cmd` or no body: the shell reads it
+	if m := dockerHeredocRE.FindStringSubmatchIndex(s.Text); m != nil && m[0] == 0 {
+		nl := strings.IndexByte(s.Text[m[1]:], '\n')
+		if nl < 0 || strings.TrimSpace(s.Text[m[1]:m[1]+nl]) != "" {
+			a.RunShell(fr) // `RUN <<EOF cmd` or no body: the shell reads it
 			return
 		}
 		nl += m[1]
-		body := s.text[nl+1:]
-		term := s.text[m[6]:m[7]]
+		body := s.Text[nl+1:]
+		term := s.Text[m[6]:m[7]]
 		end := len(body)
 		for o := 0; o < len(body); {
 			e := strings.IndexByte(body[o:], '\n')
@@ -180,23 +184,23 @@ func dockerRun(a *analyzer, fc *fileCtx, lines []int, argStart, bodyEnd int, esc
 			}
 			o += e + 1
 		}
-		script := s.sub(nl+1, nl+1+end)
-		if k := shebangKind([]byte(script.text)); k == KindPython {
-			a.runPython(&frame{src: script})
+		script := s.Sub(nl+1, nl+1+end)
+		if k := source.ShebangKind([]byte(script.Text)); k == source.KindPython {
+			a.RunPython(&shell.Frame{Src: script})
 			return
 		}
-		sh := shebangShell([]byte(script.text))
-		a.runShell(&frame{src: script, lang: langOf(sh), what: "the RUN here-document"})
+		sh := source.ShebangShell([]byte(script.Text))
+		a.RunShell(&shell.Frame{Src: script, Lang: shell.LangOf(sh), What: "the RUN here-document"})
 		return
 	}
-	a.runShell(fr)
+	a.RunShell(fr)
 }
 
 // jsonArgv reads the exec form, a JSON array of strings, keeping each string's map.
-func jsonArgv(s *src) ([]field, bool) {
-	t := s.text
+func jsonArgv(s *source.Text) ([]shell.Field, bool) {
+	t := s.Text
 	i := 1
-	var argv []field
+	var argv []shell.Field
 	skip := func() {
 		for i < len(t) && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r') {
 			i++
@@ -212,7 +216,7 @@ func jsonArgv(s *src) ([]field, bool) {
 			return nil, false
 		}
 		i++
-		var b builder
+		var b source.Builder
 		for {
 			if i >= len(t) || t[i] == '\n' {
 				return nil, false
@@ -249,14 +253,14 @@ func jsonArgv(s *src) ([]field, bool) {
 				default:
 					return nil, false
 				}
-				b.synthAt(s, i, i+n, out)
+				b.SynthAt(s, i, i+n, out)
 				i += n
 				continue
 			}
-			b.from(s, i, i+1)
+			b.From(s, i, i+1)
 			i++
 		}
-		argv = append(argv, field{s: b.src(), quoted: true})
+		argv = append(argv, shell.Field{Src: b.Text(), Quoted: true})
 		skip()
 		if i < len(t) && t[i] == ',' {
 			i++

@@ -1,10 +1,14 @@
-package guard
+package workflow
 
 import (
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kernel-gate/kernel-gate/gates/guard/rules"
+	"github.com/kernel-gate/kernel-gate/gates/guard/shell"
+	"github.com/kernel-gate/kernel-gate/gates/guard/source"
 )
 
 // A workflow step can stop the runner with no shell at all, through an action. The guard
@@ -66,21 +70,21 @@ type actionInput struct {
 // uses reads a step that runs an action.
 func (w *wfScan) uses(n *yaml.Node, ref string, c wfCtx) {
 	ref = strings.TrimSpace(ref)
-	if ref == "" || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "docker://") || !known(ref) {
+	if ref == "" || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "docker://") || !rules.Known(ref) {
 		return // local actions are files of the repository, judged where they are
 	}
 	name, _, _ := strings.Cut(ref, "@")
 	lname := strings.ToLower(name)
 	tokens := actionTokens(lname)
 	var inputs []actionInput
-	if with := mapGet(n, "with"); with != nil && with.Kind == yaml.MappingNode {
+	if with := MapGet(n, "with"); with != nil && with.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(with.Content); i += 2 {
 			if v := deref(with.Content[i+1]); v != nil && v.Kind == yaml.ScalarNode {
 				inputs = append(inputs, actionInput{strings.ToLower(with.Content[i].Value), v})
 			}
 		}
 	}
-	usesNode := mapGet(n, "uses")
+	usesNode := MapGet(n, "uses")
 	w.actionScripts(name, tokens, inputs, c)
 	w.actionStop(name, tokens, inputs, usesNode, c)
 }
@@ -111,19 +115,19 @@ func (w *wfScan) actionScripts(name string, tokens []string, inputs []actionInpu
 			continue
 		}
 		if pwsh {
-			w.fc.unjudged(nil, in.node.Line, "this step's "+in.key+" input runs in PowerShell ("+name+"), which the guard does not analyse, so it cannot judge it: check it by hand")
+			w.fc.Unjudged(nil, in.node.Line, "this step's "+in.key+" input runs in PowerShell ("+name+"), which the guard does not analyse, so it cannot judge it: check it by hand")
 			continue
 		}
 		via := "uses " + name + " " + in.key + ":"
 		quiet := !remote && !retry && cli == ""
 		for _, s := range expandExpressions(w.scalarSrc(in.node), c.exprCtx()) {
-			if isArgs && (in.key == "args" || in.key == "arguments" || !strings.HasPrefix(strings.TrimSpace(s.text), cli+" ")) {
+			if isArgs && (in.key == "args" || in.key == "arguments" || !strings.HasPrefix(strings.TrimSpace(s.Text), cli+" ")) {
 				// The CLI runs with the input as its arguments: read "CLI <input>".
-				var b builder
-				at := s.fileOff(0)
-				b.synth(at, at, cli+" ")
-				b.from(s, 0, len(s.text))
-				s = b.src()
+				var b source.Builder
+				at := s.FileOff(0)
+				b.Synth(at, at, cli+" ")
+				b.From(s, 0, len(s.Text))
+				s = b.Text()
 			}
 			w.scriptVia(in.node, s, c, "the "+in.key+": input of "+name, quiet, via)
 		}
@@ -131,18 +135,18 @@ func (w *wfScan) actionScripts(name string, tokens []string, inputs []actionInpu
 }
 
 // scriptVia is scriptIn with a first step in Via.
-func (w *wfScan) scriptVia(node *yaml.Node, s *src, c wfCtx, what string, quiet bool, via string) {
-	a := newAnalyzer(w.fc)
+func (w *wfScan) scriptVia(node *yaml.Node, s *source.Text, c wfCtx, what string, quiet bool, via string) {
+	a := shell.NewAnalyzer(w.fc)
 	for _, e := range c.env {
-		a.env.vars[e.name] = append(a.env.vars[e.name], varDef{lit: e.value})
+		a.Env.Vars[e.name] = append(a.Env.Vars[e.name], shell.VarDef{Lit: e.value})
 	}
-	a.runShell(&frame{src: s, lang: langOf("bash"), what: what, quiet: quiet, via: []string{via}})
+	a.RunShell(&shell.Frame{Src: s, Lang: shell.LangOf("bash"), What: what, Quiet: quiet, Via: []string{via}})
 }
 
 // actionStop judges the step as the pseudo-command `uses NAME KEY=VALUE...`.
 func (w *wfScan) actionStop(name string, tokens []string, inputs []actionInput, usesNode *yaml.Node, c wfCtx) {
-	rs := w.fc.rules
-	rules := rs.commandRules("uses")
+	rs := w.fc.Rules
+	rules := rs.CommandRules("uses")
 	if len(rules) == 0 || usesNode == nil {
 		return
 	}
@@ -155,7 +159,7 @@ func (w *wfScan) actionStop(name string, tokens []string, inputs []actionInput, 
 	for _, in := range inputs {
 		var vals []string
 		for _, s := range expandExpressions(w.scalarSrc(in.node), c.exprCtx()) {
-			vals = append(vals, s.text)
+			vals = append(vals, s.Text)
 		}
 		kvs = append(kvs, kv{in, vals})
 	}
@@ -164,16 +168,16 @@ func (w *wfScan) actionStop(name string, tokens []string, inputs []actionInput, 
 		nameOnly = nameOnly[1:] // the owner's name says nothing of what the action does
 	}
 	for _, r := range rules {
-		if !r.vmAction {
+		if !r.IsVMAction() {
 			for _, kvAlt := range kvs {
 				for _, v := range kvAlt.vals {
 					argv := []string{"uses", name, kvAlt.in.key + "=" + v}
-					if r.matchCommand(argv) {
+					if r.MatchCommand(argv) {
 						w.reportNode(r, kvAlt.in.node, usesNode, []string{"uses " + name})
 					}
 				}
 			}
-			if r.matchCommand([]string{"uses", name}) {
+			if r.MatchCommand([]string{"uses", name}) {
 				w.reportNode(r, usesNode, usesNode, []string{"uses " + name})
 			}
 			continue
@@ -186,7 +190,7 @@ func (w *wfScan) actionStop(name string, tokens []string, inputs []actionInput, 
 		}
 		target := r
 		if iac {
-			target = rs.byID["terraform-destroy"]
+			target = rs.ByID["terraform-destroy"]
 			if target == nil {
 				continue
 			}
@@ -240,14 +244,14 @@ func (w *wfScan) actionStop(name string, tokens []string, inputs []actionInput, 
 
 // reportNode records a hit of rule r at a YAML node, with the command text from outer
 // through at.
-func (w *wfScan) reportNode(r *Rule, at, outer *yaml.Node, via []string) {
+func (w *wfScan) reportNode(r *rules.Rule, at, outer *yaml.Node, via []string) {
 	s := w.scalarSrc(at)
-	span0 := span{s.fileOff(0), s.fileEnd(len(s.text))}
+	span0 := shell.Span{Start: s.FileOff(0), End: s.FileEnd(len(s.Text))}
 	o := w.scalarSrc(outer)
-	out := span{o.fileOff(0), max(o.fileEnd(len(o.text)), span0.end)}
-	if span0.start < out.start {
-		out.start = span0.start
+	out := shell.Span{Start: o.FileOff(0), End: max(o.FileEnd(len(o.Text)), span0.End)}
+	if span0.Start < out.Start {
+		out.Start = span0.Start
 	}
-	h := hit{rule: r, at: span0, inner: span0, outer: out, via: via}
-	w.fc.add(h)
+	h := shell.Hit{Rule: r, At: span0, Inner: span0, Outer: out, Via: via}
+	w.fc.Add(h)
 }

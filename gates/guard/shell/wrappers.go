@@ -384,6 +384,8 @@ loop:
 	for i < len(args) {
 		w := args[i].val()
 		switch {
+		case rules.IsAssignment(w):
+			i++ // NAME=VALUE, its value maybe unknown ("PATH=$PATH")
 		case !rules.Known(w):
 			break loop
 		case w == "--":
@@ -406,8 +408,6 @@ loop:
 		case w == "-u" || w == "-C" || w == "-P" || w == "--unset" || w == "--chdir":
 			i += 2
 		case strings.HasPrefix(w, "-"):
-			i++
-		case rules.IsAssignment(w):
 			i++
 		default:
 			break loop

@@ -132,7 +132,7 @@ func annotations(res result.Result, root string, limit int) (out []githubapi.Ann
 			continue
 		}
 		a := githubapi.Annotation{Path: path, StartLine: f.Line, EndLine: f.Line, StartColumn: f.Column, EndColumn: f.Column,
-			Level: level(f.Severity), Title: annotationTitle(f), Message: f.Message}
+			Level: level(f.Severity), Title: annotationTitle(f), Message: f.MessageWhy(false)}
 		if a.Validate() != nil {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/shard"
+	"github.com/kernel-gate/kernel-gate/registry"
 )
 
 // Inputs are the action's inputs (action.yml). A composite action's steps get no INPUT_*
@@ -112,17 +113,10 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 			return in, exitcode.BadInputf("input %s: %q is not one of %s", c.name, c.value, strings.Join(c.allowed, ", "))
 		}
 	}
-	for _, g := range in.Gates {
-		if !slices.Contains(AllGates(), g) {
-			return in, exitcode.BadInputf("input gates: no gate %q (gates: %s)", g, strings.Join(AllGates(), ", "))
-		}
+	if err := registry.Builtin().CheckNames("input gates", in.Gates); err != nil {
+		return in, exitcode.BadInput(err)
 	}
 	return in, nil
-}
-
-// AllGates are the gates the input gates may name.
-func AllGates() []string {
-	return []string{"ptxas", "toolkit", "sass", "sanitizer", "correctness", "speedup", "ncu", "guard"}
 }
 
 func parseBool(name, s string) (bool, error) {
@@ -171,8 +165,8 @@ func Decide(in Inputs, ev Event, headRev string) (Plan, error) {
 		if len(p.Gates) == 0 {
 			for _, g := range strings.Split(ev.Inputs["gates"], ",") {
 				if g = strings.TrimSpace(g); g != "" {
-					if !slices.Contains(AllGates(), g) {
-						return p, exitcode.BadInputf("workflow_dispatch input gates: no gate %q (gates: %s)", g, strings.Join(AllGates(), ", "))
+					if err := registry.Builtin().CheckNames("workflow_dispatch input gates", []string{g}); err != nil {
+						return p, exitcode.BadInput(err)
 					}
 					p.Gates = append(p.Gates, g)
 				}

@@ -201,7 +201,7 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 	r.connect(ctx, checkName(r.device(ctx), sh))
 	var gates []result.Gate
 	var res result.Result
-	pipelineGates := slices.DeleteFunc(slices.Clone(r.plan.Gates), func(g string) bool { return g == "guard" })
+	pipelineGates := slices.DeleteFunc(slices.Clone(r.plan.Gates), func(g string) bool { return g == guard.Name })
 	if len(r.plan.Gates) == 0 || len(pipelineGates) > 0 {
 		res, err = pipeline.Run(ctx, cfg, pipeline.Options{
 			Replay: r.in.Replay, BaseRef: r.plan.BaseRef, BaseMayBeGone: r.plan.BaseMayBeGone, Gates: pipelineGates, Dir: r.root,
@@ -214,7 +214,7 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 		}
 		gates = res.Gates
 	}
-	if len(r.plan.Gates) == 0 || slices.Contains(r.plan.Gates, "guard") {
+	if len(r.plan.Gates) == 0 || slices.Contains(r.plan.Gates, guard.Name) {
 		g, err := r.guard(ctx, cfg)
 		if err != nil {
 			return result.Result{}, err

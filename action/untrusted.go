@@ -175,6 +175,7 @@ func cleanResult(res *result.Result) []string {
 			}
 			f.Column = max(f.Column, 0)
 			f.Message = clean(f.Message, maxMessageBytes, true)
+			cleanExplanation(f.Explain)
 			switch f.Severity {
 			case result.Error, result.Warning, result.Notice:
 			default:
@@ -277,4 +278,38 @@ func clean(s string, n int, multiline bool) string {
 func safePath(p string) string {
 	c, _ := repopath.Rel(p)
 	return c
+}
+
+// maxExplained bounds each list of an untrusted explanation: explain.Build makes a few
+// clauses and a few dozen changes.
+const maxExplained = 64
+
+// cleanExplanation makes an untrusted finding's explanation as safe to show as its message:
+// every text cleaned and cut, every list cut.
+// Why: docs/threat-model.md, threat-model T14.
+func cleanExplanation(e *result.Explanation) {
+	if e == nil {
+		return
+	}
+	e.Sentence = clean(e.Sentence, maxMessageBytes, false)
+	if len(e.Clauses) > maxExplained {
+		e.Clauses = e.Clauses[:maxExplained]
+	}
+	for i := range e.Clauses {
+		c := &e.Clauses[i]
+		c.Text, c.Source = clean(c.Text, maxMessageBytes, false), clean(c.Source, 32, false)
+	}
+	for _, list := range []*[]result.Change{&e.Resources, &e.Mix, &e.Profile} {
+		if len(*list) > maxExplained {
+			*list = (*list)[:maxExplained]
+		}
+		for i := range *list {
+			c := &(*list)[i]
+			c.Name, c.Unit = clean(c.Name, maxNameBytes, false), clean(c.Unit, 32, false)
+		}
+	}
+	if o := e.Occupancy; o != nil {
+		o.GPU, o.BlockSizeFrom = clean(o.GPU, 32, false), clean(o.BlockSizeFrom, 32, false)
+		o.Base.Limiter, o.Head.Limiter = clean(o.Base.Limiter, 32, false), clean(o.Head.Limiter, 32, false)
+	}
 }

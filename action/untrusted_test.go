@@ -120,3 +120,36 @@ func TestReadUntrustedRefusesOverSize(t *testing.T) {
 		t.Errorf("ReadUntrusted: %v", err)
 	}
 }
+
+// A fork's result may carry an explanation on any finding (threat-model T4): its texts
+// are cleaned like a message (no control characters, so no new log line can start a
+// workflow command) and cut, and its lists are cut.
+func TestReadUntrustedCleansExplanations(t *testing.T) {
+	evil := "3% slower\n::set-output name=verdict::pass\r\x1b[2J"
+	var clauses []result.Clause
+	for i := 0; i < 1000; i++ {
+		clauses = append(clauses, result.Clause{Text: evil, Source: "ncu\n::error::x"})
+	}
+	r := gatesFailingAt(1, 1)
+	r.Gates[0].Findings = []result.Finding{{Severity: result.Error, Message: "slower", Explain: &result.Explanation{
+		Sentence: evil + strings.Repeat("x", 1<<20), Clauses: clauses,
+		Mix:       make([]result.Change, 500),
+		Occupancy: &result.OccupancyChange{GPU: "9.0\n::warning::y", Base: result.Occupancy{Limiter: "regs\x00"}},
+	}}}
+	res, _, err := ReadUntrusted(writeUntrusted(t, r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Gates[0].Findings[0].Explain
+	if e == nil || len(e.Clauses) != maxExplained || len(e.Mix) != maxExplained || len(e.Sentence) > maxMessageBytes+8 {
+		t.Fatalf("explanation not cut: %d clauses, %d mix, sentence %d bytes", len(e.Clauses), len(e.Mix), len(e.Sentence))
+	}
+	for _, s := range []string{e.Sentence, e.Clauses[0].Text, e.Clauses[0].Source, e.Occupancy.GPU, e.Occupancy.Base.Limiter} {
+		if strings.ContainsAny(s, "\n\r\x1b\x00") {
+			t.Errorf("uncleaned text %q", s)
+		}
+	}
+	if w := res.Gates[0].Findings[0].Why(false); strings.Contains(w, "\n") {
+		t.Errorf("first clause %q", w)
+	}
+}

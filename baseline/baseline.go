@@ -29,7 +29,7 @@ func Load(path string) (result.Result, error) {
 // one cannot be compared against, which is an error rather than an empty baseline.
 func PtxasKernels(res result.Result) ([]ptxas.Kernel, error) {
 	for _, g := range res.Gates {
-		if g.Name != "ptxas" {
+		if g.Name != ptxas.Name {
 			continue
 		}
 		var d ptxas.Data

@@ -182,7 +182,8 @@ func DiffEntries(from, to Entry) Diff {
 	d.diffTimings(from, to)
 	d.diffCorrectness(from, to)
 	d.diffSanitizer(from, to)
-	for _, part := range []string{"ptxas", "sass", "timings", "correctness", "sanitizer"} {
+	for _, p := range entryParts() {
+		part := p.name
 		var who []string
 		for _, s := range []Side{d.From, d.To} {
 			for _, m := range s.Missing {

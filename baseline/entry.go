@@ -18,6 +18,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
+	"github.com/kernel-gate/kernel-gate/gates/toolkit"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -51,9 +52,8 @@ type Entry struct {
 	Correctness []Correctness `json:"correctness,omitempty"`
 	// Sanitizer holds per target × tool the compute-sanitizer run's status.
 	Sanitizer []SanitizerRun `json:"sanitizer,omitempty"`
-	// Missing names the parts the result gave nothing for ("ptxas", "sass", "timings",
-	// "correctness", "sanitizer", "driver", "cuda"), so that a reader can tell "not
-	// measured" from "nothing found".
+	// Missing names the parts the result gave nothing for (PartPtxas ... PartCUDA), so
+	// that a reader can tell "not measured" from "nothing found".
 	Missing []string `json:"missing,omitempty"`
 }
 
@@ -242,7 +242,7 @@ func FingerprintOf(res result.Result) (Fingerprint, error) {
 		}
 	}
 	if v := toolkitVersion(res); v != "" {
-		f.CUDA, f.CUDAFrom = v, "toolkit"
+		f.CUDA, f.CUDAFrom = v, toolkit.Name
 	}
 	k, err := f.Key()
 	if err != nil {
@@ -282,7 +282,7 @@ func harnessDevice(res result.Result) (benchfile.Device, bool) {
 // logs, or nvcc --version).
 func toolkitVersion(res result.Result) string {
 	for _, g := range res.Gates {
-		if g.Name != "toolkit" {
+		if g.Name != toolkit.Name {
 			continue
 		}
 		var d struct {
@@ -365,20 +365,11 @@ func EntryFromResult(res result.Result, commit string, when time.Time) (Entry, e
 		e.Trigger = &t
 	}
 	for _, g := range res.Gates {
-		var err error
-		switch g.Name {
-		case "ptxas":
-			err = e.addPtxas(g)
-		case "sass":
-			err = e.addSASS(g)
-		case speedup.GateName:
-			err = e.addComparisons(g)
-		case "correctness":
-			err = e.addCorrectness(g)
-		case "sanitizer":
-			err = e.addSanitizer(g)
+		p, ok := partOf(g.Name)
+		if !ok {
+			continue // a gate that measures nothing a later run compares with
 		}
-		if err != nil {
+		if err := p.add(&e, g); err != nil {
 			return Entry{}, fmt.Errorf("baseline: the result's %w", err)
 		}
 	}
@@ -417,21 +408,71 @@ func wholeRun(res result.Result) error {
 	return nil
 }
 
+// The parts of an entry that Missing names: one per gate that fills one (entryParts), and
+// the fingerprint's software.
+const (
+	PartPtxas       = ptxas.Name
+	PartSASS        = sass.Name
+	PartTimings     = "timings" // the speedup gate's comparisons, and the head's own times
+	PartCorrectness = correctness.Name
+	PartSanitizer   = sanitizer.Name
+	PartDriver      = "driver"
+	PartCUDA        = "cuda"
+)
+
+// entryPart is what one gate's data adds to an entry.
+type entryPart struct {
+	name string // its name in Missing
+	gate string // the gate whose data fills it
+	add  func(*Entry, result.Gate) error
+	has  func(*Entry) bool
+}
+
+// entryParts are the parts gates fill, in the order Missing lists them. A gate not here
+// adds nothing to an entry.
+func entryParts() []entryPart {
+	return []entryPart{
+		{PartPtxas, ptxas.Name, (*Entry).addPtxas, func(e *Entry) bool {
+			return slices.ContainsFunc(e.Kernels, func(k Kernel) bool { return k.Ptxas != nil })
+		}},
+		{PartSASS, sass.Name, (*Entry).addSASS, func(e *Entry) bool {
+			return slices.ContainsFunc(e.Kernels, func(k Kernel) bool { return k.SASS != nil })
+		}},
+		{PartTimings, speedup.Name, (*Entry).addComparisons, func(e *Entry) bool { return len(e.Timings) > 0 }},
+		{PartCorrectness, correctness.Name, (*Entry).addCorrectness, func(e *Entry) bool { return len(e.Correctness) > 0 }},
+		{PartSanitizer, sanitizer.Name, (*Entry).addSanitizer, func(e *Entry) bool { return len(e.Sanitizer) > 0 }},
+	}
+}
+
+// partOf is the entry part the gate fills.
+func partOf(gate string) (entryPart, bool) {
+	for _, p := range entryParts() {
+		if p.gate == gate {
+			return p, true
+		}
+	}
+	return entryPart{}, false
+}
+
+// PartOf names the part of an entry the gate's data fills ("" and false: none); the gate
+// registry lists it.
+func PartOf(gate string) (string, bool) {
+	p, ok := partOf(gate)
+	return p.name, ok
+}
+
 // missing names the parts of an entry that hold nothing.
 func (e *Entry) missing() []string {
-	var ptx, sas bool
-	for _, k := range e.Kernels {
-		ptx = ptx || k.Ptxas != nil
-		sas = sas || k.SASS != nil
-	}
 	var out []string
+	for _, p := range entryParts() {
+		if !p.has(e) {
+			out = append(out, p.name)
+		}
+	}
 	for _, m := range []struct {
 		name string
 		has  bool
-	}{
-		{"ptxas", ptx}, {"sass", sas}, {"timings", len(e.Timings) > 0}, {"correctness", len(e.Correctness) > 0},
-		{"sanitizer", len(e.Sanitizer) > 0}, {"driver", e.Fingerprint.Driver != ""}, {"cuda", e.Fingerprint.CUDA != ""},
-	} {
+	}{{PartDriver, e.Fingerprint.Driver != ""}, {PartCUDA, e.Fingerprint.CUDA != ""}} {
 		if !m.has {
 			out = append(out, m.name)
 		}

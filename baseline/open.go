@@ -35,17 +35,21 @@ func CheckBranch(name string) error {
 	return nil
 }
 
-// ParseKey reads a key as `baseline show` prints it ("NVIDIA H200 (sm_90)") or as its
-// file is named ("nvidia-h200.sm_90", with or without ".json"); both name the same file.
+// ParseKey reads a key as a user gives it to --key (trend and baseline alike): as
+// `baseline show` prints it ("NVIDIA H200 (sm_90)"), as GPU/arch ("NVIDIA H200/sm_90",
+// "NVIDIA H200/9.0"), or as its file's name ("nvidia-h200.sm_90", with or without .json).
 func ParseKey(s string) (Key, error) {
 	s = strings.TrimSpace(s)
 	if i := strings.LastIndex(s, " ("); i >= 0 && strings.HasSuffix(s, ")") {
 		return NewKey(s[:i], s[i+2:len(s)-1])
 	}
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		return NewKey(s[:i], s[i+1:])
+	}
 	stem := strings.TrimSuffix(s, fileSuffix)
 	i := strings.LastIndexByte(stem, '.')
 	if i < 0 {
-		return Key{}, errors.New(`a key is "GPU (sm_NN)" as baseline show prints it, or its file's name, "gpu-name.sm_NN"`)
+		return Key{}, errors.New(`write it GPU/arch ("NVIDIA H200/sm_90"), as baseline show prints it ("NVIDIA H200 (sm_90)") or as its file's name ("nvidia-h200.sm_90")`)
 	}
 	return NewKey(stem[:i], stem[i+1:])
 }

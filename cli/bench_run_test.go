@@ -37,7 +37,7 @@ func fakeHarness(t *testing.T) string {
 func speedupGate(t *testing.T, out string) (result.Gate, abrun.Data) {
 	t.Helper()
 	res := decode(t, out)
-	if len(res.Gates) != 1 || res.Gates[0].Name != speedup.GateName {
+	if len(res.Gates) != 1 || res.Gates[0].Name != speedup.Name {
 		t.Fatalf("want the speedup gate alone:\n%s", out)
 	}
 	var d abrun.Data

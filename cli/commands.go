@@ -1,11 +1,10 @@
 package cli
 
 import (
-	"cmp"
 	"context"
+	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -13,42 +12,21 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/kernel-gate/kernel-gate/baseline"
-	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/outfile"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/pipeline"
 	"github.com/kernel-gate/kernel-gate/report"
 )
 
-// version is the tool's release; `go build -ldflags "-X main.version=v1.2.3"` sets it.
+// version is the tool's release; `go build -ldflags "-X github.com/kernel-gate/kernel-gate/cli.version=v1.2.3"`
+// sets it.
 var version = "v0.1.0-dev"
 
 func toolName() string { return "kernel-gate " + version }
-
-func loadBaseline(ctx context.Context, path string) (*ptxas.Baseline, error) {
-	if path == "" {
-		return nil, nil
-	}
-	var res result.Result
-	err := input.Read(ctx, []string{path}, nil, input.JSON, func(r io.Reader, name string) error {
-		var err error
-		if res, err = result.Read(r); err != nil {
-			return fmt.Errorf("baseline %s: %w", name, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	kernels, err := baseline.PtxasKernels(res)
-	if err != nil {
-		return nil, usagef("baseline %s: %w", path, err)
-	}
-	return ptxas.NewBaseline(filepath.Base(path), kernels), nil
-}
 
 func runPtxas(ctx context.Context, args []string, e env) (int, error) {
 	var c common
@@ -57,8 +35,7 @@ func runPtxas(ctx context.Context, args []string, e env) (int, error) {
 	fs.StringVar(&basePath, "baseline", "", "baseline result `FILE` (a saved --format json result) for deltas and max_register_increase")
 	fs.StringVar(&nvcc, "nvcc", "nvcc", "nvcc `PATH` asked for the toolkit version when the logs do not print it (empty: never run it)")
 	fs.StringVar(&arch, "arch", "", "`ARCH` (e.g. sm_90a) for records whose input names none (cuobjdump of a cubin)")
-	fs.Usage = usage(e, fs, "Usage: kernel-gate ptxas [flags] [FILES...]\n\nReads nvcc -Xptxas -v / --resource-usage build logs, ptxas or nvlink output, or\ncuobjdump --dump-resource-usage listings (standard input when no FILES, or \"-\").\n\n")
-	files, err := parseInterspersed(fs, args)
+	files, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}
@@ -68,11 +45,11 @@ func runPtxas(ctx context.Context, args []string, e env) (int, error) {
 	if err := validArch(arch); err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c, reads{files: append(slices.Clone(files), basePath)})
+	cfg, fmtr, err := setup(c, outfile.Reads{Files: append(slices.Clone(files), basePath)})
 	if err != nil {
 		return failed(err)
 	}
-	base, err := loadBaseline(ctx, basePath)
+	base, err := pipeline.PtxasBaseline(ctx, basePath)
 	if err != nil {
 		return failed(err)
 	}
@@ -94,8 +71,7 @@ func runSass(ctx context.Context, args []string, e env) (int, error) {
 	fs := newFlagSet("sass", e, &c)
 	fs.Var(&files, "sass", "`FILE` of cuobjdump --dump-sass or nvdisasm output (repeatable; \"-\" is standard input)")
 	fs.StringVar(&arch, "arch", "", "`ARCH` for functions whose dump names none (a grep-filtered dump)")
-	fs.Usage = usage(e, fs, "Usage: kernel-gate sass [flags] --sass FILE [FILE...]\n\n")
-	rest, err := parseInterspersed(fs, args)
+	rest, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}
@@ -106,7 +82,7 @@ func runSass(ctx context.Context, args []string, e env) (int, error) {
 	if err := validArch(arch); err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c, reads{files: files})
+	cfg, fmtr, err := setup(c, outfile.Reads{Files: files})
 	if err != nil {
 		return failed(err)
 	}
@@ -120,15 +96,14 @@ func runSass(ctx context.Context, args []string, e env) (int, error) {
 func runCheck(ctx context.Context, args []string, e env) (int, error) {
 	var c common
 	fs := newFlagSet("check", e, &c)
-	fs.Usage = usage(e, fs, "Usage: kernel-gate check [flags] FILE...\n\nJudges kernel-gate/bench/v1 harness results (KG_MODE=check) against the correctness\ntolerances of the config (\"-\" is standard input).\n\n")
-	files, err := parseInterspersed(fs, args)
+	files, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}
 	if len(files) == 0 {
 		return failed(usagef("no harness result: pass FILE (the KG_OUT of a KG_MODE=check run)"))
 	}
-	cfg, fmtr, err := setup(c, reads{files: files})
+	cfg, fmtr, err := setup(c, outfile.Reads{Files: files})
 	if err != nil {
 		return failed(err)
 	}
@@ -151,6 +126,9 @@ func runBench(ctx context.Context, args []string, e env) (int, error) {
 			return runBenchRun(ctx, args[1:], e)
 		case "compare":
 			return runBenchCompare(args[1:], e)
+		case "-h", "-help", "--help":
+			fmt.Fprint(e.stderr, usageText("bench-run"), "\n", usageText("bench-compare"))
+			return failed(flag.ErrHelp)
 		}
 	}
 	return failed(usagef("usage: kernel-gate bench run [flags] (time base and head side by side and judge them), or kernel-gate bench compare [flags] BASE.json HEAD.json"))
@@ -158,44 +136,34 @@ func runBench(ctx context.Context, args []string, e env) (int, error) {
 
 // benchRunFlags are `bench run`'s own flags.
 type benchRunFlags struct {
-	baseCmd, headCmd, baseRef, buildCmd, harnessCmd, artifacts, shapes, timeout, smi string
-	roundsBudget, samples                                                            int
+	sides                           abrun.Sides
+	artifacts, shapes, timeout, smi string
+	roundsBudget, samples           int
 }
 
 func runBenchRun(ctx context.Context, args []string, e env) (int, error) {
 	var c common
 	var f benchRunFlags
 	fs := newFlagSet("bench run", e, &c)
-	fs.StringVar(&f.baseCmd, "base-cmd", "", "base's harness `CMD` (shell words); goes with --head-cmd")
-	fs.StringVar(&f.headCmd, "head-cmd", "", "head's harness `CMD` (shell words); goes with --base-cmd")
-	fs.StringVar(&f.baseRef, "base", "", "build base from the merge base of `REV` and HEAD (default: the config's bench.base_ref, else origin/main)")
-	fs.StringVar(&f.buildCmd, "build", "", "shell `CMD` that builds the harness in each tree (default: the config's bench.build)")
-	fs.StringVar(&f.harnessCmd, "harness", "", "harness `CMD` run in each tree, relative to it (default: the config's bench.harness)")
+	fs.StringVar(&f.sides.BaseCmd, "base-cmd", "", "base's harness `CMD` (shell words); goes with --head-cmd")
+	fs.StringVar(&f.sides.HeadCmd, "head-cmd", "", "head's harness `CMD` (shell words); goes with --base-cmd")
+	fs.StringVar(&f.sides.BaseRef, "base", "", "build base from the merge base of `REV` and HEAD (default: the config's bench.base_ref, else origin/main)")
+	fs.StringVar(&f.sides.Build, "build", "", "shell `CMD` that builds the harness in each tree (default: the config's bench.build)")
+	fs.StringVar(&f.sides.Harness, "harness", "", "harness `CMD` run in each tree, relative to it (default: the config's bench.harness)")
 	fs.IntVar(&f.roundsBudget, "rounds-budget", 0, "run at most `N` rounds, dropped ones included (default: the config's bench.rounds_budget, else twice speedup.max_rounds)")
 	fs.StringVar(&f.artifacts, "artifacts", "", "keep the merged base.json and head.json, the logs and a failed run's file in `DIR`")
 	fs.IntVar(&f.samples, "samples", 0, "KG_SAMPLES: launches timed per round, `N` (default: the config's bench.samples, else 30)")
 	fs.StringVar(&f.shapes, "shapes", "", "KG_SHAPES: comma-separated `SHAPES` (default: the config's bench.shapes, else the harness's)")
 	fs.StringVar(&f.timeout, "timeout", "", "per-run `DURATION` before a harness is killed with its process group (default: the config's bench.timeout, else 10m)")
 	fs.StringVar(&f.smi, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH`, asked (read only) for clocks and throttling during each round")
-	fs.Usage = usage(e, fs, `Usage: kernel-gate bench run [flags] --base-cmd CMD --head-cmd CMD
-       kernel-gate bench run [flags] [--base REV] [--build CMD] --harness CMD
-
-Runs the base and head harnesses (KG_MODE=bench, KG_ROUNDS=1) alternately on one GPU in ABBA
-order after a warm-up, drops rounds the GPU was throttled in (nvidia-smi, read only), adds
-rounds while a kernel × shape is inconclusive, and judges them with the speedup gate. Without
---base-cmd/--head-cmd, base is built from the merge base with REV in a temporary git
-worktree and head from the working tree. A harness that crashes, hangs or writes no valid
-file fails the gate.
-
-`)
-	rest, err := parseInterspersed(fs, args)
+	rest, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}
 	if len(rest) > 0 {
 		return failed(usagef("bench run takes no file arguments (got %q): the harness commands are --base-cmd/--head-cmd or --harness", rest[0]))
 	}
-	cfg, fmtr, err := setup(c, reads{})
+	cfg, fmtr, err := setup(c, outfile.Reads{})
 	if err != nil {
 		return failed(err)
 	}
@@ -208,7 +176,7 @@ file fails the gate.
 	}
 	o := abrun.Options{Bench: set, Speedup: cfg.Speedup, ArtifactDir: f.artifacts, NvidiaSMI: f.smi,
 		Progress: e.stderr, Getenv: e.getenv}
-	if err := f.sides(&o, set, e.getenv); err != nil {
+	if err := f.sides.Apply(&o, set, e.getenv); err != nil {
 		return failed(err)
 	}
 	g, err := abrun.Run(ctx, o)
@@ -245,53 +213,19 @@ func (f benchRunFlags) apply(set *abrun.Settings) error {
 	return nil
 }
 
-// sides says what base and head are: two commands, or builds of two git trees.
-func (f benchRunFlags) sides(o *abrun.Options, set abrun.Settings, getenv func(string) string) error {
-	if f.baseCmd == "" && f.headCmd == "" {
-		w := abrun.Worktree{Dir: ".", BaseRef: cmp.Or(f.baseRef, set.BaseRef), Build: cmp.Or(f.buildCmd, set.Build), Harness: cmp.Or(f.harnessCmd, set.Harness)}
-		if w.Harness == "" {
-			return usagef("nothing to run: give --base-cmd and --head-cmd, or --harness (with --build to build it), or set bench.harness and bench.build in the config")
-		}
-		if _, err := abrun.SplitCommand(w.Harness, getenv); err != nil {
-			return usagef("--harness: %v", err)
-		}
-		o.Worktree = &w
-		return nil
-	}
-	if f.baseCmd == "" || f.headCmd == "" {
-		return usagef("--base-cmd and --head-cmd go together")
-	}
-	if f.baseRef != "" || f.buildCmd != "" || f.harnessCmd != "" {
-		return usagef("give either --base-cmd and --head-cmd, or --base/--build/--harness, not both")
-	}
-	for side, line := range map[string]string{"base": f.baseCmd, "head": f.headCmd} {
-		argv, err := abrun.SplitCommand(line, getenv)
-		if err != nil {
-			return usagef("--%s-cmd: %v", side, err)
-		}
-		if side == "base" {
-			o.Base = abrun.Command{Argv: argv}
-		} else {
-			o.Head = abrun.Command{Argv: argv}
-		}
-	}
-	return nil
-}
-
 func runBenchCompare(args []string, e env) (int, error) {
 	var c common
 	var maxSlowdown float64
 	fs := newFlagSet("bench compare", e, &c)
 	fs.Float64Var(&maxSlowdown, "max-slowdown", -1, "largest head/base slowdown that is not a failure, as a `FRACTION` (default: the config's, else 0.02)")
-	fs.Usage = usage(e, fs, "Usage: kernel-gate bench compare [flags] BASE.json HEAD.json\n\nJudges two kernel-gate/bench/v1 files made side by side (round i of base beside round i of\nhead): slower, same, faster or inconclusive per kernel × shape.\n\n")
-	files, err := parseInterspersed(fs, args)
+	files, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}
 	if len(files) != 2 {
 		return failed(usagef("want BASE.json and HEAD.json, got %d file(s)", len(files)))
 	}
-	cfg, fmtr, err := setup(c, reads{files: files})
+	cfg, fmtr, err := setup(c, outfile.Reads{Files: files})
 	if err != nil {
 		return failed(err)
 	}
@@ -299,7 +233,9 @@ func runBenchCompare(args []string, e env) (int, error) {
 		if maxSlowdown >= 1 {
 			return failed(usagef("--max-slowdown %g: want a fraction such as 0.02", maxSlowdown))
 		}
-		cfg.Speedup.MaxSlowdown = &maxSlowdown
+		if cfg.Speedup, err = cfg.Speedup.With(func(s *speedup.Config) { s.MaxSlowdown = &maxSlowdown }); err != nil {
+			return failed(exitcode.BadInput(err))
+		}
 	}
 	g, err := pipeline.CompareFiles(files[0], files[1], e.stdin, cfg)
 	if err != nil {
@@ -311,8 +247,7 @@ func runBenchCompare(args []string, e env) (int, error) {
 func runReport(ctx context.Context, args []string, e env) (int, error) {
 	var c common
 	fs := newFlagSet("report", e, &c)
-	fs.Usage = usage(e, fs, "Usage: kernel-gate report [flags] FILE\n\nRenders a result saved with --format json again (\"-\" is standard input). Exits 0 once rendered.\n\n")
-	files, err := parseInterspersed(fs, args)
+	files, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}
@@ -323,7 +258,7 @@ func runReport(ctx context.Context, args []string, e env) (int, error) {
 	if err != nil {
 		return failed(exitcode.BadInput(err))
 	}
-	if err := checkOut(c.out, reads{files: files}); err != nil {
+	if err := outfile.Check(c.out, outfile.Reads{Files: files}); err != nil {
 		return failed(err)
 	}
 	var res result.Result
@@ -345,7 +280,7 @@ func runReport(ctx context.Context, args []string, e env) (int, error) {
 	return exitPass, nil
 }
 
-func runVersion(args []string, e env) (int, error) {
+func runVersion(_ context.Context, args []string, e env) (int, error) {
 	if len(args) > 0 {
 		return failed(usagef("version takes no arguments"))
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/guard"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
+	"github.com/kernel-gate/kernel-gate/internal/outfile"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -16,23 +17,11 @@ func runGuard(ctx context.Context, args []string, e env) (int, error) {
 	fs := newFlagSet("guard", e, &c)
 	fs.StringVar(&diff, "diff", "", "judge only what the change `BASE..HEAD` (or BASE...HEAD, from the merge base) adds or modifies")
 	fs.StringVar(&repo, "repo", ".", "a directory of the git repository `DIR` for --diff (its top level is used)")
-	fs.Usage = usage(e, fs, `Usage: kernel-gate guard [flags] [PATHS...]
-       kernel-gate guard [flags] --diff BASE..HEAD
-
-Blocks commands that would stop, deallocate, reboot or reset the GPU machine, found by
-parsing workflows, composite actions, shell scripts, Makefiles, Dockerfiles and Python.
-A file is judged by its path in its repository, wherever PATHS point and the command
-runs (guard .github reads the workflows there as workflows); findings name that path.
-A file named or found that is not read is named in a notice; one that cannot be read
-(permissions, a FIFO, a link to nowhere) fails the gate. Exit 1 when anything is blocked
-or cannot be judged.
-
-`)
-	paths, err := parseInterspersed(fs, args)
+	paths, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c, reads{files: paths})
+	cfg, fmtr, err := setup(c, outfile.Reads{Files: paths})
 	if err != nil {
 		return failed(err)
 	}
@@ -55,6 +44,9 @@ or cannot be judged.
 		}
 		guard.AddNotice(&g, cfg.Path, note)
 	default:
+		if err := ignored(fs, "PATHS (no --diff)", "repo"); err != nil {
+			return failed(err)
+		}
 		if len(paths) == 0 {
 			paths = []string{"."}
 		}

@@ -76,7 +76,7 @@ func TestCommandsStopReadingStdinOnSignal(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(200*time.Millisecond, cancel)
 		code, stderr := kgCtx(t, ctx, 10*time.Second, pr, args...)
-		if code != exitUsage || !strings.Contains(stderr, "context canceled") {
+		if code != exitUsage || !strings.Contains(stderr, "stopped before it finished") {
 			t.Errorf("%q: exit %d, want %d; stderr: %s", args, code, exitUsage, stderr)
 		}
 		cancel()

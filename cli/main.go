@@ -11,10 +11,14 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
+	"github.com/kernel-gate/kernel-gate/cli/help"
 	"github.com/kernel-gate/kernel-gate/internal/childenv"
+	"github.com/kernel-gate/kernel-gate/internal/errtext"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/signalstop"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 )
 
@@ -38,7 +42,7 @@ func Main(args []string) int {
 	if sealed != nil {
 		fmt.Fprintf(os.Stderr, "kernel-gate: the credentials stay in the environment it was started with: %s\n", workflowcmd.Neutralize(sealed.Error()))
 	}
-	ctx, exit := stopOnSignal(os.Stderr, stopGrace)
+	ctx, exit := signalstop.Stop(os.Stderr, signalstop.Grace)
 	code := run(ctx, args, env{
 		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: getenv,
 	})
@@ -57,100 +61,105 @@ type env struct {
 // usagef is bad usage or unreadable input: exit 2.
 func usagef(format string, a ...any) error { return exitcode.BadInputf(format, a...) }
 
-const usageText = `kernel-gate: gates for CUDA kernels
-
-Usage:
-  kernel-gate ptxas [flags] [FILES...]   judge resource usage read from build logs (stdin when no FILES)
-  kernel-gate sass [flags] --sass FILE   judge SASS from cuobjdump --dump-sass or nvdisasm
-  kernel-gate sanitize [flags] -- CMD    run compute-sanitizer's four tools on CMD and judge (or --log/--xml FILE)
-  kernel-gate ncu [flags] -- CMD         profile CMD with Nsight Compute and judge its metrics (or --csv FILE)
-  kernel-gate check [flags] FILE...      judge harness results (kernel-gate/bench/v1) for correctness
-  kernel-gate bench run [flags]          time base and head side by side (ABBA) on one GPU and judge them
-  kernel-gate bench compare BASE HEAD    judge head vs base timings (kernel-gate/bench/v1) side by side
-  kernel-gate run [flags]                build and run every gate on the config's run.targets (head vs base)
-  kernel-gate run --replay DIR           feed a recorded run through the same gates (no GPU needed)
-  kernel-gate merge RESULT.json...       join the results of a run's shards (run --shard i/n) into one
-  kernel-gate action                     the GitHub Actions entry: gate or report per event, post a check run
-  kernel-gate baseline show|update|prune|diff  the baseline store (--store DIR, or git: the kernel-gate-baseline branch)
-  kernel-gate trend --store DIR|git      the baseline store's history as one HTML page (--out trend.html)
-  kernel-gate guard [PATHS...]           block commands that would stop, reboot or reset the GPU machine
-  kernel-gate guard --diff BASE..HEAD    the same, judging only what the change adds
-  kernel-gate report [flags] FILE        render a saved JSON result again
-  kernel-gate demo [flags]               replay the recorded real GPU run in testdata/ (no GPU needed)
-  kernel-gate version                    print the version
-
-Flags every command takes:
-  --config FILE     config (default: kernel-gate.yml, then .github/kernel-gate.yml)
-  --format FORMAT   text, json or markdown (default text)
-  --out FILE        write the report to FILE instead of standard output
-
-Exit codes: 0 pass, 1 a gate failed, 2 bad usage or unreadable input,
-3 kernel-gate could not run a step itself.
-Run 'kernel-gate COMMAND -h' for a command's flags.
-`
-
 func run(ctx context.Context, args []string, e env) int {
 	// Standard input is read under ctx (a pipe that never closes cannot outlast a signal),
 	// and so, through it, is every file the command reads (internal/input).
 	e.ctx, e.stdin = ctx, input.Stdin(ctx, e.stdin)
 	if len(args) == 0 {
-		fmt.Fprint(e.stderr, usageText)
+		fmt.Fprint(e.stderr, usageText("kernel-gate"))
 		return exitUsage
 	}
-	var err error
-	var code int
-	switch cmd, rest := args[0], args[1:]; cmd {
-	case "ptxas":
-		code, err = runPtxas(ctx, rest, e)
-	case "sass":
-		code, err = runSass(ctx, rest, e)
-	case "check":
-		code, err = runCheck(ctx, rest, e)
-	case "sanitize":
-		code, err = runSanitize(ctx, rest, e)
-	case "ncu":
-		code, err = runNCU(ctx, rest, e)
-	case "guard":
-		code, err = runGuard(ctx, rest, e)
-	case "bench":
-		code, err = runBench(ctx, rest, e)
-	case "run":
-		code, err = runRun(ctx, rest, e)
-	case "action":
-		code, err = runAction(ctx, rest, e)
-	case "baseline":
-		code, err = runBaseline(ctx, rest, e)
-	case "trend":
-		code, err = runTrend(ctx, rest, e)
-	case "merge":
-		code, err = runMerge(ctx, rest, e)
-	case "report":
-		code, err = runReport(ctx, rest, e)
-	case "demo":
-		code, err = runDemo(ctx, rest, e)
-	case "version", "--version", "-version":
-		code, err = runVersion(rest, e)
-	case "help", "-h", "--help", "-help":
-		fmt.Fprint(e.stdout, usageText)
+	name := args[0]
+	cmd := command(name)
+	switch {
+	case name == "help" || name == "-h" || name == "--help" || name == "-help":
+		fmt.Fprint(e.stdout, usageText("kernel-gate"))
 		return exitPass
-	default:
-		fmt.Fprintf(e.stderr, "kernel-gate: unknown command %q\n\n%s", cmd, usageText)
+	case cmd == nil && strings.HasPrefix(name, "-"):
+		fmt.Fprintf(e.stderr, "kernel-gate: unknown flag %q: the command comes first, its flags after it (kernel-gate COMMAND [flags]; kernel-gate help lists the commands)\n", name)
+		return exitUsage
+	case cmd == nil:
+		fmt.Fprintf(e.stderr, "kernel-gate: unknown command %q\n\n%s", name, usageText("kernel-gate"))
 		return exitUsage
 	}
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
-		}
-		msg := err.Error()
-		if underActions(e) {
-			// Errors quote input lines (a log that begins ::add-mask::...): under Actions
-			// no line of them may be read as a workflow command.
-			msg = workflowcmd.Neutralize(msg)
-		}
-		fmt.Fprintf(e.stderr, "kernel-gate %s: %s\n", args[0], msg)
-		return exitcode.Of(err)
+	code, err := cmd(ctx, args[1:], e)
+	if err == nil {
+		return code
 	}
-	return code
+	if errors.Is(err, flag.ErrHelp) {
+		return exitPass
+	}
+	msg := errtext.Say(err)
+	if underActions(e) {
+		// Errors quote input lines (a log that begins ::add-mask::...): under Actions
+		// no line of them may be read as a workflow command.
+		msg = workflowcmd.Neutralize(msg)
+	}
+	fmt.Fprintf(e.stderr, "kernel-gate %s: %s\n", name, msg)
+	return exitcode.Of(err)
+}
+
+// command is the function of the command name, nil for none.
+func command(name string) func(context.Context, []string, env) (int, error) {
+	switch name {
+	case "ptxas":
+		return runPtxas
+	case "sass":
+		return runSass
+	case "check":
+		return runCheck
+	case "sanitize":
+		return runSanitize
+	case "ncu":
+		return runNCU
+	case "guard":
+		return runGuard
+	case "bench":
+		return runBench
+	case "run":
+		return runRun
+	case "action":
+		return runAction
+	case "baseline":
+		return runBaseline
+	case "trend":
+		return runTrend
+	case "merge":
+		return runMerge
+	case "report":
+		return runReport
+	case "demo":
+		return runDemo
+	case "version", "--version", "-version":
+		return runVersion
+	}
+	return nil
+}
+
+// parse parses a command's flags (parseInterspersed). -h prints the command's help text
+// (cli/help) and its flags; a flag that is not the command's is one usage error (exit 2), said
+// once.
+func parse(fs *flag.FlagSet, args []string, e env) ([]string, error) {
+	rest, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		name := strings.TrimPrefix(fs.Name(), "kernel-gate ")
+		if strings.HasPrefix(name, "baseline ") {
+			name = "baseline" // one text for its four subcommands
+		}
+		fmt.Fprint(e.stderr, usageText(strings.ReplaceAll(name, " ", "-")))
+		fs.SetOutput(e.stderr)
+		fs.PrintDefaults()
+	}
+	return rest, err
+}
+
+// usageText is the usage text of a command ("bench-run"), or kernel-gate's own ("kernel-gate").
+func usageText(name string) string {
+	text := help.Text(name)
+	if text == "" {
+		panic("cli: no help text for " + name) // a command without its text is a build mistake
+	}
+	return text
 }
 
 // parseInterspersed parses flags that may come after positional arguments
@@ -164,7 +173,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, exitcode.BadInput(err)
+			return nil, flagError(fs, err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -178,14 +187,77 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// newFlagSet makes a command's flag set with the flags every command takes.
+// flagError is the flag package's error said as a user reads it, pointing at -h.
+func flagError(fs *flag.FlagSet, err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	msg := err.Error()
+	for _, r := range []struct{ prefix, say string }{
+		{"flag provided but not defined: ", "unknown flag %s"},
+		{"flag needs an argument: ", "%s needs a value"},
+	} {
+		if name, ok := strings.CutPrefix(msg, r.prefix); ok {
+			msg = fmt.Sprintf(r.say, flagName(strings.TrimLeft(name, "-")))
+		}
+	}
+	msg = strings.Replace(msg, ": parse error", ": not a valid value", 1)
+	return usagef("%s (%s -h lists its flags)", msg, fs.Name())
+}
+
+// resultFormats are the --format values of the commands that write a result: report.Format.
+var resultFormats = []string{"text", "json", "markdown", "sarif"}
+
+// newFlagSet makes the flag set of a command that writes a result, with the flags every
+// such command takes.
 func newFlagSet(name string, e env, c *common) *flag.FlagSet {
+	return flagSet(name, e, c, resultFormats)
+}
+
+// flagSet makes a command's flag set: --config when c is not nil, and --format (formats,
+// the first the default) and --out when formats are given. The flag package prints
+// nothing: parse says a bad flag once and prints the usage for -h.
+func flagSet(name string, e env, c *common, formats []string) *flag.FlagSet {
 	fs := flag.NewFlagSet("kernel-gate "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	if c == nil {
+		return fs
+	}
 	fs.StringVar(&c.config, "config", "", "config `FILE` (default: kernel-gate.yml, then .github/kernel-gate.yml)")
-	fs.StringVar(&c.format, "format", "text", "report `FORMAT`: text, json or markdown")
-	fs.StringVar(&c.out, "out", "", "write the report to `FILE` instead of standard output")
+	if len(formats) > 0 {
+		fs.StringVar(&c.format, "format", formats[0], "report `FORMAT`: "+orList(formats))
+		fs.StringVar(&c.out, "out", "", "write the report to `FILE` instead of standard output")
+	}
 	return fs
+}
+
+// orList is "a, b or c".
+func orList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " or " + items[len(items)-1]
+}
+
+// ignored refuses (exit 2) each of the flags named that was given in a mode that does not
+// use it: a flag that would do nothing is a mistake to say, not to pass over.
+func ignored(fs *flag.FlagSet, mode string, names ...string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && slices.Contains(names, f.Name) {
+			err = usagef("%s does not apply with %s: leave out %s", flagName(f.Name), mode, flagName(f.Name))
+		}
+	})
+	return err
+}
+
+// flagName is how usage names a flag: -n, -C, --format.
+func flagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
 }
 
 // common holds the flags every command takes.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/demo"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -129,7 +130,7 @@ func TestCancelledRunExitsUsage(t *testing.T) {
 	code := run(ctx, []string{"bench", "run", "--base-cmd", "sleep 5", "--head-cmd", "sleep 5", "--nvidia-smi", "/nonexistent/nvidia-smi"}, env{
 		stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" },
 	})
-	if code != exitUsage || !strings.Contains(errb.String(), "context canceled") {
+	if code != exitUsage || !strings.Contains(errb.String(), "stopped before it finished") {
 		t.Errorf("exit %d, want %d; stderr: %s", code, exitUsage, errb.String())
 	}
 }
@@ -201,7 +202,7 @@ func TestReplayEachDefectFailsItsOwnGate(t *testing.T) {
 				}
 			}
 			all := []string{"ptxas", "toolkit", "sass", "sanitizer", "correctness", "speedup", "ncu", "guard"}
-			if caseConfig(c) != "kernel-gate.yml" {
+			if demo.CaseConfig(c) != "kernel-gate.yml" {
 				all = slices.DeleteFunc(all, func(g string) bool { return g == "ncu" })
 			}
 			if !slices.Equal(gates, all) {

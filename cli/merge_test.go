@@ -217,13 +217,18 @@ func TestEmptyShardPasses(t *testing.T) {
 	}
 }
 
-// A replayed shard is the same shard: its targets and its record come from the recording,
-// whatever --shard the replay is given.
+// A replayed shard is the same shard: its targets and its record come from the recording.
+// A --shard given with --replay would change nothing, so it is refused, naming both
+// (issue 23, "the first hour"; it was ignored before).
 func TestShardReplays(t *testing.T) {
 	repo := fakeRepo(t)
 	file, live := shardRun(t, repo, "", exitPass, "--shard", "2/2")
 	art := filepath.Join(filepath.Dir(file), "art")
-	code, out, stderr := kg(t, "", "run", "--config", filepath.Join(repo, "kernel-gate.yml"), "--replay", art, "--shard", "1/2", "--format", "json")
+	code, _, stderr := kg(t, "", "run", "--config", filepath.Join(repo, "kernel-gate.yml"), "--replay", art, "--shard", "1/2", "--format", "json")
+	if code != exitUsage || !strings.Contains(stderr, "--shard does not apply with --replay") {
+		t.Errorf("replay with --shard: exit %d, want %d naming both: %s", code, exitUsage, stderr)
+	}
+	code, out, stderr := kg(t, "", "run", "--config", filepath.Join(repo, "kernel-gate.yml"), "--replay", art, "--format", "json")
 	if code != exitPass {
 		t.Fatalf("replay: exit %d\n%s", code, stderr)
 	}
@@ -244,7 +249,7 @@ func TestShardAndMergeUsage(t *testing.T) {
 		{[]string{"merge"}, "merge takes the shards' result files"},
 		{[]string{"merge", "--expect-shards", "999", "x.json"}, "--expect-shards 999"},
 		{[]string{"merge", "--expect-gpus", "-1", "x.json"}, "--expect-gpus -1"},
-		{append([]string{"merge"}, slices.Repeat([]string{"x.json"}, maxMergeFiles+1)...), "merge takes at most 16384 result files (256 shards on each of 64 GPUs); got 16385"},
+		{append([]string{"merge"}, slices.Repeat([]string{"x.json"}, action.MaxMergeFiles+1)...), "merge takes at most 16384 result files (256 shards on each of 64 GPUs); got 16385"},
 	} {
 		code, _, stderr := kg(t, "", tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
@@ -377,7 +382,7 @@ func TestMergeRefusesFilesOverItsLimit(t *testing.T) {
 		if err := os.WriteFile(p, nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Truncate(p, maxMergeBytes/2-1); err != nil {
+		if err := os.Truncate(p, action.MaxMergeBytes/2-1); err != nil {
 			t.Skipf("no sparse file: %v", err)
 		}
 		files = append(files, p)

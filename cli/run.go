@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/kernel-gate/kernel-gate/internal/outfile"
 	"github.com/kernel-gate/kernel-gate/internal/shard"
 	"github.com/kernel-gate/kernel-gate/pipeline"
 )
@@ -28,28 +29,20 @@ func runRun(ctx context.Context, args []string, e env) (int, error) {
 	fs.StringVar(&o.Tools.NCU, "ncu", "ncu", "Nsight Compute's ncu `PATH` (for the config's ncu rules)")
 	fs.StringVar(&baselineStore, "baseline-store", "", "with no base build (--no-base, --base none, a push): judge ptxas growth against the newest comparable entry of this GPU in the baseline store, a `DIR` or git (default: the config's baseline.store)")
 	fs.StringVar(&o.Tools.NvidiaSMI, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH` (asked, read only, for the GPU and its clocks)")
-	fs.Usage = usage(e, fs, `Usage: kernel-gate run [flags]
-
-Runs every gate on the config's run.targets: builds head (and base, the merge base, in a
-git worktree) with nvcc -lineinfo -Xptxas -v, then the PTXAS and SASS gates, and per
-target the sanitizer (small shape), the correctness check and the speedup gate (head vs
-base, interleaved). A target whose SASS is byte-identical to base's is not sanitized or
-timed again. Progress goes to standard error; everything the run read is kept in
---artifacts, which --replay feeds through the same code without a GPU.
-
---shard I/N splits the targets across N runners (a matrix job each): a target belongs to
-the shard its name hashes to, so adding a target never moves another; kernel-gate merge
-joins the shards' results into one.
-
-`)
-	rest, err := parseInterspersed(fs, args)
+	rest, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
+	}
+	if o.Replay != "" {
+		// The recording decides what ran and against what: these would change nothing.
+		if err := ignored(fs, "--replay", "shard", "targets", "all", "keep-going", "base", "no-base"); err != nil {
+			return failed(err)
+		}
 	}
 	if len(rest) > 0 {
 		return failed(usagef("run takes no arguments (got %q): the config's run section says what to build", rest))
 	}
-	cfg, fmtr, err := setup(c, reads{dirs: []string{o.Replay}})
+	cfg, fmtr, err := setup(c, outfile.Reads{Dirs: []string{o.Replay}})
 	if err != nil {
 		return failed(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/demo"
 	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/pipeline"
@@ -93,7 +94,7 @@ func TestRunLiveSkipsUnchangedSASSAndReplays(t *testing.T) {
 		Steps       []json.RawMessage `json:"steps"`
 		WallSeconds float64           `json:"wall_seconds"`
 	}
-	raw, err := os.ReadFile(filepath.Join(art, journalFile))
+	raw, err := os.ReadFile(filepath.Join(art, demo.JournalFile))
 	if err != nil || json.Unmarshal(raw, &j) != nil {
 		t.Fatalf("journal: %v", err)
 	}

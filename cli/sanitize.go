@@ -8,6 +8,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/config"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/outfile"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -23,24 +24,19 @@ func runSanitize(ctx context.Context, args []string, e env) (int, error) {
 	fs.Var(&logs, "log", "read a compute-sanitizer (or cuda-memcheck) text `FILE` instead of running (repeatable)")
 	fs.Var(&xmls, "xml", "read a compute-sanitizer --xml --save `FILE` instead of running (repeatable)")
 	fs.Var(&harness, "harness", "with --log/--xml: the harness's KG_OUT `FILE` of that run, which says how many kernels it launched")
-	fs.Usage = usage(e, fs, `Usage: kernel-gate sanitize [flags] -- CMD [ARGS...]
-       kernel-gate sanitize [flags] --log FILE... --xml FILE...
-
-Runs compute-sanitizer once per tool on CMD (the kernel harness on a small shape) with
-KG_MODE=sanitize and KG_OUT set, or reads logs made elsewhere, and applies the sanitizer gate.
-
-`)
-	cmd, err := parseInterspersed(fs, args)
+	cmd, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c, reads{files: append(append(slices.Clone(logs), xmls...), harness...)})
+	cfg, fmtr, err := setup(c, outfile.Reads{Files: append(append(slices.Clone(logs), xmls...), harness...)})
 	if err != nil {
 		return failed(err)
 	}
 	if tools != "" {
 		// The tools asked for are the tools expected: a listed tool without a run fails.
-		cfg.Sanitizer.Tools = strings.Split(tools, ",")
+		if cfg.Sanitizer, err = cfg.Sanitizer.With(func(s *sanitizer.Config) { s.Tools = strings.Split(tools, ",") }); err != nil {
+			return failed(exitcode.BadInput(err))
+		}
 	}
 	reading := len(logs)+len(xmls) > 0
 	switch {
@@ -50,13 +46,17 @@ KG_MODE=sanitize and KG_OUT set, or reads logs made elsewhere, and applies the s
 		return failed(usagef("nothing to sanitize: give a command after -- (kernel-gate sanitize -- ./harness) or --log/--xml files"))
 	case !reading && len(harness) > 0:
 		return failed(usagef("--harness goes with --log/--xml; a run reads the harness's output itself"))
+	case reading:
+		if err := ignored(fs, "--log/--xml (nothing is run)", "artifacts", "sanitizer", "timeout"); err != nil {
+			return failed(err)
+		}
 	}
 	var g result.Gate
 	if reading {
 		g, err = sanitizer.ReadGate(logs, xmls, harness, e.stdin, cfg.Sanitizer)
 	} else {
 		var o sanitizer.RunOptions
-		o, err = sanitizeOptions(cfg, tools, timeout, bin)
+		o, err = sanitizeOptions(cfg, timeout, bin)
 		if err == nil {
 			g, err = sanitizer.RunGate(ctx, cmd, o, artifacts, cfg.Sanitizer, e.stderr)
 		}
@@ -67,16 +67,13 @@ KG_MODE=sanitize and KG_OUT set, or reads logs made elsewhere, and applies the s
 	return emit(result.New(toolName(), g), c, fmtr, e)
 }
 
-// sanitizeOptions merges the config with the flags, which win.
-func sanitizeOptions(cfg config.Config, tools, timeout, bin string) (sanitizer.RunOptions, error) {
+// sanitizeOptions merges the config (--tools already in it) with the flags, which win.
+func sanitizeOptions(cfg config.Config, timeout, bin string) (sanitizer.RunOptions, error) {
 	o, err := cfg.Sanitizer.RunOptions()
 	if err != nil {
 		return o, exitcode.BadInput(err)
 	}
 	o.Sanitizer = bin
-	if tools != "" {
-		o.Tools = strings.Split(tools, ",")
-	}
 	if timeout != "" {
 		if o.Timeout, err = positiveDuration("--timeout", timeout); err != nil {
 			return o, err

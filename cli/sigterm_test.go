@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/hangtest"
+	"github.com/kernel-gate/kernel-gate/internal/signalstop"
 )
 
 // stopBound is how long a command may take to end after SIGTERM: far more than a healthy
@@ -235,7 +236,7 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 				if code != exitUsage {
 					t.Errorf("exit %d after SIGTERM, want %d: %s", code, exitUsage, stderr.String())
 				}
-				if !tc.backstop && strings.Contains(stderr.String(), stopGraceMessage) {
+				if !tc.backstop && strings.Contains(stderr.String(), signalstop.GraceMessage) {
 					t.Errorf("it needed main's last-resort exit (%s after SIGTERM): something waits where the signal's context does not reach: %s",
 						time.Since(sent).Round(time.Millisecond), stderr.String())
 				}
@@ -285,84 +286,4 @@ func containsInt(s []int, v int) bool {
 		}
 	}
 	return false
-}
-
-// envSignalChild makes TestSignalChild the process TestStopOnSignal signals.
-const envSignalChild = "KG_TEST_SIGNAL_CHILD"
-
-// TestSignalChild is not a test: TestStopOnSignal runs the test binary with it, as a
-// command that, after stopOnSignal, ignores its context for ever (as a system call no
-// context reaches would), with a grace of an hour ("stuck") or 300 ms ("stuck-short"), or
-// ends once it is cancelled with exit 1 ("ends"). It says "ready" once it waits and
-// "cancelled" once its context is.
-func TestSignalChild(t *testing.T) {
-	mode := os.Getenv(envSignalChild)
-	if mode == "" {
-		t.Skip("run by TestStopOnSignal")
-	}
-	grace := time.Hour
-	if mode == "stuck-short" {
-		grace = 300 * time.Millisecond
-	}
-	ctx, exit := stopOnSignal(os.Stderr, grace)
-	os.Stdout.WriteString("ready\n")
-	<-ctx.Done()
-	os.Stdout.WriteString("cancelled\n")
-	if mode != "ends" {
-		select {}
-	}
-	os.Exit(exit(exitFail))
-}
-
-// main's last resort: a command stuck where its context does not reach still ends, exit 2,
-// at a second signal or when the grace runs out; one that ends after the signal exits 2
-// whatever code it ended with.
-func TestStopOnSignal(t *testing.T) {
-	for _, tc := range []struct {
-		mode    string
-		signals int
-		want    string
-	}{
-		{"stuck", 2, stopGraceMessage + ": a second signal (terminated)"},
-		{"stuck-short", 1, stopGraceMessage + ": it still runs 300ms after terminated"},
-		{"ends", 1, "kernel-gate: stopped (terminated received): exit 2"},
-	} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestSignalChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), envSignalChild+"="+tc.mode)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		say := func(want string) {
-			t.Helper()
-			line := make([]byte, len(want))
-			if _, err := io.ReadFull(stdout, line); err != nil || string(line) != want {
-				cmd.Process.Kill()
-				t.Fatalf("%s: the child did not say %q: %q %v", tc.mode, want, line, err)
-			}
-		}
-		say("ready\n")
-		for i := range tc.signals {
-			cmd.Process.Signal(syscall.SIGTERM)
-			if i == 0 {
-				say("cancelled\n") // one at a time: a signal sent while another is pending is lost
-			}
-		}
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		select {
-		case err := <-exited:
-			if code := exitCodeOf(t, err); code != exitUsage || !strings.Contains(stderr.String(), tc.want) {
-				t.Errorf("%s, %d signal(s): exit %d, stderr %q; want %d saying %q", tc.mode, tc.signals, code, stderr.String(), exitUsage, tc.want)
-			}
-		case <-time.After(stopBound):
-			cmd.Process.Kill()
-			t.Fatalf("%s, %d signal(s): still running after %s", tc.mode, tc.signals, stopBound)
-		}
-	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/registry"
 )
 
 // Config is the whole file. Each field of a section type (one that has Resolve) is resolved
@@ -46,6 +47,10 @@ type Config struct {
 
 	// Path is the file it came from; empty when no file was found (defaults).
 	Path string `yaml:"-"`
+	// registry lists the gates; its gates beyond the built-in ones have their sections in
+	// added, by gate name.
+	registry registry.Registry
+	added    map[string]registry.Section
 	// guardYAML is the guard section as written, without positions or comments, so that
 	// GuardForChange can tell a change of it from a config it did not touch.
 	guardYAML []byte
@@ -89,20 +94,37 @@ func Load(path string) (Config, error) {
 
 // Parse decodes and validates config text; name labels it in errors.
 func Parse(raw []byte, name string) (Config, error) {
+	return ParseWith(raw, name, registry.Builtin())
+}
+
+// ParseWith is Parse with the gates of reg: the sections of its gates beyond the built-in
+// ones are decoded and resolved too, in reg's order after the built-in sections.
+func ParseWith(raw []byte, name string, reg registry.Registry) (Config, error) {
 	root, err := oneDocument(raw, name)
 	if err != nil {
 		return Config{}, err
 	}
-	c := Config{Path: name}
+	c := Config{Path: name, registry: reg}
+	for _, g := range reg.Gates() {
+		if g.NewSection != nil {
+			if c.added == nil {
+				c.added = map[string]registry.Section{}
+			}
+			c.added[g.Name] = g.NewSection()
+		}
+	}
 	if root.Kind != 0 && len(root.Content) > 0 { // else an empty file: defaults
 		doc := root.Content[0]
-		if err := checkKeys(doc, reflect.TypeOf(c), "", name); err != nil {
+		if err := checkTop(doc, c.addedTypes(), name); err != nil {
 			return Config{}, err
 		}
 		if err := doc.Decode(&c); err != nil {
 			return Config{}, fmt.Errorf("%s: %w", name, cleanYAMLError(err))
 		}
-		if c.guardYAML, err = sectionYAML(doc, "guard"); err != nil {
+		if err := c.decodeAdded(doc, name); err != nil {
+			return Config{}, err
+		}
+		if c.guardYAML, err = sectionYAML(doc, reg.SectionOf(guard.Name)); err != nil {
 			return Config{}, fmt.Errorf("%s: %w", name, err)
 		}
 		if c.CUDA != "" {
@@ -142,25 +164,52 @@ func oneDocument(raw []byte, name string) (yaml.Node, error) {
 	return yaml.Node{}, fmt.Errorf("%s:%d: a second YAML document starts here (\"---\"): a kernel-gate config is one document, and no part of it is ignored; put every setting in one document and remove the \"---\"", name, next.Line)
 }
 
-// section is a gate's section of the file: Resolve tells it its file, checks it and keeps
-// what its gate uses.
-type section interface {
-	Resolve(file string) error
-}
-
-// sections are c's sections, in field order.
-func (c *Config) sections() []section {
-	var out []section
-	v := reflect.ValueOf(c).Elem()
-	for i := range v.NumField() {
-		if !v.Type().Field(i).IsExported() {
-			continue // kept from the parse (guardYAML), not a section
-		}
-		if s, ok := v.Field(i).Addr().Interface().(section); ok {
+// sections are c's sections in the order Parse resolves them: its fields', then those of
+// the registry's added gates.
+func (c *Config) sections() []registry.Section {
+	out := []registry.Section{&c.PTXAS, &c.SASS, &c.Sanitizer, &c.Correctness, &c.Speedup, &c.Bench, &c.Guard, &c.NCU, &c.Run, &c.Baseline}
+	for _, g := range c.Registry().Gates() {
+		if s, ok := c.added[g.Name]; ok {
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// Registry is the gates the config was parsed with (Builtin for a Config built in Go).
+func (c Config) Registry() registry.Registry { return c.registry }
+
+// Section is the section of a gate the registry added (nil when it has none). The built-in
+// gates' sections are c's fields.
+func (c Config) Section(gate string) registry.Section { return c.added[gate] }
+
+// addedTypes maps the added gates' section keys to the types they decode into.
+func (c Config) addedTypes() map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for _, g := range c.Registry().Gates() {
+		if s, ok := c.added[g.Name]; ok {
+			out[g.Section] = reflect.TypeOf(s)
+		}
+	}
+	return out
+}
+
+// decodeAdded decodes the added gates' sections of doc.
+func (c *Config) decodeAdded(doc *yaml.Node, file string) error {
+	for _, g := range c.Registry().Gates() {
+		s, ok := c.added[g.Name]
+		if !ok {
+			continue
+		}
+		for i := 0; i+1 < len(doc.Content); i += 2 {
+			if doc.Content[i].Value == g.Section {
+				if err := doc.Content[i+1].Decode(s); err != nil {
+					return fmt.Errorf("%s: %w", file, cleanYAMLError(err))
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func cleanYAMLError(err error) error {
@@ -194,21 +243,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, path, file string) error {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		return checkInteger(n, path, file)
 	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return nil // a type mismatch: Decode reports it with its line
-		}
 		fields := map[string]reflect.Type{}
 		collectFields(t, fields)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			ft, ok := fields[k.Value]
-			if !ok {
-				return fmt.Errorf("%s:%d: unknown key %q in %s%s", file, k.Line, k.Value, where(path), suggest(k.Value, fields))
-			}
-			if err := checkKeys(v, ft, join(path, k.Value), file); err != nil {
-				return err
-			}
-		}
+		return checkMapping(n, fields, path, file)
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			return nil
@@ -226,6 +263,34 @@ func checkKeys(n *yaml.Node, t reflect.Type, path, file string) error {
 			if err := checkKeys(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), file); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// checkTop checks the top level: Config's keys, and the sections of the gates the
+// registry added (added, by key).
+func checkTop(doc *yaml.Node, added map[string]reflect.Type, file string) error {
+	fields := map[string]reflect.Type{}
+	collectFields(reflect.TypeFor[Config](), fields)
+	maps.Copy(fields, added)
+	return checkMapping(doc, fields, "", file)
+}
+
+// checkMapping rejects the keys of a mapping that fields lacks, and checks each value
+// against its field's type.
+func checkMapping(n *yaml.Node, fields map[string]reflect.Type, path, file string) error {
+	if n.Kind != yaml.MappingNode {
+		return nil // a type mismatch: Decode reports it with its line
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		ft, ok := fields[k.Value]
+		if !ok {
+			return fmt.Errorf("%s:%d: unknown key %q in %s%s", file, k.Line, k.Value, where(path), suggest(k.Value, fields))
+		}
+		if err := checkKeys(v, ft, join(path, k.Value), file); err != nil {
+			return err
 		}
 	}
 	return nil

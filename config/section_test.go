@@ -1,18 +1,22 @@
 package config
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/gates/correctness"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/registry"
 )
 
-// A loaded section keeps what it resolved to; a copy that package main changes the way it does
-// (fewer rules, a setting from a flag) must be judged by its own settings, never by the kept
-// form of the original. Only gives the same gate as cutting the rules by hand.
+// A loaded section keeps what it resolved to; a copy that the command line changes the way it
+// does (fewer rules, a setting from a flag: With, Only) must be judged by its own settings,
+// never by the kept form of the original. Only gives the same gate as cutting the rules with
+// With.
 func TestChangedCopiesAreNotStale(t *testing.T) {
 	c, err := Parse([]byte(`correctness:
   kernels:
@@ -49,33 +53,64 @@ sanitizer:
 		t.Errorf("loaded: %s", got)
 	}
 	notA := func(r correctness.Rule) bool { return r.Match != "a" }
-	cut := c.Correctness
-	cut.Kernels = slices.DeleteFunc(slices.Clone(cut.Kernels), func(r correctness.Rule) bool { return !notA(r) })
+	cut, err := c.Correctness.With(func(cut *correctness.Config) {
+		cut.Kernels = slices.DeleteFunc(slices.Clone(cut.Kernels), func(r correctness.Rule) bool { return !notA(r) })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	byHand, only := maxErr(cut), maxErr(c.Correctness.Only(notA))
 	if strings.Contains(byHand, "0.01") || !strings.Contains(byHand, "rule k.yml:5 (b) matches no result") || only != byHand {
 		t.Errorf("rules cut by hand: %s\nby Only: %s", byHand, only)
 	}
 
 	// bench compare's --max-slowdown and sanitize's --tools set a field of the loaded section.
-	sp := c.Speedup
-	if l := sp.Limits("k", "s"); l.MaxSlowdown != 0.05 {
+	if l := c.Speedup.Limits("k", "s"); l.MaxSlowdown != 0.05 {
 		t.Errorf("loaded margin %v", l.MaxSlowdown)
 	}
 	flag := 0.2
-	sp.MaxSlowdown = &flag
-	if l := sp.Limits("k", "s"); l.MaxSlowdown != 0.2 {
+	sp, err := c.Speedup.With(func(sp *speedup.Config) { sp.MaxSlowdown = &flag })
+	if l := sp.Limits("k", "s"); err != nil || l.MaxSlowdown != 0.2 {
 		t.Errorf("margin from a flag: %v", l.MaxSlowdown)
 	}
 	if l := c.Speedup.Limits("k", "s"); l.MaxSlowdown != 0.05 {
 		t.Errorf("the loaded section changed: %v", l.MaxSlowdown)
 	}
-	san := c.Sanitizer
-	san.Tools = []string{sanitizer.ToolRacecheck, sanitizer.ToolMemcheck}
-	if o, err := san.RunOptions(); err != nil || !slices.Equal(o.Tools, san.Tools) {
-		t.Errorf("tools from a flag: %v %v", o.Tools, err)
+	san, err := c.Sanitizer.With(func(san *sanitizer.Config) { san.Tools = []string{sanitizer.ToolRacecheck, sanitizer.ToolMemcheck} })
+	if o, oerr := san.RunOptions(); err != nil || oerr != nil || !slices.Equal(o.Tools, san.Tools) {
+		t.Errorf("tools from a flag: %v %v %v", o.Tools, err, oerr)
 	}
-	san.Tools = []string{"leakcheck"}
-	if _, err := san.RunOptions(); err == nil || !strings.Contains(err.Error(), `k.yml:10: sanitizer.tools: unknown tool "leakcheck"`) {
+	if _, err := c.Sanitizer.With(func(san *sanitizer.Config) { san.Tools = []string{"leakcheck"} }); err == nil || !strings.Contains(err.Error(), `k.yml:10: sanitizer.tools: unknown tool "leakcheck"`) {
 		t.Errorf("a bad tool from a flag: %v", err)
+	}
+	if o, err := c.Sanitizer.RunOptions(); err != nil || !slices.Equal(o.Tools, []string{sanitizer.ToolMemcheck}) {
+		t.Errorf("the loaded section changed: %v %v", o.Tools, err)
+	}
+}
+
+// Config's fields are the built-in gates' sections, under the keys the registry lists
+// (a struct tag cannot name a constant), and Parse resolves every section that has a
+// Resolve.
+func TestSectionsAreTheRegistrys(t *testing.T) {
+	fields := map[string]reflect.Type{}
+	collectFields(reflect.TypeFor[Config](), fields)
+	for _, g := range registry.Builtin().Gates() {
+		if _, ok := fields[g.Section]; !ok {
+			t.Errorf("gate %s: config has no section %q", g.Name, g.Section)
+		}
+	}
+	var c Config
+	resolvable := 0
+	v := reflect.ValueOf(&c).Elem()
+	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		if _, ok := v.Field(i).Addr().Interface().(registry.Section); ok {
+			resolvable++
+		}
+	}
+	if n := len(c.sections()); n != resolvable {
+		t.Errorf("sections() lists %d sections, Config has %d with Resolve", n, resolvable)
 	}
 }

@@ -296,17 +296,17 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 	var sg result.Gate
 	cutDumps := p.cutFindings(sassLogs, metricDump)
 	if len(sassFiles) == 0 {
-		sg = failedGate("sass", "build", "no build to dump",
+		sg = failedGate(sass.Name, "build", "no build to dump",
 			"no head build succeeded, so there is no SASS to read: see the ptxas gate for nvcc's errors")
 	} else if sg, err = SASSGate(sassFiles, nil, p.cfg, ""); err != nil {
-		sg = failedGate("sass", metricDump, "the SASS dump could not be read",
+		sg = failedGate(sass.Name, metricDump, "the SASS dump could not be read",
 			fmt.Sprintf("cuobjdump's SASS could not be read: %v", err))
 	}
 	extra := append(p.binaryFindings(), cutDumps...)
 	failed := slices.ContainsFunc(extra, func(f result.Finding) bool { return f.Severity == result.Error })
 	if len(sassFiles) == 0 && failed {
 		// The binaries' findings say why there is no SASS; "no head build" would not.
-		sg = result.Gate{Name: "sass", Summary: "no SASS to read"}
+		sg = result.Gate{Name: sass.Name, Summary: "no SASS to read"}
 	}
 	sg.Findings = append(sg.Findings, extra...)
 	if failed {

@@ -283,6 +283,9 @@ func (p *pipeline) run(ctx context.Context, replaying bool) (result.Result, erro
 		return result.Result{}, err
 	}
 	gates := append(static, dyn...)
+	if gates, err = p.resultGates(ctx, gates); err != nil {
+		return result.Result{}, err
+	}
 	p.locate(gates)
 	res := result.New(p.o.Tool, gates...)
 	if p.gpu != nil {

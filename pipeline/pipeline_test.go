@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/config"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/registry"
 )
 
 // root is the repository root, where the recordings and the example config are.
@@ -185,5 +187,19 @@ func TestReplayRefusesDuplicateKeys(t *testing.T) {
 	_, err := Run(context.Background(), loadConfig(t), Options{Replay: dir})
 	if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "exit") {
 		t.Errorf("err %v (exit %d)", err, exitcode.Of(err))
+	}
+}
+
+// The GPU steps are the registry's target gates, in its order.
+func TestGPUStepsAreTheRegistrys(t *testing.T) {
+	var got, want []string
+	for _, s := range (&pipeline{}).gpuSteps() {
+		got = append(got, s.gate)
+	}
+	for _, g := range registry.Builtin().Step(registry.StepTarget) {
+		want = append(want, g.Name)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("GPU steps %q, registry's target gates %q", got, want)
 	}
 }

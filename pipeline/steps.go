@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/config"
+	"github.com/kernel-gate/kernel-gate/gates/correctness"
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
@@ -85,7 +86,7 @@ func (p *pipeline) sanitize(ctx context.Context, t target) (result.Gate, error) 
 				return result.Gate{}, err
 			}
 			if !ok {
-				return failedGate(gateSanitizer, "run", "did not run", fmt.Sprintf("%s: the recording has no sanitizer logs in %s", t.Name, rel)), nil
+				return failedGate(sanitizer.Name, "run", "did not run", fmt.Sprintf("%s: the recording has no sanitizer logs in %s", t.Name, rel)), nil
 			}
 			return g, nil
 		},
@@ -125,7 +126,7 @@ func (p *pipeline) check(ctx context.Context, t target) (result.Gate, error) {
 			return result.Gate{}, cerr
 		}
 		if err != nil {
-			g = failedGate(gateCorrectness, "harness_file", "did not run", fmt.Sprintf("%s: the harness's file %s cannot be read: %v", t.Name, rel, err))
+			g = failedGate(correctness.Name, "harness_file", "did not run", fmt.Sprintf("%s: the harness's file %s cannot be read: %v", t.Name, rel, err))
 		}
 	}
 	if s.Why != "" {
@@ -138,14 +139,14 @@ func (p *pipeline) check(ctx context.Context, t target) (result.Gate, error) {
 			msg = fmt.Sprintf("%s: a GPU error (%s) in the check run: %s; %s", t.Name, why, s.failureText(), rest)
 			p.checkGPUAlive(ctx)
 		}
-		g.Name = gateCorrectness
+		g.Name = correctness.Name
 		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Metric: abrun.MetricRun, Message: msg})
 		g.Decide(true)
 		if g.Summary == "" {
 			g.Summary = "the harness failed"
 		}
 	} else if !wrote {
-		g = failedGate(gateCorrectness, "harness_file", "did not run", fmt.Sprintf("%s: the harness exited 0 but wrote no file at KG_OUT (%s): nothing was checked", t.Name, rel))
+		g = failedGate(correctness.Name, "harness_file", "did not run", fmt.Sprintf("%s: the harness exited 0 but wrote no file at KG_OUT (%s): nothing was checked", t.Name, rel))
 	}
 	return g, nil
 }
@@ -387,7 +388,7 @@ func (p *pipeline) profile(ctx context.Context, t target) (result.Gate, error) {
 				return result.Gate{}, err
 			}
 			if perr != nil {
-				return failedGate(gateNCU, ncu.MetricRun, "did not run", fmt.Sprintf("%s: the recorded ncu output cannot be read: %v", t.Name, perr)), nil
+				return failedGate(ncu.Name, ncu.MetricRun, "did not run", fmt.Sprintf("%s: the recorded ncu output cannot be read: %v", t.Name, perr)), nil
 			}
 			return ncu.Evaluate(rep, cfg)
 		},

@@ -70,7 +70,7 @@ func (p *pipeline) storedPtxasBaseline(ctx context.Context) (*ptxas.Baseline, *r
 // addStoredBaselineFinding puts the stored baseline's finding on the ptxas gate (the
 // first of gates, as PtxasGates returns them) and decides the gate again.
 func addStoredBaselineFinding(gates []result.Gate, f *result.Finding) {
-	if f == nil || len(gates) == 0 || gates[0].Name != "ptxas" {
+	if f == nil || len(gates) == 0 || gates[0].Name != ptxas.Name {
 		return
 	}
 	g := &gates[0]

@@ -10,18 +10,13 @@ import (
 	"github.com/kernel-gate/kernel-gate/config"
 	"github.com/kernel-gate/kernel-gate/gates/correctness"
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/result"
-)
-
-// GPU gate names, in report order.
-const (
-	gateSanitizer   = "sanitizer"
-	gateCorrectness = "correctness"
-	gateSpeedup     = "speedup"
-	gateNCU         = "ncu"
+	"github.com/kernel-gate/kernel-gate/registry"
 )
 
 // targetOutcome is one target's part of the GPU gates.
@@ -68,30 +63,52 @@ func (p *pipeline) gpuSteps() []gpuStep {
 	wanted := func(gate string) func() bool { return func() bool { return p.wants(gate) } }
 	runs := func(target) (string, *result.Gate) { return "", nil }
 	return []gpuStep{
-		{gate: gateSanitizer, enabled: wanted(gateSanitizer), check: runs, run: p.sanitize, stops: "the sanitizer"},
+		{gate: sanitizer.Name, enabled: wanted(sanitizer.Name), check: runs, run: p.sanitize, stops: "the sanitizer"},
 		// The check is cheap and the harness's host code may have changed, so it runs also
 		// for unchanged SASS.
-		{gate: gateCorrectness, enabled: wanted(gateCorrectness), check: runs, run: p.check, onUnchangedSASS: true, stops: "the correctness check"},
-		{gate: gateSpeedup, enabled: wanted(gateSpeedup), check: func(t target) (string, *result.Gate) {
+		{gate: correctness.Name, enabled: wanted(correctness.Name), check: runs, run: p.check, onUnchangedSASS: true, stops: "the correctness check"},
+		{gate: speedup.Name, enabled: wanted(speedup.Name), check: func(t target) (string, *result.Gate) {
 			switch {
 			case !p.hasBase():
 				return "no base to compare with: " + p.decided.NoBase, nil
 			case !t.b.ok[sideBase] && t.b.cmd != nil && t.b.cmd.sides[sideBase].failed != "":
-				g := failedGate(gateSpeedup, "build", "did not run", fmt.Sprintf("%s: head cannot be compared with base: %s", t.Name, strings.TrimPrefix(t.b.cmd.sides[sideBase].failed, t.Name+": ")))
+				g := failedGate(speedup.Name, "build", "did not run", fmt.Sprintf("%s: head cannot be compared with base: %s", t.Name, strings.TrimPrefix(t.b.cmd.sides[sideBase].failed, t.Name+": ")))
 				return "", &g
 			case !t.b.ok[sideBase]:
-				g := failedGate(gateSpeedup, "build", "did not run", fmt.Sprintf("%s: base did not build, so head cannot be compared with it (log: %s)", t.Name, t.b.log[sideBase]))
+				g := failedGate(speedup.Name, "build", "did not run", fmt.Sprintf("%s: base did not build, so head cannot be compared with it (log: %s)", t.Name, t.b.log[sideBase]))
 				return "", &g
 			}
 			return "", nil
 		}, run: p.bench},
-		{gate: gateNCU, enabled: func() bool { return !p.cfg.NCU.Empty() && p.wants(gateNCU) }, check: func(t target) (string, *result.Gate) {
+		{gate: ncu.Name, enabled: func() bool { return !p.cfg.NCU.Empty() && p.wants(ncu.Name) }, check: func(t target) (string, *result.Gate) {
 			if p.targetNCU(t).Empty() {
 				return "no ncu rule names its kernels", nil
 			}
 			return "", nil
 		}, run: p.profile},
 	}
+}
+
+// resultGates judges the registry's StepResult gates, in its order, after the gates judged
+// so far (before), and returns before with them.
+func (p *pipeline) resultGates(ctx context.Context, before []result.Gate) ([]result.Gate, error) {
+	gates := slices.Clone(before)
+	for _, rg := range p.cfg.Registry().Step(registry.StepResult) {
+		if !p.wants(rg.Name) {
+			continue
+		}
+		in := registry.Input{Section: p.cfg.Section(rg.Name), Gates: slices.Clone(gates)}
+		for _, t := range p.targets {
+			in.Targets = append(in.Targets, t.Name)
+		}
+		g, err := rg.Judge(ctx, in)
+		if err != nil {
+			return nil, fmt.Errorf("the %s gate: %w", rg.Name, err)
+		}
+		g.Name = rg.Name
+		gates = append(gates, g)
+	}
+	return gates, nil
 }
 
 // targetGates runs every target's GPU steps, then merges each gate's per-target parts.
@@ -134,7 +151,7 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 		// what it found stands, whatever stops the target's other steps. A kernel that
 		// crashed it is not timed or profiled, but compute-sanitizer still runs on it (on
 		// the sanitizer's shapes): it is what says which line did it.
-		out.parts[gateCorrectness] = &targetPart{gate: t.b.cmd.checked}
+		out.parts[correctness.Name] = &targetPart{gate: t.b.cmd.checked}
 		if why := gpuErrorIn(*t.b.cmd.checked); why != "" {
 			afterGPUError = "a GPU error in the check run: " + why
 		}
@@ -173,7 +190,7 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 			skip(out.stopped, s.gate)
 			continue
 		}
-		if afterGPUError != "" && s.gate != gateSanitizer {
+		if afterGPUError != "" && s.gate != sanitizer.Name {
 			skip(afterGPUError, s.gate)
 			continue
 		}
@@ -216,7 +233,7 @@ func (p *pipeline) stopOnFailure(out *targetOutcome, g result.Gate, what string)
 // (commandFailure).
 func staticFailure(static []result.Gate, globs, harness []string) string {
 	for _, g := range static {
-		if g.Name != "ptxas" && g.Name != "sass" {
+		if g.Name != ptxas.Name && g.Name != sass.Name {
 			continue
 		}
 		for _, f := range g.Findings {

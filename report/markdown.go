@@ -224,7 +224,7 @@ func mdFindings(fs []result.Finding) mdBlock {
 		case f.Baseline != nil:
 			delta = "base " + formatNum(*f.Baseline)
 		}
-		msg := md(strings.TrimSpace(f.Message))
+		msg := md(strings.TrimSpace(f.MessageWhy(true)))
 		if loc := md(location(f)); loc != "" {
 			msg = loc + ": " + msg
 		}

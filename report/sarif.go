@@ -246,7 +246,7 @@ func sarifLevel(s result.Severity) string {
 // by what the finding is about.
 func sarifText(f result.Finding) string {
 	if strings.TrimSpace(f.Message) != "" {
-		return f.Message
+		return f.MessageWhy(true)
 	}
 	for _, s := range []string{f.Metric, f.Kernel} {
 		if strings.TrimSpace(s) != "" {

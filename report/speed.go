@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -18,7 +19,7 @@ import (
 // give. Data that is absent or does not parse as this shows neither.
 
 // speedGate names the gate whose data.comparisons[] is charted.
-const speedGate = "speedup"
+const speedGate = speedup.Name
 
 // maxChartPairs is the most kernel × shape pairs the chart shows (the worst).
 const maxChartPairs = 20

@@ -96,11 +96,26 @@ func renderText(r result.Result, o Options) string {
 		b.WriteString(p.paint(sgrReplay, "*** REPLAY of a recorded run ("+clean(r.Replay)+"): not a live run ***") + "\n")
 	}
 
-	for i, g := range r.Gates {
+	for _, i := range failingFirst(r.Gates) {
 		b.WriteString("\n")
-		writeGateText(&b, i, g, o.Width, p)
+		writeGateText(&b, i, r.Gates[i], o.Width, p)
 	}
 	return b.String()
+}
+
+// failingFirst is the order the text report shows gates in, as indexes: the failed ones
+// first, so that what to fix is at the top of a terminal, then the others, each group in
+// the result's order.
+func failingFirst(gates []result.Gate) []int {
+	var failed, rest []int
+	for i, g := range gates {
+		if g.Verdict == result.Fail {
+			failed = append(failed, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	return append(failed, rest...)
 }
 
 func writeGateText(b *strings.Builder, i int, g result.Gate, w int, p painter) {
@@ -152,7 +167,7 @@ func writeFindingsText(b *strings.Builder, fs []result.Finding, w int, p painter
 		case f.Baseline != nil:
 			cmpText = strings.TrimSpace(cmpText + " (baseline " + formatNum(*f.Baseline) + ")")
 		}
-		msg := clean(f.Message)
+		msg := clean(f.MessageWhy(true))
 		if loc := clean(location(f)); loc != "" {
 			msg = loc + ": " + msg
 		}

@@ -349,14 +349,10 @@ func Load(ctx context.Context, s baseline.Store, only *baseline.Key, n int) ([]H
 	return out, nil
 }
 
-// ParseKey reads a key as the command line gives it: "GPU/arch" ("NVIDIA H200/sm_90",
-// "NVIDIA H200/9.0").
+// ParseKey reads a key as the command line gives it (baseline.ParseKey: "GPU/arch",
+// "GPU (arch)" or its file's name), its error naming --key.
 func ParseKey(s string) (baseline.Key, error) {
-	i := strings.LastIndex(s, "/")
-	if i < 0 {
-		return baseline.Key{}, fmt.Errorf("--key %q: write it GPU/arch, e.g. \"NVIDIA H200/sm_90\"", s)
-	}
-	k, err := baseline.NewKey(s[:i], s[i+1:])
+	k, err := baseline.ParseKey(s)
 	if err != nil {
 		return baseline.Key{}, fmt.Errorf("--key %q: %w", s, err)
 	}

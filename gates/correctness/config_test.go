@@ -80,8 +80,8 @@ func TestConfigYAML(t *testing.T) {
 	if c.Kernels[0].Reason != "fp16 attention" || c.Kernels[2].MaxErr != nil {
 		t.Errorf("rules 0 and 2 = %+v, %+v", c.Kernels[0], c.Kernels[2])
 	}
-	if got := c.Kernels[1].describe(); got != "flash_fwd × long, mission" {
-		t.Errorf("describe = %q", got)
+	if cc, err := c.compiled(); err != nil || !strings.HasSuffix(cc.rules[1].From, " (flash_fwd × long, mission)") {
+		t.Errorf("rule 1 is described as %q (%v)", cc.rules[1].From, err)
 	}
 
 	// An absent or empty section is the defaults, and valid.

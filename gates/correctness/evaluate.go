@@ -15,8 +15,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// GateName is the gate's name in results.
-const GateName = "correctness"
+// Name is the gate's name in results.
+const Name = "correctness"
 
 // Metric names, as they appear in findings.
 const (
@@ -116,11 +116,11 @@ func (cc compiled) resolve(name kernelname.Name, shape string) (limits, []int) {
 	l := cc.top
 	var matched []int
 	for i, r := range cc.rules {
-		if !r.matches(name, shape) {
+		if !r.Matches(name, shape) {
 			continue
 		}
 		matched = append(matched, i)
-		l.apply(r.Tolerance, func(string) string { return r.from }, r.Reason)
+		l.apply(r.Tolerance, func(string) string { return r.From }, r.Reason)
 	}
 	return l, matched
 }
@@ -173,7 +173,7 @@ func (j *judge) value(metric string, v *benchfile.Float, what string) bool {
 // against cfg and returns the "correctness" gate. The error is for a config that does not
 // validate or a nil file; everything wrong with the results is a finding.
 func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error) {
-	g := result.Gate{Name: GateName, Findings: []result.Finding{}}
+	g := result.Gate{Name: Name, Findings: []result.Finding{}}
 	if f == nil {
 		return g, errors.New("correctness: no harness file to judge")
 	}
@@ -462,11 +462,11 @@ func requirements(g *result.Gate, f *benchfile.File, cc compiled, source string,
 		}
 		var matching []string
 		for _, k := range kernels {
-			if kernelname.Parse(k).Matches(r.glob) {
+			if kernelname.Parse(k).Matches(r.Glob) {
 				matching = append(matching, k)
 			}
 		}
-		rule := r.from
+		rule := r.From
 		if len(matching) == 0 {
 			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, File: cc.FileName(), Line: r.Line, Metric: MetricMissing,
 				Message: fmt.Sprintf("rule %s requires a kernel matching %s with shapes %s, but no such kernel is in %s (a kernel that disappears must not pass)",

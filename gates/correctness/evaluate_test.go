@@ -89,7 +89,7 @@ func messages(g result.Gate, sev result.Severity) []string {
 // checkInvariants holds for every gate Evaluate returns.
 func checkInvariants(t testing.TB, f *benchfile.File, g result.Gate) {
 	t.Helper()
-	if g.Name != GateName || g.Summary == "" || g.Findings == nil {
+	if g.Name != Name || g.Summary == "" || g.Findings == nil {
 		t.Errorf("gate %q summary %q findings %v", g.Name, g.Summary, g.Findings)
 	}
 	switch g.Verdict {

@@ -11,6 +11,9 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
+// Name is the gate's name in results.
+const Name = "guard"
+
 // Data is the guard gate's machine-readable output.
 type Data struct {
 	Findings []Finding `json:"findings"`
@@ -49,7 +52,7 @@ func Evaluate(findings []Finding, warnings []Warning, files int, cfg Config) (re
 // not read.
 func evaluate(scan treeOut, cfg Config) (result.Gate, error) {
 	findings, warnings, files := scan.findings, scan.warnings, scan.files
-	g := result.Gate{Name: "guard", Findings: []result.Finding{}}
+	g := result.Gate{Name: Name, Findings: []result.Finding{}}
 	fs := slices.Clone(findings)
 	slices.SortStableFunc(fs, func(a, b Finding) int {
 		return cmp.Or(cmp.Compare(boolRank(a.Allowed), boolRank(b.Allowed)), cmp.Compare(a.Path, b.Path),

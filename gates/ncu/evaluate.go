@@ -11,6 +11,9 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
+// Name is the gate's name in results.
+const Name = "ncu"
+
 // Metric names of findings that carry no ncu metric.
 const (
 	// MetricRun: the run or its output failed (ncu missing, exit status, ==ERROR==, hang,
@@ -113,7 +116,7 @@ func (k kernel) ids() []int {
 //
 // The error is non-nil only for a nil report or an invalid config.
 func Evaluate(rep *Report, cfg Config) (result.Gate, error) {
-	g := result.Gate{Name: "ncu", Findings: []result.Finding{}}
+	g := result.Gate{Name: Name, Findings: []result.Finding{}}
 	if rep == nil {
 		return g, errors.New("ncu gate: no ncu report to evaluate")
 	}

@@ -224,7 +224,7 @@ func parseFile(path, name string) (*Report, error) {
 // cannot work, the artifact directory cannot be written or ctx is done.
 func RunGate(ctx context.Context, cfg Config, o Options) (result.Gate, error) {
 	if _, err := cfg.compiled(); err != nil {
-		return result.Gate{Name: "ncu", Findings: []result.Finding{}}, fmt.Errorf("ncu gate: invalid config: %w", err)
+		return result.Gate{Name: Name, Findings: []result.Finding{}}, fmt.Errorf("ncu gate: invalid config: %w", err)
 	}
 	if cfg.Empty() {
 		return SkipGate(cfg), nil
@@ -234,14 +234,14 @@ func RunGate(ctx context.Context, cfg Config, o Options) (result.Gate, error) {
 		return MissingGate(err), nil
 	}
 	if err != nil {
-		return result.Gate{Name: "ncu", Findings: []result.Finding{}}, err
+		return result.Gate{Name: Name, Findings: []result.Finding{}}, err
 	}
 	return Evaluate(rep, cfg)
 }
 
 // MissingGate is the gate when ncu cannot run: a failure, never a pass.
 func MissingGate(err error) result.Gate {
-	g := result.Gate{Name: "ncu", Findings: []result.Finding{{
+	g := result.Gate{Name: Name, Findings: []result.Finding{{
 		Severity: result.Error, Metric: MetricRun,
 		Message: fmt.Sprintf("%v: install Nsight Compute (it comes with the CUDA toolkit) or pass --ncu PATH; the gate cannot pass without profiling", err),
 	}}, Summary: "ncu did not run"}
@@ -252,7 +252,7 @@ func MissingGate(err error) result.Gate {
 
 // SkipGate is the gate of a config without ncu rules: nothing is profiled or judged.
 func SkipGate(cfg Config) result.Gate {
-	g := result.Gate{Name: "ncu", Findings: []result.Finding{{
+	g := result.Gate{Name: Name, Findings: []result.Finding{{
 		Severity: result.Notice, File: cfg.FileName(),
 		Message: fmt.Sprintf("no ncu rules are configured (ncu.kernels in %s): ncu was not run", cfg.FileName()),
 	}}, Summary: "no ncu rules configured"}

@@ -13,6 +13,9 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
+// Name is the gate's name in results.
+const Name = "ptxas"
+
 // Metric names, as they appear in findings.
 const (
 	MetricRegisters        = "registers"
@@ -67,7 +70,7 @@ func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
 	// A rule with an empty glob matches no kernel; Evaluate has never refused a config built
 	// in Go for one, and config.Parse refuses it in a file.
 	cc, _ := configpos.Resolved(cfg, Config.compile)
-	g := result.Gate{Name: "ptxas", Findings: []result.Finding{}}
+	g := result.Gate{Name: Name, Findings: []result.Finding{}}
 	for _, d := range log.Diagnostics {
 		if d.Severity == "notice" && d.Kind != "unknown-item" {
 			continue // repeats a record's properties

@@ -57,6 +57,13 @@ type Suppression struct {
 // The error names every setting that cannot work, with its line.
 func (c *Config) Resolve(file string) error { return configpos.Resolve(c, file, Config.compile) }
 
+// With returns a copy of the section changed by change (a setting from a flag) and resolved
+// again; the error names a setting that cannot work. A loaded section is read-only: a field
+// assigned by hand would not be seen.
+func (c Config) With(change func(*Config)) (Config, error) {
+	return configpos.Change(c, change, Config.compile)
+}
+
 // compiled returns the section resolved: as Resolve kept it, or resolved now.
 func (c Config) compiled() (compiled, error) { return configpos.Resolved(c, Config.compile) }
 

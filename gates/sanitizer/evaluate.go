@@ -10,6 +10,9 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
+// Name is the gate's name in results.
+const Name = "sanitizer"
+
 // Metric names are "<tool>/<kind>" for records and "<tool>/<what>" for these.
 const (
 	// MetricRun: a Problem that makes a run prove less than it seems.
@@ -50,7 +53,7 @@ type SuppressionData struct {
 // tool's run ("*" for every tool); a tool missing from it is unknown, because the
 // sanitizer's output cannot show launches. It fails only on an invalid config.
 func Evaluate(runs []Run, launches map[string]int, cfg Config) (result.Gate, error) {
-	g := result.Gate{Name: "sanitizer", Findings: []result.Finding{}}
+	g := result.Gate{Name: Name, Findings: []result.Finding{}}
 	cc, err := cfg.compiled()
 	if err != nil {
 		return g, fmt.Errorf("sanitizer gate: invalid config: %w", err)

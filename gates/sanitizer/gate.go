@@ -81,7 +81,7 @@ func RunGate(ctx context.Context, cmd []string, o RunOptions, artifacts string, 
 
 // missingGate is the gate when compute-sanitizer cannot run: a failure, never a pass.
 func missingGate(err error) (result.Gate, error) {
-	g := result.Gate{Name: "sanitizer", Findings: []result.Finding{{
+	g := result.Gate{Name: Name, Findings: []result.Finding{{
 		Severity: result.Error, Metric: "run",
 		Message: fmt.Sprintf("%v: install the CUDA toolkit's compute-sanitizer or pass --sanitizer PATH; the gate cannot pass without running it", err),
 	}}}

@@ -11,6 +11,9 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
+// Name is the gate's name in results.
+const Name = "sass"
+
 // Metric names, as they appear in findings.
 const (
 	// MetricRequire: a required pattern matched no instruction; Value is 0.
@@ -65,7 +68,7 @@ const maxListed = 4
 // Evaluate applies cfg to the dump and returns the "sass" gate. It fails only on an
 // invalid config or a nil dump; rule violations are findings.
 func Evaluate(d *Dump, cfg Config) (result.Gate, error) {
-	g := result.Gate{Name: "sass", Findings: []result.Finding{}}
+	g := result.Gate{Name: Name, Findings: []result.Finding{}}
 	if d == nil {
 		return g, errors.New("sass gate: no SASS dump to evaluate")
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// GateName is the gate's name in results.
-const GateName = "speedup"
+// Name is the gate's name in results.
+const Name = "speedup"
 
 // Metric names, as they appear in findings.
 const (
@@ -232,7 +232,7 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 
 // CompareWith is Compare with what the runner says about how its timings ended.
 func CompareWith(base, head *benchfile.File, cfg Config, o CompareOptions) (result.Gate, error) {
-	g := result.Gate{Name: GateName, Findings: []result.Finding{}}
+	g := result.Gate{Name: Name, Findings: []result.Finding{}}
 	if base == nil || head == nil {
 		return g, errors.New("speedup: need a base and a head harness file")
 	}
@@ -351,7 +351,7 @@ func CompareWith(base, head *benchfile.File, cfg Config, o CompareOptions) (resu
 		short := kernelname.Parse(r.Kernel).Short
 		if rule, ok := requiredBy(cc, r.Kernel, r.Shape); ok {
 			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cc.FileName(), Line: rule.Line, Metric: MetricMissing,
-				Message: fmt.Sprintf("%s × %s: in base but not in head, and required by rule %s: a shape that disappears must not pass", short, r.Shape, rule.from)})
+				Message: fmt.Sprintf("%s × %s: in base but not in head, and required by rule %s: a shape that disappears must not pass", short, r.Shape, rule.From)})
 			rows = append(rows, row{true, math.Inf(1), result.Row{Status: result.Fail, Cells: []string{short, r.Shape, "failed", "in base, not in head", "-"}}})
 			failed++
 			continue
@@ -662,7 +662,7 @@ func (j *judge) judgeGoal(s Speedup, from setting) {
 func requiredBy(cc compiled, kernel, shape string) (compiledRule, bool) {
 	name := kernelname.Parse(kernel)
 	for _, r := range cc.rules {
-		if len(r.Shapes) > 0 && r.matches(name, shape) {
+		if len(r.Shapes) > 0 && r.Matches(name, shape) {
 			return r, true
 		}
 	}
@@ -677,11 +677,11 @@ func requireShapes(g *result.Gate, cc compiled, r compiledRule, head, base *benc
 	}
 	var kernels []string
 	for _, x := range head.Results {
-		if kernelname.Parse(x.Kernel).Matches(r.glob) && !slices.Contains(kernels, x.Kernel) {
+		if kernelname.Parse(x.Kernel).Matches(r.Glob) && !slices.Contains(kernels, x.Kernel) {
 			kernels = append(kernels, x.Kernel)
 		}
 	}
-	rule := r.from
+	rule := r.From
 	if len(kernels) == 0 {
 		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, File: cc.FileName(), Line: r.Line, Metric: MetricMissing,
 			Message: fmt.Sprintf("rule %s requires a kernel matching %s with shapes %s, but head has none (a kernel that disappears must not pass)", rule, r.Match, strings.Join(r.Shapes, ", "))})

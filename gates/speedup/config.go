@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
@@ -82,6 +80,13 @@ type Rule struct {
 // error names every setting that cannot work, with its config line.
 func (c *Config) Resolve(file string) error { return configpos.Resolve(c, file, Config.compile) }
 
+// With returns a copy of the section changed by change (a setting from a flag) and resolved
+// again; the error names a setting that cannot work. A loaded section is read-only: a field
+// assigned by hand would not be seen.
+func (c Config) With(change func(*Config)) (Config, error) {
+	return configpos.Change(c, change, Config.compile)
+}
+
 // compiled returns the section resolved: as Resolve kept it, or resolved now.
 func (c Config) compiled() (compiled, error) { return configpos.Resolved(c, Config.compile) }
 
@@ -91,14 +96,6 @@ func (c Config) compiled() (compiled, error) { return configpos.Resolved(c, Conf
 func (c Config) Only(keep func(Rule) bool) Config {
 	return configpos.OnlyRules(c, func(c *Config) *configpos.List[Rule] { return &c.Kernels },
 		func(cc *compiled) *[]compiledRule { return &cc.rules }, keep)
-}
-
-// describe names a rule in messages: "flash_fwd*" or "flash_fwd* × long, mission".
-func (r Rule) describe() string {
-	if len(r.Shapes) == 0 {
-		return r.Match
-	}
-	return r.Match + " × " + strings.Join(r.Shapes, ", ")
 }
 
 // compiled is the section resolved: the limits every kernel × shape starts from and the
@@ -112,13 +109,7 @@ type compiled struct {
 
 type compiledRule struct {
 	Rule
-	glob kernelname.Glob
-	from string // "kernel-gate.yml:12 (flash_fwd* × long)"
-}
-
-// matches reports whether the rule applies to a kernel × shape.
-func (r compiledRule) matches(name kernelname.Name, shape string) bool {
-	return name.Matches(r.glob) && (len(r.Shapes) == 0 || slices.Contains(r.Shapes, shape))
+	configpos.KernelMatch
 }
 
 // compile checks every setting and resolves the section; the error joins every problem found,
@@ -154,17 +145,9 @@ func (c Config) compile() (compiled, error) {
 		errs = append(errs, fmt.Errorf("%s: must be a finite number of seconds > 0, got %s", top("gpu_seconds_budget"), numtext.Short(*c.GPUSecondsBudget)))
 	}
 	for i, r := range c.Kernels {
-		prefix := fmt.Sprintf("%s: speedup.kernels[%d] (match %q)", c.Where(r.Line), i, r.Match)
-		cr := compiledRule{Rule: r, glob: kernelname.Glob(r.Match), from: fmt.Sprintf("%s (%s)", c.Where(r.Line), r.describe())}
-		cc.rules = append(cc.rules, cr)
-		if !cr.glob.Valid() {
-			errs = append(errs, fmt.Errorf("%s: match must be a non-empty kernel glob", prefix))
-		}
-		for j, s := range r.Shapes {
-			if strings.TrimSpace(s) == "" {
-				errs = append(errs, fmt.Errorf("%s: shapes[%d] is empty", prefix, j))
-			}
-		}
+		m, prefix, bad := c.KernelRule("speedup", i, r.Line, r.Match, r.Shapes)
+		errs = append(errs, bad...)
+		cc.rules = append(cc.rules, compiledRule{Rule: r, KernelMatch: m})
 		if r.MaxSlowdown == nil && r.MinSpeedupVsReference == nil && len(r.Shapes) == 0 {
 			errs = append(errs, fmt.Errorf("%s: the rule sets no max_slowdown, min_speedup_vs_reference or shapes, so it does nothing", prefix))
 		}
@@ -241,15 +224,15 @@ func (c Config) Limits(kernel, shape string) Limits {
 func (cc compiled) resolve(name kernelname.Name, shape string) resolved {
 	r := resolved{Limits: cc.top, margin: cc.margin}
 	for i, rule := range cc.rules {
-		if !rule.matches(name, shape) {
+		if !rule.Matches(name, shape) {
 			continue
 		}
 		r.matched = append(r.matched, i)
 		if rule.MaxSlowdown != nil {
-			r.MaxSlowdown, r.margin = *rule.MaxSlowdown, setting{from: rule.from, reason: rule.Reason}
+			r.MaxSlowdown, r.margin = *rule.MaxSlowdown, setting{from: rule.From, reason: rule.Reason}
 		}
 		if rule.MinSpeedupVsReference != nil {
-			r.MinSpeedupVsReference, r.goal = *rule.MinSpeedupVsReference, setting{from: rule.from, reason: rule.Reason}
+			r.MinSpeedupVsReference, r.goal = *rule.MinSpeedupVsReference, setting{from: rule.From, reason: rule.Reason}
 		}
 	}
 	return r

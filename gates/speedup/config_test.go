@@ -61,8 +61,8 @@ func TestConfigYAML(t *testing.T) {
 	if len(c.Kernels) != 2 || c.Kernels[0].Line != 9 || c.Kernels[1].Line != 12 {
 		t.Fatalf("rules %+v", c.Kernels)
 	}
-	if got := c.Kernels[1].describe(); got != "flash_fwd × mission" {
-		t.Errorf("describe = %q", got)
+	if cc, err := c.compiled(); err != nil || !strings.HasSuffix(cc.rules[1].From, " (flash_fwd × mission)") {
+		t.Errorf("rule 1 is described as %q (%v)", cc.rules[1].From, err)
 	}
 
 	cc, err := c.compiled()

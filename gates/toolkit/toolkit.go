@@ -26,8 +26,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// GateName is the name of the gate Check returns.
-const GateName = "toolkit"
+// Name is the gate's name in results.
+const Name = "toolkit"
 
 // ErrNoVersion reports text that holds no CUDA toolkit version.
 var ErrNoVersion = errors.New("no CUDA toolkit version found")
@@ -302,7 +302,7 @@ type versionData struct {
 //
 // Check also returns an error for a Version whose Semver is nil (a caller's bug).
 func Check(constraint string, versions []Version, lookupErr error) (result.Gate, error) {
-	g := result.Gate{Name: GateName, Findings: []result.Finding{}}
+	g := result.Gate{Name: Name, Findings: []result.Finding{}}
 	d := data{Constraint: constraint, Versions: []versionData{}}
 	if lookupErr != nil {
 		d.Error = lookupErr.Error()

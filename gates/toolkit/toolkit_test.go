@@ -92,6 +92,9 @@ func TestScannerRealFiles(t *testing.T) {
 		"cuda13-h200/nvdisasm_softmax_sm90a.txt": {
 			{"13.0.88", raw88, "cuda13-h200/nvdisasm_softmax_sm90a.txt:837"},
 		},
+		"cuda13-h200/nvdisasm_softmax_sm80.txt":   {{"13.0.88", raw88, "cuda13-h200/nvdisasm_softmax_sm80.txt:834"}},
+		"cuda13-h200/nvdisasm_softmax_sm89.txt":   {{"13.0.88", raw88, "cuda13-h200/nvdisasm_softmax_sm89.txt:835"}},
+		"cuda13-h200/nvdisasm_devfirst_sm90a.txt": {{"13.0.88", raw88, "cuda13-h200/nvdisasm_devfirst_sm90a.txt:52"}},
 	}
 	files := 0
 	err := filepath.WalkDir(repoTestdata, func(path string, d fs.DirEntry, err error) error {

@@ -1,11 +1,8 @@
 package configpos
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
-	"reflect"
-	"slices"
 	"strconv"
 
 	"gopkg.in/yaml.v3"
@@ -23,22 +20,24 @@ import (
 // It says where the section sits (Origin) and keeps R, what the section resolved to (compiled
 // patterns, parsed durations), beside the settings it was resolved from.
 //
+// A section is resolved once, when config.Parse loads it, and is read-only from then on: the
+// gate uses the kept R, with no second check of the settings and no comparison with them. A
+// copy that must differ (a setting from a flag, fewer rules) is made with Change or
+// OnlyRules, which give the copy its own R; a field assigned by hand after Resolve would not
+// be seen. A section built in Go, never resolved, resolves each time it is used.
+//
 // Section has no UnmarshalYAML of its own: an embedded one would be promoted to the gate's
 // Config and decode the Section in place of the whole section.
 type Section[R any] struct {
 	Origin `yaml:",inline"`
 
-	kept *kept[R]
+	// kept is what Resolve resolved the settings to; nil until then. Every copy of the
+	// section shares it, which is safe because nothing changes it after Resolve.
+	kept *R
 }
 
-// kept is a section's resolved form and the stamp of the settings it was resolved from.
-type kept[R any] struct {
-	r     R
-	stamp []byte
-}
-
-// section lets Resolve, Resolved and Derive reach the Section that a Config embeds: only a
-// type that embeds Section has this method.
+// section lets Resolve, Resolved, Change and Derive reach the Section that a Config embeds:
+// only a type that embeds Section has this method.
 func (s *Section[R]) section() *Section[R] { return s }
 
 // sectionOf is a pointer to a gate's Config (C), which embeds Section[R].
@@ -57,33 +56,39 @@ func Resolve[C, R any, P sectionOf[C, R]](c P, file string, resolve func(C) (R, 
 	if err != nil {
 		return err
 	}
-	s.kept = &kept[R]{r: r, stamp: stamp(*c)}
+	s.kept = &r
 	return nil
 }
 
-// Resolved returns what c resolves to: the form Resolve kept, while c's settings are still
-// those it was resolved from, else resolve(c). A section built in Go was never resolved, and
-// a copy may have been changed since (a setting overridden by a flag, fewer rules): comparing
-// the settings, rather than trusting whoever changed them to resolve again, is what keeps a
-// kept form from going stale.
+// Resolved returns what c resolves to: the form Resolve kept, else (a section built in Go)
+// resolve(c).
 func Resolved[C, R any, P sectionOf[C, R]](c C, resolve func(C) (R, error)) (R, error) {
-	if k := P(&c).section().kept; k != nil && bytes.Equal(k.stamp, stamp(c)) {
-		return k.r, nil
+	if k := P(&c).section().kept; k != nil {
+		return *k, nil
 	}
 	return resolve(c)
 }
 
-// Derive returns c changed by change. When c holds a current resolved form, the copy holds
-// derive's change of it, so that a copy with a subset of the rules stays resolved without
-// compiling them again; otherwise the copy resolves when used.
+// Change returns a copy of c changed by change and resolved again from the same file, so
+// that the copy's settings and its kept form agree; the error is resolve's (a bad setting
+// from a flag, say), naming the file. c is left as it was.
+func Change[C, R any, P sectionOf[C, R]](c C, change func(*C), resolve func(C) (R, error)) (C, error) {
+	change(&c)
+	err := Resolve(P(&c), P(&c).section().File, resolve)
+	return c, err
+}
+
+// Derive returns c changed by change. When c was resolved, the copy holds derive's change of
+// its kept form, so that a copy with a subset of the rules stays resolved without compiling
+// them again; otherwise the copy resolves when used.
 func Derive[C, R any, P sectionOf[C, R]](c C, change func(*C), derive func(R) R) C {
 	k := P(&c).section().kept
-	current := k != nil && bytes.Equal(k.stamp, stamp(c))
 	change(&c)
 	s := P(&c).section()
 	s.kept = nil
-	if current {
-		s.kept = &kept[R]{r: derive(k.r), stamp: stamp(c)}
+	if k != nil {
+		r := derive(*k)
+		s.kept = &r
 	}
 	return c
 }
@@ -234,67 +239,4 @@ func (l *List[T]) UnmarshalYAML(n *yaml.Node) error {
 		return &yaml.TypeError{Errors: typeErrs}
 	}
 	return nil
-}
-
-// stamp writes down everything a section resolves from: its exported fields, followed
-// through pointers, slices and maps, and the lines of its keys. Two sections with the same
-// stamp resolve to the same thing.
-func stamp(v any) []byte { return appendStamp(nil, reflect.ValueOf(v)) }
-
-func appendStamp(b []byte, v reflect.Value) []byte {
-	t := v.Type()
-	if t == reflect.TypeFor[Lines]() {
-		return appendStamp(b, v.Field(0)) // unexported, but the lines are in every message
-	}
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return append(b, "nil,"...)
-		}
-		return appendStamp(append(b, '&'), v.Elem())
-	case reflect.Struct:
-		b = append(b, '{')
-		for i := range v.NumField() {
-			if t.Field(i).IsExported() {
-				b = appendStamp(b, v.Field(i))
-			}
-		}
-		return append(b, '}')
-	case reflect.Slice, reflect.Array:
-		if v.Kind() == reflect.Slice && v.IsNil() {
-			return append(b, "nil,"...)
-		}
-		b = append(strconv.AppendInt(append(b, '['), int64(v.Len()), 10), ':')
-		for i := range v.Len() {
-			b = appendStamp(b, v.Index(i))
-		}
-		return append(b, ']')
-	case reflect.Map:
-		if v.IsNil() {
-			return append(b, "nil,"...)
-		}
-		entries := make([][]byte, 0, v.Len())
-		for it := v.MapRange(); it.Next(); {
-			entries = append(entries, appendStamp(appendStamp(nil, it.Key()), it.Value()))
-		}
-		slices.SortFunc(entries, bytes.Compare)
-		b = append(strconv.AppendInt(append(b, '('), int64(len(entries)), 10), ':')
-		for _, e := range entries {
-			b = append(b, e...)
-		}
-		return append(b, ')')
-	case reflect.String:
-		return append(strconv.AppendQuote(b, v.String()), ',')
-	case reflect.Bool:
-		return append(strconv.AppendBool(b, v.Bool()), ',')
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return append(strconv.AppendInt(b, v.Int(), 10), ',')
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return append(strconv.AppendUint(b, v.Uint(), 10), ',')
-	case reflect.Float32, reflect.Float64:
-		return append(strconv.AppendFloat(b, v.Float(), 'g', -1, 64), ',')
-	}
-	// A func or a channel is no setting: a section that holds one cannot tell whether it
-	// changed, and would keep a stale form.
-	panic("configpos: a section's setting of type " + t.String() + " cannot be compared")
 }

@@ -109,7 +109,9 @@ func TestListKeepsTypeErrors(t *testing.T) {
 	}
 }
 
-func TestResolveKeepsUntilChanged(t *testing.T) {
+// A resolved section is used as it was resolved, however often; a copy made with Change
+// sees its change, resolved again from the same file, and the original stays kept.
+func TestResolveKeepsAndChangeResolves(t *testing.T) {
 	calls := 0
 	c := decodeTest(t, "s:\n  limit: 3\n  kernels:\n    - match: a\n    - match: b\n")
 	c.calls = &calls
@@ -119,36 +121,39 @@ func TestResolveKeepsUntilChanged(t *testing.T) {
 	if c.File != "k.yml" || calls != 1 {
 		t.Fatalf("file %q, %d compiles", c.File, calls)
 	}
-	cc, err := Resolved(c, testConfig.compile)
-	if err != nil || calls != 1 || cc.limitAt != "k.yml:2" || !slices.Equal(cc.matches, []string{"a@k.yml:4", "b@k.yml:5"}) {
-		t.Fatalf("kept %+v %v, %d compiles", cc, err, calls)
+	for range 3 {
+		cc, err := Resolved(c, testConfig.compile)
+		if err != nil || calls != 1 || cc.limitAt != "k.yml:2" || !slices.Equal(cc.matches, []string{"a@k.yml:4", "b@k.yml:5"}) {
+			t.Fatalf("kept %+v %v, %d compiles", cc, err, calls)
+		}
 	}
-	// Every change to a copy's settings is seen, in place or not; the original stays kept.
-	for name, change := range map[string]func(*testConfig){
-		"file":             func(c *testConfig) { c.File = "other.yml" },
-		"pointer replaced": func(c *testConfig) { n := 4; c.Limit = &n },
-		"fewer rules":      func(c *testConfig) { c.Kernels = slices.Clone(c.Kernels[:1]) },
-		"rule in place":    func(c *testConfig) { c.Kernels = slices.Clone(c.Kernels); c.Kernels[1].Match = "c" },
-		"rule line":        func(c *testConfig) { c.Kernels = slices.Clone(c.Kernels); c.Kernels[0].Line = 9 },
-		"map entry":        func(c *testConfig) { c.Arch = map[string]int{"sm_90": 1} },
-		"nil to empty":     func(c *testConfig) { c.Env = map[string][]string{} },
+	for name, tt := range map[string]struct {
+		change func(*testConfig)
+		want   []string
+	}{
+		"pointer replaced": {func(c *testConfig) { n := 4; c.Limit = &n }, []string{"a@k.yml:4", "b@k.yml:5"}},
+		"fewer rules":      {func(c *testConfig) { c.Kernels = slices.Clone(c.Kernels[:1]) }, []string{"a@k.yml:4"}},
+		"rule in place":    {func(c *testConfig) { c.Kernels = slices.Clone(c.Kernels); c.Kernels[1].Match = "c" }, []string{"a@k.yml:4", "c@k.yml:5"}},
+		"rule line":        {func(c *testConfig) { c.Kernels = slices.Clone(c.Kernels); c.Kernels[0].Line = 9 }, []string{"a@k.yml:9", "b@k.yml:5"}},
+		"map entry":        {func(c *testConfig) { c.Arch = map[string]int{"sm_90": 1} }, []string{"a@k.yml:4", "b@k.yml:5"}},
 	} {
-		d := c
-		change(&d)
 		calls = 0
-		if _, err := Resolved(d, testConfig.compile); err != nil || calls != 1 {
-			t.Errorf("%s: %d compiles (%v), want the change seen", name, calls, err)
+		d, err := Change(c, tt.change, testConfig.compile)
+		if err != nil || calls != 1 || d.File != "k.yml" {
+			t.Errorf("%s: %d compiles (%v), file %q", name, calls, err, d.File)
+			continue
+		}
+		if cc, err := Resolved(d, testConfig.compile); err != nil || calls != 1 || !slices.Equal(cc.matches, tt.want) {
+			t.Errorf("%s: %+v (%v), %d compiles, want %q", name, cc, err, calls, tt.want)
 		}
 	}
 	calls = 0
-	d := c
-	n := *c.Limit
-	d.Limit = &n // another pointer to the same value: the same settings
-	if _, err := Resolved(d, testConfig.compile); err != nil || calls != 0 {
-		t.Errorf("equal settings compiled again (%d)", calls)
+	if cc, err := Resolved(c, testConfig.compile); err != nil || calls != 0 || len(cc.matches) != 2 || *c.Limit != 3 {
+		t.Errorf("the original: %+v %v, %d compiles", cc, err, calls)
 	}
-	if _, err := Resolved(c, testConfig.compile); err != nil || calls != 0 {
-		t.Errorf("the original compiled again (%d)", calls)
+	// A change that breaks the section is an error naming the file's line.
+	if _, err := Change(c, func(c *testConfig) { c.Kernels = slices.Clone(c.Kernels); c.Kernels[1].Match = "" }, testConfig.compile); err == nil || err.Error() != "k.yml:5: empty match" {
+		t.Errorf("a bad change: %v", err)
 	}
 }
 
@@ -192,13 +197,13 @@ func TestDerive(t *testing.T) {
 	if len(c.Kernels) != 3 {
 		t.Errorf("the original changed: %+v", c.Kernels)
 	}
-	// A copy that was not current derives nothing: it resolves when used.
-	stale := c
-	stale.File = "x.yml"
-	e := only(stale)
+	// A section never resolved derives nothing: it resolves when used.
+	built := decodeTest(t, "s:\n  kernels:\n    - match: a\n    - match: b\n    - match: c\n")
+	built.File, built.calls = "x.yml", &calls
+	e := only(built)
 	calls = 0
 	if cc, _ := Resolved(e, testConfig.compile); calls != 1 || !slices.Equal(cc.matches, []string{"a@x.yml:3", "c@x.yml:5"}) {
-		t.Errorf("stale copy: %+v, %d compiles", cc, calls)
+		t.Errorf("never resolved: %+v, %d compiles", cc, calls)
 	}
 }
 

@@ -82,7 +82,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 		res.Why = fmt.Sprintf("timed out after %s: killed with its process group", s.Timeout)
 		res.TimedOut = true
 	case cmd.ProcessState == nil:
-		res.Why = fmt.Sprintf("could not be started: %v", err)
+		res.Why = notStarted(s.Argv[0], err)
 	case !cmd.ProcessState.Success():
 		if code := cmd.ProcessState.ExitCode(); code >= 0 {
 			res.Why = fmt.Sprintf("exited with status %d", code)

@@ -1,5 +1,7 @@
 package result
 
+import "strings"
+
 // Explanation says why a kernel got slower or heavier between base and head, from numbers
 // kernel-gate measured: both sides' ptxas records, their SASS, the GPU's occupancy limits
 // and, where it ran, Nsight Compute (package explain builds it). It rides on the finding it
@@ -52,4 +54,34 @@ type Occupancy struct {
 	WarpsPerSM  int     `json:"warps_per_sm"`
 	Occupancy   float64 `json:"occupancy"`
 	Limiter     string  `json:"limiter"`
+}
+
+// Why is what the finding's explanation says, for a reader of its message: the whole
+// sentence (a report, a summary) or only its first clause (an annotation beside a source
+// line, where space is short), after "why: ". Empty when the finding has none.
+func (f Finding) Why(whole bool) string {
+	e := f.Explain
+	if e == nil {
+		return ""
+	}
+	if !whole && len(e.Clauses) > 0 {
+		return "why: " + strings.TrimSpace(e.Clauses[0].Text)
+	}
+	if s := strings.TrimSpace(e.Sentence); s != "" {
+		return "why: " + s
+	}
+	return ""
+}
+
+// MessageWhy is the finding's message with its explanation after it (Why), in
+// parentheses where whole, on a line of its own where not.
+func (f Finding) MessageWhy(whole bool) string {
+	w := f.Why(whole)
+	switch {
+	case w == "":
+		return f.Message
+	case whole:
+		return strings.TrimSpace(f.Message) + " (" + w + ")"
+	}
+	return strings.TrimSpace(f.Message) + "\n" + w
 }

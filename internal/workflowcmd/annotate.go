@@ -172,7 +172,7 @@ func writeAnnotation(b *strings.Builder, level int, f *GateFinding, root, titleP
 	}
 	prop("title", oneLine(titlePrefix)+title(f))
 	b.WriteString("::")
-	msg := f.Message
+	msg := f.MessageWhy(false)
 	if strings.TrimSpace(msg) == "" {
 		msg = f.Metric
 		if msg == "" {

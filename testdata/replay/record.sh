@@ -24,6 +24,9 @@
 #   divergent-barrier  KG_DEFECT_DIVERGENT_BARRIER: __syncthreads in a divergent branch
 #   wrong-result       KG_DEFECT_WRONG: the softmax scale forgotten
 #   slow5              KG_DEFECT_SLOW5: KG_SLOW_CYCLES of waiting per tile (a few % slower)
+#   occupancy          gemm_wmma's __launch_bounds__(128) becomes __maxnreg__(128): the same
+#                      code with more registers (72 → 96 on sm_90a), past an occupancy step
+#                      (7 → 5 blocks per SM): a pure occupancy regression (issue 24)
 # The forms of issue 14, each with its own config (kernels/FORM/kernel-gate.yml); -clean cases
 # change a comment and run with --all:
 #   torch-clean        flash_fwd as a PyTorch extension built by load() in the harness
@@ -75,6 +78,7 @@ change() {
     divergent-barrier) printf 'kernels/flash_fwd.cu\t%s\n' "#define KG_DEFECT_DIVERGENT_BARRIER" ;;
     wrong-result | setup-wrong-result) printf 'kernels/flash_fwd.cu\t%s\n' "#define KG_DEFECT_WRONG" ;;
     slow5) printf 'kernels/flash_fwd.cu\t%s\n' "#define KG_DEFECT_SLOW5" ;;
+    occupancy) printf 'kernels/gemm_wmma.cu\t%s\n' 'sed:s/__launch_bounds__(128)/__maxnreg__(128)/' ;;
     cmake-clean) printf 'kernels/softmax.cu\t%s\n' "// clean: a comment-only change" ;;
     cmake-uninit) printf 'kernels/softmax.cu\t%s\n' "#define KG_DEFECT_SOFTMAX_UNINIT" ;;
     cmake-ptx-only) printf 'kernels/cmake/CMakeLists.txt\t%s\n' 'sed:s/set(CMAKE_CUDA_ARCHITECTURES native)/set(CMAKE_CUDA_ARCHITECTURES 80-virtual)/' ;;

@@ -1171,7 +1171,7 @@ func (r *runner) gate(fail *Failure) (result.Gate, error) {
 // fail.
 func Judge(base, head *benchfile.File, cfg speedup.Config, rd RunnerData, findings []result.Finding) (result.Gate, error) {
 	if rd.Failure != nil {
-		g := result.Gate{Name: speedup.GateName, Findings: append([]result.Finding{}, findings...)}
+		g := result.Gate{Name: speedup.Name, Findings: append([]result.Finding{}, findings...)}
 		sd := speedup.Data{Confidence: cfg.Limits("", "").Confidence, Comparisons: []speedup.Record{}}
 		if base != nil {
 			sd.BaseDevice = base.Device
@@ -1188,7 +1188,7 @@ func Judge(base, head *benchfile.File, cfg speedup.Config, rd RunnerData, findin
 	}
 	if rd.Rounds == 0 && (rd.Stopped == StopWallBudget || rd.Stopped == StopRunWall) {
 		// The budget ran out before a round was kept: nothing to judge, never a pass.
-		g := result.Gate{Name: speedup.GateName, Findings: append([]result.Finding{}, findings...)}
+		g := result.Gate{Name: speedup.Name, Findings: append([]result.Finding{}, findings...)}
 		sd := speedup.Data{Confidence: cfg.Limits("", "").Confidence, Comparisons: []speedup.Record{}}
 		if base != nil {
 			sd.BaseDevice = base.Device

@@ -167,7 +167,8 @@
 //     (bash FILE, nohup FILE, a unit's ExecStart), and at once when the file is one the
 //     system runs by itself: cron's script directories (/etc/cron.hourly, ...) and crontabs
 //     (/etc/cron.d, /var/spool/cron; their commands), systemd's unit directories (a unit's
-//     Exec*= lines), init scripts. Text written anywhere else and never run is data;
+//     Exec*= lines), init scripts; `crontab FILE|-` and `at -f FILE` run what they are
+//     given. Text written anywhere else and never run is data;
 //   - decoded text: base64, base32 and hex literals decoded by base64 -d, xxd -r -p,
 //     printf and echo -e escapes or Python's b64decode are read as what they decode to; a
 //     blob that cannot be decoded, fed to a shell, is a warning;

@@ -1166,17 +1166,7 @@ func (a *Analyzer) output(s *syntax.Stmt, fr *Frame, stdin *input) *input {
 		argv := alts[0]
 		switch rules.ProgName(argv[0].val()) {
 		case "echo":
-			args := argv[1:]
-			escapes := false
-			for len(args) > 0 && isEchoFlag(args[0].val()) {
-				escapes = escapes || strings.Contains(args[0].val(), "e")
-				args = args[1:]
-			}
-			text := joinFields(args)
-			if escapes {
-				text = decodeEscapes(text)
-			}
-			return &input{s: text, what: "| echo"}
+			return &input{s: echoText(argv[1:]), what: "| echo"}
 		case "printf":
 			if len(argv) < 2 {
 				return nil
@@ -1194,6 +1184,20 @@ func (a *Analyzer) output(s *syntax.Stmt, fr *Frame, stdin *input) *input {
 		}
 	}
 	return nil
+}
+
+// echoText is what echo prints of its arguments (its -n, -e and -E flags read).
+func echoText(args []Field) *source.Text {
+	escapes := false
+	for len(args) > 0 && isEchoFlag(args[0].val()) {
+		escapes = escapes || strings.Contains(args[0].val(), "e")
+		args = args[1:]
+	}
+	text := joinFields(args)
+	if escapes {
+		text = decodeEscapes(text)
+	}
+	return text
 }
 
 func isEchoFlag(s string) bool {

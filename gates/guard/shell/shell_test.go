@@ -293,6 +293,10 @@ func TestShellComputedAndWritten(t *testing.T) {
 			Want: []guardtest.Want{{Line: 1, At: "/sbin", Rule: "host-shutdown", Cmd: "echo \"0 2 * * * root /sbin/shutdown -h now\" | sudo tee /etc/cron.d/auto-shutdown"}}},
 		{Name: "written script started with nohup", Src: "cat > /tmp/idle.sh <<'EOF'\nsleep 3600\nsudo poweroff\nEOF\nchmod +x /tmp/idle.sh\nnohup /tmp/idle.sh >/dev/null 2>&1 &\n",
 			Want: []guardtest.Want{{Line: 3, At: "sudo", Rule: "host-shutdown", Cmd: "nohup /tmp/idle.sh >/dev/null 2>&1 … sudo poweroff"}}},
+		{Name: "crontab installed from standard input and from a written file", Src: "echo \"*/5 * * * * /usr/local/bin/idle-check && sudo /sbin/shutdown -h now\" | crontab -\necho \"@reboot sleep 3600; poweroff\" > /tmp/ct\ncrontab /tmp/ct\n",
+			Want: []guardtest.Want{{Line: 1, At: "sudo", Rule: "host-shutdown", Cmd: "echo \"*/5 * * * * /usr/local/bin/idle-check && sudo /sbin/shutdown -h now\" | crontab -"}, {Line: 2, At: "poweroff", Rule: "host-shutdown", Cmd: "crontab /tmp/ct … poweroff"}}},
+		{Name: "at -f a written file", Src: "cat > /tmp/off.sh <<'X'\nsudo halt\nX\nat -f /tmp/off.sh now + 1 hour\n",
+			Want: []guardtest.Want{{Line: 2, At: "sudo", Rule: "host-shutdown", Cmd: "at -f /tmp/off.sh now + 1 hour … sudo halt"}}},
 		// taikochain/zkevm-circuits bench-results-local-cleanup.sh.
 		{Name: "tccli", Src: "tccli cvm TerminateInstances --InstanceIds \"[\\\"$PROVER_INSTANCE\\\"]\" --ReleasePrepaidDataDisk True\n",
 			Want: []guardtest.Want{{Line: 1, At: "tccli", Rule: "cloud-vm-stop", Cmd: "tccli cvm TerminateInstances --InstanceIds \"[\\\"$PROVER_INSTANCE\\\"]\" --ReleasePrepaidDataDisk True"}}},
@@ -327,5 +331,7 @@ func TestShellComputedAndWritten(t *testing.T) {
 		"aws eks update-nodegroup-config --cluster-name c --nodegroup-name ng --scaling-config minSize=1,maxSize=3,desiredSize=1\n",
 		"kubectl uncordon gpu-1\nkubectl cordon gpu-1 --dry-run=client\nkubectl patch node gpu-1 -p '{\"spec\":{\"unschedulable\":false}}'\n",
 		"oc scale --replicas=2 machineset gpu -n openshift-machine-api\n",
+		"crontab -l\necho \"0 * * * * /usr/bin/backup\" | crontab -\ncrontab -r\n",
+		"cat > /tmp/job.sh <<'X'\nmake bench\nX\nat -f /tmp/job.sh now\n",
 	})
 }

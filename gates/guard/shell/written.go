@@ -56,6 +56,14 @@ func placeKind(p string) writtenKind {
 // redirection, cat with a here-document and a redirection, tee with its input. The text
 // is remembered under each file's path, and judged at once where the system runs it.
 func (a *Analyzer) scriptWrite(s *syntax.Stmt, c *syntax.CallExpr, fr *Frame, stdin *input, start, end int) {
+	if len(c.Args) == 0 {
+		return
+	}
+	switch rules.ProgName(c.Args[0].Lit()) {
+	case "echo", "printf", "cat", "tee", "sudo", "doas":
+	default:
+		return // only these write text the guard can read (and only a literal one is looked at)
+	}
 	alts := a.evalArgs(c.Args, fr)
 	if len(alts) == 0 {
 		return
@@ -79,16 +87,7 @@ func (a *Analyzer) scriptWrite(s *syntax.Stmt, c *syntax.CallExpr, fr *Frame, st
 	var targets []string
 	switch rules.ProgName(argv[0].val()) {
 	case "echo":
-		args := argv[1:]
-		escapes := false
-		for len(args) > 0 && isEchoFlag(args[0].val()) {
-			escapes = escapes || strings.Contains(args[0].val(), "e")
-			args = args[1:]
-		}
-		text = joinFields(args)
-		if escapes {
-			text = decodeEscapes(text)
-		}
+		text = echoText(argv[1:])
 	case "printf":
 		if len(argv) < 2 || strings.HasPrefix(argv[1].val(), "-") {
 			return
@@ -261,4 +260,20 @@ func (a *Analyzer) runWrittenFile(p string, cc *CmdCtx) {
 	a.runningWritten[p] = true
 	a.runWritten(text, writtenScript, cc, "runs "+p+", written above")
 	delete(a.runningWritten, p)
+}
+
+// crontabCmd handles `crontab [-u user] FILE` and `crontab -` (the table on standard
+// input): the table installed is judged as a user's crontab.
+func (a *Analyzer) crontabCmd(args []Field, cc *CmdCtx) {
+	i, stopped, _ := rules.Options{Short: "u", Stop: "lreiT"}.CommandStart(vals(args))
+	if stopped || i >= len(args) {
+		return
+	}
+	if p := args[i].val(); p == "-" {
+		if cc.stdin != nil {
+			a.runWritten(cc.stdin.s, writtenUserCrontab, cc, stdinVia("crontab", cc.stdin))
+		}
+	} else if text, ok := a.written[path.Clean(p)]; ok {
+		a.runWritten(text, writtenUserCrontab, cc, "crontab "+p+", written above")
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/config"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 )
 
@@ -254,7 +255,7 @@ func gitWhy(err error) string {
 	if errors.Is(err, exec.ErrNotFound) {
 		return "git is not on PATH"
 	}
-	return oneLine(err.Error())
+	return msgtext.FirstLine(err.Error())
 }
 
 // sameDir reports whether a and b are the same directory, through links.

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/githubapi"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 )
@@ -51,7 +53,7 @@ func (r *run) connect(ctx context.Context, defaultName string) {
 		id, err = c.StartCheck(ctx, cmp.Or(r.in.CheckName, defaultName), r.plan.HeadSHA, r.runURL())
 	}
 	if err != nil {
-		r.fallback = oneLine(err.Error())
+		r.fallback = msgtext.FirstLine(err.Error())
 		r.logf("kernel-gate action: no check run (%s): %s", workflowcmd.Neutralize(r.fallback), elsewhere)
 		return
 	}
@@ -68,7 +70,7 @@ func (c *checkRun) progress(ctx context.Context, stage string) {
 		// Progress is a courtesy: after one failure the API's budget is kept for
 		// completing the check run with the verdict.
 		c.noProgress = true
-		logf(c.log, "kernel-gate action: updating the check run: %s (no more progress updates)", workflowcmd.Neutralize(oneLine(err.Error())))
+		logf(c.log, "kernel-gate action: updating the check run: %s (no more progress updates)", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 }
 
@@ -80,7 +82,7 @@ func (c *checkRun) abandon(ctx context.Context, cause error) {
 	msg := "kernel-gate could not run: " + cause.Error()
 	if _, err := c.client.CompleteCheck(ctx, c.checkID, githubapi.ConclusionFailure, githubapi.Output{
 		Title: "kernel-gate could not run", Summary: "```\n" + strings.ReplaceAll(msg, "```", "'''") + "\n```"}); err != nil {
-		logf(c.log, "kernel-gate action: completing the check run: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+		logf(c.log, "kernel-gate action: completing the check run: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 }
 
@@ -107,7 +109,7 @@ func (c checkRunReporter) Report(ctx context.Context, f *Findings) error {
 	}
 	summary := note + f.Markdown(githubapi.MaxOutputBytes-len(note))
 	if _, err := c.client.CompleteCheck(ctx, c.checkID, conclusion(f.Result.Verdict), githubapi.Output{Title: f.Title, Summary: summary, Annotations: annots}); err != nil {
-		c.fallback = oneLine(err.Error())
+		c.fallback = msgtext.FirstLine(err.Error())
 		return fmt.Errorf("completing the check run failed (%s): %s", c.fallback, elsewhere)
 	}
 	f.CheckRunID = fmt.Sprint(c.checkID)
@@ -224,9 +226,9 @@ func title(res result.Result) string {
 	}
 	switch {
 	case len(failed) > 0:
-		return fmt.Sprintf("%s failed: %s", plural(len(failed), "gate"), strings.Join(failed, ", "))
+		return fmt.Sprintf("%s failed: %s", numtext.Count(len(failed), "gate"), strings.Join(failed, ", "))
 	case len(passed) > 0:
-		return fmt.Sprintf("%s passed", plural(len(passed), "gate"))
+		return fmt.Sprintf("%s passed", numtext.Count(len(passed), "gate"))
 	}
 	return "nothing was judged"
 }

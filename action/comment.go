@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kernel-gate/kernel-gate/internal/githubapi"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -37,7 +38,7 @@ func (c prComment) Report(ctx context.Context, f *Findings) error {
 		return fmt.Errorf("no pull-request comment: %s", c.NoClient)
 	}
 	if _, err := c.Client.UpsertComment(ctx, c.PullRequest, "summary", f.Summary); err != nil {
-		return fmt.Errorf("the pull-request comment: %s", oneLine(err.Error()))
+		return fmt.Errorf("the pull-request comment: %s", msgtext.FirstLine(err.Error()))
 	}
 	return nil
 }

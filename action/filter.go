@@ -10,6 +10,8 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
@@ -106,10 +108,10 @@ func (d *diffFilter) note(hidden, hiddenErrors int) string {
 	}[d.mode]
 	errs := ""
 	if hiddenErrors > 0 {
-		errs = fmt.Sprintf(", %s among them,", plural(hiddenErrors, "error"))
+		errs = fmt.Sprintf(", %s among them,", numtext.Count(hiddenErrors, "error"))
 	}
 	return fmt.Sprintf("%s%s %s not annotated: filter-mode %s annotates only findings %s. Every finding counts in the verdict and is in the result file.\n\n",
-		plural(hidden, "finding"), errs, map[bool]string{true: "is", false: "are"}[hidden == 1], d.mode, what)
+		numtext.Count(hidden, "finding"), errs, map[bool]string{true: "is", false: "are"}[hidden == 1], d.mode, what)
 }
 
 // diffFilter reads the change's diff for the filter-mode input: in gate mode base...HEAD
@@ -124,7 +126,7 @@ func (r *run) diffFilter(ctx context.Context) *diffFilter {
 		return nil
 	}
 	none := func(why string) *diffFilter {
-		r.logf("kernel-gate action: filter-mode %s: every finding is annotated: %s", mode, workflowcmd.Neutralize(oneLine(why)))
+		r.logf("kernel-gate action: filter-mode %s: every finding is annotated: %s", mode, workflowcmd.Neutralize(msgtext.FirstLine(why)))
 		return nil
 	}
 	if r.plan.Mode == ModeReport {
@@ -204,7 +206,7 @@ func (r *run) pullRequestFilter(ctx context.Context, mode string) (*diffFilter, 
 	})
 	switch {
 	case err != nil:
-		return nil, fmt.Sprintf("reading pull request #%d (pull-requests: read): %s", n, oneLine(err.Error()))
+		return nil, fmt.Sprintf("reading pull request #%d (pull-requests: read): %s", n, msgtext.FirstLine(err.Error()))
 	case !strings.EqualFold(head, r.plan.HeadSHA):
 		return nil, fmt.Sprintf("pull request #%d's head is %s now, not stage A's %s (pushed again since): its files are another commit's", n, abrun.ShortRev(head), abrun.ShortRev(r.plan.HeadSHA))
 	}
@@ -223,7 +225,7 @@ func (r *run) pullRequestFilter(ctx context.Context, mode string) (*diffFilter, 
 			return resp, err
 		})
 		if err != nil {
-			return nil, fmt.Sprintf("listing pull request #%d's files (pull-requests: read): %s", n, oneLine(err.Error()))
+			return nil, fmt.Sprintf("listing pull request #%d's files (pull-requests: read): %s", n, msgtext.FirstLine(err.Error()))
 		}
 		for _, f := range files {
 			path, ok := repopath.Rel(f.GetFilename())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 )
@@ -27,7 +28,7 @@ func (s stepOutputs) Report(_ context.Context, f *Findings) error {
 		{"sarif-path", f.SARIFPath},
 	} {
 		if err := workflowcmd.SetOutput(s.Getenv, out[0], out[1]); err != nil {
-			return fmt.Errorf("step outputs are not set: %s", oneLine(err.Error())) // said once
+			return fmt.Errorf("step outputs are not set: %s", msgtext.FirstLine(err.Error())) // said once
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/baseline/trend"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/report"
@@ -31,13 +32,6 @@ func (r *run) report(ctx context.Context, res result.Result) {
 	f := &Findings{Result: res, Shown: shown, Root: r.root, Untrusted: r.untrusted(), Title: r.checkTitle(res),
 		Note: note, Markdown: markdown, Summary: note + markdown(workflowcmd.DefaultSummaryLimit-len(note))}
 	_ = r.reporters().Report(ctx, f) // each failure is in the log already
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // checkTrendURL refuses a trend-url input that the summary could not link: only an
@@ -63,7 +57,7 @@ func (r *run) loadTrend(ctx context.Context, res result.Result) *report.Trend {
 		return nil
 	}
 	skip := func(why string) *report.Trend {
-		r.logf("kernel-gate action: no trend in the summary: %s", workflowcmd.Neutralize(oneLine(why)))
+		r.logf("kernel-gate action: no trend in the summary: %s", workflowcmd.Neutralize(msgtext.FirstLine(why)))
 		return nil
 	}
 	if r.in.Token == "" {

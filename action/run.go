@@ -23,6 +23,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/gitdiff"
 	"github.com/kernel-gate/kernel-gate/internal/githubapi"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/pipeline"
@@ -109,20 +110,20 @@ func (r *run) storeBaseline(ctx context.Context, res result.Result) {
 	}
 	entry, err := baseline.EntryFromResult(res, r.plan.HeadSHA, time.Now())
 	if err != nil {
-		r.logf("kernel-gate action: no baseline entry: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+		r.logf("kernel-gate action: no baseline entry: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 		return
 	}
 	// The head's own timings (medians, intervals, the distribution a trend redraws) are in
 	// the A/B runner's files, not in the result.
 	if err := entry.AddArtifacts(ctx, cmp.Or(r.in.Replay, pipeline.DefaultArtifacts)); err != nil {
-		r.logf("kernel-gate action: the baseline entry has no timings: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+		r.logf("kernel-gate action: the baseline entry has no timings: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 	store, where, err := r.openStore(ctx)
 	if err == nil {
 		err = store.Update(ctx, entry)
 	}
 	if err != nil {
-		r.logf("kernel-gate action: the baseline was not stored: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+		r.logf("kernel-gate action: the baseline was not stored: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 		return
 	}
 	r.logf("kernel-gate action: baseline stored on %s: %s", workflowcmd.Neutralize(where), workflowcmd.Neutralize(entry.Describe()))
@@ -156,7 +157,7 @@ func (r *run) storedBaseline(ctx context.Context) baseline.Reader {
 	}
 	s, where, err := r.openStore(ctx)
 	if err != nil {
-		r.logf("kernel-gate action: the baseline store (%s) cannot be read: %s", workflowcmd.Neutralize(where), workflowcmd.Neutralize(oneLine(err.Error())))
+		r.logf("kernel-gate action: the baseline store (%s) cannot be read: %s", workflowcmd.Neutralize(where), workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 		return nil
 	}
 	return s
@@ -264,7 +265,7 @@ func (r *run) guard(ctx context.Context, cfg config.Config) (result.Gate, error)
 				return g, nil
 			}
 		}
-		r.logf("kernel-gate action: the guard cannot diff %s...HEAD (%s): it reads the whole repository", workflowcmd.Neutralize(base), workflowcmd.Neutralize(oneLine(err.Error())))
+		r.logf("kernel-gate action: the guard cannot diff %s...HEAD (%s): it reads the whole repository", workflowcmd.Neutralize(base), workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 	return guard.ScanPaths([]string{r.root}, cfg.Guard)
 }
@@ -298,9 +299,4 @@ func writeResultIn(ws, file string, res result.Result) error {
 		return fmt.Errorf("writing the result: %w", err)
 	}
 	return nil
-}
-
-func oneLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return first
 }

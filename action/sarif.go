@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/report"
 )
 
@@ -43,7 +44,7 @@ func (s sarifFile) Report(_ context.Context, f *Findings) error {
 		err = writeOut(s.Workspace, p, b.Bytes())
 	}
 	if err != nil {
-		return fmt.Errorf("the SARIF log %s: %s", p, oneLine(err.Error()))
+		return fmt.Errorf("the SARIF log %s: %s", p, msgtext.FirstLine(err.Error()))
 	}
 	f.SARIFPath = p
 	logf(s.Log, "kernel-gate action: SARIF log written to %s (upload it with github/codeql-action/upload-sarif)", p)

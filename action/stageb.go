@@ -24,6 +24,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/githubapi"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
@@ -137,7 +138,7 @@ func (r *run) stageB(ctx context.Context) (result.Result, error) {
 	r.connect(ctx, r.reportCheckName())
 	res, notes, err := ReadUntrusted(r.in.ResultsFile)
 	if err != nil {
-		return res, r.refuse(ctx, []string{oneLine(err.Error())})
+		return res, r.refuse(ctx, []string{msgtext.FirstLine(err.Error())})
 	}
 	for _, n := range notes {
 		// A note names a gate, whose name the result's author chose.
@@ -268,7 +269,7 @@ func (r *run) commitProblem(ctx context.Context, what, sha string) string {
 	parents, err := r.parents(ctx, strings.ToLower(sha))
 	switch {
 	case err != nil:
-		return fmt.Sprintf("the result's %s is %s, not workflow_run.head_sha %s, and whether it is the pull request's test merge commit could not be asked: %s", what, sha, head, oneLine(err.Error()))
+		return fmt.Sprintf("the result's %s is %s, not workflow_run.head_sha %s, and whether it is the pull request's test merge commit could not be asked: %s", what, sha, head, msgtext.FirstLine(err.Error()))
 	case len(parents) != 2 || !strings.EqualFold(parents[1], head):
 		return fmt.Sprintf("the result's %s is %s, not workflow_run.head_sha %s nor a merge commit of it (its parents: %s)", what, sha, head, orNone(strings.Join(parents, ", ")))
 	}
@@ -349,11 +350,11 @@ func (r *run) refuse(ctx context.Context, problems []string) error {
 	if r.client != nil {
 		t := r.untrusted() + "kernel-gate refused stage A's result"
 		if _, err := r.client.CompleteCheck(ctx, r.checkID, githubapi.ConclusionFailure, githubapi.Output{Title: t, Summary: md}); err != nil {
-			r.logf("kernel-gate action: completing the check run: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+			r.logf("kernel-gate action: completing the check run: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 		}
 	}
 	if err := workflowcmd.AppendSummary(r.o.Getenv, md, workflowcmd.DefaultSummaryLimit); err != nil {
-		r.logf("kernel-gate action: the job summary: %s", workflowcmd.Neutralize(oneLine(err.Error())))
+		r.logf("kernel-gate action: the job summary: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 	// A refusal fails the check: the pull request's comment, when asked for on failure,
 	// says why.
@@ -459,7 +460,7 @@ func (r *run) lookupPullRequestOnce(ctx context.Context, c *githubapi.Client, no
 	})
 	switch {
 	case err != nil:
-		return fmt.Sprintf("finding the fork's pull request (pull-requests: read): %s", oneLine(err.Error()))
+		return fmt.Sprintf("finding the fork's pull request (pull-requests: read): %s", msgtext.FirstLine(err.Error()))
 	case len(found) == 0:
 		return fmt.Sprintf("no open pull request from %s:%s has head %s (pushed again since, or closed)", wr.HeadOwner, wr.HeadBranch, abrun.ShortRev(wr.HeadSHA))
 	case len(found) > 1:

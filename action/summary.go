@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 	"github.com/kernel-gate/kernel-gate/report"
@@ -20,7 +21,7 @@ func (jobSummary) Name() string { return "job summary" }
 
 func (j jobSummary) Report(_ context.Context, f *Findings) error {
 	if err := workflowcmd.AppendSummary(j.Getenv, f.Summary, workflowcmd.DefaultSummaryLimit); err != nil {
-		return fmt.Errorf("the job summary: %s", oneLine(err.Error()))
+		return fmt.Errorf("the job summary: %s", msgtext.FirstLine(err.Error()))
 	}
 	return nil
 }
@@ -42,7 +43,7 @@ func (s summaryFile) Report(_ context.Context, f *Findings) error {
 	p := strings.TrimSuffix(s.ResultsFile, filepath.Ext(s.ResultsFile)) + "-summary.md"
 	// As the result beside it: never through a link (the workspace is the pull request's).
 	if err := writeOut(s.Workspace, p, []byte(f.Summary)); err != nil {
-		return fmt.Errorf("writing %s: %s", p, oneLine(err.Error()))
+		return fmt.Errorf("writing %s: %s", p, msgtext.FirstLine(err.Error()))
 	}
 	f.SummaryPath = p
 	return nil

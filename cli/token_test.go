@@ -17,6 +17,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/internal/envdumptest"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 )
 
 // The token stays with kernel-gate: a live run on the fake toolchain, whose every tool
@@ -191,12 +192,10 @@ func TestNoAncestorHoldsAToken(t *testing.T) {
 		// Read as root, /proc answers and the canary shows the read was real; as another
 		// user kernel-gate is not dumpable, and the read is refused.
 		if os.Geteuid() == 0 && !strings.Contains(dump, "KG_TOKEN_TEST_CANARY=the-canary-is-seen") {
-			t.Errorf("%s: the parent's environment was not read (%q)", f.Name(), firstLine(dump))
+			t.Errorf("%s: the parent's environment was not read (%q)", f.Name(), msgtext.FirstLine(dump))
 		}
 		if os.Geteuid() != 0 && strings.TrimSpace(dump) != "unreadable" {
 			t.Errorf("%s: another process of the user read kernel-gate's environment", f.Name())
 		}
 	}
 }
-
-func firstLine(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }

@@ -22,6 +22,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/pathglob"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -260,7 +261,7 @@ func (p *pipeline) firstRun(ctx context.Context, b *build, side int) error {
 	if s.Why != "" {
 		b.ok[side] = false
 		c.sides[side].failed = fmt.Sprintf("%s: base's first harness run failed: %s", t.Name, s.failureText())
-		p.progress("%s", oneLine(c.sides[side].failed))
+		p.progress("%s", msgtext.FirstLine(c.sides[side].failed))
 	}
 	return nil
 }
@@ -553,7 +554,7 @@ func (p *pipeline) binaryFindings() (fs []result.Finding) {
 		case len(s.list.Binaries) == 0:
 			why := "after its build and its harness's first run"
 			if s.firstLog == "" {
-				why = "after its build (the harness did not run: " + oneLine(cmp.Or(p.gpuLost, p.gpuWhy)) + ")"
+				why = "after its build (the harness did not run: " + msgtext.FirstLine(cmp.Or(p.gpuLost, p.gpuWhy)) + ")"
 			}
 			bad("binaries %q matched no file %s: the ptxas and sass gates have nothing to read", b.cmd.target.Binaries, why)
 			continue

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
@@ -382,7 +383,7 @@ func (s *stepLog) Write(p []byte) (int, error) {
 	}
 	if n < len(p) {
 		if s.dropped == 0 && s.err == nil {
-			_, s.err = fmt.Fprintf(s.w, "\n%s at the %s log cap: the rest is not kept, and no gate passes on this log]\n", cutMarker, sizeText(s.max))
+			_, s.err = fmt.Fprintf(s.w, "\n%s at the %s log cap: the rest is not kept, and no gate passes on this log]\n", cutMarker, numtext.Bytes(int64(s.max)))
 		}
 		s.dropped += int64(len(p) - n)
 	}
@@ -395,20 +396,9 @@ func (s *stepLog) why() string {
 	case s.err != nil:
 		return fmt.Sprintf("its log could not be written whole (%v)", s.err)
 	case s.dropped > 0:
-		return fmt.Sprintf("it printed more than the %s a step's log keeps: the %d bytes after them were cut", sizeText(s.max), s.dropped)
+		return fmt.Sprintf("it printed more than the %s a step's log keeps: the %d bytes after them were cut", numtext.Bytes(int64(s.max)), s.dropped)
 	}
 	return ""
-}
-
-// sizeText says n bytes in MiB or KiB when it is a whole number of them.
-func sizeText(n int) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func (l *live) stage(st stage) (result.Gate, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -47,7 +48,7 @@ func (p *pipeline) detectGPU(ctx context.Context, replaying bool) error {
 			p.gpu.Name, p.gpu.Arch(), strings.Join(p.set.Arch, ", "), p.gpu.Arch())
 	}
 	if p.gpuWhy != "" {
-		p.progress("no GPU steps: %s", oneLine(p.gpuWhy))
+		p.progress("no GPU steps: %s", msgtext.FirstLine(p.gpuWhy))
 	}
 	return nil
 }
@@ -120,7 +121,7 @@ func (p *pipeline) checkGPUAlive(ctx context.Context) {
 		if s.Why != "" {
 			why = s.failureText()
 		}
-		p.gpuLost = "after a GPU error nvidia-smi no longer answers (" + oneLine(why) + "): no GPU step runs after it, and the machine needs a look (kernel-gate never resets a GPU)"
+		p.gpuLost = "after a GPU error nvidia-smi no longer answers (" + msgtext.FirstLine(why) + "): no GPU step runs after it, and the machine needs a look (kernel-gate never resets a GPU)"
 		p.progress("%s", p.gpuLost)
 	}
 }

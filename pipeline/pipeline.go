@@ -301,9 +301,3 @@ func (p *pipeline) wants(gate string) bool {
 
 // hasBase reports whether head is compared with a base.
 func (p *pipeline) hasBase() bool { return p.decided.BaseRev != "" }
-
-// oneLine keeps a message to its first line for one-line contexts.
-func oneLine(s string) string {
-	first, _, _ := strings.Cut(s, "\n")
-	return first
-}

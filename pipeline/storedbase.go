@@ -11,6 +11,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -31,14 +32,14 @@ func (p *pipeline) storedPtxasBaseline(ctx context.Context) (*ptxas.Baseline, *r
 	say := func(s result.Severity, format string, a ...any) *result.Finding {
 		return &result.Finding{Severity: s, Metric: MetricStoredBaseline, Message: fmt.Sprintf(format, a...)}
 	}
-	noBase := "no base build (" + strings.TrimSuffix(oneLine(p.decided.NoBase), ".") + ")"
+	noBase := "no base build (" + strings.TrimSuffix(msgtext.FirstLine(p.decided.NoBase), ".") + ")"
 	set, err := p.cfg.Baseline.Settings()
 	if err != nil {
 		return nil, say(result.Error, "%s, and the config's baseline section is not valid: %v", noBase, err)
 	}
 	if p.gpu == nil {
 		return nil, say(result.Warning, "%s, and no GPU was detected (%s): the baseline store keeps one history per GPU, so none was read and register growth was not checked",
-			noBase, oneLine(p.gpuWhy))
+			noBase, msgtext.FirstLine(p.gpuWhy))
 	}
 	k, err := baseline.NewKey(p.gpu.Name, p.gpu.Arch())
 	if err != nil {
@@ -46,7 +47,7 @@ func (p *pipeline) storedPtxasBaseline(ctx context.Context) (*ptxas.Baseline, *r
 	}
 	ch, err := baseline.NewestComparable(ctx, p.o.BaselineStore, k, set.Constraints)
 	if err != nil {
-		return nil, say(result.Error, "%s, and the baseline store could not be read: %v", noBase, oneLine(err.Error()))
+		return nil, say(result.Error, "%s, and the baseline store could not be read: %v", noBase, msgtext.FirstLine(err.Error()))
 	}
 	switch {
 	case ch.Entries == 0:

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -75,8 +77,7 @@ blocks:
 	if bestLen < 0 {
 		// Not even the verdict table fits: the first line (the verdict) and the note, or
 		// the first line alone, or nothing.
-		first, _, _ := strings.Cut(top, "\n")
-		first += "\n"
+		first := msgtext.FirstLine(top) + "\n"
 		if s := first + "\n> ✂️ **Cut to fit " + strconv.Itoa(limit) + " bytes**: only the verdict fits." +
 			whereNote(link) + "\n"; len(s) <= limit {
 			return s
@@ -117,7 +118,7 @@ func cutNote(secs []mdSection, p cutPoint, link string, limit int) string {
 				what = append(what, "the last "+strconv.Itoa(len(b.rows)-p.rows)+" of the "+
 					strconv.Itoa(len(b.rows))+" rows of its "+b.what)
 			case b.rows != nil:
-				what = append(what, "its "+b.what+" ("+plural(len(b.rows), "row")+")")
+				what = append(what, "its "+b.what+" ("+numtext.Count(len(b.rows), "row")+")")
 			default:
 				what = append(what, "its "+b.what)
 			}
@@ -129,7 +130,7 @@ func cutNote(secs []mdSection, p cutPoint, link string, limit int) string {
 		var names []string
 		for i, s := range rest {
 			if i == maxNoteNames {
-				names = append(names, "and "+plural(len(rest)-i, "more gate"))
+				names = append(names, "and "+numtext.Count(len(rest)-i, "more gate"))
 				break
 			}
 			if s.aside {

@@ -256,14 +256,6 @@ func location(f result.Finding) string {
 	return f.File
 }
 
-// plural renders "1 error", "2 errors".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
-}
-
 // findingCounts is "2 errors, 1 warning" over the non-zero counts; "" when none.
 func findingCounts(g result.Gate) string {
 	var parts []string
@@ -272,7 +264,7 @@ func findingCounts(g result.Gate) string {
 		word string
 	}{{result.Error, "error"}, {result.Warning, "warning"}, {result.Notice, "notice"}} {
 		if n := g.Count(s.sev); n > 0 {
-			parts = append(parts, plural(n, s.word))
+			parts = append(parts, numtext.Count(n, s.word))
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -302,7 +294,7 @@ func gateCounts(gates []result.Gate) string {
 			parts = append(parts, strconv.Itoa(c.n)+" "+c.word)
 		}
 	}
-	return plural(len(gates), "gate") + ": " + strings.Join(parts, ", ")
+	return numtext.Count(len(gates), "gate") + ": " + strings.Join(parts, ", ")
 }
 
 // tableShape returns the number of columns of t: the most of its header and any row.
@@ -332,7 +324,7 @@ func columnsNote(more int) string {
 		verb = "is"
 	}
 	return fmt.Sprintf("%s %s not shown: a report shows at most %d columns; the result file has them all.",
-		plural(more, "more column"), verb, maxTableColumns)
+		numtext.Count(more, "more column"), verb, maxTableColumns)
 }
 
 // cellAt returns cell i of row, "" when the row is short.

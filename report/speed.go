@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -140,7 +141,7 @@ func speedWords(c speedRecord) string {
 	if !finite(c.Ratio) {
 		return "no ratio"
 	}
-	rounds := plural(c.Rounds, "round")
+	rounds := numtext.Count(c.Rounds, "round")
 	if c.Rounds == 0 {
 		rounds = "no rounds with samples: noise not assessed"
 	}
@@ -197,7 +198,7 @@ func mdSpeedVerdicts(cs []speedRecord) string {
 	b.WriteString("\n**Head vs base** per kernel × shape, worst first:\n\n")
 	for i, c := range cs {
 		if i == foldRows {
-			b.WriteString("\n<details><summary>" + plural(len(cs)-i, "more comparison") + "</summary>\n\n")
+			b.WriteString("\n<details><summary>" + numtext.Count(len(cs)-i, "more comparison") + "</summary>\n\n")
 		}
 		icon, word := speedIcon(c.Verdict)
 		line := "- " + icon + " **" + md(c.Kernel) + " × " + md(c.Shape) + "**: " + speedWords(c)

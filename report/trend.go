@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/baseline/trend"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 )
 
 // Trend is the markdown summary's optional last section: the newest points of the run's
@@ -48,7 +49,7 @@ func mdTrendSection(t *Trend) (mdSection, bool) {
 	if n == 1 {
 		head.WriteString("The last commit of the baseline.")
 	} else {
-		head.WriteString("The last " + plural(n, "commit") + " of the baseline, oldest first; the change is the last shown against the first.")
+		head.WriteString("The last " + numtext.Count(n, "commit") + " of the baseline, oldest first; the change is the last shown against the first.")
 	}
 	replays := 0
 	for _, p := range pts {

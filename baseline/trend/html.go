@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 )
 
 // PageOptions describe the page.
@@ -71,7 +73,7 @@ func WriteHTML(w io.Writer, hs []History, o PageOptions) error {
 			replays = replays || p.Replay != ""
 		}
 	}
-	fmt.Fprintf(&b, "%s of %s", plural(entries, "baseline entry", "baseline entries"), plural(len(hs), "GPU", "GPUs"))
+	fmt.Fprintf(&b, "%s of %s", numtext.CountForms(entries, "baseline entry", "baseline entries"), numtext.CountForms(len(hs), "GPU", "GPUs"))
 	if o.Source != "" {
 		b.WriteString(", from " + esc(o.Source))
 	}
@@ -98,7 +100,7 @@ func writeNav(b *strings.Builder, hs []History) {
 	b.WriteString("<nav><ul>\n")
 	for ki, h := range hs {
 		fmt.Fprintf(b, "<li><a href=\"#%s\">%s</a>: %s, %s, %s</li>\n", anchor(ki, "key", 0), esc(h.Key.String()),
-			plural(len(h.Points), "commit", "commits"), plural(len(h.Kernels), "kernel", "kernels"), plural(len(h.Shapes), "kernel × shape", "kernels × shapes"))
+			numtext.CountForms(len(h.Points), "commit", "commits"), numtext.CountForms(len(h.Kernels), "kernel", "kernels"), numtext.CountForms(len(h.Shapes), "kernel × shape", "kernels × shapes"))
 	}
 	b.WriteString("</ul></nav>\n")
 }
@@ -121,7 +123,7 @@ func writeKey(b *strings.Builder, ki int, h History) {
 			case !m.Has():
 				writeNote(b, m.Name, "not recorded")
 			case m.allZero():
-				writeNote(b, m.Name, "none in any of "+plural(len(h.Points), "commit", "commits"))
+				writeNote(b, m.Name, "none in any of "+numtext.CountForms(len(h.Points), "commit", "commits"))
 			default:
 				writeFigure(b, k.Name+": "+m.Name, "", m, h.Points, "")
 			}
@@ -160,7 +162,7 @@ func writeKey(b *strings.Builder, ki int, h History) {
 
 // writeCommits is the key's table of points: what each was measured with and why.
 func writeCommits(b *strings.Builder, h History) {
-	fmt.Fprintf(b, "<details><summary>%s</summary>\n<table>\n", esc("The "+plural(len(h.Points), "commit", "commits")))
+	fmt.Fprintf(b, "<details><summary>%s</summary>\n<table>\n", esc("The "+numtext.CountForms(len(h.Points), "commit", "commits")))
 	b.WriteString("<tr><th>#</th><th>commit</th><th>date (UTC)</th><th>verdict</th><th>driver</th><th>CUDA</th><th>stored by</th><th>replay</th></tr>\n")
 	for i, p := range h.Points {
 		by := p.Event
@@ -226,11 +228,4 @@ func writeTable(b *strings.Builder, m Metric, pts []Point) {
 		b.WriteString("</tr>\n")
 	}
 	b.WriteString("</table>\n</details>\n")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }

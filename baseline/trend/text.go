@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 )
 
 // WriteText says what the page draws in a few lines per key, for a terminal: the commits,
@@ -20,7 +22,7 @@ func WriteText(w io.Writer, hs []History, maxLines int) error {
 			continue
 		}
 		first, last := h.Points[0], h.Points[n-1]
-		fmt.Fprintf(&b, "%s: %s, %s (%s)", plain(h.Key.String()), plural(n, "commit", "commits"), plain(first.Label()), first.Date())
+		fmt.Fprintf(&b, "%s: %s, %s (%s)", plain(h.Key.String()), numtext.CountForms(n, "commit", "commits"), plain(first.Label()), first.Date())
 		if n > 1 {
 			fmt.Fprintf(&b, " … %s (%s)", plain(last.Label()), last.Date())
 		}

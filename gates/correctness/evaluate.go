@@ -133,23 +133,7 @@ func measured(r benchfile.Result) bool {
 }
 
 // judge collects the findings about one result.
-type judge struct {
-	g      *result.Gate
-	file   string // the harness file, for findings
-	kernel string // the kernel's short name
-	label  string // "flash_fwd × long"
-	errors int
-}
-
-func (j *judge) add(sev result.Severity, metric string, value, lim *float64, format string, args ...any) {
-	if sev == result.Error {
-		j.errors++
-	}
-	j.g.Findings = append(j.g.Findings, result.Finding{
-		Severity: sev, Kernel: j.kernel, File: j.file, Metric: metric, Value: value, Limit: lim,
-		Message: j.label + ": " + fmt.Sprintf(format, args...),
-	})
-}
+type judge struct{ result.Subject }
 
 // value judges that a reported number is finite and not negative; it reports whether the
 // number can be compared with a limit.
@@ -160,10 +144,10 @@ func (j *judge) value(metric string, v *benchfile.Float, what string) bool {
 	x := float64(*v)
 	switch {
 	case !v.Finite():
-		j.add(result.Error, metric, nil, nil, "%s is %s: NaN and Inf never pass, whatever the tolerance", metric, numtext.Short(x))
+		j.Add(result.Error, metric, nil, nil, "%s is %s: NaN and Inf never pass, whatever the tolerance", metric, numtext.Short(x))
 		return false
 	case x < 0:
-		j.add(result.Error, metric, num(x), nil, "%s is negative (%s), which %s cannot be: the harness's measurement is wrong", metric, numtext.Short(x), what)
+		j.Add(result.Error, metric, result.Number(x), nil, "%s is negative (%s), which %s cannot be: the harness's measurement is wrong", metric, numtext.Short(x), what)
 		return false
 	}
 	return true
@@ -193,12 +177,7 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 		rounds = f.Request.Rounds
 	}
 
-	type row struct {
-		fail  bool
-		ratio float64
-		row   result.Row
-	}
-	rows := make([]row, 0, len(f.Results)) // sized once: a file may hold 10^6 results
+	rows := make([]result.Ranked, 0, len(f.Results)) // sized once: a file may hold 10^6 results
 	data := Data{Source: source, Device: f.Device, Request: f.Request, Results: make([]Record, 0, len(f.Results))}
 	used := make([]bool, len(cc.rules))
 	reported := map[string]map[string]bool{} // kernel → shapes
@@ -214,7 +193,7 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 		for _, i := range matched {
 			used[i] = true
 		}
-		j := &judge{g: &g, file: source, kernel: name.Short, label: name.Short + " × " + r.Shape}
+		j := &judge{result.Subject{Gate: &g, File: source, Kernel: name.Short, Label: name.Short + " × " + r.Shape}}
 		rec := Record{
 			Kernel: r.Kernel, Shape: r.Shape, MaxErr: r.MaxErr, MeanErr: r.MeanErr, RefMaxAbs: r.RefMaxAbs,
 			BadFraction: r.BadFraction, NaNCount: r.NaNCount, InfCount: r.InfCount, Checks: r.Checks,
@@ -227,27 +206,27 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 		}
 		switch {
 		case r.Error != "":
-			j.add(result.Error, MetricHarnessError, nil, nil, "the harness failed: %s", benchfile.ErrorMessage(r.Error))
+			j.Add(result.Error, MetricHarnessError, nil, nil, "the harness failed: %s", benchfile.ErrorMessage(r.Error))
 		case !judging:
 		case !measured(r):
-			j.add(result.Error, MetricMissing, nil, nil,
+			j.Add(result.Error, MetricMissing, nil, nil,
 				"the result holds no correctness measurement (max_err, nan_count, ...) in a file that %s: nothing to judge is not a pass", whyJudged(mode))
 		default:
 			eff = j.judge(r, lim, need, needFrom)
 		}
 		st := result.Pass
 		switch {
-		case j.errors > 0:
+		case j.Errors > 0:
 			st = result.Fail
 		case !judging:
 			st = result.Skip
 		}
 		rec.Verdict = st
 		if judging {
-			rec.Limit, rec.LimitFrom, rec.ChecksRequired = num(eff.value), eff.from, need
+			rec.Limit, rec.LimitFrom, rec.ChecksRequired = result.Number(eff.value), eff.from, need
 		}
 		data.Results = append(data.Results, rec)
-		rows = append(rows, row{j.errors > 0, ratio(r.MaxErr, eff.value), result.Row{Status: st, Cells: []string{
+		rows = append(rows, result.Ranked{Fail: j.Errors > 0, Worst: ratio(r.MaxErr, eff.value), Row: result.Row{Status: st, Cells: []string{
 			name.Short, r.Shape, fcell(r.MaxErr), limitCell(judging, eff.value), fcell(r.MeanErr),
 			nanCell(r.NaNCount, r.InfCount), checksCell(r.Checks, need, judging), fcell(r.RepeatMaxDiff),
 		}}})
@@ -275,22 +254,7 @@ func Evaluate(f *benchfile.File, source string, cfg Config) (result.Gate, error)
 	}
 
 	// Worst first: failing rows, then by max_err over its limit.
-	slices.SortStableFunc(rows, func(a, b row) int {
-		if a.fail != b.fail {
-			if a.fail {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(b.ratio, a.ratio)
-	})
-	g.Table = &result.Table{Columns: []string{"kernel", "shape", "max_err", "limit", "mean_err", "nan", "checks", "repeat diff"}}
-	if len(rows) > 0 {
-		g.Table.Rows = make([]result.Row, 0, len(rows))
-	}
-	for _, r := range rows {
-		g.Table.Rows = append(g.Table.Rows, r.row)
-	}
+	g.Table = &result.Table{Columns: []string{"kernel", "shape", "max_err", "limit", "mean_err", "nan", "checks", "repeat diff"}, Rows: result.WorstFirst(rows)}
 	rows = nil
 	if err := g.SetData(data); err != nil {
 		return g, err
@@ -317,39 +281,39 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 	// NaN and Inf never pass.
 	switch {
 	case r.NaNCount == nil:
-		j.add(result.Error, MetricNaN, nil, nil, "the harness did not report nan_count: NaN cannot be ruled out (a max taken with fmax skips NaN)")
+		j.Add(result.Error, MetricNaN, nil, nil, "the harness did not report nan_count: NaN cannot be ruled out (a max taken with fmax skips NaN)")
 	case *r.NaNCount < 0:
-		j.add(result.Error, MetricNaN, result.Num(*r.NaNCount), nil, "nan_count is negative (%d): the harness's count is wrong", *r.NaNCount)
+		j.Add(result.Error, MetricNaN, result.Num(*r.NaNCount), nil, "nan_count is negative (%d): the harness's count is wrong", *r.NaNCount)
 	case *r.NaNCount > 0:
-		j.add(result.Error, MetricNaN, result.Num(*r.NaNCount), result.Num(0), "%d NaN output element(s): NaN never passes, whatever the tolerance", *r.NaNCount)
+		j.Add(result.Error, MetricNaN, result.Num(*r.NaNCount), result.Num(0), "%d NaN output element(s): NaN never passes, whatever the tolerance", *r.NaNCount)
 	}
 	if r.InfCount != nil {
 		switch {
 		case *r.InfCount < 0:
-			j.add(result.Error, MetricInf, result.Num(*r.InfCount), nil, "inf_count is negative (%d): the harness's count is wrong", *r.InfCount)
+			j.Add(result.Error, MetricInf, result.Num(*r.InfCount), nil, "inf_count is negative (%d): the harness's count is wrong", *r.InfCount)
 		case *r.InfCount > 0:
-			j.add(result.Error, MetricInf, result.Num(*r.InfCount), result.Num(0), "%d Inf output element(s): Inf never passes, whatever the tolerance", *r.InfCount)
+			j.Add(result.Error, MetricInf, result.Num(*r.InfCount), result.Num(0), "%d Inf output element(s): Inf never passes, whatever the tolerance", *r.InfCount)
 		}
 	}
 
 	// Absolute and relative max error.
 	maxOK := false
 	if r.MaxErr == nil {
-		j.add(result.Error, MetricMaxErr, nil, num(lim.maxErr.value), "the harness did not report max_err: nothing to judge is not a pass (its limit is %s %s)",
+		j.Add(result.Error, MetricMaxErr, nil, result.Number(lim.maxErr.value), "the harness did not report max_err: nothing to judge is not a pass (its limit is %s %s)",
 			numtext.Short(lim.maxErr.value), lim.maxErr.text())
 	} else if j.value(MetricMaxErr, r.MaxErr, "an absolute error") {
 		maxOK = true
 		if v := float64(*r.MaxErr); v > lim.maxErr.value {
-			j.add(result.Error, MetricMaxErr, num(v), num(lim.maxErr.value), "max_err %s > %s %s", numtext.Short(v), numtext.Short(lim.maxErr.value), lim.maxErr.text())
+			j.Add(result.Error, MetricMaxErr, result.Number(v), result.Number(lim.maxErr.value), "max_err %s > %s %s", numtext.Short(v), numtext.Short(lim.maxErr.value), lim.maxErr.text())
 		}
 	}
 	refOK := j.value(MetricRefMaxAbs, r.RefMaxAbs, "the largest absolute reference value")
 	if lim.rtol.set {
 		switch {
 		case r.RefMaxAbs == nil:
-			j.add(result.Warning, MetricRTol, nil, num(lim.rtol.value), "rtol is set %s but the harness did not report ref_max_abs: the relative error was not checked", lim.rtol.text())
+			j.Add(result.Warning, MetricRTol, nil, result.Number(lim.rtol.value), "rtol is set %s but the harness did not report ref_max_abs: the relative error was not checked", lim.rtol.text())
 		case refOK && float64(*r.RefMaxAbs) == 0:
-			j.add(result.Warning, MetricRTol, nil, num(lim.rtol.value), "rtol is set %s but ref_max_abs is 0 (the reference is all zeros): the relative error was not checked", lim.rtol.text())
+			j.Add(result.Warning, MetricRTol, nil, result.Number(lim.rtol.value), "rtol is set %s but ref_max_abs is 0 (the reference is all zeros): the relative error was not checked", lim.rtol.text())
 		case refOK && maxOK:
 			v, ref := float64(*r.MaxErr), float64(*r.RefMaxAbs)
 			bound := lim.rtol.value * ref
@@ -357,7 +321,7 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 				eff = limit{value: bound, set: true, from: lim.rtol.from + ", rtol × ref_max_abs", reason: lim.rtol.reason}
 			}
 			if v > bound {
-				j.add(result.Error, MetricRTol, num(v/ref), num(lim.rtol.value), "max_err %s > rtol %s × ref_max_abs %s = %s (relative error %.3g) %s",
+				j.Add(result.Error, MetricRTol, result.Number(v/ref), result.Number(lim.rtol.value), "max_err %s > rtol %s × ref_max_abs %s = %s (relative error %.3g) %s",
 					numtext.Short(v), numtext.Short(lim.rtol.value), numtext.Short(ref), numtext.Short(bound), v/ref, lim.rtol.text())
 			}
 		}
@@ -366,37 +330,37 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 	// Mean error and the fraction of bad elements.
 	if j.value(MetricMeanErr, r.MeanErr, "an absolute error") && lim.meanErr.set {
 		if v := float64(*r.MeanErr); v > lim.meanErr.value {
-			j.add(result.Error, MetricMeanErr, num(v), num(lim.meanErr.value), "mean_err %s > %s %s", numtext.Short(v), numtext.Short(lim.meanErr.value), lim.meanErr.text())
+			j.Add(result.Error, MetricMeanErr, result.Number(v), result.Number(lim.meanErr.value), "mean_err %s > %s %s", numtext.Short(v), numtext.Short(lim.meanErr.value), lim.meanErr.text())
 		}
 	} else if r.MeanErr == nil && lim.meanErr.set {
-		j.add(result.Warning, MetricMeanErr, nil, num(lim.meanErr.value), "mean_err is limited %s but the harness did not report it: not checked", lim.meanErr.text())
+		j.Add(result.Warning, MetricMeanErr, nil, result.Number(lim.meanErr.value), "mean_err is limited %s but the harness did not report it: not checked", lim.meanErr.text())
 	}
 	if j.value(MetricBadFraction, r.BadFraction, "a fraction") {
 		v := float64(*r.BadFraction)
 		switch {
 		case v > 1:
-			j.add(result.Error, MetricBadFraction, num(v), nil, "bad_fraction %s is over 1, which a fraction cannot be: the harness's measurement is wrong", numtext.Short(v))
+			j.Add(result.Error, MetricBadFraction, result.Number(v), nil, "bad_fraction %s is over 1, which a fraction cannot be: the harness's measurement is wrong", numtext.Short(v))
 		case lim.badFraction.set && v > lim.badFraction.value:
-			j.add(result.Error, MetricBadFraction, num(v), num(lim.badFraction.value), "bad_fraction %s > %s: that share of the output is outside the harness's tolerance %s",
+			j.Add(result.Error, MetricBadFraction, result.Number(v), result.Number(lim.badFraction.value), "bad_fraction %s > %s: that share of the output is outside the harness's tolerance %s",
 				numtext.Short(v), numtext.Short(lim.badFraction.value), lim.badFraction.text())
 		}
 	} else if r.BadFraction == nil && lim.badFraction.set {
-		j.add(result.Warning, MetricBadFraction, nil, num(lim.badFraction.value), "bad_fraction is limited %s but the harness did not report it: not checked", lim.badFraction.text())
+		j.Add(result.Warning, MetricBadFraction, nil, result.Number(lim.badFraction.value), "bad_fraction is limited %s but the harness did not report it: not checked", lim.badFraction.text())
 	}
 
 	// How many checks ran.
 	switch {
 	case r.Checks == nil && need > 1:
-		j.add(result.Error, MetricChecks, nil, result.Num(need), "the harness did not report checks: cannot tell whether it ran the %d asked %s", need, needFrom)
+		j.Add(result.Error, MetricChecks, nil, result.Num(need), "the harness did not report checks: cannot tell whether it ran the %d asked %s", need, needFrom)
 	case r.Checks != nil && *r.Checks < need:
-		j.add(result.Error, MetricChecks, result.Num(*r.Checks), result.Num(need), "ran %d of %d checks %s", *r.Checks, need, needFrom)
+		j.Add(result.Error, MetricChecks, result.Num(*r.Checks), result.Num(need), "ran %d of %d checks %s", *r.Checks, need, needFrom)
 	}
 
 	// Repeated launches on the same input. j.value reports a non-finite or negative
 	// difference itself.
 	switch {
 	case r.RepeatMaxDiff == nil:
-		j.add(result.Warning, MetricRepeat, nil, num(lim.repeatTol.value), "repeated launches were not checked (the harness reports no repeat_max_diff)")
+		j.Add(result.Warning, MetricRepeat, nil, result.Number(lim.repeatTol.value), "repeated launches were not checked (the harness reports no repeat_max_diff)")
 	case !j.value(MetricRepeat, r.RepeatMaxDiff, "a difference between launches"):
 	case float64(*r.RepeatMaxDiff) > lim.repeatTol.value:
 		v := float64(*r.RepeatMaxDiff)
@@ -404,10 +368,10 @@ func (j *judge) judge(r benchfile.Result, lim limits, need int, needFrom string)
 		if lim.repeatTol.from == "default" {
 			hint = "; a kernel with floating-point atomics may differ in the last bits: give it a repeat_tol in a kernel rule"
 		}
-		j.add(result.Error, MetricRepeat, num(v), num(lim.repeatTol.value), "repeated launches disagree (the first call passes, later calls fail): repeat_max_diff %s > %s%s %s%s",
+		j.Add(result.Error, MetricRepeat, result.Number(v), result.Number(lim.repeatTol.value), "repeated launches disagree (the first call passes, later calls fail): repeat_max_diff %s > %s%s %s%s",
 			numtext.Short(v), numtext.Short(lim.repeatTol.value), launches(r.RepeatLaunches), lim.repeatTol.text(), hint)
 	case r.RepeatLaunches != nil && *r.RepeatLaunches < 2:
-		j.add(result.Warning, MetricRepeat, nil, num(lim.repeatTol.value), "repeated launches were not checked (repeat_launches %d: the harness should launch at least twice on the same input)", *r.RepeatLaunches)
+		j.Add(result.Warning, MetricRepeat, nil, result.Number(lim.repeatTol.value), "repeated launches were not checked (repeat_launches %d: the harness should launch at least twice on the same input)", *r.RepeatLaunches)
 	}
 	return eff
 }
@@ -510,15 +474,6 @@ func launches(n *int) string {
 		return ""
 	}
 	return fmt.Sprintf(" over %d launches", *n)
-}
-
-// num returns a pointer for a finding's value or limit; nil for a non-finite number, which
-// JSON cannot hold (the message spells it out).
-func num(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
 }
 
 // ratio orders rows: max_err over its limit; +Inf for a missing or non-finite max_err.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/linescan"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 )
 
 // ErrNotNCU reports input that holds neither an ncu CSV table nor any ncu message: an
@@ -412,7 +413,7 @@ func (p *parser) row(s string, ended bool) {
 	}
 	complete := err == nil && len(rec) >= h.need && len(rec) <= h.width+1
 	if !ended && (!complete || !strings.HasSuffix(s, `"`)) {
-		rep.problem(fmt.Sprintf("%s:%d: the last line is a partial table row (the output was cut off): %s", p.name, p.line, clip(s, 120)))
+		rep.problem(fmt.Sprintf("%s:%d: the last line is a partial table row (the output was cut off): %s", p.name, p.line, msgtext.Clip(s, 120)))
 		return
 	}
 	if !complete {
@@ -422,7 +423,7 @@ func (p *parser) row(s string, ended bool) {
 		} else if len(rec) > h.width+1 {
 			why = "more fields than the header"
 		}
-		rep.problem(fmt.Sprintf("%s:%d: malformed ncu CSV row (%s): %s", p.name, p.line, why, clip(s, 120)))
+		rep.problem(fmt.Sprintf("%s:%d: malformed ncu CSV row (%s): %s", p.name, p.line, why, msgtext.Clip(s, 120)))
 		return
 	}
 	if h.layout == layoutSummary {
@@ -431,7 +432,7 @@ func (p *parser) row(s string, ended bool) {
 	}
 	id, err := strconv.Atoi(h.get(rec, colID))
 	if err != nil {
-		rep.problem(fmt.Sprintf("%s:%d: malformed ncu CSV row (ID %q): %s", p.name, p.line, h.get(rec, colID), clip(s, 120)))
+		rep.problem(fmt.Sprintf("%s:%d: malformed ncu CSV row (ID %q): %s", p.name, p.line, h.get(rec, colID), msgtext.Clip(s, 120)))
 		return
 	}
 	l := p.launch(rec, launchKey{input: p.name, pid: h.get(rec, colPID), kernel: h.get(rec, colKernel), id: id})
@@ -453,7 +454,7 @@ func (p *parser) row(s string, ended bool) {
 		})
 		return
 	}
-	rep.problem(fmt.Sprintf("%s:%d: ncu CSV row with neither a metric nor a rule name: %s", p.name, p.line, clip(s, 120)))
+	rep.problem(fmt.Sprintf("%s:%d: ncu CSV row with neither a metric nor a rule name: %s", p.name, p.line, msgtext.Clip(s, 120)))
 }
 
 // launch returns the report's launch of key, added (from rec's launch columns) the first
@@ -674,12 +675,4 @@ func quoteList(ss []string) string {
 		q[i] = strconv.Quote(s)
 	}
 	return strings.Join(q, ", ")
-}
-
-// clip shortens s to n bytes for messages.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

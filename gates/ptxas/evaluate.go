@@ -1,7 +1,6 @@
 package ptxas
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -77,7 +76,7 @@ func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
 		}
 		g.Findings = append(g.Findings, diagnosticFinding(d))
 	}
-	var rows []tableRow
+	var rows []result.Ranked
 	missing := map[string]int{} // metric with a limit that the input does not report → records
 	noBaseline := 0             // records with max_register_increase but no baseline to compare
 	seen := map[string]bool{}
@@ -156,7 +155,7 @@ func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
 		if k.Registers != nil {
 			regs = *k.Registers
 		}
-		rows = append(rows, tableRow{fail, regs, result.Row{Status: st, Cells: []string{
+		rows = append(rows, result.Ranked{Fail: fail, Worst: float64(regs), Row: result.Row{Status: st, Cells: []string{
 			name.Short, k.Arch,
 			cell(k.Registers, oldv(func(k Kernel) *int64 { return k.Registers })),
 			cell(k.SpillStores, oldv(func(k Kernel) *int64 { return k.SpillStores })),
@@ -183,19 +182,7 @@ func Evaluate(log *Log, cfg Config, base *Baseline) (result.Gate, error) {
 		}
 	}
 	// Worst first: failing rows, then by registers.
-	slices.SortStableFunc(rows, func(a, b tableRow) int {
-		if a.fail != b.fail {
-			if a.fail {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(b.regs, a.regs)
-	})
-	g.Table = &result.Table{Columns: []string{"kernel", "arch", "regs", "spill st", "spill ld", "stack", "smem", "lmem"}}
-	for _, r := range rows {
-		g.Table.Rows = append(g.Table.Rows, r.row)
-	}
+	g.Table = &result.Table{Columns: []string{"kernel", "arch", "regs", "spill st", "spill ld", "stack", "smem", "lmem"}, Rows: result.WorstFirst(rows)}
 	data := Data{Kernels: log.Kernels, Diagnostics: log.Diagnostics, Inputs: log.Inputs}
 	if data.Kernels == nil {
 		data.Kernels = []Kernel{}
@@ -222,12 +209,6 @@ func sourceOf(l *Log) string {
 		s = k.Source
 	}
 	return s
-}
-
-type tableRow struct {
-	fail bool
-	regs int64
-	row  result.Row
 }
 
 func kind(k Kernel) string {

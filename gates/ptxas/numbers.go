@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 )
 
 // maxCount bounds every count the parser accepts: 2^53, the largest integer that a JSON
@@ -29,14 +31,14 @@ func parseCount(b []byte) (int64, error) {
 		case c >= '0' && c <= '9':
 			v = v*10 + int64(c-'0')
 			if v > maxCount {
-				return 0, fmt.Errorf("%w: %q is out of range", errNotCount, truncate(string(b), 40))
+				return 0, fmt.Errorf("%w: %q is out of range", errNotCount, msgtext.Clip(string(b), 40))
 			}
 		case c == '-' && i == 0:
-			return 0, fmt.Errorf("%w: %q is negative", errNotCount, truncate(string(b), 40))
+			return 0, fmt.Errorf("%w: %q is negative", errNotCount, msgtext.Clip(string(b), 40))
 		case c == ',' && i > 0:
-			return 0, fmt.Errorf("%w: %q has a thousands separator", errNotCount, truncate(string(b), 40))
+			return 0, fmt.Errorf("%w: %q has a thousands separator", errNotCount, msgtext.Clip(string(b), 40))
 		default:
-			return 0, fmt.Errorf("%w: %q is not a decimal count", errNotCount, truncate(string(b), 40))
+			return 0, fmt.Errorf("%w: %q is not a decimal count", errNotCount, msgtext.Clip(string(b), 40))
 		}
 	}
 	return v, nil
@@ -51,12 +53,12 @@ func parseSum(b []byte) (int64, error) {
 		v, err := parseCount(part)
 		if err != nil {
 			if len(part) != len(whole) {
-				return 0, fmt.Errorf("%w (in %q)", err, truncate(string(whole), 40))
+				return 0, fmt.Errorf("%w (in %q)", err, msgtext.Clip(string(whole), 40))
 			}
 			return 0, err
 		}
 		if total += v; total > maxCount {
-			return 0, fmt.Errorf("%w: %q is out of range", errNotCount, truncate(string(whole), 40))
+			return 0, fmt.Errorf("%w: %q is out of range", errNotCount, msgtext.Clip(string(whole), 40))
 		}
 		if !more {
 			return total, nil

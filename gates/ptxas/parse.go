@@ -34,6 +34,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/linescan"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 )
 
 // Record sources.
@@ -722,7 +723,7 @@ func (p *parser) cuobjdump(line []byte) bool {
 	case bytes.HasPrefix(t, []byte("REG:")):
 		p.class = classRecord
 		if p.cur == nil {
-			p.diag("warning", "unattributed", "", "", 0, fmt.Sprintf("resource line with no function before it: %q", truncate(string(t), 200)))
+			p.diag("warning", "unattributed", "", "", 0, fmt.Sprintf("resource line with no function before it: %q", msgtext.Clip(string(t), 200)))
 			return true
 		}
 		p.regLine(t)
@@ -745,14 +746,14 @@ func (p *parser) commonLine(t []byte) {
 		v, err := parseCount(val)
 		switch {
 		case !ok:
-			p.diag("error", "incomplete-record", "", "", 0, fmt.Sprintf("field %q of the module's GLOBAL line is not KEY:COUNT: the line is cut or garbled", truncate(string(kv), 80)))
+			p.diag("error", "incomplete-record", "", "", 0, fmt.Sprintf("field %q of the module's GLOBAL line is not KEY:COUNT: the line is cut or garbled", msgtext.Clip(string(kv), 80)))
 		case err != nil:
 			p.badNumber("", string(key), err)
 		case string(key) == "GLOBAL":
 			p.gmem = &v
 		case bytes.HasPrefix(key, []byte("CONSTANT[")) && bytes.HasSuffix(key, []byte("]")):
 		default:
-			p.diag("notice", "unknown-item", "", "", 0, fmt.Sprintf("unrecognised module resource field %q", truncate(string(kv), 80)))
+			p.diag("notice", "unknown-item", "", "", 0, fmt.Sprintf("unrecognised module resource field %q", msgtext.Clip(string(kv), 80)))
 		}
 	}
 }
@@ -772,7 +773,7 @@ func (p *parser) regLine(t []byte) {
 		key, val, ok := bytes.Cut(kv, []byte(":"))
 		if !ok {
 			bad = true
-			p.recordError("incomplete-record", fmt.Sprintf("field %q of the REG line of %s is not KEY:COUNT: the line is cut or garbled", truncate(string(kv), 80), k.Name))
+			p.recordError("incomplete-record", fmt.Sprintf("field %q of the REG line of %s is not KEY:COUNT: the line is cut or garbled", msgtext.Clip(string(kv), 80), k.Name))
 			continue
 		}
 		v, err := parseCount(val)
@@ -803,7 +804,7 @@ func (p *parser) regLine(t []byte) {
 			k.Cmem[bank] = v
 		case key == "TEXTURE" || key == "SURFACE" || key == "SAMPLER":
 		default:
-			p.diag("notice", "unknown-item", k.Name, "", 0, fmt.Sprintf("unrecognised resource field %q", truncate(string(kv), 80)))
+			p.diag("notice", "unknown-item", k.Name, "", 0, fmt.Sprintf("unrecognised resource field %q", msgtext.Clip(string(kv), 80)))
 		}
 		for i, f := range regFields {
 			if f == string(key) {
@@ -860,7 +861,7 @@ func (p *parser) foreign(line []byte, hint bool) {
 		p.observe(p.input, p.lineNo, string(t))
 	}
 	if len(p.log.foreign) < 5 {
-		p.log.foreign = append(p.log.foreign, truncate(string(t), 200))
+		p.log.foreign = append(p.log.foreign, msgtext.Clip(string(t), 200))
 	}
 	// Which translation unit and arch come next: shell xtrace of nvcc ("+ nvcc ... -c fa.cu")
 	// and ninja's "[1/3] Building CUDA object .../fa.cu.o" are printed right before their
@@ -1109,7 +1110,7 @@ func (p *parser) addDiag(d Diagnostic) {
 	if d.Severity == "error" {
 		p.errLine = p.lineNo
 	}
-	d.Text = truncate(d.Text, 2000)
+	d.Text = msgtext.Clip(d.Text, 2000)
 	key := strings.Join([]string{d.Severity, d.Kind, d.Kernel, d.File, strconv.Itoa(d.Line), strconv.Itoa(d.Column), d.Text}, "\x00")
 	if i, dup := p.log.diagIndex[key]; dup {
 		p.log.Diagnostics[i].Count++
@@ -1200,11 +1201,4 @@ func (k *Kernel) key() string {
 		fmt.Fprintf(&b, "\x00c%s=%d", bank, v)
 	}
 	return b.String()
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -136,7 +138,7 @@ func (e *evaluation) run(r Run) {
 	lbl := label(r)
 	for _, p := range r.Problems {
 		e.add(result.Error, tool+"/"+MetricRun, nil, lbl+": "+p)
-		e.rows = append(e.rows, scoredRow{Row: result.Row{Status: result.Fail, Cells: []string{tool, "problem", "-", "-", "-", clip(p, 120)}}})
+		e.rows = append(e.rows, scoredRow{Row: result.Row{Status: result.Fail, Cells: []string{tool, "problem", "-", "-", "-", msgtext.Clip(p, 120)}}})
 	}
 	for _, n := range r.Notes {
 		e.add(result.Warning, tool+"/"+MetricNote, nil, lbl+": "+n)
@@ -322,18 +324,9 @@ func describeSuppression(s Suppression) string {
 }
 
 func (e *evaluation) table() *result.Table {
-	rank := func(v result.Verdict) int {
-		switch v {
-		case result.Fail:
-			return 0
-		case result.Pass:
-			return 1
-		}
-		return 2
-	}
 	rows := slices.Clone(e.rows)
 	slices.SortStableFunc(rows, func(a, b scoredRow) int {
-		return cmp.Or(cmp.Compare(rank(a.Status), rank(b.Status)), cmp.Compare(b.count, a.count))
+		return cmp.Or(cmp.Compare(a.Status.Rank(), b.Status.Rank()), cmp.Compare(b.count, a.count))
 	})
 	out := make([]result.Row, 0, len(rows))
 	for _, r := range rows {
@@ -348,18 +341,18 @@ func (e *evaluation) summary(runs []Run) string {
 		s := cmp.Or(r.Tool, "unknown tool") + ": "
 		switch {
 		case len(r.Problems) > 0:
-			s += "incomplete (" + plural(len(r.Problems), "problem") + ")"
+			s += "incomplete (" + numtext.Count(len(r.Problems), "problem") + ")"
 			if r.TimedOut {
 				s += ", hung"
 			}
 		case r.Errors == 0 && r.Warnings == 0:
 			s += "clean"
 		default:
-			s += plural(r.Errors, "error")
+			s += numtext.Count(r.Errors, "error")
 			if r.Warnings > 0 {
-				s += ", " + plural(r.Warnings, "warning")
+				s += ", " + numtext.Count(r.Warnings, "warning")
 			}
-			s += fmt.Sprintf(" at %s", plural(len(r.Records), "site"))
+			s += fmt.Sprintf(" at %s", numtext.Count(len(r.Records), "site"))
 			if r.NotPrinted > 0 {
 				s += fmt.Sprintf(" (%d not printed)", r.NotPrinted)
 			}
@@ -367,11 +360,4 @@ func (e *evaluation) summary(runs []Run) string {
 		parts = append(parts, s)
 	}
 	return strings.Join(parts, "; ")
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }

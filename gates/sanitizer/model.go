@@ -273,27 +273,35 @@ func name(kernel string) kernelname.Name {
 	return kernelname.Name{Mangled: kernel, Demangled: kernel, Short: short, Base: base}
 }
 
+// paramListStart is where the parameter list that ends a printed signature or frame
+// begins: the parenthesised group that ends s, not the first parenthesis, which may be
+// part of the name ("(anonymous namespace)::k(int)"). -1 when s does not end in ")" or
+// the group never opens.
+func paramListStart(s string) int {
+	if !strings.HasSuffix(s, ")") {
+		return -1
+	}
+	depth := 0
+	for i := len(s) - 1; i >= 0; i-- {
+		switch s[i] {
+		case ')':
+			depth++
+		case '(':
+			depth--
+		}
+		if depth == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
 // shortSignature drops a leading return type and the trailing parameter list of a printed
 // signature: "void ns::k<float, 3>(float *, int)" becomes "ns::k<float, 3>".
 func shortSignature(s string) string {
 	s = strings.TrimSpace(s)
-	// The parameter list is the last top-level "(...)" that ends the string.
-	if strings.HasSuffix(s, ")") {
-		depth := 0
-		for i := len(s) - 1; i >= 0; i-- {
-			switch s[i] {
-			case ')':
-				depth++
-			case '(':
-				depth--
-			}
-			if depth == 0 {
-				if i > 0 {
-					s = strings.TrimSpace(s[:i])
-				}
-				break
-			}
-		}
+	if i := paramListStart(s); i > 0 {
+		s = strings.TrimSpace(s[:i])
 	}
 	// A return type is a top-level space before the name ("void k<int, 2>").
 	angle, paren := 0, 0
@@ -327,12 +335,4 @@ func baseFile(f string) string {
 		return ""
 	}
 	return path.Base(strings.ReplaceAll(f, "\\", "/"))
-}
-
-// clip shortens s to n bytes for messages.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -519,3 +519,19 @@ func TestFrameName(t *testing.T) {
 		}
 	}
 }
+
+func TestShortSignature(t *testing.T) {
+	for in, want := range map[string]string{
+		"void ns::k<float, 3>(float *, int)": "ns::k<float, 3>",
+		"k":                                  "k",
+		" void k<int, 2>() ":                 "k<int, 2>",
+		"void (anonymous namespace)::k(int)": "(anonymous namespace)::k",
+		"(int)":                              "(int)",
+		"k(int))":                            "k(int))",
+		"void tmpl_oob<float, (int)3>(float*, int)": "tmpl_oob<float, (int)3>",
+	} {
+		if got := shortSignature(in); got != want {
+			t.Errorf("shortSignature(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
@@ -116,9 +114,6 @@ func (o RunOptions) withDefaults() RunOptions {
 // compute-sanitizer's report (<tool>.log).
 func ProgramOut(tool string) string { return tool + ".out" }
 
-// waitDelay bounds the wait for a killed run's process to be reaped.
-const waitDelay = 5 * time.Second
-
 // RunTools runs each tool of o over cmd (the program and its arguments), one after the
 // other, and returns one Run per tool: its XML records combined with its text output
 // (Combine), the exit code, and Problems for anything that makes the run prove less than
@@ -199,11 +194,8 @@ func runOne(ctx context.Context, bin, tool string, cmd []string, dir string, o R
 	}
 	tctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	c := exec.CommandContext(tctx, bin, append(Args(tool, xmlPath, logPath, o), cmd...)...)
+	c := procgroup.Command(tctx, append(os.Environ(), o.ExtraEnv...), bin, append(Args(tool, xmlPath, logPath, o), cmd...)...)
 	c.Stdout, c.Stderr = out, out
-	c.Env = childenv.Environ(append(os.Environ(), o.ExtraEnv...))
-	procgroup.KillOnCancel(c)
-	c.WaitDelay = waitDelay
 	runErr := c.Run()
 	procgroup.KillRest(c) // whatever the run left behind
 	if cerr := out.Close(); cerr != nil && runErr == nil {

@@ -7,15 +7,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 // fakeSanitizer writes an executable compute-sanitizer stand-in into a fresh directory.
@@ -155,43 +155,6 @@ func TestArgs(t *testing.T) {
 	}
 }
 
-// alive reports whether pid is a live (not zombie) process.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return !errors.Is(err, fs.ErrNotExist)
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
-// waitGone waits for the pids in file to end, and kills any that outlive the wait.
-func waitGone(t *testing.T, file string) {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("the fake never ran: %v", err)
-	}
-	for _, f := range strings.Fields(string(b)) {
-		pid, err := strconv.Atoi(f)
-		if err != nil || pid <= 0 {
-			t.Fatalf("pid file %q", b)
-		}
-		deadline := time.Now().Add(3 * time.Second)
-		for alive(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if alive(pid) {
-			t.Errorf("process %d still running", pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-}
-
 // TestRunToolsHang: a run that never ends is killed at its timeout with its whole process
 // group (the fake and a child standing in for the target), promptly, and the tools after it
 // are not run.
@@ -212,7 +175,7 @@ wait
 	if elapsed > 3*time.Second {
 		t.Errorf("RunTools returned after %v", elapsed)
 	}
-	waitGone(t, pids)
+	hangtest.WaitGone(t, pids)
 	if len(runs) != 4 {
 		t.Fatalf("%d runs", len(runs))
 	}
@@ -246,7 +209,7 @@ exit 0
 	if err != nil || len(runs) != 1 || len(runs[0].Problems) != 0 || !runs[0].Summary {
 		t.Fatalf("%v %+v", err, runs)
 	}
-	waitGone(t, pids)
+	hangtest.WaitGone(t, pids)
 }
 
 func TestRunToolsCancelled(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/linescan"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 )
 
 // ParseOptions tune ParseTextWith and ParseXMLWith.
@@ -335,7 +336,7 @@ func (p *textParser) foreign(s string) {
 		return
 	}
 	if m := reCommand.FindStringSubmatch(t); m != nil {
-		info := cmdInfo{seen: true, tool: ToolMemcheck, line: clip(t, 200)}
+		info := cmdInfo{seen: true, tool: ToolMemcheck, line: msgtext.Clip(t, 200)}
 		args := " " + m[2]
 		if f := reToolFlag.FindStringSubmatch(args); f != nil {
 			info.tool = f[1]
@@ -373,21 +374,21 @@ func (p *textParser) foreign(s string) {
 	}
 	if reKillHint.MatchString(t) {
 		if st != nil {
-			st.killHint = clip(t, 160)
+			st.killHint = msgtext.Clip(t, 160)
 		} else {
-			p.killHint = clip(t, 160)
+			p.killHint = msgtext.Clip(t, 160)
 		}
 	}
 	reason := ""
 	if strings.Contains(t, "is invalid") || strings.Contains(t, "nrecognised option") ||
 		strings.Contains(t, "nrecognized option") || strings.Contains(t, "no save location") {
-		reason = clip(t, 160)
+		reason = msgtext.Clip(t, 160)
 	}
 	usage := strings.HasPrefix(t, "Usage: compute-sanitizer") || strings.HasPrefix(t, "Usage: cuda-memcheck")
 	if st != nil {
 		if st.orphan {
 			if st.orphanFirst == "" {
-				st.orphanFirst = clip(t, 160)
+				st.orphanFirst = msgtext.Clip(t, 160)
 			}
 			if st.orphanReason == "" {
 				st.orphanReason = reason
@@ -396,7 +397,7 @@ func (p *textParser) foreign(s string) {
 		return
 	}
 	if p.firstForeign == "" {
-		p.firstForeign = clip(t, 160)
+		p.firstForeign = msgtext.Clip(t, 160)
 	}
 	p.usage = p.usage || usage
 	if p.usageReason == "" {
@@ -581,7 +582,7 @@ func (st *runState) top(p *textParser, c string) {
 		return
 	case strings.HasPrefix(c, "Internal") && strings.Contains(c, "Error"):
 		st.flush(p)
-		st.problem("compute-sanitizer failed: %q (line %d)", clip(c, 200), ln)
+		st.problem("compute-sanitizer failed: %q (line %d)", msgtext.Clip(c, 200), ln)
 		return
 	}
 	if m := reLevel.FindStringSubmatch(c); m != nil {
@@ -630,16 +631,16 @@ func (st *runState) top(p *textParser, c string) {
 		st.flush(p)
 		switch sev {
 		case SeverityError:
-			st.problem("compute-sanitizer reported an error of its own: %q (line %d)", clip(c, 200), ln)
+			st.problem("compute-sanitizer reported an error of its own: %q (line %d)", msgtext.Clip(c, 200), ln)
 		case SeverityWarning:
-			st.note("compute-sanitizer warned: %q (line %d)", clip(c, 200), ln)
+			st.note("compute-sanitizer warned: %q (line %d)", msgtext.Clip(c, 200), ln)
 		}
 		return
 	}
 	if strings.HasPrefix(c, "ERROR SUMMARY") || strings.HasPrefix(c, "RACECHECK SUMMARY") || strings.HasPrefix(c, "LEAK SUMMARY") {
 		st.flush(p)
 		st.badSummary = true
-		st.problem("a summary line kernel-gate cannot read: %q (line %d)", clip(c, 200), ln)
+		st.problem("a summary line kernel-gate cannot read: %q (line %d)", msgtext.Clip(c, 200), ln)
 		return
 	}
 	if reSession.MatchString(c) {
@@ -702,7 +703,7 @@ func (st *runState) top(p *textParser, c string) {
 		pd.weak = p.weakBare
 	default:
 		pd.kind = "unknown"
-		pd.rec.Access = clip(strings.TrimSuffix(c, "."), 160)
+		pd.rec.Access = msgtext.Clip(strings.TrimSuffix(c, "."), 160)
 	}
 	st.rec = pd
 }
@@ -844,7 +845,7 @@ func (st *runState) flush(p *textParser) {
 			// A message without a location or thread is not an error record (a banner
 			// line of a newer version, say): keep it as a note. If it was an error, the
 			// summary count disagrees with the records and that is a Problem.
-			st.note("compute-sanitizer printed %q", clip(r.Message, 200))
+			st.note("compute-sanitizer printed %q", msgtext.Clip(r.Message, 200))
 			return
 		}
 		r.Kind = KindUnspecified
@@ -1200,7 +1201,7 @@ func parseCount(s string) (int, error) {
 	digits := s
 	if strings.IndexByte(s, ',') >= 0 {
 		if !reGrouped.MatchString(s) {
-			return 0, fmt.Errorf("%q is not a number (misplaced commas)", clip(s, 40))
+			return 0, fmt.Errorf("%q is not a number (misplaced commas)", msgtext.Clip(s, 40))
 		}
 		digits = strings.ReplaceAll(s, ",", "")
 	}
@@ -1209,12 +1210,12 @@ func parseCount(s string) (int, error) {
 	}
 	for i := 0; i < len(digits); i++ {
 		if digits[i] < '0' || digits[i] > '9' {
-			return 0, fmt.Errorf("%q is not a number", clip(s, 40))
+			return 0, fmt.Errorf("%q is not a number", msgtext.Clip(s, 40))
 		}
 	}
 	n, err := strconv.ParseUint(digits, 10, 64)
 	if err != nil || n > maxCount {
-		return 0, fmt.Errorf("%q is out of range (more than %d)", clip(s, 40), uint64(maxCount))
+		return 0, fmt.Errorf("%q is out of range (more than %d)", msgtext.Clip(s, 40), uint64(maxCount))
 	}
 	return int(n), nil
 }
@@ -1320,23 +1321,8 @@ func isRuntimeFrame(fn string) bool {
 // (the list is the parenthesised group that ends the name, not the first parenthesis).
 func frameName(fn string) string {
 	s := strings.TrimSuffix(fn, " const")
-	if !strings.HasSuffix(s, ")") {
-		return fn
-	}
-	depth := 0
-	for i := len(s) - 1; i >= 0; i-- {
-		switch s[i] {
-		case ')':
-			depth++
-		case '(':
-			depth--
-		}
-		if depth == 0 {
-			if i > 0 {
-				return s[:i]
-			}
-			return fn
-		}
+	if i := paramListStart(s); i > 0 {
+		return s[:i]
 	}
 	return fn
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 )
 
 // ParseXML reads the record file of `compute-sanitizer --xml --save FILE`. See ParseXMLWith.
@@ -35,225 +37,294 @@ func ParseXML(r io.Reader, name string) (Run, error) {
 //
 // It streams: the decoder reads one token at a time straight from the input (no
 // read-ahead), each element is bounded, and memory grows with the distinct error sites
-// kept (at most MaxGroups), not with the file.
+// kept (at most MaxGroups), not with the file. Its steps: read the tokens under the root
+// (xmlParse.token), each record grouped by its error site (xmlParse.record), then the tool
+// the records name (xmlParse.setTool) and the notes on what the XML leaves out (xmlParse.racecheckNotes).
 func ParseXMLWith(r io.Reader, name string, o ParseOptions) (Run, error) {
 	if o.Tool != "" && !validTool(o.Tool) {
 		return Run{}, fmt.Errorf("sanitizer: %s: unknown tool %q (want one of %s)", name, o.Tool, strings.Join(AllTools(), ", "))
 	}
-	run := Run{Source: SourceXML, Input: name, Records: []Record{}}
 	br := bufio.NewReader(r)
 	if peek, _ := br.Peek(512); len(bytes.TrimSpace(peek)) == 0 {
 		return Run{}, fmt.Errorf("sanitizer: %s: %w: the XML file is empty (compute-sanitizer writes it when the run ends: it did not finish, or never started)", name, ErrNotSanitizerLog)
 	}
 	in := &xmlInput{r: br, limit: MaxXMLSize}
-	d := xml.NewDecoder(in)
-	groups := map[recordKey]int{}
-	evidence := map[string]bool{}
-	rootSeen, rootClosed, stopped := false, false, false
-	records, levelless := 0, 0
-	problem := func(format string, args ...any) {
-		if msg := fmt.Sprintf(format, args...); len(run.Problems) < maxNotes && !slices.Contains(run.Problems, msg) {
-			run.Problems = append(run.Problems, msg)
-		}
-	}
-	tooLarge := func() error {
-		return fmt.Errorf("sanitizer: %s: %w: the XML record file is larger than %d MiB, far more than compute-sanitizer writes (--print-limit bounds it): not read", name, ErrTooLarge, MaxXMLSize>>20)
-	}
-	// where names the decoder's position: "line 12 (byte 345)".
-	where := func() string {
-		line, _ := d.InputPos()
-		return fmt.Sprintf("line %d (byte offset %d)", line, d.InputOffset())
-	}
-	// broken reports a read that failed inside the root and stops the parse.
-	broken := func(what string, err error) {
-		line, _ := d.InputPos()
-		var se *xml.SyntaxError
-		if errors.As(err, &se) {
-			line = se.Line
-		}
-		switch {
-		case errors.Is(err, errElementTooLarge):
-			if what == "" {
-				what = "a token"
-			}
-			problem("the XML record file holds %s larger than %d KiB at line %d (byte offset %d), far more than compute-sanitizer writes: the file cannot be judged", what, MaxXMLElement>>10, line, d.InputOffset())
-		case strings.Contains(err.Error(), "unexpected EOF") && what == "":
-			problem("the XML record file is truncated after %d records (line %d): the run did not finish writing it", records, line)
-		case strings.Contains(err.Error(), "unexpected EOF"):
-			problem("the XML record file is truncated inside %s (line %d): the run did not finish writing it", what, line)
-		case what == "":
-			problem("the XML record file is malformed at line %d after %d records: %v", line, records, err)
-		default:
-			problem("the XML record file is malformed in %s (line %d): %v", what, line, err)
-		}
-		stopped = true
-	}
-	for !stopped {
-		in.bound(MaxXMLElement)
-		startLine, _ := d.InputPos()
-		startOff := d.InputOffset()
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if errors.Is(err, ErrTooLarge) {
-			return Run{}, tooLarge()
-		}
+	p := &xmlParse{name: name, in: in, d: xml.NewDecoder(in), run: Run{Source: SourceXML, Input: name, Records: []Record{}},
+		groups: map[recordKey]int{}, evidence: map[string]bool{}}
+	for !p.stopped {
+		done, err := p.token()
 		if err != nil {
-			if !rootSeen {
-				if errors.Is(err, errElementTooLarge) {
-					return Run{}, fmt.Errorf("sanitizer: %s: %w: no XML element in its first %d KiB", name, ErrNotSanitizerLog, MaxXMLElement>>10)
-				}
-				return Run{}, fmt.Errorf("sanitizer: %s: %w: not XML (%v)", name, ErrNotSanitizerLog, err)
-			}
-			broken("", err)
+			return Run{}, err
+		}
+		if done {
 			break
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if !rootSeen {
-				if t.Name.Local != "ComputeSanitizerOutput" {
-					return Run{}, fmt.Errorf("sanitizer: %s: %w: the XML root is <%s>, not <ComputeSanitizerOutput>", name, ErrNotSanitizerLog, clip(t.Name.Local, 80))
-				}
-				rootSeen = true
-				continue
-			}
-			if rootClosed {
-				problem("an element <%s> at %s after </ComputeSanitizerOutput>: are two record files concatenated? The file cannot be judged", clip(t.Name.Local, 80), where())
-				stopped = true
-				continue
-			}
-			switch t.Name.Local {
-			case "record":
-				var xr xmlRecord
-				in.bound(MaxXMLElement)
-				if err := d.DecodeElement(&xr, &t); err != nil {
-					if errors.Is(err, ErrTooLarge) {
-						return Run{}, tooLarge()
-					}
-					broken(fmt.Sprintf("record %d", records+1), err)
-					continue
-				}
-				records++
-				if xr.Kind == "Hazard" && xr.Level == "" {
-					levelless++
-				}
-				var nums numbers
-				rec, tool := xr.record(&nums)
-				for _, b := range nums.bad {
-					line, _ := d.InputPos()
-					problem("record %d (ending at line %d): %s: kernel-gate cannot judge the record", records, line, b)
-				}
-				if tool != "" {
-					evidence[tool] = true
-				}
-				if xr.launch() {
-					run.LaunchSeen = true
-				}
-				if rec.Severity == SeverityWarning {
-					run.Warnings++
-				} else {
-					run.Errors++
-				}
-				k := rec.key()
-				switch i, ok := groups[k]; {
-				case ok:
-					run.Records[i].Count++
-					run.Records[i].Hazards += rec.Hazards
-				case len(run.Records) >= MaxGroups:
-					problem("%s", tooManyGroups())
-				default:
-					groups[k] = len(run.Records)
-					run.Records = append(run.Records, rec)
-				}
-			case "session":
-				in.bound(MaxXMLElement)
-				if err := d.Skip(); err != nil {
-					if errors.Is(err, ErrTooLarge) {
-						return Run{}, tooLarge()
-					}
-					broken("<session>", err)
-				}
-			default:
-				// An element kernel-gate does not know may hold the errors of a newer
-				// compute-sanitizer: it cannot pass unread.
-				problem("an unknown element <%s> under <ComputeSanitizerOutput> at %s: kernel-gate cannot judge it (records of a newer compute-sanitizer?), so the run fails", clip(t.Name.Local, 80), where())
-				in.bound(MaxXMLElement)
-				if err := d.Skip(); err != nil {
-					if errors.Is(err, ErrTooLarge) {
-						return Run{}, tooLarge()
-					}
-					broken(fmt.Sprintf("<%s>", clip(t.Name.Local, 80)), err)
-				}
-			}
-		case xml.EndElement:
-			if t.Name.Local == "ComputeSanitizerOutput" {
-				rootClosed = true
-			}
-		case xml.CharData:
-			text := bytes.TrimSpace(t)
-			if len(text) > 0 {
-				// Where the text starts, not where the decoder stopped after it.
-				lead := bytes.IndexFunc(t, func(r rune) bool { return !unicode.IsSpace(r) })
-				startLine += bytes.Count(t[:lead], []byte("\n"))
-				startOff += int64(lead)
-			}
-			at := fmt.Sprintf("line %d (byte offset %d)", startLine, startOff)
-			switch {
-			case len(text) == 0:
-			case !rootSeen:
-				return Run{}, fmt.Errorf("sanitizer: %s: %w: text before any XML element (%q)", name, ErrNotSanitizerLog, clip(string(text), 80))
-			case rootClosed:
-				problem("text after </ComputeSanitizerOutput> at %s (%q): the file cannot be judged", at, clip(string(text), 80))
-				stopped = true
-			default:
-				problem("text under <ComputeSanitizerOutput> at %s (%q), which holds only elements: the file cannot be judged", at, clip(string(text), 80))
-			}
-		}
 	}
-	if !rootSeen {
+	if !p.rootSeen {
 		return Run{}, fmt.Errorf("sanitizer: %s: %w: no <ComputeSanitizerOutput> element", name, ErrNotSanitizerLog)
 	}
-	if !rootClosed && !stopped {
-		problem("the XML record file is truncated after %d records (no closing </ComputeSanitizerOutput>): the run did not finish writing it", records)
+	if !p.rootClosed && !p.stopped {
+		p.problem("the XML record file is truncated after %d records (no closing </ComputeSanitizerOutput>): the run did not finish writing it", p.records)
 	}
+	p.setTool(o.Tool)
+	p.racecheckNotes()
+	return p.run, nil
+}
+
+// xmlParse is one ParseXMLWith under way: the decoder, the Run it fills and where it is
+// in the file.
+type xmlParse struct {
+	name string
+	in   *xmlInput
+	d    *xml.Decoder
+	run  Run
+	// groups is each error site's index in run.Records; evidence the tools the records
+	// name.
+	groups   map[recordKey]int
+	evidence map[string]bool
+	// stopped: the file cannot be read on (a Problem says why).
+	rootSeen, rootClosed, stopped bool
+	// records counts the records read, levelless the racecheck hazards without a level.
+	records, levelless int
+}
+
+// problem adds a Problem once, up to maxNotes of them.
+func (p *xmlParse) problem(format string, args ...any) {
+	if msg := fmt.Sprintf(format, args...); len(p.run.Problems) < maxNotes && !slices.Contains(p.run.Problems, msg) {
+		p.run.Problems = append(p.run.Problems, msg)
+	}
+}
+
+// tooLarge is the error for a file past MaxXMLSize: it is not read at all.
+func (p *xmlParse) tooLarge() error {
+	return fmt.Errorf("sanitizer: %s: %w: the XML record file is larger than %d MiB, far more than compute-sanitizer writes (--print-limit bounds it): not read", p.name, ErrTooLarge, MaxXMLSize>>20)
+}
+
+// where names the decoder's position: "line 12 (byte offset 345)".
+func (p *xmlParse) where() string {
+	line, _ := p.d.InputPos()
+	return fmt.Sprintf("line %d (byte offset %d)", line, p.d.InputOffset())
+}
+
+// broken reports a read that failed inside the root (in what: "" for between elements)
+// and stops the parse.
+func (p *xmlParse) broken(what string, err error) {
+	line, _ := p.d.InputPos()
+	var se *xml.SyntaxError
+	if errors.As(err, &se) {
+		line = se.Line
+	}
+	switch {
+	case errors.Is(err, errElementTooLarge):
+		if what == "" {
+			what = "a token"
+		}
+		p.problem("the XML record file holds %s larger than %d KiB at line %d (byte offset %d), far more than compute-sanitizer writes: the file cannot be judged", what, MaxXMLElement>>10, line, p.d.InputOffset())
+	case strings.Contains(err.Error(), "unexpected EOF") && what == "":
+		p.problem("the XML record file is truncated after %d records (line %d): the run did not finish writing it", p.records, line)
+	case strings.Contains(err.Error(), "unexpected EOF"):
+		p.problem("the XML record file is truncated inside %s (line %d): the run did not finish writing it", what, line)
+	case what == "":
+		p.problem("the XML record file is malformed at line %d after %d records: %v", line, p.records, err)
+	default:
+		p.problem("the XML record file is malformed in %s (line %d): %v", what, line, err)
+	}
+	p.stopped = true
+}
+
+// token reads the next token, bounded, and handles it: done at the end of the input. The
+// error is for input that is not sanitizer XML or is too large: no Run at all.
+func (p *xmlParse) token() (done bool, err error) {
+	p.in.bound(MaxXMLElement)
+	startLine, _ := p.d.InputPos()
+	startOff := p.d.InputOffset()
+	tok, err := p.d.Token()
+	if err == io.EOF {
+		return true, nil
+	}
+	if errors.Is(err, ErrTooLarge) {
+		return true, p.tooLarge()
+	}
+	if err != nil {
+		if !p.rootSeen {
+			if errors.Is(err, errElementTooLarge) {
+				return true, fmt.Errorf("sanitizer: %s: %w: no XML element in its first %d KiB", p.name, ErrNotSanitizerLog, MaxXMLElement>>10)
+			}
+			return true, fmt.Errorf("sanitizer: %s: %w: not XML (%v)", p.name, ErrNotSanitizerLog, err)
+		}
+		p.broken("", err)
+		return true, nil
+	}
+	switch t := tok.(type) {
+	case xml.StartElement:
+		return false, p.element(t)
+	case xml.EndElement:
+		if t.Name.Local == "ComputeSanitizerOutput" {
+			p.rootClosed = true
+		}
+	case xml.CharData:
+		return false, p.text(t, startLine, startOff)
+	}
+	return false, nil
+}
+
+// element handles an element: the root, then under it each <record> and <session>; any
+// other element, or one after the root, is a Problem.
+func (p *xmlParse) element(t xml.StartElement) error {
+	if !p.rootSeen {
+		if t.Name.Local != "ComputeSanitizerOutput" {
+			return fmt.Errorf("sanitizer: %s: %w: the XML root is <%s>, not <ComputeSanitizerOutput>", p.name, ErrNotSanitizerLog, msgtext.Clip(t.Name.Local, 80))
+		}
+		p.rootSeen = true
+		return nil
+	}
+	if p.rootClosed {
+		p.problem("an element <%s> at %s after </ComputeSanitizerOutput>: are two record files concatenated? The file cannot be judged", msgtext.Clip(t.Name.Local, 80), p.where())
+		p.stopped = true
+		return nil
+	}
+	switch t.Name.Local {
+	case "record":
+		return p.record(t)
+	case "session":
+		return p.skip(t, "<session>")
+	}
+	// An element kernel-gate does not know may hold the errors of a newer
+	// compute-sanitizer: it cannot pass unread.
+	p.problem("an unknown element <%s> under <ComputeSanitizerOutput> at %s: kernel-gate cannot judge it (records of a newer compute-sanitizer?), so the run fails", msgtext.Clip(t.Name.Local, 80), p.where())
+	return p.skip(t, fmt.Sprintf("<%s>", msgtext.Clip(t.Name.Local, 80)))
+}
+
+// skip passes over an element (what names it in a Problem), bounded like any other.
+func (p *xmlParse) skip(t xml.StartElement, what string) error {
+	p.in.bound(MaxXMLElement)
+	if err := p.d.Skip(); err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			return p.tooLarge()
+		}
+		p.broken(what, err)
+	}
+	return nil
+}
+
+// record decodes one <record> and adds it to the Run: counted as an error or a warning,
+// and grouped with the records of the same error site (at most MaxGroups sites).
+func (p *xmlParse) record(t xml.StartElement) error {
+	var xr xmlRecord
+	p.in.bound(MaxXMLElement)
+	if err := p.d.DecodeElement(&xr, &t); err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			return p.tooLarge()
+		}
+		p.broken(fmt.Sprintf("record %d", p.records+1), err)
+		return nil
+	}
+	p.records++
+	if xr.Kind == "Hazard" && xr.Level == "" {
+		p.levelless++
+	}
+	var nums numbers
+	rec, tool := xr.record(&nums)
+	for _, b := range nums.bad {
+		line, _ := p.d.InputPos()
+		p.problem("record %d (ending at line %d): %s: kernel-gate cannot judge the record", p.records, line, b)
+	}
+	if tool != "" {
+		p.evidence[tool] = true
+	}
+	if xr.launch() {
+		p.run.LaunchSeen = true
+	}
+	if rec.Severity == SeverityWarning {
+		p.run.Warnings++
+	} else {
+		p.run.Errors++
+	}
+	k := rec.key()
+	switch i, ok := p.groups[k]; {
+	case ok:
+		p.run.Records[i].Count++
+		p.run.Records[i].Hazards += rec.Hazards
+	case len(p.run.Records) >= MaxGroups:
+		p.problem("%s", tooManyGroups())
+	default:
+		p.groups[k] = len(p.run.Records)
+		p.run.Records = append(p.run.Records, rec)
+	}
+	return nil
+}
+
+// text handles character data (t, which starts at startLine and startOff): white space is
+// nothing; text before the root means the input is not sanitizer XML; text under or after
+// the root is a Problem, since the root holds only elements.
+func (p *xmlParse) text(t xml.CharData, startLine int, startOff int64) error {
+	text := bytes.TrimSpace(t)
+	if len(text) > 0 {
+		// Where the text starts, not where the decoder stopped after it.
+		lead := bytes.IndexFunc(t, func(r rune) bool { return !unicode.IsSpace(r) })
+		startLine += bytes.Count(t[:lead], []byte("\n"))
+		startOff += int64(lead)
+	}
+	at := fmt.Sprintf("line %d (byte offset %d)", startLine, startOff)
+	switch {
+	case len(text) == 0:
+	case !p.rootSeen:
+		return fmt.Errorf("sanitizer: %s: %w: text before any XML element (%q)", p.name, ErrNotSanitizerLog, msgtext.Clip(string(text), 80))
+	case p.rootClosed:
+		p.problem("text after </ComputeSanitizerOutput> at %s (%q): the file cannot be judged", at, msgtext.Clip(string(text), 80))
+		p.stopped = true
+	default:
+		p.problem("text under <ComputeSanitizerOutput> at %s (%q), which holds only elements: the file cannot be judged", at, msgtext.Clip(string(text), 80))
+	}
+	return nil
+}
+
+// racecheckNotes says what the XML leaves out of racecheck's records: a hazard's level
+// (without it every hazard counts as an error), and which --racecheck-report the run used
+// (hazard records, analysis records with hazard counts, or both).
+func (p *xmlParse) racecheckNotes() {
+	if p.levelless > 0 {
+		p.run.Notes = append(p.run.Notes, fmt.Sprintf("%d racecheck hazard records carry no level in the XML (--racecheck-report hazard): all are counted as errors; the text output says which are warnings", p.levelless))
+	}
+	for _, rec := range p.run.Records {
+		if rec.Kind == KindRace || rec.Kind == KindRaceRAW || rec.Kind == KindRaceWAR || rec.Kind == KindRaceWAW {
+			if rec.Hazards > 0 {
+				p.run.RacecheckReport = mergeReport(p.run.RacecheckReport, "analysis")
+			} else {
+				p.run.RacecheckReport = mergeReport(p.run.RacecheckReport, "hazard")
+			}
+		}
+	}
+}
+
+// setTool sets the Run's tool from the records (the tool given says which when they name
+// none) and gives it to every record; records of several tools, or of another tool than
+// the one given, are a Problem.
+func (p *xmlParse) setTool(given string) {
 	var tools []string
 	for _, t := range AllTools() {
-		if evidence[t] {
+		if p.evidence[t] {
 			tools = append(tools, t)
 		}
 	}
 	switch {
 	case len(tools) == 1:
-		run.Tool = tools[0]
-		if o.Tool != "" && o.Tool != run.Tool {
-			problem("the XML holds %s records but the run was given as %s", run.Tool, o.Tool)
+		p.run.Tool = tools[0]
+		if given != "" && given != p.run.Tool {
+			p.problem("the XML holds %s records but the run was given as %s", p.run.Tool, given)
 		}
 	case len(tools) > 1:
-		run.Tool = o.Tool
-		if run.Tool == "" {
-			run.Tool = tools[0]
+		p.run.Tool = given
+		if p.run.Tool == "" {
+			p.run.Tool = tools[0]
 		}
-		problem("one XML file holds the records of several tools (%s)", strings.Join(tools, ", "))
+		p.problem("one XML file holds the records of several tools (%s)", strings.Join(tools, ", "))
 	default:
-		run.Tool = o.Tool
+		p.run.Tool = given
 	}
-	for i := range run.Records {
-		run.Records[i].Tool = run.Tool
+	for i := range p.run.Records {
+		p.run.Records[i].Tool = p.run.Tool
 	}
-	if levelless > 0 {
-		run.Notes = append(run.Notes, fmt.Sprintf("%d racecheck hazard records carry no level in the XML (--racecheck-report hazard): all are counted as errors; the text output says which are warnings", levelless))
-	}
-	for _, rec := range run.Records {
-		if rec.Kind == KindRace || rec.Kind == KindRaceRAW || rec.Kind == KindRaceWAR || rec.Kind == KindRaceWAW {
-			if rec.Hazards > 0 {
-				run.RacecheckReport = mergeReport(run.RacecheckReport, "analysis")
-			} else {
-				run.RacecheckReport = mergeReport(run.RacecheckReport, "hazard")
-			}
-		}
-	}
-	return run, nil
 }
 
 // MaxXMLSize bounds an XML record file: compute-sanitizer's --print-limit (kernel-gate
@@ -442,7 +513,7 @@ func (x *xmlRecord) site() string {
 // Numbers that do not parse are noted in n.
 func (x *xmlRecord) record(n *numbers) (Record, string) {
 	w := &x.What
-	r := Record{Severity: SeverityError, Count: 1, Message: clip(strings.TrimSpace(w.Text), 300)}
+	r := Record{Severity: SeverityError, Count: 1, Message: msgtext.Clip(strings.TrimSpace(w.Text), 300)}
 	if strings.EqualFold(x.Level, "warning") {
 		r.Severity = SeverityWarning
 	}
@@ -555,7 +626,7 @@ func (x *xmlRecord) record(n *numbers) (Record, string) {
 	default:
 		setWhere(x.Where)
 		r.Kind = KindUnspecified
-		r.Access = clip(strings.TrimSpace(x.Kind+" "+strings.TrimSpace(w.Text)), 160)
+		r.Access = msgtext.Clip(strings.TrimSpace(x.Kind+" "+strings.TrimSpace(w.Text)), 160)
 	}
 	r.Function = fullName(r.Kernel)
 	return r, tool

@@ -283,16 +283,7 @@ func (e *evaluation) unmatched(d *Dump) {
 func (e *evaluation) table() *result.Table {
 	cols := append([]string{"kernel", "arch", "instructions"}, e.cc.columns...)
 	rows := slices.Clone(e.rows)
-	rank := func(v result.Verdict) int {
-		switch v {
-		case result.Fail:
-			return 0
-		case result.Pass:
-			return 1
-		}
-		return 2
-	}
-	slices.SortStableFunc(rows, func(a, b result.Row) int { return cmp.Compare(rank(a.Status), rank(b.Status)) })
+	slices.SortStableFunc(rows, func(a, b result.Row) int { return cmp.Compare(a.Status.Rank(), b.Status.Rank()) })
 	if rows == nil {
 		rows = []result.Row{}
 	}

@@ -1,7 +1,6 @@
 package speedup
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -230,7 +229,11 @@ func Compare(base, head *benchfile.File, cfg Config) (result.Gate, error) {
 	return CompareWith(base, head, cfg, CompareOptions{})
 }
 
-// CompareWith is Compare with what the runner says about how its timings ended.
+// CompareWith is Compare with what the runner says about how its timings ended. Its steps:
+// refuse timings from different setups (sameDevice), read head's results into items (each
+// with its limits and how it can be compared), judge each item into a record and a table
+// row, report what base has and head does not and the rules that went unused, and sum it
+// up.
 func CompareWith(base, head *benchfile.File, cfg Config, o CompareOptions) (result.Gate, error) {
 	g := result.Gate{Name: Name, Findings: []result.Finding{}}
 	if base == nil || head == nil {
@@ -240,39 +243,74 @@ func CompareWith(base, head *benchfile.File, cfg Config, o CompareOptions) (resu
 	if err != nil {
 		return g, err
 	}
-	top := cc.top
-	data := Data{BaseDevice: base.Device, HeadDevice: head.Device, Confidence: top.Confidence,
-		Looks: top.Looks(), Comparisons: []Record{}}
-	finish := func(judged bool, summary string) (result.Gate, error) {
-		if err := g.SetData(data); err != nil {
-			return g, err
-		}
-		g.Decide(judged)
-		g.Summary = summary
-		return g, nil
-	}
+	c := &comparison{g: &g, cc: cc, counts: map[Verdict]int{}, data: Data{BaseDevice: base.Device, HeadDevice: head.Device,
+		Confidence: cc.top.Confidence, Looks: cc.top.Looks(), Comparisons: []Record{}}}
 
 	if msg, same := sameDevice(base.Device, head.Device); !same {
 		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Metric: MetricDevice, Message: msg})
-		return finish(true, "no comparison: "+msg)
+		return c.finish(true, "no comparison: "+msg)
 	} else if msg != "" {
 		g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, Metric: MetricDevice, Message: msg})
 	}
+	items, inHead, used := c.readHead(base, head)
+	for _, it := range items {
+		if err := c.judgeItem(it, o); err != nil {
+			return g, err
+		}
+	}
+	c.missingFromHead(base, inHead)
+	c.checkRules(base, head, used)
+	c.table()
+	judged := len(c.data.Comparisons) > 0
+	if !judged && g.Count(result.Error) == 0 {
+		g.Findings = append(g.Findings, result.Finding{Severity: result.Notice, Metric: MetricMissing,
+			Message: "nothing to compare: no kernel × shape has timings in both base and head (run the harness with KG_MODE=bench)"})
+	}
+	// A skipped comparison leaves the gate a skip, never a pass: something base had was
+	// not judged.
+	return c.finish(judged && c.skipped == 0 || g.Count(result.Error) > 0, c.summary(head))
+}
 
+// comparison is one CompareWith under way: the gate it fills, the data it records and the
+// table rows, with the counts its summary gives.
+type comparison struct {
+	g      *result.Gate
+	cc     compiled
+	data   Data
+	rows   []result.Ranked
+	counts map[Verdict]int
+	// failed and skipped count the comparisons that could not be made: see the package doc.
+	failed, skipped int
+}
+
+// finish sets the gate's data, verdict and summary: every way out of CompareWith ends so.
+func (c *comparison) finish(judged bool, summary string) (result.Gate, error) {
+	if err := c.g.SetData(c.data); err != nil {
+		return *c.g, err
+	}
+	c.g.Decide(judged)
+	c.g.Summary = summary
+	return *c.g, nil
+}
+
+// readHead makes an item of each head result, with base's result of the same kernel ×
+// shape, its limits and how it can be compared, and sets the family of comparisons judged
+// together: the confidence of each interval depends on how many there are. inHead is the
+// kernel × shapes head reports, used the rules some result matched.
+func (c *comparison) readHead(base, head *benchfile.File) (items []*item, inHead map[string]bool, used []bool) {
 	baseBy := map[string]*benchfile.Result{}
 	for i := range base.Results {
 		r := &base.Results[i]
 		baseBy[r.Kernel+"\x00"+r.Shape] = r
 	}
-	inHead := map[string]bool{}
-	used := make([]bool, len(cc.rules))
-	var items []*item
+	inHead = map[string]bool{}
+	used = make([]bool, len(c.cc.rules))
 	family := 0
 	for _, r := range head.Results {
 		key := r.Kernel + "\x00" + r.Shape
 		inHead[key] = true
 		it := &item{res: r, name: kernelname.Parse(r.Kernel), base: baseBy[key]}
-		it.lim = cc.resolve(it.name, r.Shape)
+		it.lim = c.cc.resolve(it.name, r.Shape)
 		for _, i := range it.lim.matched {
 			used[i] = true
 		}
@@ -290,127 +328,120 @@ func CompareWith(base, head *benchfile.File, cfg Config, o CompareOptions) (resu
 		}
 		items = append(items, it)
 	}
-	data.Family = max(family, 1)
-	data.Level = top.Level(data.Family)
+	c.data.Family = max(family, 1)
+	c.data.Level = c.cc.top.Level(c.data.Family)
+	return items, inHead, used
+}
 
-	type row struct {
-		fail  bool
-		ratio float64
-		row   result.Row
-	}
-	var rows []row
-	counts := map[Verdict]int{}
-	failed, skipped := 0, 0 // comparisons that could not be made: see the package doc
-	for _, it := range items {
-		j := &judge{g: &g, kernel: it.name.Short, label: it.name.Short + " × " + it.res.Shape, noMore: o.NoMoreRounds}
-		cells := []string{it.name.Short, it.res.Shape, "-", "-", "-"}
-		status, order := result.Skip, math.Inf(-1)
-		switch {
-		case it.errMsg != "":
-			j.add(result.Error, it.errMetric(), nil, nil, "%s", it.errMsg)
-			cells[2], status, order = "failed", result.Fail, math.Inf(1)
-			failed++
-		case it.skip != "" && it.base == nil:
-			j.add(result.Notice, MetricMissing, nil, nil, "%s", it.skip)
-			cells[2] = "new"
-		case it.skip != "":
-			j.add(result.Warning, MetricMissing, nil, nil, "%s", it.skip)
-			cells[2] = "skipped"
-			skipped++
-		default:
-			rec, ok, err := j.compare(it, data.Family)
-			if err != nil {
-				return g, err
-			}
-			counts[rec.Verdict]++
-			data.Comparisons = append(data.Comparisons, rec)
-			cells[2] = string(rec.Verdict)
-			cells[3] = j.changeCell
-			cells[4] = j.refCell
-			switch {
-			case !ok:
-				status = result.Fail
-			case rec.Verdict == Inconclusive:
-				status = result.Skip
-			default:
-				status = result.Pass
-			}
-			order = 0
-			if rec.Ratio != nil {
-				order = *rec.Ratio
-			}
+// judgeItem judges one item, or reports why it is not compared, and adds its table row.
+func (c *comparison) judgeItem(it *item, o CompareOptions) error {
+	j := &judge{Subject: result.Subject{Gate: c.g, Kernel: it.name.Short, Label: it.name.Short + " × " + it.res.Shape}, noMore: o.NoMoreRounds}
+	cells := []string{it.name.Short, it.res.Shape, "-", "-", "-"}
+	status, order := result.Skip, math.Inf(-1)
+	switch {
+	case it.errMsg != "":
+		j.Add(result.Error, it.errMetric(), nil, nil, "%s", it.errMsg)
+		cells[2], status, order = "failed", result.Fail, math.Inf(1)
+		c.failed++
+	case it.skip != "" && it.base == nil:
+		j.Add(result.Notice, MetricMissing, nil, nil, "%s", it.skip)
+		cells[2] = "new"
+	case it.skip != "":
+		j.Add(result.Warning, MetricMissing, nil, nil, "%s", it.skip)
+		cells[2] = "skipped"
+		c.skipped++
+	default:
+		rec, ok, err := j.compare(it, c.data.Family)
+		if err != nil {
+			return err
 		}
-		rows = append(rows, row{status == result.Fail, order, result.Row{Status: status, Cells: cells}})
+		c.counts[rec.Verdict]++
+		c.data.Comparisons = append(c.data.Comparisons, rec)
+		cells[2] = string(rec.Verdict)
+		cells[3] = j.changeCell
+		cells[4] = j.refCell
+		switch {
+		case !ok:
+			status = result.Fail
+		case rec.Verdict == Inconclusive:
+			status = result.Skip
+		default:
+			status = result.Pass
+		}
+		order = 0
+		if rec.Ratio != nil {
+			order = *rec.Ratio
+		}
 	}
+	c.rows = append(c.rows, result.Ranked{Fail: status == result.Fail, Worst: order, Row: result.Row{Status: status, Cells: cells}})
+	return nil
+}
 
-	// Kernel × shapes that base has and head does not, and rules.
+// missingFromHead reports the kernel × shapes base has and head does not: an error where a
+// rule requires the shape (a shape that disappears must not pass), else a skipped
+// comparison, which keeps the gate from passing.
+func (c *comparison) missingFromHead(base *benchfile.File, inHead map[string]bool) {
 	for _, r := range base.Results {
 		if inHead[r.Kernel+"\x00"+r.Shape] {
 			continue
 		}
 		short := kernelname.Parse(r.Kernel).Short
-		if rule, ok := requiredBy(cc, r.Kernel, r.Shape); ok {
-			g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: cc.FileName(), Line: rule.Line, Metric: MetricMissing,
+		if rule, ok := requiredBy(c.cc, r.Kernel, r.Shape); ok {
+			c.g.Findings = append(c.g.Findings, result.Finding{Severity: result.Error, Kernel: short, File: c.cc.FileName(), Line: rule.Line, Metric: MetricMissing,
 				Message: fmt.Sprintf("%s × %s: in base but not in head, and required by rule %s: a shape that disappears must not pass", short, r.Shape, rule.From)})
-			rows = append(rows, row{true, math.Inf(1), result.Row{Status: result.Fail, Cells: []string{short, r.Shape, "failed", "in base, not in head", "-"}}})
-			failed++
+			c.rows = append(c.rows, result.Ranked{Fail: true, Worst: math.Inf(1), Row: result.Row{Status: result.Fail, Cells: []string{short, r.Shape, "failed", "in base, not in head", "-"}}})
+			c.failed++
 			continue
 		}
-		g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, Kernel: short, Metric: MetricMissing,
+		c.g.Findings = append(c.g.Findings, result.Finding{Severity: result.Warning, Kernel: short, Metric: MetricMissing,
 			Message: fmt.Sprintf("%s × %s: in base but not in head, so not compared (was it removed or renamed?): a skipped comparison, so the gate cannot pass", short, r.Shape)})
-		rows = append(rows, row{false, math.Inf(-1), result.Row{Status: result.Skip, Cells: []string{short, r.Shape, "skipped", "in base, not in head", "-"}}})
-		skipped++
+		c.rows = append(c.rows, result.Ranked{Worst: math.Inf(-1), Row: result.Row{Status: result.Skip, Cells: []string{short, r.Shape, "skipped", "in base, not in head", "-"}}})
+		c.skipped++
 	}
-	for i, r := range cc.rules {
+}
+
+// checkRules reports the rules with shapes whose kernel × shapes neither side reports, and
+// the rules no head result matched: a renamed kernel would otherwise lose its limits
+// silently.
+func (c *comparison) checkRules(base, head *benchfile.File, used []bool) {
+	for i, r := range c.cc.rules {
 		if len(r.Shapes) > 0 {
-			requireShapes(&g, cc, r, head, base)
+			requireShapes(c.g, c.cc, r, head, base)
 			continue
 		}
 		if !used[i] {
-			g.Findings = append(g.Findings, result.Finding{Severity: result.Warning, File: cc.FileName(), Line: r.Line, Metric: MetricRule,
-				Message: fmt.Sprintf("rule %s (%s) matches no result in head: its limits were not used (was the kernel renamed?)", cc.Where(r.Line), r.Match)})
+			c.g.Findings = append(c.g.Findings, result.Finding{Severity: result.Warning, File: c.cc.FileName(), Line: r.Line, Metric: MetricRule,
+				Message: fmt.Sprintf("rule %s (%s) matches no result in head: its limits were not used (was the kernel renamed?)", c.cc.Where(r.Line), r.Match)})
 		}
 	}
+}
 
-	slices.SortStableFunc(rows, func(a, b row) int {
-		if a.fail != b.fail {
-			if a.fail {
-				return -1
-			}
-			return 1
-		}
-		return cmp.Compare(b.ratio, a.ratio)
-	})
-	g.Table = &result.Table{Columns: []string{"kernel", "shape", "verdict", "head vs base", "vs reference"}}
-	for _, r := range rows {
-		g.Table.Rows = append(g.Table.Rows, r.row)
-	}
-	judged := len(data.Comparisons) > 0
-	if !judged && g.Count(result.Error) == 0 {
-		g.Findings = append(g.Findings, result.Finding{Severity: result.Notice, Metric: MetricMissing,
-			Message: "nothing to compare: no kernel × shape has timings in both base and head (run the harness with KG_MODE=bench)"})
-	}
+// table sets the gate's table: failures first, then the slowest ratio first.
+func (c *comparison) table() {
+	c.g.Table = &result.Table{Columns: []string{"kernel", "shape", "verdict", "head vs base", "vs reference"}, Rows: result.WorstFirst(c.rows)}
+}
+
+// summary is the gate's one line: the pairs compared and their verdicts, those that could
+// not be compared, and the finding counts (which abrun.Judge recounts with its own).
+func (c *comparison) summary(head *benchfile.File) string {
 	on := ""
 	if head.Device.Name != "" {
 		on = " on " + head.Device.Name
 	}
 	var parts []string
 	for _, v := range []Verdict{Slower, Inconclusive, Same, Faster} {
-		if counts[v] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
+		if c.counts[v] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.counts[v], v))
 		}
 	}
-	summary := fmt.Sprintf("%d kernel × shape pair(s) compared%s", len(data.Comparisons), on)
+	summary := fmt.Sprintf("%d kernel × shape pair(s) compared%s", len(c.data.Comparisons), on)
 	if len(parts) > 0 {
 		summary += ": " + strings.Join(parts, ", ")
 	}
-	if failed > 0 || skipped > 0 {
-		summary += fmt.Sprintf("; %d failed, %d skipped (not compared)", failed, skipped)
+	if c.failed > 0 || c.skipped > 0 {
+		summary += fmt.Sprintf("; %d failed, %d skipped (not compared)", c.failed, c.skipped)
 	}
-	summary += fmt.Sprintf("; %d error(s), %d warning(s)", g.Count(result.Error), g.Count(result.Warning))
-	// A skipped comparison leaves the gate a skip, never a pass: something base had was
-	// not judged.
-	return finish(judged && skipped == 0 || g.Count(result.Error) > 0, summary)
+	return summary + fmt.Sprintf("; %d error(s), %d warning(s)", c.g.Count(result.Error), c.g.Count(result.Warning))
 }
 
 // classify decides how an item is compared, or why it is not.
@@ -516,23 +547,11 @@ func (it *item) errMetric() string {
 
 // judge collects one kernel × shape's findings.
 type judge struct {
-	g             *result.Gate
-	kernel, label string
-	errors        int
+	result.Subject
 	// changeCell and refCell are the table's words for head vs base and vs reference.
 	changeCell, refCell string
 	// noMore is CompareOptions.NoMoreRounds.
 	noMore string
-}
-
-func (j *judge) add(sev result.Severity, metric string, value, lim *float64, format string, args ...any) {
-	if sev == result.Error {
-		j.errors++
-	}
-	j.g.Findings = append(j.g.Findings, result.Finding{
-		Severity: sev, Kernel: j.kernel, Metric: metric, Value: value, Limit: lim,
-		Message: j.label + ": " + fmt.Sprintf(format, args...),
-	})
 }
 
 // compare judges one item and returns its record; ok is false when it fails the gate.
@@ -553,21 +572,21 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		field, b, h, _ := summaryOf(it.baseT, it.head)
 		c, err := judgeSummary(b, h, field, lim)
 		if err != nil {
-			j.add(result.Error, MetricSamples, nil, nil, "%s is %s in base and %s in head: a timing must be a finite number > 0", field, numtext.Short(b), numtext.Short(h))
+			j.Add(result.Error, MetricSamples, nil, nil, "%s is %s in base and %s in head: a timing must be a finite number > 0", field, numtext.Short(b), numtext.Short(h))
 			return Record{Kernel: it.res.Kernel, Shape: it.res.Shape, Verdict: Inconclusive}, false, nil
 		}
 		jd.Comparison = c
 	}
 	c := jd.Comparison
-	rec := Record{Kernel: it.res.Kernel, Shape: it.res.Shape, Verdict: c.Verdict, Ratio: num(c.Center),
-		CILow: num(c.Lo), CIHigh: num(c.Hi), PValue: num(c.PValue), Rounds: c.Rounds,
-		DroppedRounds: c.DroppedRounds, Samples: c.Samples, GPUSeconds: num(jd.GPUSeconds),
+	rec := Record{Kernel: it.res.Kernel, Shape: it.res.Shape, Verdict: c.Verdict, Ratio: result.Number(c.Center),
+		CILow: result.Number(c.Lo), CIHigh: result.Number(c.Hi), PValue: result.Number(c.PValue), Rounds: c.Rounds,
+		DroppedRounds: c.DroppedRounds, Samples: c.Samples, GPUSeconds: result.Number(jd.GPUSeconds),
 		BaseMedianUs: medianUs(it.baseT), HeadMedianUs: medianUs(it.head)}
 	j.changeCell = changeText(c)
 	margin := fmt.Sprintf("max_slowdown %s %s", pctNum(lim.MaxSlowdown), it.lim.margin.text())
 
 	if c.InvalidSamples > 0 {
-		j.add(result.Warning, MetricSamples, result.Num(c.InvalidSamples), nil,
+		j.Add(result.Warning, MetricSamples, result.Num(c.InvalidSamples), nil,
 			"%d timing(s) were NaN, Inf, zero or negative: dropped and not judged (is the harness's timer right?)", c.InvalidSamples)
 	}
 	dropped := ""
@@ -576,14 +595,14 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 	}
 	switch {
 	case c.SummaryOnly:
-		j.add(result.Warning, MetricSamples, nil, nil, "no samples: noise not assessed; judged by the plain ratio of %s (head/base %s), never claimed significant: report rounds_us to get a confidence interval",
+		j.Add(result.Warning, MetricSamples, nil, nil, "no samples: noise not assessed; judged by the plain ratio of %s (head/base %s), never claimed significant: report rounds_us to get a confidence interval",
 			c.SummaryField, ratioNum(c.Center))
 		if c.Verdict == Slower {
-			j.add(result.Error, MetricSlowdown, num(c.Center), num(t), "%s slower by the plain ratio of %s, more than %s (no samples: noise not assessed)",
+			j.Add(result.Error, MetricSlowdown, result.Number(c.Center), result.Number(t), "%s slower by the plain ratio of %s, more than %s (no samples: noise not assessed)",
 				pctNum(c.Center-1), c.SummaryField, margin)
 		}
 	case c.Verdict == Slower:
-		j.add(result.Error, MetricSlowdown, num(c.Center), num(t), "%s; the whole %s interval is above 1 + %s (sign test p = %s <= %s)%s",
+		j.Add(result.Error, MetricSlowdown, result.Number(c.Center), result.Number(t), "%s; the whole %s interval is above 1 + %s (sign test p = %s <= %s)%s",
 			j.changeCell, pct(c.Level), margin, fnumShort(c.PValue), fnumShort(c.PThreshold), dropped)
 	case c.Verdict == Inconclusive:
 		next := NeedMore(jd, lim)
@@ -594,10 +613,10 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		case next == 0:
 			tail = fmt.Sprintf("the budget is spent (max_rounds %d, gpu_seconds_budget %s s, %.3g s used): reported as a warning, not a pass", lim.MaxRounds, numtext.Short(lim.GPUSecondsBudget), jd.GPUSeconds)
 		}
-		j.add(result.Warning, MetricSlowdown, num(c.Center), num(t), "inconclusive: %s; %s, at %s confidence (%s; sign test p = %s); %s%s",
+		j.Add(result.Warning, MetricSlowdown, result.Number(c.Center), result.Number(t), "inconclusive: %s; %s, at %s confidence (%s; sign test p = %s); %s%s",
 			j.changeCell, c.Why, pct(c.Level), margin, fnumShort(c.PValue), tail, dropped)
 	default:
-		j.add(result.Notice, MetricSlowdown, num(c.Center), num(t), "%s: %s; the whole %s interval is below 1 + %s%s",
+		j.Add(result.Notice, MetricSlowdown, result.Number(c.Center), result.Number(t), "%s: %s; the whole %s interval is below 1 + %s%s",
 			c.Verdict, j.changeCell, pct(c.Level), margin, dropped)
 	}
 
@@ -607,7 +626,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 	case jd.Reference != nil:
 		s := *jd.Reference
 		s.Name = it.refName
-		rec.SpeedupVsReference = &ReferenceRecord{Name: s.Name, Speedup: num(s.Center), CILow: num(s.Lo), CIHigh: num(s.Hi),
+		rec.SpeedupVsReference = &ReferenceRecord{Name: s.Name, Speedup: result.Number(s.Center), CILow: result.Number(s.Lo), CIHigh: result.Number(s.Hi),
 			Goal: goalNum(g), Verdict: s.Verdict, Rounds: s.Rounds}
 		j.refCell = refText(s)
 		j.judgeGoal(s, it.lim.goal)
@@ -616,7 +635,7 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 		s := Speedup{Estimate: Estimate{Center: rv / hv, Lo: math.NaN(), Hi: math.NaN(), SummaryOnly: true, SummaryField: field},
 			Name: it.refName, Goal: g, Verdict: NoGoal}
 		if !(s.Center > 0) || math.IsInf(s.Center, 0) {
-			j.add(result.Warning, MetricReference, nil, goalNum(g), "the reference's %s (%s) or head's (%s) is not a finite number > 0: speedup not measured", field, numtext.Short(rv), numtext.Short(hv))
+			j.Add(result.Warning, MetricReference, nil, goalNum(g), "the reference's %s (%s) or head's (%s) is not a finite number > 0: speedup not measured", field, numtext.Short(rv), numtext.Short(hv))
 			break
 		}
 		if g > 0 {
@@ -625,17 +644,17 @@ func (j *judge) compare(it *item, family int) (Record, bool, error) {
 				s.Verdict = GoalMissed
 			}
 		}
-		rec.SpeedupVsReference = &ReferenceRecord{Name: s.Name, Speedup: num(s.Center), Goal: goalNum(g), Verdict: s.Verdict}
+		rec.SpeedupVsReference = &ReferenceRecord{Name: s.Name, Speedup: result.Number(s.Center), Goal: goalNum(g), Verdict: s.Verdict}
 		j.refCell = refText(s)
 		if g > 0 {
-			j.add(result.Warning, MetricSamples, nil, nil, "no samples: noise not assessed for the speedup over %s (plain ratio of %s)", refLabel(s.Name), field)
+			j.Add(result.Warning, MetricSamples, nil, nil, "no samples: noise not assessed for the speedup over %s (plain ratio of %s)", refLabel(s.Name), field)
 			j.judgeGoal(s, it.lim.goal)
 		}
 	case g > 0:
-		j.add(result.Warning, MetricReference, nil, num(g), "min_speedup_vs_reference %s× is set %s but head reports no usable reference timings: the goal was not checked",
+		j.Add(result.Warning, MetricReference, nil, result.Number(g), "min_speedup_vs_reference %s× is set %s but head reports no usable reference timings: the goal was not checked",
 			numtext.Short(g), it.lim.goal.text())
 	}
-	return rec, j.errors == 0, nil
+	return rec, j.Errors == 0, nil
 }
 
 // judgeGoal reports a reference goal's verdict.
@@ -647,14 +666,14 @@ func (j *judge) judgeGoal(s Speedup, from setting) {
 	switch s.Verdict {
 	case GoalMissed:
 		if s.SummaryOnly {
-			j.add(result.Error, MetricReference, num(s.Center), num(s.Goal), "%s, below %s (plain ratio of %s; no samples: noise not assessed)", refText(s), what, s.SummaryField)
+			j.Add(result.Error, MetricReference, result.Number(s.Center), result.Number(s.Goal), "%s, below %s (plain ratio of %s; no samples: noise not assessed)", refText(s), what, s.SummaryField)
 			return
 		}
-		j.add(result.Error, MetricReference, num(s.Center), num(s.Goal), "%s: the whole %s interval is below %s", refText(s), pct(s.Level), what)
+		j.Add(result.Error, MetricReference, result.Number(s.Center), result.Number(s.Goal), "%s: the whole %s interval is below %s", refText(s), pct(s.Level), what)
 	case GoalInconclusive:
-		j.add(result.Warning, MetricReference, num(s.Center), num(s.Goal), "inconclusive: %s; %s (%s interval, against %s): reported as a warning, not a pass", refText(s), s.Why, pct(s.Level), what)
+		j.Add(result.Warning, MetricReference, result.Number(s.Center), result.Number(s.Goal), "inconclusive: %s; %s (%s interval, against %s): reported as a warning, not a pass", refText(s), s.Why, pct(s.Level), what)
 	case GoalMet:
-		j.add(result.Notice, MetricReference, num(s.Center), num(s.Goal), "%s meets %s", refText(s), what)
+		j.Add(result.Notice, MetricReference, result.Number(s.Center), result.Number(s.Goal), "%s meets %s", refText(s), what)
 	}
 }
 
@@ -815,12 +834,4 @@ func goalNum(g float64) *float64 {
 		return nil
 	}
 	return &g
-}
-
-// num returns a pointer for JSON; nil for a non-finite number, which JSON cannot hold.
-func num(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -34,9 +33,7 @@ func FromNVCC(ctx context.Context, nvcc string) (Version, error) {
 	if err := ctx.Err(); err != nil {
 		return Version{}, fmt.Errorf("running %s: %w", what, err)
 	}
-	cmd := exec.CommandContext(ctx, nvcc, "--version")
-	cmd.Env = childenv.Environ(nil)
-	procgroup.KillOnCancel(cmd)
+	cmd := procgroup.Command(ctx, nil, nvcc, "--version")
 	cmd.WaitDelay = waitDelay
 	stdout := &capped{max: maxOutput}
 	stderr := &capped{max: maxStderr}

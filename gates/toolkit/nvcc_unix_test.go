@@ -9,11 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 // fakeTool writes an executable shell script into a fresh temporary directory.
@@ -113,21 +113,6 @@ func TestFromNVCCBadOutput(t *testing.T) {
 	}
 }
 
-// alive reports whether pid is a live (not zombie) process.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return !errors.Is(err, fs.ErrNotExist) // no /proc: trust kill(0)
-	}
-	// "pid (comm) S ...": the state follows the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
 func TestFromNVCCHangs(t *testing.T) {
 	dir := t.TempDir()
 	pids := filepath.Join(dir, "pids")
@@ -144,24 +129,7 @@ func TestFromNVCCHangs(t *testing.T) {
 	if elapsed > 1500*time.Millisecond { // well under waitDelay: the group was killed
 		t.Errorf("FromNVCC returned after %v", elapsed)
 	}
-	b, err := os.ReadFile(pids)
-	if err != nil {
-		t.Fatalf("script never ran: %v", err)
-	}
-	for _, f := range strings.Fields(string(b)) {
-		pid, err := strconv.Atoi(f)
-		if err != nil || pid <= 0 {
-			t.Fatalf("pid file %q", b)
-		}
-		deadline := time.Now().Add(3 * time.Second)
-		for alive(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if alive(pid) {
-			t.Errorf("process %d still running after cancel", pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
+	hangtest.WaitGone(t, pids)
 }
 
 func TestFromNVCCCancelled(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
 
@@ -512,7 +513,7 @@ func (d *decoder) capture() ([]byte, error) {
 			return d.buf, nil // a bare token that ends the input
 		}
 		if len(d.buf) >= maxValue {
-			return nil, fmt.Errorf("line %d, column %d: a value larger than %s", start.line, start.col, sizeText(int64(maxValue)))
+			return nil, fmt.Errorf("line %d, column %d: a value larger than %s", start.line, start.col, numtext.Bytes(int64(maxValue)))
 		}
 		if bare {
 			switch c {
@@ -675,7 +676,7 @@ func (s *scanner) fill() (byte, bool) {
 		s.buf, s.pos = s.buf[:n], 0
 		if n > 0 {
 			if s.off >= maxSize {
-				s.err = fmt.Errorf("larger than %s", sizeText(maxSize))
+				s.err = fmt.Errorf("larger than %s", numtext.Bytes(maxSize))
 				return 0, false
 			}
 			return s.buf[0], true
@@ -723,13 +724,6 @@ func (s *scanner) eof() error {
 		return s.err
 	}
 	return s.errorf("unexpected EOF: the file is cut short (did the harness crash while writing it?)")
-}
-
-func sizeText(n int64) string {
-	if n >= 1<<20 {
-		return fmt.Sprintf("%d MiB", n>>20)
-	}
-	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 func quoteByte(c byte) string {

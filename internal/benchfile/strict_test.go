@@ -4,15 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/benchfiletest"
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
 
@@ -118,9 +116,9 @@ func TestReadPositions(t *testing.T) {
 func TestReadLimits(t *testing.T) {
 	defer func(s int64, v int) { maxSize, maxValue = s, v }(maxSize, maxValue)
 	maxSize, maxValue = 1<<20, 64<<10
-	big := &checkFile{n: 1 << 30}
-	if _, err := Read(big); !errors.Is(err, ErrNotBenchFile) || !strings.Contains(err.Error(), "larger than 1 MiB") || big.size > 2<<20 {
-		t.Errorf("error %v after %d bytes", err, big.size)
+	big := &benchfiletest.CheckFile{N: 1 << 30}
+	if _, err := Read(big); !errors.Is(err, ErrNotBenchFile) || !strings.Contains(err.Error(), "larger than 1 MiB") || big.Size > 2<<20 {
+		t.Errorf("error %v after %d bytes", err, big.Size)
 	}
 	in := head + ` "results": [{"kernel": "k", "shape": "s", "samples_us": [` + strings.Repeat("1.5, ", 20000) + `1]}]}`
 	if _, err := Read(strings.NewReader(in)); !errors.Is(err, ErrNotBenchFile) || !strings.Contains(err.Error(), "line 2, column 14: a value larger than 64 KiB") {
@@ -130,61 +128,6 @@ func TestReadLimits(t *testing.T) {
 	if _, err := Read(strings.NewReader(`{"results": ` + in)); !errors.Is(err, ErrNotBenchFile) || !strings.Contains(err.Error(), "nested deeper") {
 		t.Errorf("error %v", err)
 	}
-}
-
-// checkFile streams a check-mode harness file of n results without holding it.
-type checkFile struct {
-	n, i int
-	buf  []byte
-	size int64
-}
-
-func (c *checkFile) Read(p []byte) (int, error) {
-	for len(c.buf) < len(p) && c.i <= c.n+1 {
-		switch {
-		case c.i == 0:
-			c.buf = append(c.buf, `{"schema": "kernel-gate/bench/v1", "device": {"name": "NVIDIA H200", "compute_cap": "9.0", "driver": "580.159.04", "cuda": "13.0"}, "request": {"mode": "check", "rounds": 3}, "results": [`...)
-		case c.i <= c.n:
-			if c.i > 1 {
-				c.buf = append(c.buf, ",\n"...)
-			}
-			c.buf = fmt.Appendf(c.buf, `{"kernel": "kernel_%d", "shape": "mission", "max_err": 0.0004, "mean_err": 0.00002, "ref_max_abs": 3.5, "nan_count": 0, "inf_count": 0, "checks": 3, "repeat_launches": 2, "repeat_max_diff": 0}`, c.i)
-		default:
-			c.buf = append(c.buf, "]}\n"...)
-		}
-		c.i++
-	}
-	if len(c.buf) == 0 {
-		return 0, io.EOF
-	}
-	k := copy(p, c.buf)
-	c.buf = c.buf[:copy(c.buf, c.buf[k:])]
-	c.size += int64(k)
-	return k, nil
-}
-
-// heapPeak samples the heap's objects every millisecond until stop is called, and
-// returns the largest sample.
-func heapPeak() (stop func() uint64) {
-	done := make(chan struct{})
-	peak := make(chan uint64)
-	go func() {
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		var p uint64
-		t := time.NewTicker(time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(s)
-			p = max(p, s[0].Value.Uint64())
-			select {
-			case <-done:
-				peak <- p
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() uint64 { close(done); return <-peak }
 }
 
 // BenchmarkRead reads check-mode files of 10^5 and 10^6 results (19 and 189 MiB) as they
@@ -202,8 +145,8 @@ func BenchmarkRead(b *testing.B) {
 				runtime.GC()
 				var before runtime.MemStats
 				runtime.ReadMemStats(&before)
-				stop := heapPeak()
-				src := &checkFile{n: n}
+				stop := benchfiletest.HeapPeak()
+				src := &benchfiletest.CheckFile{N: n}
 				f, err := Read(src)
 				p := stop()
 				if err != nil || len(f.Results) != n {
@@ -215,7 +158,7 @@ func BenchmarkRead(b *testing.B) {
 				runtime.KeepAlive(f)
 				kept = after.HeapAlloc - before.HeapAlloc
 				peak = max(peak, p-before.HeapAlloc)
-				size = src.size
+				size = src.Size
 			}
 			b.ReportMetric(float64(size)/(1<<20), "file-MiB")
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")

@@ -23,7 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -64,10 +63,7 @@ func Run(t testing.TB, chromium, page string, args ...string) string {
 	all := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 		"--no-first-run", "--no-default-browser-check", "--hide-scrollbars", "--mute-audio",
 		"--user-data-dir=" + t.TempDir()}, args...)
-	cmd := exec.CommandContext(ctx, chromium, append(all, "file://"+page)...)
-	cmd.Env = childenv.Environ(nil)
-	procgroup.KillOnCancel(cmd)
-	cmd.WaitDelay = 5 * time.Second
+	cmd := procgroup.Command(ctx, nil, chromium, append(all, "file://"+page)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()

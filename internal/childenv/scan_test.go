@@ -12,8 +12,9 @@ import (
 
 // A guard against the next exec site: every function outside the tests that makes an
 // exec.Cmd sets its Env through Environ (and sets it no other way), and nothing starts a
-// process below exec.Cmd. procgroup.Run and procgroup.Start are such functions, so the
-// Specs they are given need nothing more.
+// process below exec.Cmd. procgroup.Command is such a function, and procgroup.Run and
+// procgroup.Start go through it, so the commands they make and the Specs they are given
+// need nothing more.
 func TestEveryExecSiteUsesEnviron(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -45,7 +46,7 @@ func TestEveryExecSiteUsesEnviron(t *testing.T) {
 			if !ok || fn.Body == nil {
 				continue
 			}
-			var cmds, throughEnviron int
+			var cmds, viaCommand, throughEnviron int
 			var other []token.Pos
 			ast.Inspect(fn.Body, func(n ast.Node) bool {
 				switch n := n.(type) {
@@ -53,6 +54,9 @@ func TestEveryExecSiteUsesEnviron(t *testing.T) {
 					switch pkg, fun := selector(n.Fun); {
 					case pkg == "exec" && (fun == "Command" || fun == "CommandContext"):
 						cmds++
+					case pkg == "procgroup" && fun == "Command":
+						// It sets Env through Environ; the caller must not set it again.
+						viaCommand++
 					case pkg == "syscall" && fun == "Exec" && filepath.ToSlash(rel) == "internal/childenv/seal_linux.go" && fn.Name.Name == "Seal":
 						// kernel-gate itself, started again without the credentials (the
 						// environment it is given is Secret-free: TestNoAncestorHoldsAToken).
@@ -80,11 +84,11 @@ func TestEveryExecSiteUsesEnviron(t *testing.T) {
 				t.Errorf("%s: %s makes %d exec.Cmd without setting Env = childenv.Environ(...): the child would inherit kernel-gate's environment", rel, fn.Name.Name, cmds)
 			}
 			for _, pos := range other {
-				if cmds > 0 {
+				if cmds > 0 || viaCommand > 0 {
 					t.Errorf("%s: %s sets an Env other than through childenv.Environ beside its exec.Cmd", fset.Position(pos), fn.Name.Name)
 				}
 			}
-			sites += cmds
+			sites += cmds + viaCommand
 		}
 		return nil
 	})

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -104,9 +103,7 @@ func ChangesWithContext(ctx context.Context, dir string, s Spec, lines int) ([]C
 func Files(ctx context.Context, dir string, s Spec) ([]string, error) {
 	var files []string
 	err := gitStream(ctx, dir, func(r io.Reader) error {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		sc.Split(splitNUL)
+		sc := nulScanner(r)
 		for sc.Scan() {
 			if sc.Text() != "" {
 				files = append(files, sc.Text())
@@ -125,9 +122,7 @@ func Files(ctx context.Context, dir string, s Spec) ([]string, error) {
 func Moved(ctx context.Context, dir string, s Spec) ([]string, error) {
 	var moved []string
 	err := gitStream(ctx, dir, func(r io.Reader) error {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		sc.Split(splitNUL)
+		sc := nulScanner(r)
 		for sc.Scan() {
 			// --raw -z: ":OLDMODE NEWMODE OLDSHA NEWSHA STATUS", then the path, and for a
 			// rename or copy the path before and the path after.
@@ -161,6 +156,14 @@ func (s Spec) rangeArg() string {
 		return s.Base + "..." + s.Head
 	}
 	return s.Base + ".." + s.Head
+}
+
+// nulScanner reads git's -z output one NUL-terminated path at a time, a path at most 1 MiB.
+func nulScanner(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Split(splitNUL)
+	return sc
 }
 
 func splitNUL(data []byte, atEOF bool) (int, []byte, error) {
@@ -371,11 +374,8 @@ func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 func gitStream(ctx context.Context, dir string, read func(io.Reader) error, args ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := procgroup.Command(ctx, nil, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = childenv.Environ(nil)
-	procgroup.KillOnCancel(cmd)
-	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &limited{w: &stderr, n: 8 << 10}
 	stdout, err := cmd.StdoutPipe()

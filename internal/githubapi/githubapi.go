@@ -30,6 +30,7 @@ import (
 	github "github.com/google/go-github/v60/github"
 
 	"github.com/kernel-gate/kernel-gate/internal/ctxsleep"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 )
 
@@ -298,7 +299,7 @@ func (c *Client) retry(ctx context.Context, o *op, fn attempt) error {
 			if last == nil {
 				return &Error{Op: o.what, Message: "not sent: " + which + " is spent"}
 			}
-			last.GaveUp = fmt.Sprintf("gave up after %s: %s is spent", plural(n-1, "attempt"), which)
+			last.GaveUp = fmt.Sprintf("gave up after %s: %s is spent", numtext.Count(n-1, "attempt"), which)
 			return last
 		}
 		actx, cancel := context.WithTimeout(ctx, limit)
@@ -325,7 +326,7 @@ func (c *Client) retry(ctx context.Context, o *op, fn attempt) error {
 			// Not the caller's context: the time this attempt had, the whole of what was
 			// left, ran out.
 			e.Status, e.Message = 0, fmt.Sprintf("no answer from GitHub within the %s left", roundWait(limit))
-			e.GaveUp = fmt.Sprintf("gave up after %s: %s ran out", plural(n, "attempt"), which)
+			e.GaveUp = fmt.Sprintf("gave up after %s: %s ran out", numtext.Count(n, "attempt"), which)
 			return e
 		}
 		wait, why, ok := retryWait(resp, err, n, o.now())
@@ -334,17 +335,17 @@ func (c *Client) retry(ctx context.Context, o *op, fn attempt) error {
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 			e.GaveUp = fmt.Sprintf("gave up after %s: waiting %s more (%s) would pass the caller's deadline",
-				plural(n, "attempt"), roundWait(wait), why)
+				numtext.Count(n, "attempt"), roundWait(wait), why)
 			return e
 		}
 		if o.spent+wait > c.deadline {
 			e.GaveUp = fmt.Sprintf("gave up after %s: waiting %s more (%s) would pass the %s retry deadline",
-				plural(n, "attempt"), roundWait(wait), why, c.deadline)
+				numtext.Count(n, "attempt"), roundWait(wait), why, c.deadline)
 			return e
 		}
 		if left := c.budget.Left(); wait >= left {
 			e.GaveUp = fmt.Sprintf("gave up after %s: waiting %s more (%s) would pass %s",
-				plural(n, "attempt"), roundWait(wait), why, c.budget)
+				numtext.Count(n, "attempt"), roundWait(wait), why, c.budget)
 			return e
 		}
 		c.logf("githubapi: %s: %s; retry %d in %s (%s)", what, e.detail(), n, roundWait(wait), why)
@@ -387,13 +388,6 @@ func (c *Client) Sleep(ctx context.Context, d time.Duration) error { return c.sl
 // break made a space and any workflow command made inert (workflowcmd.Neutralize). Lines
 // from concurrent calls do not interleave.
 func (c *Client) Logf(format string, args ...any) { c.logf(format, args...) }
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
-}
 
 func roundWait(d time.Duration) time.Duration {
 	if d < 10*time.Second {

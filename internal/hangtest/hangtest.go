@@ -1,8 +1,9 @@
 // Package hangtest is for tests of code that must not block for ever: FIFO makes a named
 // pipe with no writer (an open of it for reading blocks until one comes), Within bounds a
 // call so that a hang fails the test instead of hanging the suite, RefusesFIFO checks both
-// ways that a reader refuses a FIFO at once. It is for tests only: no package of the
-// product imports it.
+// ways that a reader refuses a FIFO at once, and WaitGone checks that a killed command
+// left no process running (Alive: a zombie is not). It is for tests only: no package of
+// the product imports it.
 package hangtest
 
 import (

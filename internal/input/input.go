@@ -28,6 +28,7 @@ import (
 	"os"
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 )
 
 // ReadFunc reads one input; name is the file's name ("stdin" for standard input), for
@@ -195,22 +196,10 @@ type tooBig struct {
 }
 
 func (e tooBig) Error() string {
-	return fmt.Sprintf("%s holds more than %s, the limit for %s: refusing to read on", e.name, sizeText(e.lim.Bytes), e.lim.What)
+	return fmt.Sprintf("%s holds more than %s, the limit for %s: refusing to read on", e.name, numtext.Bytes(e.lim.Bytes), e.lim.What)
 }
 
 func (e tooBig) Is(target error) bool { return target == ErrTooBig }
-
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
 
 // Open opens a named input for reading: a regular file, or a link to one. A FIFO, a device,
 // a socket or a directory is refused (ErrNotRegular), named: reading one could block for

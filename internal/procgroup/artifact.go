@@ -26,9 +26,9 @@ var ErrUnsafeArtifact = errors.New("not a regular file: refusing to write throug
 // refused (exitcode.BadInput, ErrUnsafeArtifact), and the file is made with
 // O_EXCL|O_NOFOLLOW, so that nothing can take its place in between.
 func CreateArtifact(dir, rel string, perm fs.FileMode) (*os.File, error) {
-	root, err := os.OpenRoot(dir)
+	root, err := openArtifactDir(dir)
 	if err != nil {
-		return nil, exitcode.CouldNotRunf("artifact directory: %w", err)
+		return nil, err
 	}
 	defer root.Close()
 	return CreateArtifactIn(root, rel, perm)
@@ -59,9 +59,9 @@ func CreateArtifactIn(root *os.Root, rel string, perm fs.FileMode) (*os.File, er
 // it is not there: for a file another program wrote (compute-sanitizer's --log-file) that
 // kernel-gate adds a line to. A link of its name is refused, never followed.
 func AppendArtifact(dir, rel string) (*os.File, error) {
-	root, err := os.OpenRoot(dir)
+	root, err := openArtifactDir(dir)
 	if err != nil {
-		return nil, exitcode.CouldNotRunf("artifact directory: %w", err)
+		return nil, err
 	}
 	defer root.Close()
 	name := filepath.FromSlash(path.Clean(rel))
@@ -99,6 +99,17 @@ func WriteArtifactIn(root *os.Root, rel string, data []byte, perm fs.FileMode) e
 	return writeClose(f, data)
 }
 
+// openArtifactDir opens the artifact directory as a root that every name is resolved in,
+// so that no link in it leads a file out; one that cannot be opened means the step cannot
+// run (exitcode.CouldNotRun).
+func openArtifactDir(dir string) (*os.Root, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, exitcode.CouldNotRunf("artifact directory: %w", err)
+	}
+	return root, nil
+}
+
 func writeClose(f *os.File, data []byte) error {
 	if _, err := f.Write(data); err != nil {
 		f.Close()
@@ -115,9 +126,9 @@ func writeClose(f *os.File, data []byte) error {
 // by an earlier command of the run) is refused (exitcode.BadInput), so that the files
 // written there later stay inside dir.
 func MkdirArtifact(dir, rel string) error {
-	root, err := os.OpenRoot(dir)
+	root, err := openArtifactDir(dir)
 	if err != nil {
-		return exitcode.CouldNotRunf("artifact directory: %w", err)
+		return err
 	}
 	defer root.Close()
 	name := filepath.FromSlash(path.Clean(rel))
@@ -135,9 +146,9 @@ func MkdirArtifact(dir, rel string) error {
 // cannot speak for this run; anything else of that name is refused (exitcode.BadInput,
 // ErrUnsafeArtifact), since the program would write through it.
 func ClearArtifact(dir, rel string) error {
-	root, err := os.OpenRoot(dir)
+	root, err := openArtifactDir(dir)
 	if err != nil {
-		return exitcode.CouldNotRunf("artifact directory: %w", err)
+		return err
 	}
 	defer root.Close()
 	return clearName(root, dir, filepath.FromSlash(path.Clean(rel)))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"time"
@@ -57,17 +58,7 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 	}
 	tctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, s.Argv[0], s.Argv[1:]...)
-	cmd.Dir = s.Dir
-	cmd.Env = childenv.Environ(s.Env)
-	tail := &TailBuffer{Max: s.TailBytes}
-	if tail.Max <= 0 {
-		tail.Max = DefaultTailBytes
-	}
-	w := io.MultiWriter(tail, &CapWriter{W: s.Log, Left: s.LogCap})
-	cmd.Stdout, cmd.Stderr = w, w
-	KillOnCancel(cmd)
-	cmd.WaitDelay = waitDelay
+	cmd, tail := command(tctx, s.Argv, s.Dir, s.Env, s.Log, s.LogCap, s.TailBytes)
 	start := time.Now()
 	err := cmd.Run()
 	KillRest(cmd)
@@ -83,17 +74,54 @@ func Run(ctx context.Context, s Spec) (Outcome, error) {
 		res.TimedOut = true
 	case cmd.ProcessState == nil:
 		res.Why = notStarted(s.Argv[0], err)
-	case !cmd.ProcessState.Success():
-		if code := cmd.ProcessState.ExitCode(); code >= 0 {
-			res.Why = fmt.Sprintf("exited with status %d", code)
-		} else {
-			res.Why = "was killed by " + cmd.ProcessState.String() // "signal: segmentation fault"
-		}
-	case err != nil:
-		// It exited 0 but its output could not be collected (a child kept the pipes).
-		res.Why = fmt.Sprintf("exited, but its output could not be read: %v", err)
+	default:
+		res.Why = endedWhy(cmd.ProcessState, err)
 	}
 	return res, nil
+}
+
+// Command is every external command's exec.Cmd: the leader of a new process group, the
+// whole group killed when ctx is done (KillOnCancel), the child environment (env, nil for
+// this process's, less what childenv withholds: tokens), and its output pipes waited for at
+// most 5 s once it has exited, so a child left holding them cannot block the caller (set
+// WaitDelay for another bound). Call KillRest after it has been waited for.
+func Command(ctx context.Context, env []string, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = childenv.Environ(env)
+	KillOnCancel(cmd)
+	cmd.WaitDelay = waitDelay
+	return cmd
+}
+
+// command is the command Run and Start run: in dir, with its stdout and stderr kept
+// together in a tail of tailBytes (default DefaultTailBytes) and at most logCap bytes of
+// log.
+func command(ctx context.Context, argv []string, dir string, env []string, log io.Writer, logCap, tailBytes int) (*exec.Cmd, *TailBuffer) {
+	cmd := Command(ctx, env, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	tail := &TailBuffer{Max: tailBytes}
+	if tail.Max <= 0 {
+		tail.Max = DefaultTailBytes
+	}
+	w := io.MultiWriter(tail, &CapWriter{W: log, Left: logCap})
+	cmd.Stdout, cmd.Stderr = w, w
+	return cmd, tail
+}
+
+// endedWhy says in words what went wrong with a command that ran and was waited for
+// (Outcome.Why): "" when it exited 0 and its output was read.
+func endedWhy(ps *os.ProcessState, err error) string {
+	switch {
+	case !ps.Success():
+		if code := ps.ExitCode(); code >= 0 {
+			return fmt.Sprintf("exited with status %d", code)
+		}
+		return "was killed by " + ps.String() // "signal: segmentation fault"
+	case err != nil:
+		// It exited 0 but its output could not be collected (a child kept the pipes).
+		return fmt.Sprintf("exited, but its output could not be read: %v", err)
+	}
+	return ""
 }
 
 // TailBuffer keeps the last Max bytes written to it.

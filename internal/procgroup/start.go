@@ -9,8 +9,6 @@ import (
 	"os/exec"
 	"sync"
 	"time"
-
-	"github.com/kernel-gate/kernel-gate/internal/childenv"
 )
 
 // A long-lived process (a harness that serves rounds: gates/speedup/abrun) is started with
@@ -66,15 +64,7 @@ func Start(ctx context.Context, s StartSpec) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("could not be started: the answer pipe: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, s.Argv[0], s.Argv[1:]...)
-	cmd.Dir = s.Dir
-	cmd.Env = childenv.Environ(s.Env)
-	tail := &TailBuffer{Max: s.TailBytes}
-	if tail.Max <= 0 {
-		tail.Max = DefaultTailBytes
-	}
-	w := io.MultiWriter(tail, &CapWriter{W: s.Log, Left: s.LogCap})
-	cmd.Stdout, cmd.Stderr = w, w
+	cmd, tail := command(ctx, s.Argv, s.Dir, s.Env, s.Log, s.LogCap, s.TailBytes)
 	cmd.ExtraFiles = []*os.File{aw} // fd 3 = AnswerFD
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -82,8 +72,6 @@ func Start(ctx context.Context, s StartSpec) (*Proc, error) {
 		aw.Close()
 		return nil, fmt.Errorf("could not be started: %w", err)
 	}
-	KillOnCancel(cmd)
-	cmd.WaitDelay = waitDelay
 	p := &Proc{cmd: cmd, stdin: stdin, answers: ar, tail: tail, done: make(chan struct{}), ctx: ctx}
 	p.start = time.Now()
 	if err := cmd.Start(); err != nil {
@@ -107,14 +95,8 @@ func (p *Proc) wait() {
 	switch {
 	case p.cmd.ProcessState == nil:
 		out.Why = fmt.Sprintf("could not be waited for: %v", err)
-	case !p.cmd.ProcessState.Success():
-		if code := p.cmd.ProcessState.ExitCode(); code >= 0 {
-			out.Why = fmt.Sprintf("exited with status %d", code)
-		} else {
-			out.Why = "was killed by " + p.cmd.ProcessState.String()
-		}
-	case err != nil:
-		out.Why = fmt.Sprintf("exited, but its output could not be read: %v", err)
+	default:
+		out.Why = endedWhy(p.cmd.ProcessState, err)
 	}
 	out.Output = p.tail.String()
 	p.mu.Lock()

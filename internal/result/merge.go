@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/shard"
 )
 
@@ -306,13 +307,13 @@ func (m *merger) shardsGate(groups []*gpuGroup, judged bool) (Gate, error) {
 	}
 	g.Decide(judged)
 	if g.Verdict == Fail {
-		g.Summary = fmt.Sprintf("%s: the merged result cannot vouch for the whole run", plural(len(m.problems), "problem"))
+		g.Summary = fmt.Sprintf("%s: the merged result cannot vouch for the whole run", numtext.Count(len(m.problems), "problem"))
 	} else {
-		g.Summary = fmt.Sprintf("%s of %d shard(s) merged from %s", plural(shards, "result"), data.Count, plural(len(groups), "GPU"))
+		g.Summary = fmt.Sprintf("%s of %d shard(s) merged from %s", numtext.Count(shards, "result"), data.Count, numtext.Count(len(groups), "GPU"))
 		g.Findings = append(g.Findings, Finding{Severity: Notice, Metric: "shard", Message: "every shard of every GPU was merged: " + g.Summary})
 		if m.o.ExpectGPUs == 0 {
 			g.Findings = append(g.Findings, Finding{Severity: Notice, Metric: "shard", Message: fmt.Sprintf(
-				"the GPUs were not counted (no --expect-gpus): a GPU whose every shard is missing left no result to miss, so this result vouches for the %s it holds only", plural(len(groups), "GPU"))})
+				"the GPUs were not counted (no --expect-gpus): a GPU whose every shard is missing left no result to miss, so this result vouches for the %s it holds only", numtext.Count(len(groups), "GPU"))})
 		}
 	}
 	return g, nil
@@ -384,13 +385,6 @@ func checkMerged(res Result) error {
 		}
 	}
 	return nil
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // mergeShards merges one GPU's shards, gate by gate in the order they first appear. Each

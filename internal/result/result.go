@@ -2,11 +2,14 @@ package result
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
@@ -83,6 +86,80 @@ type Table struct {
 type Row struct {
 	Status Verdict  `json:"status"`
 	Cells  []string `json:"cells"`
+}
+
+// Subject adds a gate's findings about one thing it judges (a kernel × shape): each
+// message starts with Label, and Errors counts the errors added, which fail the thing's
+// row of the table.
+type Subject struct {
+	Gate   *Gate
+	Kernel string // the kernel's short name, for Finding.Kernel
+	File   string // the input the findings point at, when there is one
+	Label  string // "flash_fwd × long"
+	Errors int
+}
+
+// Add adds a finding about the subject.
+func (s *Subject) Add(sev Severity, metric string, value, limit *float64, format string, args ...any) {
+	if sev == Error {
+		s.Errors++
+	}
+	s.Gate.Findings = append(s.Gate.Findings, Finding{
+		Severity: sev, Kernel: s.Kernel, File: s.File, Metric: metric, Value: value, Limit: limit,
+		Message: s.Label + ": " + fmt.Sprintf(format, args...),
+	})
+}
+
+// Number is v as a JSON number for a Finding's Value or Limit, or a gate's data: nil for
+// NaN and ±Inf, which JSON cannot hold (the message spells such a number out).
+func Number(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+// Rank orders a row's status in a table: failing rows first, then passing ones, then the
+// rest (skipped).
+func (v Verdict) Rank() int {
+	switch v {
+	case Fail:
+		return 0
+	case Pass:
+		return 1
+	}
+	return 2
+}
+
+// Ranked is a table row with what ranks it among the others: failing rows first, then the
+// largest Worst first (a slowdown ratio, an error over its limit, a register count), so
+// the rows a reader must act on lead.
+type Ranked struct {
+	Fail  bool
+	Worst float64
+	Row   Row
+}
+
+// WorstFirst sorts rows worst first (see Ranked), rows that tie keeping their order, and
+// returns them as a table's rows: nil for none.
+func WorstFirst(rows []Ranked) []Row {
+	if len(rows) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(rows, func(a, b Ranked) int {
+		if a.Fail != b.Fail {
+			if a.Fail {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(b.Worst, a.Worst)
+	})
+	out := make([]Row, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.Row)
+	}
+	return out
 }
 
 // Gate is one gate's outcome. Data holds the gate's machine-readable records (for the

@@ -3,6 +3,7 @@ package result
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -165,4 +166,42 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("round trip: %v", err)
 		}
 	})
+}
+
+func TestWorstFirst(t *testing.T) {
+	if got := WorstFirst(nil); got != nil {
+		t.Errorf("no rows: %v, want nil (a table's rows stay null in JSON)", got)
+	}
+	row := func(s Verdict, name string) Row { return Row{Status: s, Cells: []string{name}} }
+	got := WorstFirst([]Ranked{
+		{Worst: 1.01, Row: row(Pass, "a")},
+		{Fail: true, Worst: 1.2, Row: row(Fail, "b")},
+		{Worst: 1.5, Row: row(Pass, "c")},
+		{Fail: true, Worst: 2, Row: row(Fail, "d")},
+		{Worst: 1.5, Row: row(Skip, "e")},
+	})
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Cells[0])
+	}
+	if want := "d b c e a"; strings.Join(names, " ") != want {
+		t.Errorf("order %v, want %s: failing first, then the largest, ties in their order", names, want)
+	}
+}
+
+func TestVerdictRank(t *testing.T) {
+	if !(Fail.Rank() < Pass.Rank() && Pass.Rank() < Skip.Rank()) {
+		t.Errorf("ranks fail %d, pass %d, skip %d: a table lists failing rows first, then passing ones", Fail.Rank(), Pass.Rank(), Skip.Rank())
+	}
+}
+
+func TestNumber(t *testing.T) {
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if p := Number(v); p != nil {
+			t.Errorf("Number(%v) = %v, want nil: JSON cannot hold it", v, *p)
+		}
+	}
+	if p := Number(1.25); p == nil || *p != 1.25 {
+		t.Errorf("Number(1.25) = %v", p)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 	"github.com/kernel-gate/kernel-gate/internal/repopath"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -121,7 +122,7 @@ func Annotate(w io.Writer, findings []GateFinding, opts AnnotateOptions) Stats {
 		if n == 1 {
 			verb = " is"
 		}
-		b.WriteString("kernel-gate: " + plural(n, "more finding") + " (" + countWords(st.Omitted) + ")" + verb +
+		b.WriteString("kernel-gate: " + numtext.Count(n, "more finding") + " (" + countWords(st.Omitted) + ")" + verb +
 			" in the job summary: GitHub shows at most " + strconv.Itoa(limit) +
 			" annotations of each level per step.\n")
 	}
@@ -226,13 +227,6 @@ func truncMiddle(s string, n int) string {
 	return string(rs[:head]) + "…" + string(rs[len(rs)-tail:])
 }
 
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
-}
-
 // countWords is "90 errors, 5 warnings" over the non-zero counts.
 func countWords(c Counts) string {
 	var parts []string
@@ -241,7 +235,7 @@ func countWords(c Counts) string {
 		word string
 	}{{c.Errors, "error"}, {c.Warnings, "warning"}, {c.Notices, "notice"}} {
 		if x.n > 0 {
-			parts = append(parts, plural(x.n, x.word))
+			parts = append(parts, numtext.Count(x.n, x.word))
 		}
 	}
 	return strings.Join(parts, ", ")

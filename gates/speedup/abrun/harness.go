@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"mvdan.cc/sh/v3/shell"
 
@@ -20,8 +19,6 @@ import (
 )
 
 const (
-	// waitDelay bounds the wait for git's output pipes once it has exited or been killed.
-	waitDelay = 5 * time.Second
 	// tailBytes is how much of a failed command's output a finding quotes.
 	tailBytes = 2000
 	// runLogBytes caps what one harness run adds to its side's log.

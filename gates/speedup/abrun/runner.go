@@ -207,6 +207,12 @@ type pair struct {
 
 func (p *pair) label() string { return p.kernel + " × " + p.shape }
 
+// reported: both sides reported it and no error for it, so the warm-up found it worth
+// timing.
+func (p *pair) reported() bool {
+	return p.seen[0] && p.seen[1] && p.err[0] == "" && p.err[1] == ""
+}
+
 // comparable: both sides timed it and reported no error, so the loop judges it.
 func (p *pair) comparable() bool {
 	return p.timed[0] && p.timed[1] && p.err[0] == "" && p.err[1] == ""
@@ -221,13 +227,17 @@ type runner struct {
 	sideLogs [3]*sideLog // logs, written through: several serving processes write at once
 	logPaths [3]string
 	smi      *smi
-	data     RunnerData
-	pairs    []*pair
-	byKey    map[string]*pair
-	devices  [3]*benchfile.Device
-	kept     int
-	findings []result.Finding
-	warned   map[string]bool
+	// watch is nvidia-smi's stream of readings (nil: the clocks are read once per round);
+	// smiFailures counts the rounds whose clocks could not be read.
+	watch       *clockWatch
+	smiFailures int
+	data        RunnerData
+	pairs       []*pair
+	byKey       map[string]*pair
+	devices     [3]*benchfile.Device
+	kept        int
+	findings    []result.Finding
+	warned      map[string]bool
 	// cleanup removes the base worktree; nil in commands mode.
 	cleanup func()
 	// srv are the serving processes of base, head and the reference, answering in turn
@@ -789,7 +799,10 @@ func (r *runner) budgetText(stop string) string {
 }
 
 // measure runs the warm-up round and the timed rounds until every pair is decided or the
-// budgets are spent. A failed run ends it.
+// budgets are spent. A failed run ends it. Its steps: the wall budget (none left: nothing
+// is started), the clock readings (startClocks), the serving harnesses, the warm-up round,
+// the timed rounds, and at the end (endTiming) the serving processes stopped and the
+// timing's data kept.
 func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 	if err := r.openLogs(); err != nil {
 		return nil, err
@@ -797,39 +810,81 @@ func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 	r.timing = time.Now()
 	wall, wallStop := r.wallBudget()
 	r.data.WallBudgetSeconds = wall.Seconds()
-	defer func() {
-		if fail != nil || err != nil {
-			r.killServers()
-		} else if f := r.stopServers(r.data.RoundsRun); f != nil {
-			fail = f
-			r.data.Stopped = StopFailed
-		}
-		r.data.TimingSeconds = millis(time.Since(r.timing).Seconds())
-		if r.data.Serve != nil {
-			for _, i := range r.sidesPresent() {
-				sd := r.sides[i]
-				sd.SetupSeconds, sd.RoundSeconds = millis(sd.SetupSeconds), millis(sd.RoundSeconds)
-				r.data.Serve.Sides = append(r.data.Serve.Sides, sd)
-			}
-		}
-		for _, p := range r.pairs {
-			if !p.comparable() {
-				continue
-			}
-			pt := PairTime{Kernel: p.kernel, Shape: p.shape, DecidedRounds: p.decidedRounds}
-			if p.decidedRounds > 0 {
-				at := millis(p.decidedAt)
-				pt.DecidedSeconds = &at
-			}
-			r.data.Pairs = append(r.data.Pairs, pt)
-		}
-	}()
+	defer func() { fail = r.endTiming(fail, err) }()
 	if wall <= 0 {
 		// Earlier targets spent the whole run's budget: nothing is started.
 		r.data.Stopped = wallStop
 		r.warn("wall", result.Warning, MetricRounds, "", "not timed: %s was spent before this target started; its pairs are not judged, which is not a pass", r.budgetText(wallStop))
 		return nil, nil
 	}
+	r.findSMI()
+	// min_rounds and max_rounds are top-level settings (rules set margins and goals only).
+	top := r.o.Speedup.Limits("", "")
+	budget := r.set.RoundsBudget
+	if budget <= 0 {
+		budget = 2 * top.MaxRounds
+	}
+	r.data.RoundsBudget = budget
+	if stop := r.watchClocks(ctx); stop != nil {
+		defer stop()
+	}
+
+	// Serving harnesses are started once (and every restart_every rounds), before any round.
+	if fail, err := r.startServing(ctx); err != nil || fail != nil {
+		return fail, err
+	}
+	stop, fail, err := r.warmUp(ctx)
+	if err != nil || fail != nil {
+		return fail, err
+	}
+	if stop != "" {
+		r.data.Stopped = stop
+		return nil, nil
+	}
+	if fail, err := r.timedRounds(ctx, top.MinRounds, budget, wall, wallStop); err != nil || fail != nil {
+		return fail, err
+	}
+	if r.smiFailures > 0 {
+		r.warn("smi-count", result.Warning, MetricClocks, "", "nvidia-smi could not be read for %d of %d round(s)", r.smiFailures, r.data.RoundsRun+1)
+	}
+	return nil, nil
+}
+
+// endTiming ends the timing however it ended: the serving processes are stopped (killed
+// after a failure, which must not wait on them), and the timing's wall time, each side's
+// serving and when each pair was decided go into the runner's data. A serving process
+// that fails at its stop fails the run: its rounds' timings are not trusted.
+func (r *runner) endTiming(fail *Failure, err error) *Failure {
+	if fail != nil || err != nil {
+		r.killServers()
+	} else if f := r.stopServers(r.data.RoundsRun); f != nil {
+		fail = f
+		r.data.Stopped = StopFailed
+	}
+	r.data.TimingSeconds = millis(time.Since(r.timing).Seconds())
+	if r.data.Serve != nil {
+		for _, i := range r.sidesPresent() {
+			sd := r.sides[i]
+			sd.SetupSeconds, sd.RoundSeconds = millis(sd.SetupSeconds), millis(sd.RoundSeconds)
+			r.data.Serve.Sides = append(r.data.Serve.Sides, sd)
+		}
+	}
+	for _, p := range r.pairs {
+		if !p.comparable() {
+			continue
+		}
+		pt := PairTime{Kernel: p.kernel, Shape: p.shape, DecidedRounds: p.decidedRounds}
+		if p.decidedRounds > 0 {
+			at := millis(p.decidedAt)
+			pt.DecidedSeconds = &at
+		}
+		r.data.Pairs = append(r.data.Pairs, pt)
+	}
+	return fail
+}
+
+// findSMI finds nvidia-smi; without it the rounds are kept unchecked, which a warning says.
+func (r *runner) findSMI() {
 	name := r.o.NvidiaSMI
 	if name == "" {
 		name = defaultSMI
@@ -838,207 +893,250 @@ func (r *runner) measure(ctx context.Context) (fail *Failure, err error) {
 	if err != nil {
 		r.warn("smi", result.Warning, MetricClocks, "",
 			"%s was not found (%v): SM clocks, temperature and throttling were not checked, so no round was dropped for throttling", name, err)
-	} else {
-		r.smi = s
+		return
 	}
-	// min_rounds and max_rounds are top-level settings (rules set margins and goals only).
-	top := r.o.Speedup.Limits("", "")
-	budget := r.set.RoundsBudget
-	if budget <= 0 {
-		budget = 2 * top.MaxRounds
+	r.smi = s
+}
+
+// smiWarn is the warning nvidia-smi's readers give about what it printed.
+func (r *runner) smiWarn(msg string) { r.warn("smi-many", result.Warning, MetricClocks, "", "%s", msg) }
+
+// watchClocks starts nvidia-smi's stream of readings, which sees the GPU during a round
+// rather than just after it; it returns what stops the stream (nil: none was started, and
+// the clocks are read once per round).
+func (r *runner) watchClocks(ctx context.Context) (stop func()) {
+	if r.smi == nil {
+		return nil
 	}
-	r.data.RoundsBudget = budget
-	smiFailures := 0
-	smiWarn := func(msg string) { r.warn("smi-many", result.Warning, MetricClocks, "", "%s", msg) }
-	var watch *clockWatch
-	if r.smi != nil {
-		w, err := r.smi.watch(ctx, clockInterval, smiWarn)
-		if err != nil {
-			r.warn("smi-stream", result.Warning, MetricClocks, "", "nvidia-smi's stream of readings could not be started (%v): the clocks are read once per round", err)
+	w, err := r.smi.watch(ctx, clockInterval, r.smiWarn)
+	if err != nil {
+		r.warn("smi-stream", result.Warning, MetricClocks, "", "nvidia-smi's stream of readings could not be started (%v): the clocks are read once per round", err)
+		return nil
+	}
+	r.watch = w
+	return w.stop
+}
+
+// clock is round's reading, taken once the round (started at from) is done: from the
+// stream's readings during it, or else (no stream, or one that stopped) from one query of
+// nvidia-smi then, which sees the GPU just after the round rather than during it.
+func (r *runner) clock(ctx context.Context, round int, from time.Time) Clock {
+	if r.smi == nil {
+		return Clock{Round: round}
+	}
+	if r.watch != nil {
+		c, ok := r.watch.reading(round, from, time.Now())
+		ended, bad := r.watch.trouble()
+		if bad != "" {
+			r.warn("smi-stream-bad", result.Warning, MetricClocks, "", "nvidia-smi's stream printed %q, which is not a reading: such lines were not taken as unthrottled", bad)
+		}
+		if ok {
+			return r.keepClock(c)
+		}
+		if ended != "" {
+			r.warn("smi-stream-ended", result.Warning, MetricClocks, "", "nvidia-smi's stream of readings ended (%s): from then on the clocks were read once after each round", ended)
 		} else {
-			watch = w
-			defer watch.stop()
-		}
-	}
-	// clock is round's reading, taken once the round (started at from) is done: from the
-	// stream's readings during it, or else (no stream, or one that stopped) from one query
-	// of nvidia-smi then, which sees the GPU just after the round rather than during it.
-	clock := func(round int, from time.Time) Clock {
-		if r.smi == nil {
-			return Clock{Round: round}
-		}
-		if watch != nil {
-			c, ok := watch.reading(round, from, time.Now())
-			ended, bad := watch.trouble()
+			why := ""
 			if bad != "" {
-				r.warn("smi-stream-bad", result.Warning, MetricClocks, "", "nvidia-smi's stream printed %q, which is not a reading: such lines were not taken as unthrottled", bad)
+				why = " (it printed lines that were not readings)"
 			}
-			if ok {
-				if _, err := strconv.ParseUint(c.Reasons, 0, 64); err != nil {
-					r.warn("smi-reasons", result.Warning, MetricClocks, "",
-						"nvidia-smi gives no clock event reasons (%q): throttling was not checked for such rounds", c.Reasons)
-				}
-				r.data.Clocks = append(r.data.Clocks, c)
-				return c
-			}
-			if ended != "" {
-				r.warn("smi-stream-ended", result.Warning, MetricClocks, "", "nvidia-smi's stream of readings ended (%s): from then on the clocks were read once after each round", ended)
-			} else {
-				why := ""
-				if bad != "" {
-					why = " (it printed lines that were not readings)"
-				}
-				r.warn("smi-stream-stale", result.Warning, MetricClocks, "", "nvidia-smi's stream of readings had no recent one after round %d%s: such rounds' clocks were read once after the round", round, why)
-			}
+			r.warn("smi-stream-stale", result.Warning, MetricClocks, "", "nvidia-smi's stream of readings had no recent one after round %d%s: such rounds' clocks were read once after the round", round, why)
 		}
-		c, err := r.smi.sample(ctx, round, smiWarn)
-		if err != nil {
-			smiFailures++
-			r.warn("smi-fail", result.Warning, MetricClocks, "", "asking nvidia-smi for the clocks failed (%v): rounds it could not read were kept unchecked", err)
-			return Clock{Round: round}
-		}
-		if _, err := strconv.ParseUint(c.Reasons, 0, 64); err != nil {
-			r.warn("smi-reasons", result.Warning, MetricClocks, "",
-				"nvidia-smi gives no clock event reasons (%q): throttling was not checked for such rounds", c.Reasons)
-		}
-		r.data.Clocks = append(r.data.Clocks, c)
-		return c
 	}
-
-	// Serving harnesses are started once (and every restart_every rounds), before any round.
-	if fail, err := r.startServing(ctx); err != nil || fail != nil {
-		return fail, err
+	c, err := r.smi.sample(ctx, round, r.smiWarn)
+	if err != nil {
+		r.smiFailures++
+		r.warn("smi-fail", result.Warning, MetricClocks, "", "asking nvidia-smi for the clocks failed (%v): rounds it could not read were kept unchecked", err)
+		return Clock{Round: round}
 	}
+	return r.keepClock(c)
+}
 
-	// The warm-up round: discarded, but it must work.
-	warmFrom := time.Now()
+// keepClock keeps a round's reading in the runner's data, warning once when nvidia-smi
+// gives no clock event reasons: such a round's throttling cannot be checked.
+func (r *runner) keepClock(c Clock) Clock {
+	if _, err := strconv.ParseUint(c.Reasons, 0, 64); err != nil {
+		r.warn("smi-reasons", result.Warning, MetricClocks, "",
+			"nvidia-smi gives no clock event reasons (%q): throttling was not checked for such rounds", c.Reasons)
+	}
+	r.data.Clocks = append(r.data.Clocks, c)
+	return c
+}
+
+// warmUp runs the warm-up round: discarded, but it must work, and it says which results
+// each side reports. stop is why there is nothing to time: the sides ran on different
+// devices, or no kernel × shape is reported by both without an error.
+func (r *runner) warmUp(ctx context.Context) (stop string, fail *Failure, err error) {
+	from := time.Now()
 	var files [2]*benchfile.File
 	for i := range 2 {
 		f, fail, err := r.timeSide(ctx, sideOf(i), 0)
+		if err != nil || fail != nil {
+			return "", fail, err
+		}
+		files[i] = f
+	}
+	if fail, err := r.attachReference(ctx, files[1], 0); err != nil || fail != nil {
+		return "", fail, err
+	}
+	r.clock(ctx, 0, from)
+	r.take(files, 0, "warm-up")
+	r.progress("warm-up round done: %d kernel × shape result(s)", len(r.pairs))
+	if *r.devices[0] != *r.devices[1] {
+		return StopDevices, nil, nil
+	}
+	if r.reportedPairs() == 0 {
+		return StopNothing, nil, nil
+	}
+	return "", nil, nil
+}
+
+// reportedPairs counts the pairs both sides reported without an error.
+func (r *runner) reportedPairs() int {
+	n := 0
+	for _, p := range r.pairs {
+		if p.reported() {
+			n++
+		}
+	}
+	return n
+}
+
+// turns are the serving processes' turns: the rounds they answered since they (re)started
+// and how many times they were restarted, which set which process answers a round and
+// which side it times first.
+type turns struct{ sinceStart, pools int }
+
+// timedRounds adds rounds until a look finds every pair decided (or none needing more
+// rounds can have them) or a budget is spent: the add-rounds loop, which looks first at
+// minRounds kept rounds.
+func (r *runner) timedRounds(ctx context.Context, minRounds, budget int, wall time.Duration, wallStop string) (*Failure, error) {
+	target := minRounds
+	var t turns
+	for {
+		if r.kept >= target && r.kept > 0 {
+			need, done, err := r.look()
+			if err != nil || done {
+				return nil, err
+			}
+			target = r.kept + need
+		}
+		if done, err := r.budgetSpent(budget, target, wall, wallStop); err != nil || done {
+			return nil, err
+		}
+		if fail, err := r.timedRound(ctx, &t); err != nil || fail != nil {
+			r.data.Stopped = StopFailed
+			return fail, err
+		}
+	}
+}
+
+// look judges every pair at a look of the add-rounds loop: done (with the reason in
+// RunnerData.Stopped) when nothing is judged or no pair needs more rounds, else how many
+// rounds to add.
+func (r *runner) look() (need int, done bool, err error) {
+	need, undecided, judged, err := r.judgeAll(true)
+	if err != nil {
+		return 0, true, err
+	}
+	if judged == 0 {
+		r.data.Stopped = StopNothing
+		return 0, true, nil
+	}
+	if need == 0 {
+		r.data.Stopped = StopDecided
+		if undecided > 0 {
+			r.data.Stopped = StopBudget
+		}
+		r.progress("%d rounds: %d of %d pair(s) decided; done", r.kept, judged-undecided, judged)
+		return 0, true, nil
+	}
+	r.progress("%d rounds: %d of %d pair(s) decided; adding %d round(s)", r.kept, judged-undecided, judged, need)
+	return need, false, nil
+}
+
+// budgetSpent stops the loop at the runner's rounds budget or its wall budget, warning
+// when pairs are left undecided: they are inconclusive, never passed.
+func (r *runner) budgetSpent(budget, target int, wall time.Duration, wallStop string) (bool, error) {
+	if r.data.RoundsRun >= budget {
+		r.data.Stopped = StopRounds
+		_, undecided, _, err := r.judgeAll(false)
+		if err != nil {
+			return true, err
+		}
+		if undecided > 0 || r.kept < target {
+			r.warn("rounds-budget", result.Warning, MetricRounds, "",
+				"the runner stopped at its rounds budget (%d rounds run, %d kept) with %d pair(s) undecided: they are reported as inconclusive, not passed", r.data.RoundsRun, r.kept, undecided)
+		}
+		return true, nil
+	}
+	if spent := time.Since(r.timing); spent >= wall {
+		r.data.Stopped = wallStop
+		r.wallSpent(wallStop, spent)
+		return true, nil
+	}
+	return false, nil
+}
+
+// timedRound runs one timed round of both sides (restarting the serving processes first
+// when they have answered their rounds) and keeps it, or drops it when the GPU was
+// throttled during it.
+func (r *runner) timedRound(ctx context.Context, t *turns) (*Failure, error) {
+	serving := r.data.Serve != nil && r.data.Serve.Serving
+	if serving && t.sinceStart >= r.data.Serve.Servers*r.data.Serve.RestartEvery {
+		if fail, err := r.restart(ctx, r.data.RoundsRun+1); err != nil || fail != nil {
+			return fail, err
+		}
+		t.sinceStart = 0
+		t.pools++
+	}
+	r.data.RoundsRun++
+	round := r.data.RoundsRun
+	from := time.Now()
+	order := [2]int{0, 1}
+	if r.headFirst(serving, t) {
+		order = [2]int{1, 0}
+	}
+	var files [2]*benchfile.File
+	for _, i := range order {
+		f, fail, err := r.timeSide(ctx, sideOf(i), round)
 		if err != nil || fail != nil {
 			return fail, err
 		}
 		files[i] = f
 	}
-	if fail, err := r.attachReference(ctx, files[1], 0); err != nil || fail != nil {
+	if fail, err := r.attachReference(ctx, files[1], round); err != nil || fail != nil {
 		return fail, err
 	}
-	clock(0, warmFrom)
-	r.take(files, 0, "warm-up")
-	r.progress("warm-up round done: %d kernel × shape result(s)", len(r.pairs))
-	if *r.devices[0] != *r.devices[1] {
-		r.data.Stopped = StopDevices
+	c := r.clock(ctx, round, from)
+	if c.Throttled {
+		r.data.DroppedRounds = append(r.data.DroppedRounds, c)
+		r.take(files, round, "dropped")
+		r.progress("round %d dropped: the GPU was throttled (%s)", round, strings.Join(c.ReasonNames, ", "))
 		return nil, nil
 	}
-	comparable := 0
-	for _, p := range r.pairs {
-		if p.seen[0] && p.seen[1] && p.err[0] == "" && p.err[1] == "" {
-			comparable++
-		}
-	}
-	if comparable == 0 {
-		r.data.Stopped = StopNothing
-		return nil, nil
-	}
-
-	target := top.MinRounds
-	sinceStart := 0 // rounds the serving processes answered since they started
-	pools := 0      // restarts of the serving processes
-	for {
-		if r.kept >= target && r.kept > 0 {
-			need, undecided, judged, err := r.judgeAll(true)
-			if err != nil {
-				return nil, err
-			}
-			if judged == 0 {
-				r.data.Stopped = StopNothing
-				break
-			}
-			if need == 0 {
-				r.data.Stopped = StopDecided
-				if undecided > 0 {
-					r.data.Stopped = StopBudget
-				}
-				r.progress("%d rounds: %d of %d pair(s) decided; done", r.kept, judged-undecided, judged)
-				break
-			}
-			r.progress("%d rounds: %d of %d pair(s) decided; adding %d round(s)", r.kept, judged-undecided, judged, need)
-			target = r.kept + need
-		}
-		if r.data.RoundsRun >= budget {
-			r.data.Stopped = StopRounds
-			_, undecided, _, err := r.judgeAll(false)
-			if err != nil {
-				return nil, err
-			}
-			if undecided > 0 || r.kept < target {
-				r.warn("rounds-budget", result.Warning, MetricRounds, "",
-					"the runner stopped at its rounds budget (%d rounds run, %d kept) with %d pair(s) undecided: they are reported as inconclusive, not passed", r.data.RoundsRun, r.kept, undecided)
-			}
-			break
-		}
-		if spent := time.Since(r.timing); spent >= wall {
-			r.data.Stopped = wallStop
-			r.wallSpent(wallStop, spent)
-			break
-		}
-		serving := r.data.Serve != nil && r.data.Serve.Serving
-		if serving && sinceStart >= r.data.Serve.Servers*r.data.Serve.RestartEvery {
-			if fail, err := r.restart(ctx, r.data.RoundsRun+1); err != nil || fail != nil {
-				r.data.Stopped = StopFailed
-				return fail, err
-			}
-			sinceStart = 0
-			pools++
-		}
-		r.data.RoundsRun++
-		round := r.data.RoundsRun
-		from := time.Now()
-		// ABBA. One process per round: the k-th kept round runs base first when k is even.
-		// Served, process cur of each side answers, and each process alternates the order
-		// from one of its rounds to the next, starting with base on the even ones, head on
-		// the odd ones (and the other way round in every other set of processes, for an odd
-		// count), so that no process, and its first round in particular, is always timed
-		// first.
-		headFirst := r.kept%2 == 1
-		if serving {
-			n := r.data.Serve.Servers
-			r.cur = sinceStart % n
-			headFirst = (r.cur+sinceStart/n+pools)%2 == 1
-		}
-		sinceStart++
-		order := [2]int{0, 1}
-		if headFirst {
-			order = [2]int{1, 0}
-		}
-		for _, i := range order {
-			f, fail, err := r.timeSide(ctx, sideOf(i), round)
-			if err != nil || fail != nil {
-				r.data.Stopped = StopFailed
-				return fail, err
-			}
-			files[i] = f
-		}
-		if fail, err := r.attachReference(ctx, files[1], round); err != nil || fail != nil {
-			r.data.Stopped = StopFailed
-			return fail, err
-		}
-		c := clock(round, from)
-		if c.Throttled {
-			r.data.DroppedRounds = append(r.data.DroppedRounds, c)
-			r.take(files, round, "dropped")
-			r.progress("round %d dropped: the GPU was throttled (%s)", round, strings.Join(c.ReasonNames, ", "))
-			continue
-		}
-		r.take(files, round, "kept")
-		if round%progressEveryN == 0 {
-			r.progress("round %d done (%d kept)", round, r.kept)
-		}
-	}
-	if smiFailures > 0 {
-		r.warn("smi-count", result.Warning, MetricClocks, "", "nvidia-smi could not be read for %d of %d round(s)", smiFailures, r.data.RoundsRun+1)
+	r.take(files, round, "kept")
+	if round%progressEveryN == 0 {
+		r.progress("round %d done (%d kept)", round, r.kept)
 	}
 	return nil, nil
+}
+
+// headFirst is the round's order, ABBA. One process per round: the k-th kept round runs
+// base first when k is even. Served, process cur of each side answers (headFirst sets
+// cur), and each process alternates the order from one of its rounds to the next, starting
+// with base on the even ones, head on the odd ones (and the other way round in every other
+// set of processes, for an odd count), so that no process, and its first round in
+// particular, is always timed first.
+func (r *runner) headFirst(serving bool, t *turns) bool {
+	headFirst := r.kept%2 == 1
+	if serving {
+		n := r.data.Serve.Servers
+		r.cur = t.sinceStart % n
+		headFirst = (r.cur+t.sinceStart/n+t.pools)%2 == 1
+	}
+	t.sinceStart++
+	return headFirst
 }
 
 // wallSpent warns, once, that the wall budget ran out with pairs undecided: they are
@@ -1050,11 +1148,7 @@ func (r *runner) wallSpent(stop string, spent time.Duration) {
 		return // the gate's own judging reports it
 	}
 	if r.kept == 0 {
-		for _, p := range r.pairs {
-			if p.seen[0] && p.seen[1] && p.err[0] == "" && p.err[1] == "" {
-				undecided++
-			}
-		}
+		undecided += r.reportedPairs()
 	}
 	if undecided == 0 {
 		return
@@ -1171,37 +1265,11 @@ func (r *runner) gate(fail *Failure) (result.Gate, error) {
 // fail.
 func Judge(base, head *benchfile.File, cfg speedup.Config, rd RunnerData, findings []result.Finding) (result.Gate, error) {
 	if rd.Failure != nil {
-		g := result.Gate{Name: speedup.Name, Findings: append([]result.Finding{}, findings...)}
-		sd := speedup.Data{Confidence: cfg.Limits("", "").Confidence, Comparisons: []speedup.Record{}}
-		if base != nil {
-			sd.BaseDevice = base.Device
-		}
-		if head != nil {
-			sd.HeadDevice = head.Device
-		}
-		if err := g.SetData(Data{Data: sd, Runner: rd}); err != nil {
-			return g, err
-		}
-		g.Decide(true)
-		g.Summary = "no comparison: the " + rd.Failure.where() + " failed: " + firstLine(rd.Failure.Why)
-		return g, nil
+		return notJudged(base, head, cfg, rd, findings, true, "no comparison: the "+rd.Failure.where()+" failed: "+firstLine(rd.Failure.Why))
 	}
 	if rd.Rounds == 0 && (rd.Stopped == StopWallBudget || rd.Stopped == StopRunWall) {
 		// The budget ran out before a round was kept: nothing to judge, never a pass.
-		g := result.Gate{Name: speedup.Name, Findings: append([]result.Finding{}, findings...)}
-		sd := speedup.Data{Confidence: cfg.Limits("", "").Confidence, Comparisons: []speedup.Record{}}
-		if base != nil {
-			sd.BaseDevice = base.Device
-		}
-		if head != nil {
-			sd.HeadDevice = head.Device
-		}
-		if err := g.SetData(Data{Data: sd, Runner: rd}); err != nil {
-			return g, err
-		}
-		g.Decide(false)
-		g.Summary = "not compared: " + noMoreRounds(rd) + " before the first round; nothing judged, which is not a pass"
-		return g, nil
+		return notJudged(base, head, cfg, rd, findings, false, "not compared: "+noMoreRounds(rd)+" before the first round; nothing judged, which is not a pass")
 	}
 	if base == nil || head == nil {
 		return result.Gate{}, errors.New("abrun: no harness file to judge")
@@ -1261,6 +1329,27 @@ func Judge(base, head *benchfile.File, cfg speedup.Config, rd RunnerData, findin
 	if rd.TimingSeconds > 0 {
 		g.Summary += fmt.Sprintf(", %s of wall time", wallText(rd.TimingSeconds))
 	}
+	return g, nil
+}
+
+// notJudged is the gate of a run that compared nothing (it failed, or its budget ran out
+// before the first round): the runner's findings, the devices the sides reported, no
+// comparison. judged is false for a run that never started timing, which leaves the gate
+// a skip at best, never a pass; a failed run's error finding fails it.
+func notJudged(base, head *benchfile.File, cfg speedup.Config, rd RunnerData, findings []result.Finding, judged bool, summary string) (result.Gate, error) {
+	g := result.Gate{Name: speedup.Name, Findings: append([]result.Finding{}, findings...)}
+	sd := speedup.Data{Confidence: cfg.Limits("", "").Confidence, Comparisons: []speedup.Record{}}
+	if base != nil {
+		sd.BaseDevice = base.Device
+	}
+	if head != nil {
+		sd.HeadDevice = head.Device
+	}
+	if err := g.SetData(Data{Data: sd, Runner: rd}); err != nil {
+		return g, err
+	}
+	g.Decide(judged)
+	g.Summary = summary
 	return g, nil
 }
 

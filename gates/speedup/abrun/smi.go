@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -111,9 +110,7 @@ func (s *smi) query(ctx context.Context, field string) ([]byte, error) {
 	if s.id != "" {
 		args = append(args, "--id="+s.id)
 	}
-	cmd := exec.CommandContext(ctx, s.bin, args...)
-	cmd.Env = childenv.Environ(nil)
-	procgroup.KillOnCancel(cmd)
+	cmd := procgroup.Command(ctx, nil, s.bin, args...)
 	cmd.WaitDelay = 2 * time.Second
 	var out, stderr capBuffer
 	out.max, stderr.max = 64<<10, 4<<10

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kernel-gate/kernel-gate/internal/childenv"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -44,11 +43,8 @@ type tree struct {
 func Git(ctx context.Context, dir string, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := procgroup.Command(ctx, nil, "git", args...)
 	cmd.Dir = dir
-	cmd.Env = childenv.Environ(nil)
-	procgroup.KillOnCancel(cmd)
-	cmd.WaitDelay = waitDelay
 	var stdout, stderr capBuffer
 	stdout.max, stderr.max = 1<<20, 8<<10
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

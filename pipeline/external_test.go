@@ -1,0 +1,168 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kernel-gate/kernel-gate/config"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// externalCases are the live runs of testdata/external/run.sh: two public repositories
+// gated as a new user would (issue 21), each case's artifacts directory kept as
+// testdata/external/<repo>/recorded/<case>/ and replayed here with the repository's own
+// config, against its sources as testdata keeps them.
+var externalCases = []struct {
+	name, repo string
+	// fail: the gates the live run failed, in the result's order; every other gate that
+	// ran passed (speedup may also be left inconclusive, a warning, in the A/A cases).
+	fail []string
+	// errors: per gate, the error findings every one of which must match one of these
+	// "kernel file:line" (file relative to the repository, line 0 for none) or "kernel"
+	// alone; at least one error per listed gate.
+	errors map[string][]string
+}{
+	// Liger-Kernel's RMSNorm before its fix #804: int32 row × stride overflows past 2^31
+	// elements, so the huge shape's rows past 524288 are wrong or the launch faults. The
+	// block kernel (qk-huge) has the same overflow on both sides: #804 did not fix it.
+	{"liger-int32", "linkedin-Liger-Kernel", []string{"correctness"},
+		map[string][]string{"correctness": {"_rms_norm_forward_kernel", "_block_rms_norm_forward_kernel"}}},
+	// cuda_hgemm's mmaAsyncStage3Kernel with a planted missing __syncthreads(): racecheck's
+	// shared-memory hazard on the C tile's read-back.
+	{"hgemm-race", "Bruce-Lee-LY-cuda_hgemm", []string{"sanitizer"},
+		map[string][]string{"sanitizer": {"mmaAsyncStage3Kernel"}}},
+	// A/A: a comment-only change, --all: every gate on the real repositories. Liger's block
+	// kernel still overflows past 2^31 elements at b27b4c5f (and at its newest commit).
+	{"hgemm-clean", "Bruce-Lee-LY-cuda_hgemm", nil, nil},
+	{"liger-clean", "linkedin-Liger-Kernel", []string{"correctness"},
+		map[string][]string{"correctness": {"_block_rms_norm_forward_kernel"}}},
+}
+
+func TestExternalRepositoriesReplay(t *testing.T) {
+	for _, c := range externalCases {
+		t.Run(c.name, func(t *testing.T) {
+			repo := filepath.Join(root, "testdata", "external", c.repo)
+			dir := filepath.Join(repo, "recorded", c.name)
+			// The capture comes from one GPU run of testdata/external/run.sh; until it is
+			// committed there is nothing to replay.
+			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+				t.Skipf("no capture at %s (testdata/external/run.sh on a GPU makes it)", dir)
+			}
+			cfg, err := config.Load(filepath.Join(repo, "kernel-gate.yml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(context.Background(), cfg, Options{Replay: dir, Dir: repo, Tool: "kernel-gate test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var failed []string
+			for _, g := range res.Gates {
+				switch {
+				case g.Verdict == result.Fail:
+					failed = append(failed, g.Name)
+				case g.Verdict == result.Skip && len(c.fail) == 0:
+					t.Errorf("%s skipped in a case run with --all that fails nothing: %s", g.Name, messages(g))
+				}
+			}
+			if !slices.Equal(failed, c.fail) {
+				t.Errorf("failed gates %q, want %q", failed, c.fail)
+			}
+			for name, want := range c.errors {
+				n := 0
+				for _, f := range gate(t, res, name).Findings {
+					if f.Severity != result.Error {
+						continue
+					}
+					n++
+					if !matchesOne(f, c.repo, want) {
+						t.Errorf("%s error %q on %q at %s:%d, want one of %q", name, f.Message, f.Kernel, f.File, f.Line, want)
+					}
+				}
+				if n == 0 {
+					t.Errorf("no %s error", name)
+				}
+			}
+			agreesWithLive(t, res, filepath.Join(dir, "result.json"))
+		})
+	}
+}
+
+// matchesOne: the finding's kernel and, where a want names one, its file (relative to the
+// repository) and line.
+func matchesOne(f result.Finding, repo string, want []string) bool {
+	for _, w := range want {
+		kernel, at, located := strings.Cut(w, " ")
+		if f.Kernel != kernel {
+			continue
+		}
+		if !located {
+			return true
+		}
+		file := filepath.ToSlash(f.File)
+		if i := strings.Index(file, repo+"/"); i >= 0 {
+			file = file[i+len(repo)+1:]
+		}
+		if file+":"+strconv.Itoa(f.Line) == at {
+			return true
+		}
+	}
+	return false
+}
+
+func messages(g result.Gate) string {
+	var m []string
+	for _, f := range g.Findings {
+		m = append(m, f.Message)
+	}
+	return strings.Join(m, "; ")
+}
+
+// agreesWithLive: the replay reaches the live run's verdict per gate and the same findings
+// that judge (severity, kernel, metric, value and limit).
+func agreesWithLive(t *testing.T, replayed result.Result, liveFile string) {
+	t.Helper()
+	f, err := os.Open(liveFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	live, err := result.Read(f)
+	if err != nil {
+		t.Fatalf("%s: %v", liveFile, err)
+	}
+	for _, lg := range live.Gates {
+		i := slices.IndexFunc(replayed.Gates, func(g result.Gate) bool { return g.Name == lg.Name })
+		if i < 0 {
+			t.Errorf("gate %s missing from the replay", lg.Name)
+			continue
+		}
+		rg := replayed.Gates[i]
+		if rg.Verdict != lg.Verdict {
+			t.Errorf("%s: replay %s, live %s", lg.Name, rg.Verdict, lg.Verdict)
+		}
+		if got, want := judging(rg), judging(lg); !slices.Equal(got, want) {
+			t.Errorf("%s findings:\n replay %q\n   live %q", lg.Name, got, want)
+		}
+	}
+}
+
+func judging(g result.Gate) []string {
+	var out []string
+	for _, f := range g.Findings {
+		if f.Severity == result.Notice {
+			continue
+		}
+		b, _ := json.Marshal([]any{f.Severity, f.Kernel, f.Arch, f.Metric, f.Value, f.Limit})
+		out = append(out, string(b))
+	}
+	return out
+}

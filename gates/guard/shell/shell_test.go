@@ -303,7 +303,8 @@ func TestShellComputedAndWritten(t *testing.T) {
 		// howardlau1999/hcache ros/stop-ecs.sh.
 		{Name: "aliyun", Src: "aliyun ecs StopInstance --InstanceId $INSTANCE_ID\n",
 			Want: []guardtest.Want{{Line: 1, At: "aliyun", Rule: "cloud-vm-stop", Cmd: "aliyun ecs StopInstance --InstanceId $INSTANCE_ID"}}},
-		// christian-posta/scripted-solo-demos, bytes1inger/ai-infra-labs-2026, Goorm-TeamProject/project2_MSA_Backend.
+		// christian-posta/scripted-solo-demos, bytes1inger/ai-infra-labs-2026, Goorm-TeamProject/project2_MSA_Backend;
+		// the eksctl and oc lines follow public scripts whose repository the code search did not name.
 		{Name: "node pools to zero", Src: "gcloud container clusters resize $CLUSTER_NAME \\\n    --zone $ZONE \\\n    --node-pool gpu-pool \\\n    --num-nodes 0 \\\n    --quiet\n" +
 			"az aks nodepool scale --resource-group \"${RG}\" --cluster-name \"${C}\" --name \"${POOL}\" --node-count 0\n" +
 			"aws eks update-nodegroup-config --cluster-name $C --nodegroup-name $NG --scaling-config minSize=0,maxSize=1,desiredSize=0\n" +

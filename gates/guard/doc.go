@@ -5,7 +5,7 @@
 // Rule IDs (the table in rules/rules.go is the one place they are defined):
 //
 //	gcp-instance-stop        gcloud compute instances|tpus stop|suspend; the Compute API and REST stop
-//	gcp-instance-delete      gcloud compute instances|tpus delete; the Compute API and REST DELETE
+//	gcp-instance-delete      gcloud compute instances|tpus delete, instance-groups managed delete-instances; the Compute API and REST DELETE
 //	gcp-instance-reset       gcloud compute instances reset
 //	aws-ec2-stop             aws ec2 stop-instances (also --hibernate), reboot-instances; boto3 stop_instances, Instance(id).stop(), instances.filter(...).stop()
 //	aws-ec2-terminate        aws ec2 terminate-instances; boto3 terminate_instances, Instance(id).terminate()
@@ -15,11 +15,13 @@
 //	oci-instance-stop        oci compute instance action --action STOP|SOFTSTOP|RESET|SOFTRESET; instance_action
 //	oci-instance-terminate   oci compute instance terminate; terminate_instance
 //	runpod-pod-stop          runpodctl stop|remove pod; runpod.stop_pod|terminate_pod; the REST and GraphQL APIs
-//	vastai-instance-stop     vastai stop|destroy instance; the REST API's DELETE
+//	vastai-instance-stop     vastai stop|destroy|reboot|recycle instance; the REST API's DELETE, reboot, recycle and state stopped
 //	lambda-instance-terminate  Lambda Cloud API .../instance-operations/terminate (curl, wget, requests)
 //	paperspace-machine-stop  paperspace machines stop|destroy|restart; pspace machine stop|delete|restart
 //	k8s-node-delete          kubectl delete node|nodes|no
 //	k8s-node-drain           kubectl drain
+//	k8s-node-cordon          kubectl cordon, kubectl patch node ... "unschedulable":true; the Python client's V1NodeSpec(unschedulable=True) and patch_node
+//	k8s-nodepool-scale-zero  a GPU node pool scaled to zero: gcloud container clusters resize --num-nodes 0, az aks [nodepool] scale --node-count 0, eksctl scale nodegroup --nodes 0, aws eks update-nodegroup-config desiredSize=0, kubectl|oc scale machineset --replicas 0; set_node_pool_size(node_count=0)
 //	terraform-destroy        terraform|tofu destroy; terraform|tofu apply -destroy; pulumi destroy; destroy actions
 //	host-shutdown            shutdown (not -r), poweroff, halt, systemctl|loginctl poweroff|halt, init 0, telinit 0, D-Bus PowerOff, kill -RTMIN+4 1, ipmitool chassis power off
 //	host-reboot              reboot, shutdown -r, systemctl reboot|kexec, loginctl reboot, init 6, telinit 6, D-Bus Reboot, ipmitool chassis power cycle|reset
@@ -30,7 +32,7 @@
 //	gpu-clocks               nvidia-smi clock and power changes: -lgc -rgc -lmc -rmc -ac -rac -pl and their long forms (a warning unless guard.block names it)
 //	gpu-driver-unload        rmmod nvidia*, modprobe -r nvidia*, unbinding the nvidia driver
 //	runner-stop              svc.sh stop|uninstall, config.sh remove, systemctl stop|disable actions.runner*, pkill Runner.Listener
-//	cloud-vm-stop            other clouds' VM lifecycle: hcloud, doctl, linode-cli, scw, ibmcloud is, exo, openstack, nova, vultr-cli, civo, lightsail; their HTTP APIs and SDKs
+//	cloud-vm-stop            other clouds' VM lifecycle: hcloud, doctl, linode-cli, scw, ibmcloud is, exo, openstack, nova, vultr-cli, civo, lightsail, tccli (Tencent), aliyun ecs; their HTTP APIs and SDKs
 //	vm-action-stop           a workflow step that stops, terminates or deletes a VM or runner through a third-party action (uses:)
 //	vm-verb-unresolved       a VM lifecycle command whose verb is a variable, parameter or command substitution the guard cannot resolve
 //
@@ -104,7 +106,9 @@
 // warning for pwsh and cmd). Makefile recipes have make's syntax undone (`$$`, literal
 // variables, `$(shell ...)`), Dockerfile RUN is read in shell, exec and here-document form,
 // and Python's subprocess, os.system, boto3, runpod and requests calls are read with a
-// small tokenizer, so comments, docstrings and printed strings are never code.
+// small tokenizer, so comments, docstrings and printed strings are never code. Dockerfile
+// CMD and ENTRYPOINT (shell and exec form) are read as RUN is: they run when a container
+// of the image starts on the GPU machine.
 //
 // What a file is comes from its path in its repository (the directory above it that holds
 // .git), whatever directory the guard was pointed at or runs in: `guard .github`, `guard
@@ -155,12 +159,24 @@
 //     ssh action's on the remote machine), a CLI action's args are that CLI's, and the step
 //     itself is the pseudo-command `uses OWNER/REPO[/PATH] KEY=VALUE...` that
 //     vm-action-stop and config rules match;
+//   - values the shell computes: a loop variable takes each word of its list (for m in
+//     nvidia_uvm nvidia; do rmmod "$m"), a variable set in if/elif branches each value, and
+//     env's and sudo's NAME=VALUE words are skipped whatever their value ("PATH=$PATH");
+//   - script text written to a file (echo, printf or cat with a redirection, tee with a
+//     here-document or piped text): it runs when the script later runs the file by its path
+//     (bash FILE, nohup FILE, a unit's ExecStart), and at once when the file is one the
+//     system runs by itself: cron's script directories (/etc/cron.hourly, ...) and crontabs
+//     (/etc/cron.d, /var/spool/cron; their commands), systemd's unit directories (a unit's
+//     Exec*= lines), init scripts; `crontab FILE|-` and `at -f FILE` run what they are
+//     given. Text written anywhere else and never run is data;
 //   - decoded text: base64, base32 and hex literals decoded by base64 -d, xxd -r -p,
 //     printf and echo -e escapes or Python's b64decode are read as what they decode to; a
 //     blob that cannot be decoded, fed to a shell, is a warning;
 //   - Python: the file's functions that run a parameter (def sh(cmd): subprocess.run(cmd))
 //     run their arguments; a receiver is resolved through assignments and loops
-//     (instance = ec2.Instance(id); instance.stop()); HTTP requests (curl, wget, httpie,
+//     (instance = ec2.Instance(id); instance.stop()); a method a rule names that is referred
+//     to without being called there (action_to_fn = {"stop": ec2.stop_instances}) is taken
+//     as called, the call being decided at run time; HTTP requests (curl, wget, httpie,
 //     requests, httpx, urllib) match rules by URL and method.
 //
 // # How a command is matched

@@ -82,12 +82,14 @@ func Scan(fc *shell.File) {
 		case "SHELL":
 			sh := strings.ToLower(t[argStart:lt.LineEnd(l)])
 			analysable = !strings.Contains(sh, "powershell") && !strings.Contains(sh, "pwsh") && !strings.Contains(sh, "cmd")
-		case "RUN":
+		case "RUN", "CMD", "ENTRYPOINT":
+			// CMD and ENTRYPOINT run when a container of the image starts (on the GPU
+			// machine, with --gpus): what they run is judged as RUN's is.
 			if !analysable {
-				fc.Unjudged(nil, l, "this RUN runs in the shell that SHELL names, which the guard does not analyse, so it cannot judge it: check it by hand")
+				fc.Unjudged(nil, l, "this "+word+" runs in the shell that SHELL names, which the guard does not analyse, so it cannot judge it: check it by hand")
 				break
 			}
-			dockerRun(a, fc, lines, argStart, bodyEnd, escape, len(heredocs) > 0)
+			dockerRun(a, fc, word, lines, argStart, bodyEnd, escape, len(heredocs) > 0)
 		}
 		l = bodyEnd
 	}
@@ -107,9 +109,9 @@ func joinLines(t string, lt source.Lines, lines []int) string {
 	return b.String()
 }
 
-// dockerRun analyses one RUN: its text from argStart over the instruction's lines and,
-// with here-documents, up to the end of line bodyEnd.
-func dockerRun(a *shell.Analyzer, fc *shell.File, lines []int, argStart, bodyEnd int, escape byte, heredoc bool) {
+// dockerRun analyses one RUN, CMD or ENTRYPOINT (word): its text from argStart over the
+// instruction's lines and, with here-documents, up to the end of line bodyEnd.
+func dockerRun(a *shell.Analyzer, fc *shell.File, word string, lines []int, argStart, bodyEnd int, escape byte, heredoc bool) {
 	t := fc.Text
 	lt := fc.Lines
 	file := source.FileText(t)
@@ -153,9 +155,10 @@ func dockerRun(a *shell.Analyzer, fc *shell.File, lines []int, argStart, bodyEnd
 		}
 	}
 	s = s.Sub(i, len(s.Text))
-	fr := &shell.Frame{Src: s, Lang: shell.LangOf("sh"), What: "the RUN command"}
+	fr := &shell.Frame{Src: s, Lang: shell.LangOf("sh"), What: "the " + word + " command"}
 	if strings.HasPrefix(s.Text, "[") {
-		if argv, ok := jsonArgv(s); ok {
+		// Docker drops each escape and line break before reading the JSON array.
+		if argv, ok := jsonArgv(withoutContinuations(s)); ok {
 			cc := &shell.CmdCtx{Frame: fr, Start: 0, End: len(strings.TrimRight(s.Text, " \t\n"))}
 			fr.Outer = &shell.Span{Start: s.FileOff(0), End: s.FileEnd(cc.End)}
 			a.Resolve(argv, cc)
@@ -190,10 +193,34 @@ func dockerRun(a *shell.Analyzer, fc *shell.File, lines []int, argStart, bodyEnd
 			return
 		}
 		sh := source.ShebangShell([]byte(script.Text))
-		a.RunShell(&shell.Frame{Src: script, Lang: shell.LangOf(sh), What: "the RUN here-document"})
+		a.RunShell(&shell.Frame{Src: script, Lang: shell.LangOf(sh), What: "the " + word + " here-document"})
 		return
 	}
 	a.RunShell(fr)
+}
+
+// withoutContinuations is s without its line continuations (a backslash, maybe blanks, and
+// the line break the builder put after it), keeping the mapping of the rest.
+func withoutContinuations(s *source.Text) *source.Text {
+	var b source.Builder
+	t := s.Text
+	from := 0
+	for i := 0; i < len(t); i++ {
+		if t[i] != '\\' {
+			continue
+		}
+		j := i + 1
+		for j < len(t) && (t[j] == ' ' || t[j] == '\t' || t[j] == '\r') {
+			j++
+		}
+		if j < len(t) && t[j] == '\n' {
+			b.From(s, from, i)
+			from = j + 1
+			i = j
+		}
+	}
+	b.From(s, from, len(t))
+	return b.Text()
 }
 
 // jsonArgv reads the exec form, a JSON array of strings, keeping each string's map.

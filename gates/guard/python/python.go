@@ -341,6 +341,128 @@ func Read(a *shell.Analyzer, fr *shell.Frame) {
 			}
 		}
 	}
+	p.references()
+}
+
+// kwargMay reports whether a call passes keyword spec: "name" is there; "name=VALUE" is
+// there with that value, given as the keyword or as a key of a dict argument (patch_node(n,
+// {"spec": {"unschedulable": True}})). A True or False the guard cannot resolve (a
+// parameter) may be the value; any other value must be the literal.
+func (p *pyFile) kwargMay(c pyCall, spec string) bool {
+	name, want, withValue := strings.Cut(spec, "=")
+	if ts, ok := c.kwargs[name]; ok {
+		return !withValue || p.literalMay(ts, want)
+	}
+	if !withValue {
+		return false
+	}
+	var found bool
+	var walk func(ts []pyTok)
+	walk = func(ts []pyTok) {
+		if found || len(ts) == 0 || ts[0].kind != 'o' || ts[0].text != "{" || p.indexOf(ts, 0) != len(ts)-1 {
+			return
+		}
+		for _, el := range splitTop(ts[1:len(ts)-1], ",") {
+			kv := splitTop(el, ":")
+			if len(kv) != 2 {
+				continue
+			}
+			if k := p.value(kv[0]); k.kind == 's' && k.str.Text == name && p.literalMay(kv[1], want) {
+				found = true
+				return
+			}
+			walk(kv[1])
+		}
+	}
+	for _, ts := range c.args {
+		walk(p.resolvedTokens(ts))
+	}
+	for _, ts := range c.kwargs {
+		walk(p.resolvedTokens(ts))
+	}
+	return found
+}
+
+// resolvedTokens follows a name to the tokens of its last assignment (body = {...};
+// patch_node(n, body)).
+func (p *pyFile) resolvedTokens(ts []pyTok) []pyTok {
+	for range shell.MaxVarChain {
+		if len(ts) != 1 || ts[0].kind != 'n' {
+			return ts
+		}
+		defs := p.assign[ts[0].text]
+		if len(defs) == 0 {
+			return ts
+		}
+		ts = defs[len(defs)-1]
+	}
+	return ts
+}
+
+// literalMay reports whether an expression may have the literal value want.
+func (p *pyFile) literalMay(ts []pyTok, want string) bool {
+	ts = p.resolvedTokens(ts)
+	if len(ts) == 1 && ts[0].kind == 'x' {
+		return p.fr.Src.Text[ts[0].start:ts[0].end] == want
+	}
+	v := p.value(ts)
+	switch v.kind {
+	case 'b':
+		return want == "True" && v.truth || want == "False" && !v.truth
+	case 's':
+		return v.str.Text == want
+	case 0:
+		return want == "True" || want == "False"
+	}
+	return false
+}
+
+// references reports the methods a rule names that the file refers to without calling
+// them there: the call is decided at run time (fn = {"stop": ec2.stop_instances}[action];
+// fn(InstanceIds=ids)), so referring to the method is taken as calling it.
+func (p *pyFile) references() {
+	for i, tk := range p.toks {
+		if tk.kind != 'n' || i < 2 || p.toks[i-1].kind != 'o' || p.toks[i-1].text != "." {
+			continue
+		}
+		if i+1 < len(p.toks) && p.toks[i+1].kind == 'o' && strings.Contains("(.[=", p.toks[i+1].text) && p.toks[i+1].text != "==" {
+			continue // called, or only a part of a longer name, or assigned to
+		}
+		k := i
+		parts := []string{tk.text}
+		for k >= 2 && p.toks[k-1].kind == 'o' && p.toks[k-1].text == "." && p.toks[k-2].kind == 'n' {
+			k -= 2
+			parts = append([]string{p.toks[k].text}, parts...)
+		}
+		if k > 0 && (p.toks[k-1].kind == 'o' && (p.toks[k-1].text == "." || p.toks[k-1].text == ")" || p.toks[k-1].text == "]") ||
+			p.toks[k-1].kind == 'n' && (p.toks[k-1].text == "import" || p.toks[k-1].text == "from" || p.toks[k-1].text == "def")) {
+			continue
+		}
+		callee := strings.Join(parts, ".")
+		resolved := callee
+		if full, ok := p.names[parts[0]]; ok {
+			resolved = strings.Join(append([]string{full}, parts[1:]...), ".")
+		} else if mod, ok := p.mods[parts[0]]; ok {
+			resolved = strings.Join(append([]string{mod}, parts[1:]...), ".")
+		} else if rec, ok := p.receiver(parts[0]); ok {
+			resolved = strings.Join(append([]string{rec}, parts[1:]...), ".")
+		}
+		for _, r := range p.a.File.CallRules {
+			if len(r.Kwargs) > 0 || len(r.ArgContains) > 0 || len(r.URL) > 0 || len(r.Method) > 0 {
+				continue // what the call passes decides it: a reference says nothing
+			}
+			if !rules.GlobList(r.Call, callee) && !rules.GlobList(r.Call, resolved) {
+				continue
+			}
+			start, end := p.toks[k].start, tk.end
+			fr := p.fr
+			if fr.Outer == nil {
+				fr = fr.Child()
+				fr.Outer = &shell.Span{Start: p.fr.Src.FileOff(start), End: p.fr.Src.FileEnd(end)}
+			}
+			p.a.Report(fr, r, start, end, []string{callee + " (called at run time)"})
+		}
+	}
 }
 
 // matchBrackets pairs the brackets; it reports the first bracket nested deeper than
@@ -896,7 +1018,7 @@ func (p *pyFile) judge(c pyCall) {
 		}
 		ok := true
 		for _, kw := range r.Kwargs {
-			if _, has := c.kwargs[kw]; !has {
+			if !p.kwargMay(c, kw) {
 				ok = false
 			}
 		}

@@ -55,6 +55,9 @@ type Rule struct {
 	// unresolved marks the table's vm-verb-unresolved pattern: it matches a command of a
 	// lifecycle CLI (Command) that another rule would match were one word, the verb, known.
 	unresolved bool
+	// exact keeps the pattern out of its CLI's lifecycle family: a value the guard cannot
+	// resolve (a node count) is not an unresolved verb.
+	exact bool
 	// vmAction marks the table's vm-action-stop pattern: it matches the workflow
 	// front-end's pseudo-command `uses ACTION KEY=VALUE...` by what the action's name and
 	// inputs say (see package workflow), never a shell command.
@@ -125,6 +128,8 @@ func defaultRules() []Rule {
 			Command: []string{"gcloud"}, Args: []string{"compute", "tpus", "delete"}, ValueFlags: GcloudValueFlags},
 		{ID: "gcp-instance-delete", What: "deletes a Google Cloud VM through the Compute API", Why: whyGone,
 			Call: []string{"*.instances().delete", "*InstancesClient().delete"}},
+		{ID: "gcp-instance-delete", What: "deletes VMs of a Google Cloud managed instance group", Why: whyGone,
+			Command: []string{"gcloud"}, Args: []string{"compute", "instance-groups", "managed", "delete-instances"}, ValueFlags: GcloudValueFlags},
 		{ID: "gcp-instance-reset", What: "hard-resets a Google Cloud VM through the Compute API", Why: whyReboot,
 			Call: []string{"*InstancesClient().reset"}},
 		{ID: "gcp-instance-delete", What: "deletes a Google Cloud VM through the Compute API", Why: whyGone,
@@ -187,8 +192,8 @@ func defaultRules() []Rule {
 			Command: []string{"runpodctl"}, Args: []string{"stop|remove", "pod|pods"}},
 		{ID: "runpod-pod-stop", What: "stops or terminates a RunPod pod through the runpod SDK", Why: whyRunner,
 			Call: []string{"stop_pod", "*.stop_pod", "terminate_pod", "*.terminate_pod"}},
-		{ID: "vastai-instance-stop", What: "stops or destroys a Vast.ai instance", Why: whyRunner,
-			Command: []string{"vastai"}, Args: []string{"stop|destroy", "instance|instances"}},
+		{ID: "vastai-instance-stop", What: "stops, destroys or reboots a Vast.ai instance", Why: whyRunner,
+			Command: []string{"vastai"}, Args: []string{"stop|destroy|reboot|recycle", "instance|instances"}},
 		{ID: "lambda-instance-terminate", What: "terminates a Lambda Cloud instance through its API", Why: whyGone,
 			Command: []string{"curl", "wget", "http", "https", "xh"}, ArgContains: []string{"instance-operations/terminate"}},
 		{ID: "lambda-instance-terminate", What: "terminates a Lambda Cloud instance through its API", Why: whyGone,
@@ -222,6 +227,10 @@ func defaultRules() []Rule {
 			Command: []string{"vultr-cli"}, Args: []string{"instance", "delete|stop|restart|halt"}},
 		{ID: "cloud-vm-stop", What: "stops, removes or reboots a Civo instance", Why: whyRunner,
 			Command: []string{"civo"}, Args: []string{"instance", "stop|remove|delete|reboot"}},
+		{ID: "cloud-vm-stop", What: "stops, terminates or reboots a Tencent Cloud instance", Why: whyRunner,
+			Command: []string{"tccli"}, Args: []string{"cvm|lighthouse", "StopInstances|TerminateInstances|RebootInstances|ResetInstance|ResetInstances"}},
+		{ID: "cloud-vm-stop", What: "stops, deletes or reboots an Alibaba Cloud ECS instance", Why: whyRunner,
+			Command: []string{"aliyun"}, Args: []string{"ecs", "StopInstance|StopInstances|DeleteInstance|DeleteInstances|RebootInstance|RebootInstances"}},
 		{ID: "cloud-vm-stop", What: "stops, deletes or reboots an AWS Lightsail instance", Why: whyRunner,
 			Command: []string{"aws"}, Args: []string{"lightsail", "stop-instance|delete-instance|reboot-instance"}, ValueFlags: awsValueFlags},
 		{ID: "cloud-vm-stop", What: "stops, deletes or reboots a cloud VM through another provider's SDK", Why: whyRunner,
@@ -254,7 +263,15 @@ func defaultRules() []Rule {
 			Command: httpClients, Call: pyHTTPCalls, URL: []string{"https://api.runpod.io/graphql*"},
 			ArgContains: []string{"podStop", "podTerminate", "stopPod", "terminatePod"}},
 		{ID: "vastai-instance-stop", What: "destroys a Vast.ai instance through its HTTP API", Why: whyRunner,
-			Command: httpClients, Call: pyHTTPCalls, Method: []string{"DELETE"}, URL: []string{"https://console.vast.ai/api/v0/instances/*"}},
+			Command: httpClients, Call: pyHTTPCalls, Method: []string{"DELETE"},
+			URL: []string{"https://console.vast.ai/api/v0/instances/*", "https://cloud.vast.ai/api/v0/instances/*"}},
+		{ID: "vastai-instance-stop", What: "reboots or recycles a Vast.ai instance through its HTTP API", Why: whyReboot,
+			Command: httpClients, Call: pyHTTPCalls, Method: []string{"PUT", "POST"},
+			URL: []string{"https://console.vast.ai/api/v0/instances/reboot/*", "https://console.vast.ai/api/v0/instances/recycle/*",
+				"https://cloud.vast.ai/api/v0/instances/reboot/*", "https://cloud.vast.ai/api/v0/instances/recycle/*"}},
+		{ID: "vastai-instance-stop", What: "stops a Vast.ai instance through its HTTP API (state stopped)", Why: whyRunner,
+			Command: httpClients, Call: pyHTTPCalls, Method: []string{"PUT"},
+			URL: []string{"https://console.vast.ai/api/v0/instances/*", "https://cloud.vast.ai/api/v0/instances/*"}, ArgContains: []string{"stopped"}},
 		{ID: "gcp-instance-stop", What: "stops or suspends a Google Cloud VM through the Compute REST API", Why: whyRunner,
 			Command: httpClients, Call: pyHTTPCalls, Method: []string{"POST"},
 			URL: []string{"https://compute.googleapis.com/compute/*/instances/*/stop*", "https://compute.googleapis.com/compute/*/instances/*/suspend*"}},
@@ -273,6 +290,28 @@ func defaultRules() []Rule {
 			Command: []string{"kubectl", "oc"}, Args: []string{"delete", "node|nodes|no|node/*|nodes/*|no/*"}, ValueFlags: kubectlValueFlags},
 		{ID: "k8s-node-drain", What: "drains a Kubernetes node (evicts the runner's pods)", Why: whyRunner,
 			Command: []string{"kubectl", "oc"}, Args: []string{"drain"}, ValueFlags: kubectlValueFlags},
+		{ID: "k8s-node-cordon", What: "cordons a Kubernetes node: no new pod, the runner's included, is scheduled on it", Why: whyRunner,
+			Command: []string{"kubectl", "oc"}, Args: []string{"cordon"}, NoFlag: []string{"--dry-run"}, ValueFlags: kubectlValueFlags},
+		{ID: "k8s-node-cordon", What: "marks a Kubernetes node unschedulable", Why: whyRunner,
+			Command: []string{"kubectl", "oc"}, Args: []string{"patch", "node|nodes|no|node/*|nodes/*|no/*"},
+			ArgContains: []string{`"unschedulable":true`, `"unschedulable": true`, "unschedulable: true"}, NoFlag: []string{"--dry-run"}, ValueFlags: kubectlValueFlags},
+		{ID: "k8s-node-cordon", What: "marks a Kubernetes node unschedulable through the Kubernetes client", Why: whyRunner,
+			Call: []string{"*V1NodeSpec", "*.patch_node"}, Kwargs: []string{"unschedulable=True"}},
+		{ID: "k8s-nodepool-scale-zero", What: "resizes a GKE node pool to zero nodes", Why: whyGone,
+			Command: []string{"gcloud"}, Args: []string{"container", "clusters", "resize"}, AnyFlag: []string{"--num-nodes=0", "--size=0"},
+			ValueFlags: GcloudValueFlags, exact: true},
+		{ID: "k8s-nodepool-scale-zero", What: "scales an AKS node pool (or cluster) to zero nodes", Why: whyGone,
+			Command: []string{"az"}, Args: []string{"aks", "scale"}, AnyFlag: []string{"--node-count=0", "-c=0"}, ValueFlags: azValueFlags, exact: true},
+		{ID: "k8s-nodepool-scale-zero", What: "scales an EKS node group to zero nodes", Why: whyGone,
+			Command: []string{"eksctl"}, Args: []string{"scale", "nodegroup|ng"}, AnyFlag: []string{"--nodes=0", "-N=0"}},
+		{ID: "k8s-nodepool-scale-zero", What: "sets an EKS node group's desired size to zero", Why: whyGone,
+			Command: []string{"aws"}, Args: []string{"eks", "update-nodegroup-config"}, ArgContains: []string{"desiredSize=0", `"desiredSize":0`, `"desiredSize": 0`},
+			NoFlag: []string{"--dry-run"}, ValueFlags: awsValueFlags},
+		{ID: "k8s-nodepool-scale-zero", What: "scales a cluster API MachineSet (OpenShift's machine pool) to zero machines", Why: whyGone,
+			Command: []string{"kubectl", "oc"}, Args: []string{"scale", "machineset*|ms|machineset*/*"}, AnyFlag: []string{"--replicas=0"},
+			NoFlag: []string{"--dry-run"}, ValueFlags: kubectlValueFlags},
+		{ID: "k8s-nodepool-scale-zero", What: "sets a GKE node pool's size to zero through the Container API", Why: whyGone,
+			Call: []string{"*.set_node_pool_size", "*SetNodePoolSizeRequest"}, Kwargs: []string{"node_count=0"}},
 		{ID: "terraform-destroy", What: "destroys the infrastructure of a Terraform/OpenTofu configuration", Why: whyGone,
 			Command: []string{"terraform", "tofu", "terragrunt"}, Args: []string{"destroy"}, ValueFlags: terraformValueFlags, Help: terraformHelp},
 		{ID: "terraform-destroy", What: "destroys the infrastructure of a Pulumi stack", Why: whyGone,
@@ -377,7 +416,7 @@ var (
 // LifecycleCLIs are the programs whose commands start, stop, delete or reboot machines:
 // with them, a verb the guard cannot resolve may be a destructive one.
 var LifecycleCLIs = []string{"gcloud", "aws", "az", "oci", "runpodctl", "vastai", "paperspace", "pspace", "hcloud", "doctl",
-	"linode-cli", "scw", "ibmcloud", "exo", "openstack", "nova", "vultr-cli", "civo", "init", "telinit", "loginctl"}
+	"linode-cli", "scw", "ibmcloud", "exo", "openstack", "nova", "vultr-cli", "civo", "tccli", "aliyun", "init", "telinit", "loginctl", "ipmitool"}
 
 // wholeCLILifecycle are lifecycle CLIs whose every verb is about a machine's lifecycle, so
 // that a one-word pattern (init 0, nova delete) is a family on its own.
@@ -392,7 +431,7 @@ func wholeCLILifecycle(prog string) bool {
 // family reports whether the rule is a lifecycle family's destructive verb: a command rule
 // of a lifecycle CLI with a verb path.
 func (r *Rule) family() bool {
-	if !r.IsCommandRule() || r.unresolved || len(r.Args) == 0 || len(r.ArgContains) > 0 {
+	if !r.IsCommandRule() || r.unresolved || r.exact || len(r.Args) == 0 || len(r.ArgContains) > 0 {
 		return false
 	}
 	for _, c := range r.Command {

@@ -83,6 +83,10 @@ func (sp Options) CommandStart(args []string) (idx int, stopped, shell bool) {
 	i := 0
 	for i < len(args) {
 		w := args[i]
+		if sp.Assigns && IsAssignment(w) {
+			i++ // NAME=VALUE, its value maybe unknown (sudo PATH="$PATH" ...)
+			continue
+		}
 		if !Known(w) {
 			break
 		}
@@ -124,10 +128,6 @@ func (sp Options) CommandStart(args []string) (idx int, stopped, shell bool) {
 			i++
 			continue
 		}
-		if sp.Assigns && IsAssignment(w) {
-			i++
-			continue
-		}
 		if skip > 0 {
 			skip--
 			i++
@@ -138,7 +138,7 @@ func (sp Options) CommandStart(args []string) (idx int, stopped, shell bool) {
 	return min(i, len(args)), false, shell
 }
 
-// IsAssignment reports whether a word is NAME=value.
+// IsAssignment reports whether a word is NAME=value, NAME literal, the value maybe not.
 func IsAssignment(w string) bool {
 	name, _, ok := strings.Cut(w, "=")
 	return ok && syntax.ValidName(name)

@@ -230,11 +230,13 @@ func (fc *File) commandText(h Hit) string {
 // into unknown bytes.
 func (fc *File) MaskInvalid(s *source.Text) *source.Text { return s.Masked(fc.Invalid) }
 
-// ref records a file the command runs by its name.
+// ref records a file the command runs by its name; text the script wrote to that file
+// runs too.
 func (a *Analyzer) ref(p string, kind source.Kind, cc *CmdCtx) {
 	if p == "" || !rules.Known(p) || strings.HasPrefix(p, "-") || strings.ContainsAny(p, "\n*?[") {
 		return
 	}
+	a.runWrittenFile(p, cc)
 	line := a.File.Line(cc.Frame.Src.FileOff(cc.Start))
 	if cc.Frame.site != nil {
 		line = a.File.Line(cc.Frame.site.at.Start)

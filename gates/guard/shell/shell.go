@@ -3,6 +3,7 @@ package shell
 import (
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,10 @@ type Analyzer struct {
 	evalVar map[string]bool // variables being evaluated (a=$b b=$a)
 	varMemo map[string][]textExp
 	parsed  map[parseKey]parseResult // the same text is parsed once
+	// written is the text the script wrote to each file (see scriptWrite); runningWritten
+	// the files whose text is being judged, so that a file that runs itself stops.
+	written        map[string]*source.Text
+	runningWritten map[string]bool
 }
 
 type parseKey struct {
@@ -316,6 +321,13 @@ func (a *Analyzer) collectDefs(f *syntax.File, fr *Frame) {
 			for _, as := range n.Args {
 				a.addVarIn(as, fr, fn())
 			}
+		case *syntax.ForClause:
+			// for m in nvidia_uvm nvidia; do rmmod "$m"; done: each word is a value of m.
+			if wi, ok := n.Loop.(*syntax.WordIter); ok && wi.Name != nil {
+				for _, w := range wi.Items {
+					a.addVarIn(&syntax.Assign{Name: wi.Name, Value: w}, fr, fn())
+				}
+			}
 		}
 		return true
 	})
@@ -434,6 +446,7 @@ func (a *Analyzer) stmt(s *syntax.Stmt, fr *Frame, stdin *input) {
 	stdin = a.redirects(s, fr, stdin, start, end)
 	switch c := s.Cmd.(type) {
 	case *syntax.CallExpr:
+		a.scriptWrite(s, c, fr, stdin, start, end)
 		a.call(c, fr, stdin)
 	case *syntax.BinaryCmd:
 		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
@@ -618,7 +631,7 @@ func (a *Analyzer) boring(w *syntax.Word, fr *Frame) bool {
 	if lit == "" || strings.ContainsAny(lit, "\\") {
 		return false
 	}
-	if a.Env.funcs[lit] != nil || a.Env.aliases[lit] != nil {
+	if a.Env.funcs[lit] != nil || a.Env.aliases[lit] != nil || a.written[path.Clean(lit)] != nil {
 		return false
 	}
 	name := rules.ProgName(lit)
@@ -1153,17 +1166,7 @@ func (a *Analyzer) output(s *syntax.Stmt, fr *Frame, stdin *input) *input {
 		argv := alts[0]
 		switch rules.ProgName(argv[0].val()) {
 		case "echo":
-			args := argv[1:]
-			escapes := false
-			for len(args) > 0 && isEchoFlag(args[0].val()) {
-				escapes = escapes || strings.Contains(args[0].val(), "e")
-				args = args[1:]
-			}
-			text := joinFields(args)
-			if escapes {
-				text = decodeEscapes(text)
-			}
-			return &input{s: text, what: "| echo"}
+			return &input{s: echoText(argv[1:]), what: "| echo"}
 		case "printf":
 			if len(argv) < 2 {
 				return nil
@@ -1183,6 +1186,20 @@ func (a *Analyzer) output(s *syntax.Stmt, fr *Frame, stdin *input) *input {
 	return nil
 }
 
+// echoText is what echo prints of its arguments (its -n, -e and -E flags read).
+func echoText(args []Field) *source.Text {
+	escapes := false
+	for len(args) > 0 && isEchoFlag(args[0].val()) {
+		escapes = escapes || strings.Contains(args[0].val(), "e")
+		args = args[1:]
+	}
+	text := joinFields(args)
+	if escapes {
+		text = decodeEscapes(text)
+	}
+	return text
+}
+
 func isEchoFlag(s string) bool {
 	if len(s) < 2 || s[0] != '-' {
 		return false
@@ -1195,11 +1212,25 @@ func isEchoFlag(s string) bool {
 	return true
 }
 
-// printfText renders printf's format with its arguments: \n and %s, roughly.
+// printfText renders printf's format with its arguments: \n and %s, roughly. Like
+// printf, it uses the format again while arguments are left.
 func printfText(format Field, args []Field) *source.Text {
 	var b source.Builder
 	t := format.val()
 	ai := 0
+	for pass := 0; pass == 0 || ai < len(args) && pass < len(args); pass++ {
+		if !printfPass(&b, format, t, args, &ai) {
+			break
+		}
+	}
+	return b.Text()
+}
+
+// printfPass renders the format once; it reports whether it used an argument.
+func printfPass(b *source.Builder, format Field, t string, args []Field, next *int) bool {
+	ai := *next
+	defer func() { *next = ai }()
+	used := false
 	for i := 0; i < len(t); i++ {
 		switch {
 		case t[i] == '\\' && i+1 < len(t):
@@ -1219,13 +1250,14 @@ func printfText(format Field, args []Field) *source.Text {
 			} else if ai < len(args) {
 				b.From(args[ai].Src, 0, len(args[ai].val()))
 				ai++
+				used = true
 			}
 			i = j
 		default:
 			b.From(format.Src, i, i+1)
 		}
 	}
-	return b.Text()
+	return used
 }
 
 // LangOf is the parser variant for a shell name.

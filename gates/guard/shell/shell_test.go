@@ -265,3 +265,74 @@ func TestEndLine(t *testing.T) {
 		}
 	}
 }
+
+// Issue 21's classes, on snippets of the real scripts named (rewritten, the construct kept):
+// values the shell computes, env's NAME=VALUE with an expansion, and script text written to
+// a file that the system or the script then runs.
+func TestShellComputedAndWritten(t *testing.T) {
+	guardtest.Run(t, guard.ScanFile, []guardtest.Case{
+		// Scotchman0/NVIDIA_Drivers driver_mismatch.sh, its list written out.
+		{Name: "loop variable", Src: "for mod in nvidia_uvm nvidia_drm nvidia; do echo \"$mod\"; rmmod $mod; done\n",
+			Want: []guardtest.Want{{Line: 1, At: "rmmod", Rule: "gpu-driver-unload", Cmd: "rmmod $mod"}}},
+		// ruddj/UNSW-Rocks-Config ipmi/power-action.sh.
+		{Name: "power verb from an argument", Src: "for i in {0..9}\ndo\n ipmitool -I lan -H ipmi-0-$i.admin -f $passfile -U root chassis power $1\ndone\n",
+			Want: []guardtest.Want{{Line: 3, At: "ipmitool", Rule: "vm-verb-unresolved", Cmd: "ipmitool -I lan -H ipmi-0-$i.admin -f $passfile -U root chassis power $1"}}},
+		// Asimawad/aide-ds reset_system.sh, through sudo -E env "PATH=$PATH".
+		{Name: "env with an expansion in a value", Src: "sudo -E env \"PATH=$PATH\" nvidia-smi --gpu-reset -i \"$idx\"\nsudo PATH=\"$PATH\" nvidia-smi -r\n",
+			Want: []guardtest.Want{{Line: 1, At: "sudo", Rule: "gpu-reset", Cmd: "sudo -E env \"PATH=$PATH\" nvidia-smi --gpu-reset -i \"$idx\""}, {Line: 2, At: "sudo", Rule: "gpu-reset", Cmd: "sudo PATH=\"$PATH\" nvidia-smi -r"}}},
+		// edvborg/autoinstall 120-setShutdownTime.sh.
+		{Name: "script written to cron.hourly", Src: "echo '#! /bin/bash\nif [ $(date +%H) -eq \"22\" ];\nthen\n\tsystemctl poweroff\nfi\n' > /etc/cron.hourly/shutDownAt22Clock\nchmod 755 /etc/cron.hourly/shutDownAt22Clock\n",
+			Want: []guardtest.Want{{Line: 4, At: "systemctl", Rule: "host-shutdown", Cmd: "echo '#! /bin/bash if [ $(date +%H) -eq \"22\" ]; then systemctl poweroff fi ' > /etc/cron.hourly/shutDownAt22Clock"}}},
+		// rhattox/debian-preseed systemctl.sh.
+		{Name: "unit written with a here-document", Src: "UNITS=/etc/systemd/system\ncat > \"${UNITS}/auto-shutdown.service\" <<EOF\n[Service]\nType=oneshot\nExecStart=/sbin/shutdown -h +480\nEOF\nsystemctl enable auto-shutdown.service\n",
+			Want: []guardtest.Want{{Line: 5, At: "/sbin", Rule: "host-shutdown", Cmd: "cat > \"${UNITS}/auto-shutdown.service\" <<EOF … /sbin/shutdown -h +480"}}},
+		// carloscoelhoww/bash-scripts apagado-automatico.sh: printf writes the script, the unit runs it.
+		{Name: "printf script run by a unit", Src: "sudo printf '%s\\n' '#!/bin/bash' 'sleep 7200' 'sudo shutdown now' > /usr/bin/apagado.sh\nsudo printf '%s\\n' '[Service]' 'ExecStart=/usr/bin/apagado.sh' > /lib/systemd/system/apagado.service\nsudo systemctl enable apagado.service\n",
+			Want: []guardtest.Want{{Line: 1, At: "sudo shutdown", Rule: "host-shutdown", Cmd: "sudo printf '%s\\n' '[Service]' 'ExecStart=/usr/bin/apagado.sh' > /lib/systemd/system/apagado.service … sudo shutdown now"}}},
+		{Name: "crontab line in cron.d", Src: "echo \"0 2 * * * root /sbin/shutdown -h now\" | sudo tee /etc/cron.d/auto-shutdown\n",
+			Want: []guardtest.Want{{Line: 1, At: "/sbin", Rule: "host-shutdown", Cmd: "echo \"0 2 * * * root /sbin/shutdown -h now\" | sudo tee /etc/cron.d/auto-shutdown"}}},
+		{Name: "written script started with nohup", Src: "cat > /tmp/idle.sh <<'EOF'\nsleep 3600\nsudo poweroff\nEOF\nchmod +x /tmp/idle.sh\nnohup /tmp/idle.sh >/dev/null 2>&1 &\n",
+			Want: []guardtest.Want{{Line: 3, At: "sudo", Rule: "host-shutdown", Cmd: "nohup /tmp/idle.sh >/dev/null 2>&1 … sudo poweroff"}}},
+		{Name: "crontab installed from standard input and from a written file", Src: "echo \"*/5 * * * * /usr/local/bin/idle-check && sudo /sbin/shutdown -h now\" | crontab -\necho \"@reboot sleep 3600; poweroff\" > /tmp/ct\ncrontab /tmp/ct\n",
+			Want: []guardtest.Want{{Line: 1, At: "sudo", Rule: "host-shutdown", Cmd: "echo \"*/5 * * * * /usr/local/bin/idle-check && sudo /sbin/shutdown -h now\" | crontab -"}, {Line: 2, At: "poweroff", Rule: "host-shutdown", Cmd: "crontab /tmp/ct … poweroff"}}},
+		{Name: "at -f a written file", Src: "cat > /tmp/off.sh <<'X'\nsudo halt\nX\nat -f /tmp/off.sh now + 1 hour\n",
+			Want: []guardtest.Want{{Line: 2, At: "sudo", Rule: "host-shutdown", Cmd: "at -f /tmp/off.sh now + 1 hour … sudo halt"}}},
+		// taikochain/zkevm-circuits bench-results-local-cleanup.sh.
+		{Name: "tccli", Src: "tccli cvm TerminateInstances --InstanceIds \"[\\\"$PROVER_INSTANCE\\\"]\" --ReleasePrepaidDataDisk True\n",
+			Want: []guardtest.Want{{Line: 1, At: "tccli", Rule: "cloud-vm-stop", Cmd: "tccli cvm TerminateInstances --InstanceIds \"[\\\"$PROVER_INSTANCE\\\"]\" --ReleasePrepaidDataDisk True"}}},
+		// howardlau1999/hcache ros/stop-ecs.sh.
+		{Name: "aliyun", Src: "aliyun ecs StopInstance --InstanceId $INSTANCE_ID\n",
+			Want: []guardtest.Want{{Line: 1, At: "aliyun", Rule: "cloud-vm-stop", Cmd: "aliyun ecs StopInstance --InstanceId $INSTANCE_ID"}}},
+		// christian-posta/scripted-solo-demos, bytes1inger/ai-infra-labs-2026, Goorm-TeamProject/project2_MSA_Backend;
+		// the eksctl and oc lines follow public scripts whose repository the code search did not name.
+		{Name: "node pools to zero", Src: "gcloud container clusters resize $CLUSTER_NAME \\\n    --zone $ZONE \\\n    --node-pool gpu-pool \\\n    --num-nodes 0 \\\n    --quiet\n" +
+			"az aks nodepool scale --resource-group \"${RG}\" --cluster-name \"${C}\" --name \"${POOL}\" --node-count 0\n" +
+			"aws eks update-nodegroup-config --cluster-name $C --nodegroup-name $NG --scaling-config minSize=0,maxSize=1,desiredSize=0\n" +
+			"eksctl scale nodegroup -r $region --cluster $cluster -n $ng -N 0\noc scale --replicas=0 machineset ${workermachine} -n openshift-machine-api\n",
+			Want: []guardtest.Want{{Line: 1, At: "gcloud", Rule: "k8s-nodepool-scale-zero", Cmd: "gcloud container clusters resize $CLUSTER_NAME \\ --zone $ZONE \\ --node-pool gpu-pool \\ --num-nodes 0 \\ --quiet"}, {Line: 6, At: "az", Rule: "k8s-nodepool-scale-zero", Cmd: "az aks nodepool scale --resource-group \"${RG}\" --cluster-name \"${C}\" --name \"${POOL}\" --node-count 0"},
+				{Line: 7, At: "aws", Rule: "k8s-nodepool-scale-zero", Cmd: "aws eks update-nodegroup-config --cluster-name $C --nodegroup-name $NG --scaling-config minSize=0,maxSize=1,desiredSize=0"}, {Line: 8, At: "eksctl", Rule: "k8s-nodepool-scale-zero", Cmd: "eksctl scale nodegroup -r $region --cluster $cluster -n $ng -N 0"},
+				{Line: 9, At: "oc", Rule: "k8s-nodepool-scale-zero", Cmd: "oc scale --replicas=0 machineset ${workermachine} -n openshift-machine-api"}}},
+		{Name: "cordon", Src: "for NODE in $(kubectl get nodes -l cloud.google.com/gke-nodepool=$POOL -o name); do\n  kubectl cordon \"$NODE\"\ndone\nkubectl patch node gpu-1 -p '{\"spec\":{\"unschedulable\":true}}'\n",
+			Want: []guardtest.Want{{Line: 2, At: "kubectl", Rule: "k8s-node-cordon", Cmd: "kubectl cordon \"$NODE\""}, {Line: 4, At: "kubectl", Rule: "k8s-node-cordon", Cmd: "kubectl patch node gpu-1 -p '{\"spec\":{\"unschedulable\":true}}'"}}},
+		{Name: "mig delete-instances", Src: "gcloud compute instance-groups managed delete-instances $GROUP --instances=$NODE --zone z\n",
+			Want: []guardtest.Want{{Line: 1, At: "gcloud", Rule: "gcp-instance-delete", Cmd: "gcloud compute instance-groups managed delete-instances $GROUP --instances=$NODE --zone z"}}},
+	})
+	guardtest.RunNone(t, guard.ScanFile, "x.sh", []string{
+		"for mod in vfio_pci vfio; do rmmod \"$mod\"; done\n",
+		"ipmitool -I lanplus -H bmc -U admin chassis power status\n",
+		"sudo -E env \"PATH=$PATH\" nvidia-smi -q -i \"$idx\"\n",
+		"echo '#!/bin/bash\nnvidia-smi >> /var/log/gpu.csv\n' > /etc/cron.hourly/gpulog\n",
+		"cat > /etc/systemd/system/exporter.service <<EOF\n[Service]\nExecStart=/usr/local/bin/exporter --port 9835\nEOF\n",
+		"cat > stop.sh <<EOF\nsudo shutdown -h now\nEOF\nchmod +x stop.sh\n",
+		"tee staged/clocks.service <<'EOF'\n[Service]\nExecStart=/usr/bin/nvidia-smi -lgc 1980\nEOF\n",
+		"echo '0 2 * * * root /usr/local/bin/backup' | sudo tee /etc/cron.d/backup\n",
+		"tccli cvm RunInstances --InstanceType GN10X --ImageId img-1\ntccli cvm DescribeInstances --InstanceIds '[\"ins-1\"]'\n",
+		"gcloud container clusters resize $C --node-pool gpu-pool --num-nodes 1\n",
+		"az aks nodepool scale -g rg --cluster-name c --name gpu --node-count \"${COUNT}\"\n",
+		"aws eks update-nodegroup-config --cluster-name c --nodegroup-name ng --scaling-config minSize=1,maxSize=3,desiredSize=1\n",
+		"kubectl uncordon gpu-1\nkubectl cordon gpu-1 --dry-run=client\nkubectl patch node gpu-1 -p '{\"spec\":{\"unschedulable\":false}}'\n",
+		"oc scale --replicas=2 machineset gpu -n openshift-machine-api\n",
+		"crontab -l\necho \"0 * * * * /usr/bin/backup\" | crontab -\ncrontab -r\n",
+		"cat > /tmp/job.sh <<'X'\nmake bench\nX\nat -f /tmp/job.sh now\n",
+	})
+}

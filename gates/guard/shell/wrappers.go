@@ -245,6 +245,14 @@ func (a *Analyzer) wrapper(name string, argv []Field, cc *CmdCtx) (next []Field,
 		if !stopped && cc.stdin != nil {
 			a.NestedShell(cc.stdin.s, cc, stdinVia(name, cc.stdin), syntax.LangBash, nil, false)
 		}
+		for i, f := range args { // at -f FILE runs the file
+			if f.val() == "-f" && i+1 < len(args) {
+				a.ref(args[i+1].val(), source.KindShell, cc)
+			}
+		}
+		return nil, true
+	case "crontab":
+		a.crontabCmd(args, cc)
 		return nil, true
 	case "docker", "podman", "nerdctl":
 		return a.containerCmd(name, args, cc)
@@ -384,6 +392,8 @@ loop:
 	for i < len(args) {
 		w := args[i].val()
 		switch {
+		case rules.IsAssignment(w):
+			i++ // NAME=VALUE, its value maybe unknown ("PATH=$PATH")
 		case !rules.Known(w):
 			break loop
 		case w == "--":
@@ -406,8 +416,6 @@ loop:
 		case w == "-u" || w == "-C" || w == "-P" || w == "--unset" || w == "--chdir":
 			i += 2
 		case strings.HasPrefix(w, "-"):
-			i++
-		case rules.IsAssignment(w):
 			i++
 		default:
 			break loop
@@ -713,7 +721,7 @@ func isWrapperName(name string) bool {
 		return true
 	}
 	switch name {
-	case "env", "eval", "trap", "alias", "ssh", "gcloud", "su", "runuser", "flock", "watch", "at", "batch", "chroot", "source", ".",
+	case "env", "eval", "trap", "alias", "ssh", "gcloud", "su", "runuser", "flock", "watch", "at", "batch", "crontab", "chroot", "source", ".",
 		"docker", "podman", "nerdctl", "kubectl", "oc", "screen", "tmux", "script", "sg":
 		return true
 	}

@@ -95,6 +95,8 @@ func TestScannerRealFiles(t *testing.T) {
 		"cuda13-h200/nvdisasm_softmax_sm80.txt":   {{"13.0.88", raw88, "cuda13-h200/nvdisasm_softmax_sm80.txt:834"}},
 		"cuda13-h200/nvdisasm_softmax_sm89.txt":   {{"13.0.88", raw88, "cuda13-h200/nvdisasm_softmax_sm89.txt:835"}},
 		"cuda13-h200/nvdisasm_devfirst_sm90a.txt": {{"13.0.88", raw88, "cuda13-h200/nvdisasm_devfirst_sm90a.txt:52"}},
+		// The external repositories' GPU machine (testdata/external/run.sh: its tools' versions).
+		"external/recorded-env.txt": {{"13.0.88", raw88, "external/recorded-env.txt:4"}},
 	}
 	files := 0
 	err := filepath.WalkDir(repoTestdata, func(path string, d fs.DirEntry, err error) error {
@@ -108,6 +110,9 @@ func TestScannerRealFiles(t *testing.T) {
 		rel = filepath.ToSlash(rel)
 		if strings.HasPrefix(rel, "replay/") || strings.HasPrefix(rel, "sanitizer-kernels-h200/kg_") {
 			return nil // recorded runs: TestScannerRecordedRuns
+		}
+		if strings.HasPrefix(rel, "external/") && strings.Contains(rel, "/recorded/") {
+			return nil // the public repositories' recorded runs, replayed by pipeline's TestExternalRepositoriesReplay
 		}
 		files++
 		var s Scanner

@@ -72,7 +72,7 @@ func TestSummaryTrend(t *testing.T) {
 	}{
 		{"trend", []string{"clean", "spill", "slow5"}, map[string]string{"trend-url": page},
 			[]string{"### 📈 Trend on NVIDIA H200 (sm\\_90)", "[trend page](" + page + ")",
-				"| flash\\_fwd × mission | attention | 38.77 µs | – | 40.93 µs | `▁·█` | **▲5.6%** |"}, nil, ""},
+				"| flash\\_fwd × mission | attention | 38.77 µs | – | 41.1 µs | `▁·█` | **▲6.0%** |"}, nil, ""},
 		{"no trend-url", []string{"clean"}, nil, nil, []string{"Trend"}, ""},
 		{"no history yet", nil, map[string]string{"trend-url": page}, nil, []string{"Trend"},
 			"no trend in the summary: the baseline holds no history for NVIDIA H200 (sm_90) yet"},

@@ -69,7 +69,7 @@ func TestDemoTrend(t *testing.T) {
 		"NVIDIA H100 80GB HBM3 (sm_90): 1 commit, occupancy (2026-11-23 02:00)",
 		"Page: " + page + " (",
 		"NVIDIA H200 (sm_90): 8 commits, clean (2026-11-23 00:00) … wrong-result (2026-11-23 08:00)",
-		"flash_fwd × mission (attention): median 38.77 µs (clean) → 40.93 µs (slow5), +5.6%; measured at 2 of 8 commits",
+		"flash_fwd × mission (attention): median 38.77 µs (clean) → 41.1 µs (slow5), +6.0%; measured at 2 of 8 commits",
 		"kg::flash_fwd<64, 64, false> (sm_90a): registers 153 → 157 (32 to 157); spills up to 3360 B (spill)",
 		"… and ",
 	} {

@@ -163,7 +163,7 @@ func (s step) failureText() string {
 		msg += " (log: " + cleanText(s.Log, 200, false) + ")"
 	}
 	if t := strings.TrimSpace(s.Tail); t != "" {
-		tail := procgroup.TailBuffer{Max: 1500}
+		tail := procgroup.TailBuffer{Max: 1500, Keep: procgroup.HarnessWarning}
 		tail.Write([]byte(t))
 		msg += "; its last output:\n" + cleanText(tail.String(), 1600, true)
 	}

@@ -1,6 +1,7 @@
 package procgroup
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -99,7 +100,7 @@ func Command(ctx context.Context, env []string, name string, args ...string) *ex
 func command(ctx context.Context, argv []string, dir string, env []string, log io.Writer, logCap, tailBytes int) (*exec.Cmd, *TailBuffer) {
 	cmd := Command(ctx, env, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	tail := &TailBuffer{Max: tailBytes}
+	tail := &TailBuffer{Max: tailBytes, Keep: HarnessWarning}
 	if tail.Max <= 0 {
 		tail.Max = DefaultTailBytes
 	}
@@ -124,14 +125,33 @@ func endedWhy(ps *os.ProcessState, err error) string {
 	return ""
 }
 
-// TailBuffer keeps the last Max bytes written to it.
+// TailBuffer keeps the last Max bytes written to it, and, wherever they were printed, the
+// first lines that begin with Keep (a harness's own "kg_bench:" warnings: a tail of a long
+// output would lose the one line that says why its timings are odd).
 type TailBuffer struct {
 	buf []byte
 	Max int
 	cut bool
+	// Keep is the line prefix of the lines kept whole beside the tail ("": none).
+	Keep string
+	kept []string
+	line []byte // the current line's start, up to maxKeptLine bytes, while it may match Keep
+	skip bool   // the current line does not begin with Keep
 }
 
+// HarnessWarning is the prefix of a harness helper's own warnings (kernels/kg_bench.py,
+// kg_bench.h), which every failure message shows first.
+const HarnessWarning = "kg_bench:"
+
+const (
+	maxKeptLines = 8
+	maxKeptLine  = 400
+)
+
 func (t *TailBuffer) Write(p []byte) (int, error) {
+	if t.Keep != "" {
+		t.keepLines(p)
+	}
 	t.buf = append(t.buf, p...)
 	if over := len(t.buf) - t.Max; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
@@ -140,7 +160,35 @@ func (t *TailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// String is the kept tail, starting at a line boundary when it was cut, valid UTF-8.
+// keepLines follows line starts through p, keeping the lines that begin with Keep.
+func (t *TailBuffer) keepLines(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		part := p
+		if i >= 0 {
+			part = p[:i]
+		}
+		if !t.skip && len(t.kept) < maxKeptLines {
+			room := maxKeptLine - len(t.line)
+			t.line = append(t.line, part[:min(len(part), max(room, 0))]...)
+			n := min(len(t.line), len(t.Keep))
+			if string(t.line[:n]) != t.Keep[:n] {
+				t.skip, t.line = true, t.line[:0]
+			}
+		}
+		if i < 0 {
+			return
+		}
+		if !t.skip && len(t.line) >= len(t.Keep) && len(t.kept) < maxKeptLines {
+			t.kept = append(t.kept, strings.ToValidUTF8(strings.TrimRight(string(t.line), "\r"), "\uFFFD"))
+		}
+		t.line, t.skip = t.line[:0], false
+		p = p[i+1:]
+	}
+}
+
+// String is the kept tail, starting at a line boundary when it was cut, valid UTF-8,
+// after the kept lines (Keep) that the tail itself no longer holds.
 func (t *TailBuffer) String() string {
 	s := string(t.buf)
 	if t.cut {
@@ -149,7 +197,17 @@ func (t *TailBuffer) String() string {
 		}
 		s = "…" + strings.ToValidUTF8(s, "")
 	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var first []string
+	for _, k := range t.kept {
+		if !strings.Contains(s, k) {
+			first = append(first, k)
+		}
+	}
+	if len(first) == 0 {
+		return s
+	}
+	return strings.Join(first, "\n") + "\n" + s
 }
 
 // CapWriter passes on at most Left bytes to W, then notes the cut once. Write errors of

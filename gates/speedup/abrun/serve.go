@@ -190,10 +190,20 @@ func lastOutput(out string) string {
 	if out == "" {
 		return ""
 	}
+	var warned []string // the harness's own warnings first: they say why
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, procgroup.HarnessWarning) && len(warned) < 4 {
+			warned = append(warned, clip(l, 300))
+		}
+	}
 	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
 		out = out[i+1:]
 	}
-	return "; its last output: " + clip(out, 300)
+	last := clip(out, 300)
+	if len(warned) > 0 && !strings.HasPrefix(out, procgroup.HarnessWarning) {
+		return "; its own warnings: " + strings.Join(warned, " / ") + "; its last output: " + last
+	}
+	return "; its last output: " + last
 }
 
 // read passes the server's answer lines on, one at a time, until EOF, a read error or quit.

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,11 @@ type executor interface {
 	// note records work that started no process of the pipeline's own but belongs in the
 	// plain script (the base worktree).
 	note(id string, took time.Duration, script ...string)
+	// atOnce says that the steps ids (as many as start) run side by side: live, the
+	// journal keeps them in this order and marks them parallel, whichever finishes first,
+	// so that the journal and commands.sh do not depend on the order they finished in (a
+	// replay looks steps up by id and ignores it).
+	atOnce(ids ...string)
 	// path is a file of the artifacts directory (the recording, replaying).
 	path(rel string) string
 	// logCut says why the log rel (relative to the artifacts) does not hold all that its
@@ -149,6 +155,11 @@ type step struct {
 	LogCut string `json:"log_cut,omitempty"`
 	// Script holds, for a stage, the same commands as plain shell lines (commands.sh).
 	Script []string `json:"script,omitempty"`
+	// Parallel marks a step that ran side by side with the steps next to it so marked
+	// (base's and head's builds and first harness runs): commands.sh runs them so too.
+	Parallel bool `json:"parallel,omitempty"`
+	// reserved marks atOnce's place for a step that has not ended (never written).
+	reserved bool
 }
 
 // failureText describes a step that did not exit 0, for findings. Every part is cut and
@@ -419,11 +430,35 @@ func (l *live) note(id string, took time.Duration, script ...string) {
 func (l *live) add(s step) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for i, r := range l.j.Steps {
+		if r.reserved && r.ID == s.ID {
+			s.Parallel = true
+			l.j.Steps[i] = s
+			return
+		}
+	}
 	l.j.Steps = append(l.j.Steps, s)
+}
+
+// dropReserved drops the places atOnce kept for steps that never started (a side with no
+// build command).
+func (l *live) dropReserved() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.j.Steps = slices.DeleteFunc(l.j.Steps, func(s step) bool { return s.reserved })
+}
+
+func (l *live) atOnce(ids ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		l.j.Steps = append(l.j.Steps, step{ID: id, reserved: true})
+	}
 }
 
 func (l *live) finish(res *result.Result, d Decisions, wall time.Duration) error {
 	l.j.Decisions = d
+	l.dropReserved()
 	l.j.WallSeconds = roundMillis(wall.Seconds())
 	l.j.OwnCPUSeconds = roundMillis(ownCPUSeconds())
 	total := 0.0
@@ -466,7 +501,8 @@ func script(steps []step, path func(string) string) string {
 	b.WriteString("#!/bin/sh\n# The processes of one `kernel-gate run`, as a plain script (written by kernel-gate run).\n")
 	open := false
 	for _, s := range steps {
-		if open && !strings.HasPrefix(s.ID, "build/") {
+		together := s.Parallel || strings.HasPrefix(s.ID, "build/") // base and head side by side
+		if open && !together {
 			b.WriteString("wait\n")
 			open = false
 		}
@@ -479,7 +515,7 @@ func script(steps []step, path func(string) string) string {
 				line += "env " + procgroup.ShellJoin(s.Env) + " "
 			}
 			line += procgroup.ShellJoin(s.Argv) + " >" + procgroup.ShellQuote(path(s.Log)+".plain") + " 2>&1"
-			if strings.HasPrefix(s.ID, "build/") { // base and head build side by side
+			if together {
 				b.WriteString("(" + line + ") &\n")
 				open = true
 				continue
@@ -630,6 +666,8 @@ func (r *replayer) stage(st stage) (result.Gate, error) {
 }
 
 func (r *replayer) note(string, time.Duration, ...string) {}
+
+func (r *replayer) atOnce(...string) {}
 
 func (r *replayer) lookup(id string) (step, error) {
 	s, ok := r.recorded[id]

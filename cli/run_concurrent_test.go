@@ -79,5 +79,43 @@ func TestRunFirstRunsAtOnce(t *testing.T) {
 	if len(first) < 2 || !strings.HasSuffix(first[0], ") &") || !strings.HasSuffix(first[1], ") &") {
 		t.Errorf("commands.sh does not run both first runs in the background:\n%s", strings.Join(first, "\n"))
 	}
-	replayAgrees(t, repo, art, decode(t, out), exitPass)
+	if !strings.Contains(stderr, "attention-jit: 4 of the sanitizer's 4 tools at once (the GPU has 143156 MiB free, 8 GiB each)") {
+		t.Errorf("the progress does not say the sanitizer's tools ran at once:\n%s", stderr)
+	}
+
+	// Where the time went: every step and the sanitizer's tools, with the critical path.
+	live := decode(t, out)
+	ids := map[string]bool{}
+	for _, st := range live.Stages {
+		ids[st.ID] = true
+	}
+	for _, id := range []string{"gpu", "check/base/attention-jit", "check/attention-jit", "static gates", "sanitize/attention-jit",
+		"sanitize/attention-jit/memcheck", "sanitize/attention-jit/racecheck", "bench/attention-jit"} {
+		if !ids[id] {
+			t.Errorf("no stage %s in %+v", id, live.Stages)
+		}
+	}
+	if n := len(live.CriticalPath); n == 0 || live.CriticalPath[n-1] != live.Stages[len(live.Stages)-1].ID && !ids[live.CriticalPath[n-1]] {
+		t.Errorf("critical path %q", live.CriticalPath)
+	}
+	replayAgrees(t, repo, art, live, exitPass)
+	code, replayed, _ := kg(t, "", "run", "--config", filepath.Join(repo, "kernel-gate.yml"), "--replay", art, "--format", "json")
+	if r := decode(t, replayed); code != exitPass || r.Stages != nil || r.CriticalPath != nil {
+		t.Errorf("a replay has stages: %+v %q", r.Stages, r.CriticalPath)
+	}
+}
+
+// On a GPU with too little free memory for two tools, the sanitizer's tools run one at a
+// time, and the progress says why.
+func TestRunSanitizerToolsOneAtATime(t *testing.T) {
+	repo, art := commandRepo(t, jitConfig(t, "")), filepath.Join(t.TempDir(), "art")
+	t.Setenv("FAKE_SMI_FREE_MIB", "12000")
+	t.Setenv("TMPDIR", t.TempDir())
+	code, out, stderr := kg(t, "", runArgs(t, repo, art, "--no-base")...)
+	if code != exitPass {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "attention-jit: the sanitizer's tools one at a time: the GPU has 12000 MiB free, and each tool that runs beside another is given 8 GiB") {
+		t.Errorf("the progress does not say the tools ran one at a time:\n%s", stderr)
+	}
 }

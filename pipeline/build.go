@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
@@ -246,6 +247,8 @@ func readSASS(path string) (*sass.Dump, error) {
 // staticGates judges head's builds: ptxas (with base's builds as the baseline) and the
 // toolkit from the build logs, sass from the dumps.
 func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
+	start := time.Now()
+	defer func() { p.x.timing("static gates", start, time.Since(start)) }()
 	var in PtxasInputs
 	logs := []string{nvccVersionFile} // relative to the artifacts
 	var sassLogs []string

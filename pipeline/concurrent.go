@@ -2,11 +2,16 @@ package pipeline
 
 import (
 	"context"
+	"io"
 	"runtime"
 	"strconv"
 
 	"github.com/kernel-gate/kernel-gate/config"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
+	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
+	"github.com/kernel-gate/kernel-gate/internal/numtext"
 )
 
 // Base and head at once: their builds (buildAll) and a harness target's first harness runs
@@ -82,4 +87,50 @@ func (p *pipeline) firstRunsAtOnce(ctx context.Context, b *build) error {
 		}
 	}
 	return nil
+}
+
+// sanitizerToolMiB is the free GPU memory counted for each compute-sanitizer tool that runs
+// beside another: the harness's sanitize shapes are small, but each tool is a CUDA context
+// of its own (a PyTorch harness's is some hundreds of MiB), with the tool's shadow memory
+// (memcheck's padding, initcheck's shadow of every allocation) on top. 8 GiB is that with
+// room to spare: an H100's or H200's idle 79-140 GiB run all four at once, an L4's 22 GiB
+// two at a time, a smaller or busier GPU one at a time.
+const sanitizerToolMiB = 8 << 10
+
+// sanitizerAtOnce is how many of a target's n sanitizer tools run at once: as many as the
+// GPU's free memory, asked now, holds at sanitizerToolMiB each; one at a time, said in the
+// progress, when that is fewer than two or nvidia-smi cannot say. A replay reads the kept
+// logs and asks nothing.
+func (p *pipeline) sanitizerAtOnce(ctx context.Context, t target, n int) (int, error) {
+	if n < 2 || p.replaying {
+		return 1, nil
+	}
+	log := t.Name + "/gpu-memory.txt"
+	s, err := p.x.run(ctx, proc{id: "gpu-memory/" + t.Name, argv: append([]string{p.o.Tools.NvidiaSMI}, gpuinfo.FreeMemoryArgs()...), timeout: smiStepTimeout, log: log})
+	if err != nil {
+		return 1, err
+	}
+	free, why := 0, ""
+	if s.Why != "" {
+		why = "nvidia-smi could not say the GPU's free memory: " + s.failureText()
+	} else {
+		err := input.Files([]string{p.x.path(log)}, nil, func(r io.Reader, _ string) error {
+			free, err = gpuinfo.ParseFreeMiB(r)
+			return err
+		})
+		if err != nil {
+			why = err.Error()
+		}
+	}
+	k := min(n, free/sanitizerToolMiB)
+	switch {
+	case why != "":
+		p.progress("%s: the sanitizer's tools one at a time: %s", t.Name, msgtext.FirstLine(why))
+		return 1, nil
+	case k < 2:
+		p.progress("%s: the sanitizer's tools one at a time: the GPU has %s free, and each tool that runs beside another is given %s", t.Name, numtext.Bytes(int64(free)<<20), numtext.Bytes(sanitizerToolMiB<<20))
+		return 1, nil
+	}
+	p.progress("%s: %d of the sanitizer's %d tools at once (the GPU has %s free, %s each)", t.Name, k, n, numtext.Bytes(int64(free)<<20), numtext.Bytes(sanitizerToolMiB<<20))
+	return k, nil
 }

@@ -53,3 +53,33 @@ func TestAtOnceOrder(t *testing.T) {
 		t.Errorf("journal %q, want %q", ids, want)
 	}
 }
+
+// Steps are named by what they did, with their side and target; the critical path runs back
+// from the stage that ended last through the one that ended last before each began, and
+// names an outer stage, not the tools inside it.
+func TestStagesAndCriticalPath(t *testing.T) {
+	stages := stagesOf([]step{
+		{ID: "gpu", Start: 0, Seconds: 0.1},
+		{ID: "build/base/attention", Start: 0.2, Seconds: 5},
+		{ID: "build/head/attention", Start: 0.2, Seconds: 6},
+		{ID: "check/base/attention", Start: 6.3, Seconds: 2},
+		{ID: "check/attention", Start: 6.3, Seconds: 3},
+		{ID: "sanitize/attention/memcheck", Start: 9.4, Seconds: 3},
+		{ID: "sanitize/attention/racecheck", Start: 9.4, Seconds: 4},
+		{ID: "sanitize/attention", Start: 9.35, Seconds: 4.1},
+		{ID: "bench/attention", Start: 13.5, Seconds: 2},
+	})
+	var got []string
+	for _, s := range stages {
+		got = append(got, s.Name+"|"+s.Side+"|"+s.Target)
+	}
+	want := []string{"gpu||", "build|base|attention", "build|head|attention", "first run|base|attention", "check|head|attention",
+		"sanitizer||attention", "memcheck||attention", "racecheck||attention", "timing||attention"}
+	if !slices.Equal(got, want) {
+		t.Errorf("stages %q, want %q", got, want)
+	}
+	path := criticalPath(stages)
+	if want := []string{"gpu", "build/head/attention", "check/attention", "sanitize/attention", "bench/attention"}; !slices.Equal(path, want) {
+		t.Errorf("critical path %q, want %q", path, want)
+	}
+}

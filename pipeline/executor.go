@@ -47,6 +47,9 @@ type executor interface {
 	// so that the journal and commands.sh do not depend on the order they finished in (a
 	// replay looks steps up by id and ignores it).
 	atOnce(ids ...string)
+	// timing keeps the time of a part of the run that is no step of its own (the static
+	// gates, one sanitizer tool) for the result's stages; id names it as a step would be.
+	timing(id string, start time.Time, took time.Duration)
 	// path is a file of the artifacts directory (the recording, replaying).
 	path(rel string) string
 	// logCut says why the log rel (relative to the artifacts) does not hold all that its
@@ -148,6 +151,8 @@ type step struct {
 	Exit     int     `json:"exit"`
 	TimedOut bool    `json:"timed_out,omitempty"`
 	Seconds  float64 `json:"seconds"`
+	// Start is when it began, in seconds from the run's start (absent in older journals).
+	Start float64 `json:"start_s,omitempty"`
 	// Tail is the end of its output, for messages.
 	Tail string `json:"tail,omitempty"`
 	// LogCut says why Log does not hold all it printed (the log cap, a failed write); empty
@@ -255,8 +260,11 @@ type live struct {
 	environ []string
 	// logCap is the most bytes one step's log keeps.
 	logCap int
-	mu     sync.Mutex
-	j      journal
+	// started is the run's start; timed, what timing kept.
+	started time.Time
+	mu      sync.Mutex
+	j       journal
+	timed   []result.Stage
 }
 
 // newLive prepares an empty artifacts directory. A directory that holds an earlier run's
@@ -288,7 +296,7 @@ func newLive(dir string, environ []string, tool string, started time.Time, logCa
 	if err != nil {
 		return nil, exitcode.CouldNotRunf("--artifacts: %v", err)
 	}
-	return &live{dir: abs, environ: environ, logCap: cmp.Or(logCap, DefaultLogCap), j: journal{Schema: journalSchema, Tool: tool,
+	return &live{dir: abs, environ: environ, logCap: cmp.Or(logCap, DefaultLogCap), started: started, j: journal{Schema: journalSchema, Tool: tool,
 		Started: started.UTC().Format(time.RFC3339), Steps: []step{}}}, nil
 }
 
@@ -347,6 +355,7 @@ func (l *live) run(ctx context.Context, p proc) (step, error) {
 	environ := append(append([]string(nil), l.environ...), p.env...)
 	// The step's log is capped here, where the cut is known (stepLog), not by procgroup.
 	lw := &stepLog{w: f, max: l.logCap, left: l.logCap}
+	s.Start = sinceStart(l.started, time.Now())
 	out, err := procgroup.Run(ctx, procgroup.Spec{Argv: p.argv, Dir: p.dir, Env: environ, Timeout: p.timeout, Log: lw, LogCap: math.MaxInt, TailBytes: 4000})
 	s.Why, s.Exit, s.TimedOut, s.Tail = out.Why, out.ExitCode, out.TimedOut, out.Output
 	if cerr := f.Close(); cerr != nil && lw.err == nil {
@@ -415,7 +424,7 @@ func (s *stepLog) why() string {
 func (l *live) stage(st stage) (result.Gate, error) {
 	start := time.Now()
 	g, err := st.live()
-	s := step{ID: st.id, Seconds: roundMillis(time.Since(start).Seconds()), Script: st.script(g)}
+	s := step{ID: st.id, Seconds: roundMillis(time.Since(start).Seconds()), Start: sinceStart(l.started, start), Script: st.script(g)}
 	if err != nil {
 		s.Why = err.Error()
 	}
@@ -424,7 +433,13 @@ func (l *live) stage(st stage) (result.Gate, error) {
 }
 
 func (l *live) note(id string, took time.Duration, script ...string) {
-	l.add(step{ID: id, Seconds: roundMillis(took.Seconds()), Script: script})
+	l.add(step{ID: id, Seconds: roundMillis(took.Seconds()), Start: sinceStart(l.started, time.Now().Add(-took)), Script: script})
+}
+
+func (l *live) timing(id string, start time.Time, took time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.timed = append(l.timed, result.Stage{ID: id, StartSeconds: sinceStart(l.started, start), WallSeconds: roundMillis(took.Seconds())})
 }
 
 func (l *live) add(s step) {
@@ -466,6 +481,8 @@ func (l *live) finish(res *result.Result, d Decisions, wall time.Duration) error
 		total += s.Seconds
 	}
 	l.j.StepSeconds = roundMillis(total)
+	res.Stages = l.stages()
+	res.CriticalPath = criticalPath(res.Stages)
 	raw, err := json.MarshalIndent(l.j, "", "  ")
 	if err != nil {
 		return exitcode.CouldNotRun(err)
@@ -668,6 +685,8 @@ func (r *replayer) stage(st stage) (result.Gate, error) {
 func (r *replayer) note(string, time.Duration, ...string) {}
 
 func (r *replayer) atOnce(...string) {}
+
+func (r *replayer) timing(string, time.Time, time.Duration) {}
 
 func (r *replayer) lookup(id string) (step, error) {
 	s, ok := r.recorded[id]

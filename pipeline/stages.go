@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -15,8 +16,9 @@ import (
 // into the result's stages and their critical path; a replay has none (what it read took
 // no time).
 
-// atOnceSlack is how far two stages may touch and still count as one after the other.
-const atOnceSlack = 0.05
+// roundingSlack is the journal's rounding (to the millisecond): a stage that ends within it
+// of another's start ended before it.
+const roundingSlack = 0.0015
 
 // stages are the run's steps and timed parts, named, in the order they began.
 func (l *live) stages() []result.Stage {
@@ -74,10 +76,11 @@ func stagesOf(steps []step) []result.Stage {
 // outer one.
 func criticalPath(stages []result.Stage) []string {
 	end := func(s result.Stage) float64 { return s.StartSeconds + s.WallSeconds }
-	latest := func(before float64) int {
+	// latest is the stage that ended last by before, not one inside inner's (its tools).
+	latest := func(before float64, inner string) int {
 		best := -1
 		for i, s := range stages {
-			if end(s) > before+atOnceSlack || s.StartSeconds >= before {
+			if end(s) > before+roundingSlack || s.StartSeconds >= before || inner != "" && strings.HasPrefix(s.ID, inner+"/") {
 				continue
 			}
 			if best < 0 || end(s) > end(stages[best]) || end(s) == end(stages[best]) && s.WallSeconds > stages[best].WallSeconds {
@@ -87,13 +90,10 @@ func criticalPath(stages []result.Stage) []string {
 		return best
 	}
 	var path []string
-	i := latest(1e18)
+	i := latest(math.Inf(1), "")
 	for i >= 0 && len(path) < len(stages) {
 		path = append(path, stages[i].ID)
-		if stages[i].StartSeconds <= 0 {
-			break
-		}
-		i = latest(stages[i].StartSeconds)
+		i = latest(stages[i].StartSeconds, stages[i].ID)
 	}
 	slices.Reverse(path)
 	return path

@@ -43,3 +43,28 @@ func TestStagesGolden(t *testing.T) {
 		goldentest.Check(t, filepath.Join("testdata", "golden", "stages", c.file), buf.Bytes(), *update)
 	}
 }
+
+// A stage's names come from the repository (target names): in a table cell they are
+// escaped, one line each, and a workflow command cannot start a line of the text report.
+func TestStagesHostileNames(t *testing.T) {
+	evil := "x|<b>y</b>\n::error::z"
+	r := result.Result{Schema: result.Schema, Verdict: result.Pass, Stages: []result.Stage{
+		{ID: "build/head/" + evil, Name: "build", Target: evil, Side: "head", WallSeconds: 1},
+		{ID: "build/base/" + evil, Name: "build", Target: evil, Side: "base", WallSeconds: 1},
+	}, CriticalPath: []string{"build/head/" + evil}}
+	for _, f := range []Format{Text, Markdown} {
+		var buf bytes.Buffer
+		if err := Render(&buf, r, f, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "::error::") {
+				t.Errorf("%s: a line starts a workflow command: %q", f, line)
+			}
+		}
+		if f == Markdown && (strings.Contains(out, "<b>") || strings.Contains(out, "x|<")) {
+			t.Errorf("markdown: a stage's name is not escaped:\n%s", out)
+		}
+	}
+}

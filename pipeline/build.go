@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
@@ -102,7 +103,8 @@ func (p *pipeline) nvccArgs(b *build, out string) []string {
 const nvccVersionFile = "nvcc-version.txt"
 
 // buildAll asks nvcc its version, then builds base and head side by side (nvcc is
-// single-threaded), then dumps each build's SASS; a harness target's harness runs once on
+// single-threaded; a build command gets half the cores, concurrent.go), then dumps each
+// build's SASS; a harness target's harness runs once on
 // each side and its binaries are read.
 func (p *pipeline) buildAll(ctx context.Context) error {
 	if _, err := p.x.run(ctx, proc{id: "nvcc-version", argv: []string{p.nvcc(), "--version"}, timeout: versionTimeout, log: nvccVersionFile}); err != nil {
@@ -123,6 +125,18 @@ func (p *pipeline) buildAll(ctx context.Context) error {
 	sides := []int{sideHead}
 	if p.hasBase() {
 		sides = []int{sideBase, sideHead}
+	}
+	if n := len(sides) * len(p.builds); n > 1 {
+		var ids []string
+		for _, side := range sides {
+			for _, b := range p.builds {
+				ids = append(ids, "build/"+sideName(side)+"/"+b.name)
+			}
+		}
+		p.x.atOnce(ids...)
+		if p.hasBase() && slices.ContainsFunc(p.builds, func(b *build) bool { return b.cmd != nil }) {
+			p.progress("base and head build at once: %d build jobs each (MAX_JOBS, CMAKE_BUILD_PARALLEL_LEVEL, unless set)", sideJobs())
+		}
 	}
 	errs := make(chan error, len(sides)*len(p.builds))
 	for _, side := range sides {
@@ -233,6 +247,8 @@ func readSASS(path string) (*sass.Dump, error) {
 // staticGates judges head's builds: ptxas (with base's builds as the baseline) and the
 // toolkit from the build logs, sass from the dumps.
 func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
+	start := time.Now()
+	defer func() { p.x.timing("static gates", start, time.Since(start)) }()
 	var in PtxasInputs
 	logs := []string{nvccVersionFile} // relative to the artifacts
 	var sassLogs []string

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,14 @@ type executor interface {
 	// note records work that started no process of the pipeline's own but belongs in the
 	// plain script (the base worktree).
 	note(id string, took time.Duration, script ...string)
+	// atOnce says that the steps ids (as many as start) run side by side: live, the
+	// journal keeps them in this order and marks them parallel, whichever finishes first,
+	// so that the journal and commands.sh do not depend on the order they finished in (a
+	// replay looks steps up by id and ignores it).
+	atOnce(ids ...string)
+	// timing keeps the time of a part of the run that is no step of its own (the static
+	// gates, one sanitizer tool) for the result's stages; id names it as a step would be.
+	timing(id string, start time.Time, took time.Duration)
 	// path is a file of the artifacts directory (the recording, replaying).
 	path(rel string) string
 	// has reports whether a step would run (live: always) or was recorded (replaying): a
@@ -145,6 +154,8 @@ type step struct {
 	Exit     int     `json:"exit"`
 	TimedOut bool    `json:"timed_out,omitempty"`
 	Seconds  float64 `json:"seconds"`
+	// Start is when it began, in seconds from the run's start (absent in older journals).
+	Start float64 `json:"start_s,omitempty"`
 	// Tail is the end of its output, for messages.
 	Tail string `json:"tail,omitempty"`
 	// LogCut says why Log does not hold all it printed (the log cap, a failed write); empty
@@ -152,6 +163,11 @@ type step struct {
 	LogCut string `json:"log_cut,omitempty"`
 	// Script holds, for a stage, the same commands as plain shell lines (commands.sh).
 	Script []string `json:"script,omitempty"`
+	// Parallel marks a step that ran side by side with the steps next to it so marked
+	// (base's and head's builds and first harness runs): commands.sh runs them so too.
+	Parallel bool `json:"parallel,omitempty"`
+	// reserved marks atOnce's place for a step that has not ended (never written).
+	reserved bool
 }
 
 // failureText describes a step that did not exit 0, for findings. Every part is cut and
@@ -247,8 +263,11 @@ type live struct {
 	environ []string
 	// logCap is the most bytes one step's log keeps.
 	logCap int
-	mu     sync.Mutex
-	j      journal
+	// started is the run's start; timed, what timing kept.
+	started time.Time
+	mu      sync.Mutex
+	j       journal
+	timed   []result.Stage
 }
 
 // newLive prepares an empty artifacts directory. A directory that holds an earlier run's
@@ -280,7 +299,7 @@ func newLive(dir string, environ []string, tool string, started time.Time, logCa
 	if err != nil {
 		return nil, exitcode.CouldNotRunf("--artifacts: %v", err)
 	}
-	return &live{dir: abs, environ: environ, logCap: cmp.Or(logCap, DefaultLogCap), j: journal{Schema: journalSchema, Tool: tool,
+	return &live{dir: abs, environ: environ, logCap: cmp.Or(logCap, DefaultLogCap), started: started, j: journal{Schema: journalSchema, Tool: tool,
 		Started: started.UTC().Format(time.RFC3339), Steps: []step{}}}, nil
 }
 
@@ -341,6 +360,7 @@ func (l *live) run(ctx context.Context, p proc) (step, error) {
 	environ := append(append([]string(nil), l.environ...), p.env...)
 	// The step's log is capped here, where the cut is known (stepLog), not by procgroup.
 	lw := &stepLog{w: f, max: l.logCap, left: l.logCap}
+	s.Start = sinceStart(l.started, time.Now())
 	out, err := procgroup.Run(ctx, procgroup.Spec{Argv: p.argv, Dir: p.dir, Env: environ, Timeout: p.timeout, Log: lw, LogCap: math.MaxInt, TailBytes: 4000})
 	s.Why, s.Exit, s.TimedOut, s.Tail = out.Why, out.ExitCode, out.TimedOut, out.Output
 	if cerr := f.Close(); cerr != nil && lw.err == nil {
@@ -409,7 +429,7 @@ func (s *stepLog) why() string {
 func (l *live) stage(st stage) (result.Gate, error) {
 	start := time.Now()
 	g, err := st.live()
-	s := step{ID: st.id, Seconds: roundMillis(time.Since(start).Seconds()), Script: st.script(g)}
+	s := step{ID: st.id, Seconds: roundMillis(time.Since(start).Seconds()), Start: sinceStart(l.started, start), Script: st.script(g)}
 	if err != nil {
 		s.Why = err.Error()
 	}
@@ -418,17 +438,47 @@ func (l *live) stage(st stage) (result.Gate, error) {
 }
 
 func (l *live) note(id string, took time.Duration, script ...string) {
-	l.add(step{ID: id, Seconds: roundMillis(took.Seconds()), Script: script})
+	l.add(step{ID: id, Seconds: roundMillis(took.Seconds()), Start: sinceStart(l.started, time.Now().Add(-took)), Script: script})
+}
+
+func (l *live) timing(id string, start time.Time, took time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.timed = append(l.timed, result.Stage{ID: id, StartSeconds: sinceStart(l.started, start), WallSeconds: roundMillis(took.Seconds())})
 }
 
 func (l *live) add(s step) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for i, r := range l.j.Steps {
+		if r.reserved && r.ID == s.ID {
+			s.Parallel = true
+			l.j.Steps[i] = s
+			return
+		}
+	}
 	l.j.Steps = append(l.j.Steps, s)
+}
+
+// dropReserved drops the places atOnce kept for steps that never started (a side with no
+// build command).
+func (l *live) dropReserved() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.j.Steps = slices.DeleteFunc(l.j.Steps, func(s step) bool { return s.reserved })
+}
+
+func (l *live) atOnce(ids ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		l.j.Steps = append(l.j.Steps, step{ID: id, reserved: true})
+	}
 }
 
 func (l *live) finish(res *result.Result, d Decisions, wall time.Duration) error {
 	l.j.Decisions = d
+	l.dropReserved()
 	l.j.WallSeconds = roundMillis(wall.Seconds())
 	l.j.OwnCPUSeconds = roundMillis(ownCPUSeconds())
 	total := 0.0
@@ -436,6 +486,8 @@ func (l *live) finish(res *result.Result, d Decisions, wall time.Duration) error
 		total += s.Seconds
 	}
 	l.j.StepSeconds = roundMillis(total)
+	res.Stages = l.stages()
+	res.CriticalPath = criticalPath(res.Stages)
 	raw, err := json.MarshalIndent(l.j, "", "  ")
 	if err != nil {
 		return exitcode.CouldNotRun(err)
@@ -471,7 +523,8 @@ func script(steps []step, path func(string) string) string {
 	b.WriteString("#!/bin/sh\n# The processes of one `kernel-gate run`, as a plain script (written by kernel-gate run).\n")
 	open := false
 	for _, s := range steps {
-		if open && !strings.HasPrefix(s.ID, "build/") {
+		together := s.Parallel || strings.HasPrefix(s.ID, "build/") // base and head side by side
+		if open && !together {
 			b.WriteString("wait\n")
 			open = false
 		}
@@ -484,7 +537,7 @@ func script(steps []step, path func(string) string) string {
 				line += "env " + procgroup.ShellJoin(s.Env) + " "
 			}
 			line += procgroup.ShellJoin(s.Argv) + " >" + procgroup.ShellQuote(path(s.Log)+".plain") + " 2>&1"
-			if strings.HasPrefix(s.ID, "build/") { // base and head build side by side
+			if together {
 				b.WriteString("(" + line + ") &\n")
 				open = true
 				continue
@@ -637,6 +690,10 @@ func (r *replayer) stage(st stage) (result.Gate, error) {
 }
 
 func (r *replayer) note(string, time.Duration, ...string) {}
+
+func (r *replayer) atOnce(...string) {}
+
+func (r *replayer) timing(string, time.Time, time.Duration) {}
 
 func (r *replayer) lookup(id string) (step, error) {
 	s, ok := r.recorded[id]

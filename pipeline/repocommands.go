@@ -135,7 +135,8 @@ func (p *pipeline) commandEnv(c *commandBuild, side int) []string {
 		}
 		env = append(env, k+"="+c.target.Env[k])
 	}
-	return append(env, "NVCC_APPEND_FLAGS="+strings.TrimSpace(appendFlags+" "+appendedFlags))
+	env = append(env, "NVCC_APPEND_FLAGS="+strings.TrimSpace(appendFlags+" "+appendedFlags))
+	return append(env, p.jobLimit(c.target)...)
 }
 
 // refuseOldNVCC refuses every harness target's build when nvcc --version names a toolkit
@@ -205,10 +206,14 @@ func (p *pipeline) buildCommand(ctx context.Context, b *build, side int) error {
 }
 
 // firstRunsAndBinaries runs a harness target's harness once per side in check mode (head's
-// run is the correctness check) and reads its binaries: head first, then base (the
-// baseline, and base's SASS for the unchanged-SASS digest), where each built. Without a GPU
-// the harness does not run, and whatever the build alone made is read.
+// run is the correctness check) and reads its binaries: head, then base (the baseline, and
+// base's SASS for the unchanged-SASS digest), where each built. A live run with both sides
+// built runs the two first runs at once (concurrent.go). Without a GPU the harness does not
+// run, and whatever the build alone made is read.
 func (p *pipeline) firstRunsAndBinaries(ctx context.Context, b *build) error {
+	if p.bothFirstRunsAtOnce(b) {
+		return p.firstRunsAtOnce(ctx, b)
+	}
 	for _, side := range []int{sideHead, sideBase} {
 		if !b.ok[side] || side == sideBase && (!p.hasBase() || !b.ok[sideHead]) {
 			continue
@@ -245,25 +250,39 @@ func (p *pipeline) firstRun(ctx context.Context, b *build, side int) error {
 		}
 		return nil
 	}
-	rel := "base/" + t.Name
-	out := p.x.path(rel + "/check.json")
-	env := append(slices.Clone(c.sides[side].env), harnessEnv(t.Target, "check", t.Shapes.Check, "KG_ROUNDS=1", "KG_OUT="+out)...)
-	p.progress("%s: base's first harness run (check mode), which builds what a JIT harness builds", t.Name)
-	s, err := p.x.run(ctx, proc{id: "check/base/" + t.Name, argv: []string{"sh", "-c", c.target.Harness}, dir: p.baseDir, env: env,
-		timeout: p.set.Timeout, log: rel + "/check.log", fresh: []string{rel + "/check.json"}})
+	s, err := p.baseFirstRun(ctx, b)
 	if err != nil {
 		return err
 	}
-	c.sides[side].firstLog = rel + "/check.log"
-	if b.log[side] == "" {
-		b.log[side] = c.sides[side].firstLog
+	p.applyBaseFirstRun(b, s)
+	return nil
+}
+
+// baseFirstRun runs base's harness once in check mode and returns how it ended, changing
+// nothing of b (applyBaseFirstRun keeps it): it may run beside head's check.
+func (p *pipeline) baseFirstRun(ctx context.Context, b *build) (step, error) {
+	c := b.cmd
+	t := target{Target: c.target, b: b}
+	rel := "base/" + t.Name
+	out := p.x.path(rel + "/check.json")
+	env := append(slices.Clone(c.sides[sideBase].env), harnessEnv(t.Target, "check", t.Shapes.Check, "KG_ROUNDS=1", "KG_OUT="+out)...)
+	p.progress("%s: base's first harness run (check mode), which builds what a JIT harness builds", t.Name)
+	return p.x.run(ctx, proc{id: "check/base/" + t.Name, argv: []string{"sh", "-c", c.target.Harness}, dir: p.baseDir, env: env,
+		timeout: p.set.Timeout, log: rel + "/check.log", fresh: []string{rel + "/check.json"}})
+}
+
+// applyBaseFirstRun keeps what base's first run left: its log, and base unbuilt when it failed.
+func (p *pipeline) applyBaseFirstRun(b *build, s step) {
+	c := b.cmd
+	c.sides[sideBase].firstLog = "base/" + b.name + "/check.log"
+	if b.log[sideBase] == "" {
+		b.log[sideBase] = c.sides[sideBase].firstLog
 	}
 	if s.Why != "" {
-		b.ok[side] = false
-		c.sides[side].failed = fmt.Sprintf("%s: base's first harness run failed: %s", t.Name, s.failureText())
-		p.progress("%s", msgtext.FirstLine(c.sides[side].failed))
+		b.ok[sideBase] = false
+		c.sides[sideBase].failed = fmt.Sprintf("%s: base's first harness run failed: %s", b.name, s.failureText())
+		p.progress("%s", msgtext.FirstLine(c.sides[sideBase].failed))
 	}
-	return nil
 }
 
 // readBinaries finds a side's binaries (live: by the globs, kept in binaries.json; a

@@ -53,6 +53,12 @@ func (p *pipeline) sanitize(ctx context.Context, t target) (result.Gate, error) 
 		return result.Gate{}, exitcode.BadInput(err)
 	}
 	o.Sanitizer = p.o.Tools.Sanitizer
+	if o.AtOnce, err = p.sanitizerAtOnce(ctx, t, len(tools)); err != nil {
+		return result.Gate{}, err
+	}
+	o.OnTool = func(tool string, start time.Time, took time.Duration) {
+		p.x.timing("sanitize/"+t.Name+"/"+tool, start, took)
+	}
 	cmd, env := p.inTree(t, sideHead, t.SanitizeCommand())
 	if t.b.cmd != nil {
 		// PyTorch's caching allocator pools allocations, so memcheck would see a pool's

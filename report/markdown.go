@@ -117,6 +117,9 @@ func renderMarkdown(r result.Result, o Options) string {
 	if deltas {
 		top.WriteString("\n" + deltaLegend + "\n")
 	}
+	if s, ok := mdStagesSection(r); ok {
+		secs = append(secs, s) // where the time went: context, cut before any gate
+	}
 	if s, ok := mdTrendSection(o.Trend); ok {
 		secs = append(secs, s) // last: the history is context, cut before any gate
 	}

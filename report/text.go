@@ -100,6 +100,7 @@ func renderText(r result.Result, o Options) string {
 		b.WriteString("\n")
 		writeGateText(&b, i, r.Gates[i], o.Width, p)
 	}
+	writeStagesText(&b, r, o.Width, p)
 	return b.String()
 }
 

@@ -9,12 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/input"
-	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -46,35 +44,12 @@ func RunGate(ctx context.Context, cmd []string, o RunOptions, artifacts string, 
 	if len(tools) == 0 {
 		tools = AllTools()
 	}
-	var runs []Run
-	launches := map[string]int{}
-	for _, tool := range tools {
-		one := o
-		one.Tools, one.ArtifactDir = []string{tool}, dir
-		out := HarnessOut(dir, tool)
-		// A file left from an earlier run must not speak for this one, and a link of its
-		// name must not take the harness's output out of the directory.
-		if err := procgroup.ClearArtifact(dir, filepath.Base(out)); err != nil {
-			return result.Gate{}, fmt.Errorf("sanitizer: %w", err)
-		}
-		one.ExtraEnv = append(slices.Clone(o.ExtraEnv), "KG_MODE=sanitize", "KG_OUT="+out)
-		fmt.Fprintf(progress, "kernel-gate sanitize: %s %s\n", tool, strings.Join(cmd, " "))
-		start := time.Now()
-		rs, err := RunTools(ctx, cmd, one)
-		if errors.Is(err, ErrSanitizerMissing) {
-			return missingGate(err)
-		}
-		if err != nil {
-			return result.Gate{}, err
-		}
-		fmt.Fprintf(progress, "kernel-gate sanitize: %s done in %s\n", tool, time.Since(start).Round(time.Millisecond))
-		runs = append(runs, rs...)
-		if n, ok := harnessLaunches(out); ok {
-			launches[tool] = n
-		}
-		if len(rs) > 0 && rs[len(rs)-1].TimedOut {
-			break // a hung kernel: the other tools would hang too
-		}
+	runs, launches, err := runEach(ctx, cmd, o, dir, tools, progress)
+	if errors.Is(err, ErrSanitizerMissing) {
+		return missingGate(err)
+	}
+	if err != nil {
+		return result.Gate{}, err
 	}
 	return Evaluate(runs, launches, cfg)
 }

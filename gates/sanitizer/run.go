@@ -52,6 +52,13 @@ type RunOptions struct {
 	Padding int
 	// ExtraEnv is added to the environment of the command (KG_MODE=sanitize, ...).
 	ExtraEnv []string
+	// AtOnce is how many tools RunGate runs at the same time, each its own process
+	// (atonce.go); 0 or 1: one after the other. The caller decides from the GPU's free
+	// memory.
+	AtOnce int
+	// OnTool, when set, is told when each of RunGate's tools started and how long it ran;
+	// with AtOnce above 1 it is called from several goroutines at once.
+	OnTool func(tool string, start time.Time, took time.Duration)
 }
 
 // Args returns the compute-sanitizer arguments RunTools uses for tool, before the command.

@@ -188,6 +188,27 @@ type Result struct {
 	// i/n), for kernel-gate merge (absent otherwise, and in a merged result).
 	Shard *Shard `json:"shard,omitempty"`
 	Gates []Gate `json:"gates"`
+	// Stages say where a live run's time went: each step's start and wall time, steps that
+	// overlap ran at once (absent in a replay, a merge, a single command's result).
+	Stages []Stage `json:"stages,omitempty"`
+	// CriticalPath are the ids of the stages, in order, that the run's wall time waited on:
+	// from the last to end back, each the stage that ended last before the next began.
+	CriticalPath []string `json:"critical_path,omitempty"`
+}
+
+// Stage is one timed step of a run.
+type Stage struct {
+	// ID is the step's own name in the run's journal ("build/head/attention",
+	// "sanitize/attention/memcheck").
+	ID string `json:"id"`
+	// Name is what it did: gpu, base, build, first run, check, cuobjdump, static gates,
+	// sanitizer, memcheck (a sanitizer tool), timing, ncu.
+	Name   string `json:"name"`
+	Target string `json:"target,omitempty"`
+	Side   string `json:"side,omitempty"` // base or head, where it matters
+	// StartSeconds is when it began, in seconds from the run's start; WallSeconds how long.
+	StartSeconds float64 `json:"start_s"`
+	WallSeconds  float64 `json:"wall_s"`
 }
 
 // Device is a GPU as nvidia-smi names it.

@@ -206,8 +206,19 @@ func TestActStageBAttacks(t *testing.T) {
 			if tc.wantExit != 0 && !strings.Contains(cr.Summary, "kernel-gate refused to post stage A's result") {
 				t.Errorf("the check run's summary does not say it was refused:\n%s", cr.Summary)
 			}
-			mustContain(t, r.log, tc.wantLog...)
-			if tc.wantExit != 0 && !strings.Contains(r.log, "kernel-gate action: refused: ") {
+			// kernel-gate says a refusal twice in the job's log: on its own line ("kernel-gate
+			// action: refused: REASON") and in the job summary act prints ("- REASON"). act
+			// v0.2.89 drops a step's last output lines now and then when the machine is loaded
+			// (seen once in a full run: the exit status and the summary were there, the line
+			// was not), so either one shows the refusal; the reason must be in the log.
+			for _, w := range tc.wantLog {
+				reason, refusal := strings.CutPrefix(w, "refused: ")
+				if refusal && !strings.Contains(r.log, w) && strings.Contains(r.log, "- "+reason) {
+					continue
+				}
+				mustContain(t, r.log, w)
+			}
+			if tc.wantExit != 0 && !strings.Contains(r.log, "kernel-gate action: refused: ") && !strings.Contains(r.log, "kernel-gate refused to post stage A's result") {
 				t.Error("the log says no refusal")
 			}
 			if tc.steps == storeShard {

@@ -132,6 +132,9 @@ type Record struct {
 	// CUDA caching allocator, whose blocks (a tensor's storage, or the cached pool) a Python
 	// process never frees before its CUDA context ends. See HeldByOf.
 	HeldBy string `json:"held_by,omitempty"`
+	// sides are a racecheck analysis report's other sides, which the Access lists; nil for
+	// every other record.
+	sides []raceSide
 }
 
 // HeldByOf names the framework allocator of an allocation site (a leak's first host frame
@@ -144,8 +147,14 @@ func HeldByOf(site string) string {
 	return ""
 }
 
-// key is the grouping key.
+// key is the grouping key. Racecheck analysis reports that differ only in their other
+// sides are one group (absorb joins the sides): an unrolled loop's read races with each of
+// its stores' instructions and racecheck reports every pair, so one missing barrier
+// printed 8 reports at one line, each naming one store line 16 times.
 func (r Record) key() recordKey {
+	if r.sides != nil {
+		return recordKey{r.Tool, r.Kind, r.Kernel, r.File, r.Line, r.raceFirst(), r.Severity}
+	}
 	return recordKey{r.Tool, r.Kind, r.Kernel, r.File, r.Line, r.Access, r.Severity}
 }
 

@@ -186,6 +186,7 @@ type pending struct {
 	raceFirst  string // racecheck: direction of the first access
 	raceKinds  map[string]bool
 	dests      []string
+	sides      []raceSide // an analysis report's other sides
 	allocSite  string
 	hostKernel string
 	size       string
@@ -609,7 +610,6 @@ func (st *runState) top(p *textParser, c string) {
 			pd.rec.Line = st.lineNum(p, line)
 			pd.hasLoc = true
 			pd.launch = true
-			pd.dests = nil
 			st.rec = pd
 			return
 		}
@@ -734,13 +734,12 @@ func (st *runState) continuation(p *textParser, c string) {
 			if m := reDest.FindStringSubmatch(c); m != nil {
 				_, f, l := parseLoc(m[2])
 				pd.raceKinds[pairKind(pd.raceFirst, m[1])] = true
-				d := m[1] + " access at " + locString(f, st.lineNum(p, l))
+				side := raceSide{dir: m[1], file: baseFile(f), line: st.lineNum(p, l)}
 				if m[3] != "" {
-					n := st.num(p, "the hazard count", m[3])
-					pd.rec.Hazards += n
-					d += fmt.Sprintf(" [%d hazards]", n)
+					side.hazards, side.counted = st.num(p, "the hazard count", m[3]), true
+					pd.rec.Hazards += side.hazards
 				}
-				pd.dests = append(pd.dests, d)
+				pd.sides = addSide(pd.sides, side)
 			}
 		}
 	case reHazardThread.MatchString(c):
@@ -819,11 +818,10 @@ func (st *runState) flush(p *textParser) {
 				r.Kind = k
 			}
 		}
-		first := pd.raceFirst + " access at " + locString(r.File, r.Line)
-		if len(pd.dests) > 0 {
-			r.Access = first + " and " + strings.Join(pd.dests, ", ")
-		} else {
-			r.Access = first
+		r.Access = raceAccess(pd.raceFirst+" access at "+locString(r.File, r.Line), pd.sides)
+		r.sides = pd.sides
+		if r.sides == nil {
+			r.sides = []raceSide{}
 		}
 	case KindRaceRAW, KindRaceWAR, KindRaceWAW:
 		r.Kind = pd.kind
@@ -878,10 +876,7 @@ func (st *runState) add(r Record) {
 	}
 	k := r.key()
 	if i, ok := st.groups[k]; ok {
-		st.run.Records[i].Count++
-		if r.Hazards > 0 {
-			st.run.Records[i].Hazards += r.Hazards
-		}
+		st.run.Records[i].absorb(r)
 		return
 	}
 	if len(st.run.Records) >= MaxGroups {

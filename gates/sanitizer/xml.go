@@ -243,8 +243,7 @@ func (p *xmlParse) record(t xml.StartElement) error {
 	k := rec.key()
 	switch i, ok := p.groups[k]; {
 	case ok:
-		p.run.Records[i].Count++
-		p.run.Records[i].Hazards += rec.Hazards
+		p.run.Records[i].absorb(rec)
 	case len(p.run.Records) >= MaxGroups:
 		p.problem("%s", tooManyGroups())
 	default:
@@ -594,17 +593,15 @@ func (x *xmlRecord) record(n *numbers) (Record, string) {
 			setWhere(w.Source.Where)
 			first := w.Source.Direction + " access at " + locString(r.File, r.Line)
 			kinds := map[string]bool{}
-			var dests []string
+			sides := []raceSide{}
 			for _, d := range w.Destinations {
 				c := n.optional("<destination><count>", d.Count)
 				r.Hazards += c
 				kinds[pairKind(w.Source.Direction, d.Direction)] = true
-				dests = append(dests, fmt.Sprintf("%s access at %s [%d hazards]", d.Direction, locString(d.Where.Path, n.optional("<destination><line>", d.Where.Line)), c))
+				sides = addSide(sides, raceSide{dir: d.Direction, file: baseFile(d.Where.Path), line: n.optional("<destination><line>", d.Where.Line), hazards: c, counted: true})
 			}
-			r.Access = first
-			if len(dests) > 0 {
-				r.Access += " and " + strings.Join(dests, ", ")
-			}
+			r.Access = raceAccess(first, sides)
+			r.sides = sides
 			if len(kinds) == 1 {
 				for k := range kinds {
 					r.Kind = k

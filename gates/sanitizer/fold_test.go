@@ -1,6 +1,8 @@
 package sanitizer
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,5 +55,55 @@ func TestRaceReportsFolded(t *testing.T) {
 		!strings.Contains(f.Message, "race-war between Read access at mma_async_stage3.cu:519 and Write access at mma_async_stage3.cu:509 [64512 hazards], :510 [64512 hazards] in mmaAsyncStage3Kernel(") ||
 		!strings.HasSuffix(f.Message, "; 129024 hazards in 16 reports") {
 		t.Errorf("finding %s:%d %q value %v: %s", f.File, f.Line, f.Kernel, *f.Value, f.Message)
+	}
+}
+
+// TestFaultThenBrokenContext: the KG_DEFECT_OOB capture (H200, CUDA 13.0): flash_fwd's
+// out-of-bounds write ends its launch, then cudaDeviceSynchronize, 4 cudaFree and
+// cudaPeekAtLastError fail with cudaErrorLaunchFailure and the 4 buffers leak. The fault
+// is the error; the 6 API errors and 4 leaks are one line under it. Read from the text
+// alone and from the XML with its text, the same.
+func TestFaultThenBrokenContext(t *testing.T) {
+	text := "sanitizer-kernels-h200/cs_memcheck_oob.txt"
+	tr, err := parseCapture(t, text, ToolMemcheck, readCapture(t, text))
+	if err != nil || len(tr) != 1 {
+		t.Fatalf("%v, %d runs", err, len(tr))
+	}
+	xmlText, xmlFile := "sanitizer-kernels-h200/xmlrun_memcheck_oob.txt", "sanitizer-kernels-h200/xml_memcheck_oob.xml"
+	xt, err1 := parseCapture(t, xmlText, ToolMemcheck, readCapture(t, xmlText))
+	xr, err2 := parseCapture(t, xmlFile, ToolMemcheck, readCapture(t, xmlFile))
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	for name, run := range map[string]Run{"text": tr[0], "xml": Combine(xr[0], xt[0])} {
+		g, err := Evaluate([]Run{run}, map[string]int{"*": 1}, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range g.Findings {
+			if f.Metric == "memcheck/run" {
+				continue // the target's exit 1, a problem of its own
+			}
+			got = append(got, fmt.Sprintf("%s %s %v", f.Severity, f.Metric, *f.Value))
+		}
+		want := []string{"error memcheck/out-of-bounds 2", "error memcheck/after-fault 10"}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: findings %q, want %q", name, got, want)
+		}
+		for _, f := range g.Findings {
+			if f.Metric == "memcheck/after-fault" && !strings.Contains(f.Message, ": and 6 API errors and 4 leaks after it: the CUDA context was broken") {
+				t.Errorf("%s: %s", name, f.Message)
+			}
+		}
+		sites := 0
+		for _, row := range g.Table.Rows {
+			if row.Cells[1] != "problem" {
+				sites++
+			}
+		}
+		if sites != len(run.Records) {
+			t.Errorf("%s: %d table rows, want one per site (%d)", name, sites, len(run.Records))
+		}
 	}
 }

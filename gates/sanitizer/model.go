@@ -305,15 +305,41 @@ func paramListStart(s string) int {
 	return -1
 }
 
+// withoutQualifiers drops what follows a member function's parameter list ("() const",
+// "() const &", "() volatile", "() noexcept"): a lambda's call operator is printed
+// "main::{lambda(int)#1}::operator()(int) const", whose name is not "const".
+func withoutQualifiers(s string) string {
+	t := strings.TrimSpace(s)
+	for {
+		u := t
+		for _, q := range []string{"const", "volatile", "noexcept", "&&", "&"} {
+			before, ok := strings.CutSuffix(u, q)
+			if ok && (q[0] == '&' || strings.HasSuffix(before, " ") || strings.HasSuffix(before, ")")) {
+				u = strings.TrimSpace(before)
+				break
+			}
+		}
+		if u == t {
+			break
+		}
+		t = u
+	}
+	if strings.HasSuffix(t, ")") {
+		return t
+	}
+	return strings.TrimSpace(s)
+}
+
 // shortSignature drops a leading return type and the trailing parameter list of a printed
 // signature: "void ns::k<float, 3>(float *, int)" becomes "ns::k<float, 3>".
 func shortSignature(s string) string {
-	s = strings.TrimSpace(s)
+	s = withoutQualifiers(strings.TrimSpace(s))
 	if i := paramListStart(s); i > 0 {
 		s = strings.TrimSpace(s[:i])
 	}
-	// A return type is a top-level space before the name ("void k<int, 2>").
-	angle, paren := 0, 0
+	// A return type is a top-level space before the name ("void k<int, 2>"); a space in
+	// a lambda's or an unnamed type's braces ("{unnamed type#1}") is part of the name.
+	angle, paren, brace := 0, 0, 0
 	cut := -1
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
@@ -325,8 +351,12 @@ func shortSignature(s string) string {
 			paren++
 		case ')':
 			paren--
+		case '{':
+			brace++
+		case '}':
+			brace--
 		case ' ':
-			if angle == 0 && paren == 0 {
+			if angle == 0 && paren == 0 && brace == 0 {
 				cut = i
 			}
 		}

@@ -101,6 +101,7 @@ var (
 	reHazardThread = regexp.MustCompile(`^(\w+) Thread \(([\d, ]+)\) at (.+)$`)
 	reSaved        = regexp.MustCompile(`^Saved host backtrace up to driver entry point at (.+?)\.?$`)
 	reHostFrame    = regexp.MustCompile(`^Host Frame:\s*(.+?) \[(0x[0-9a-fA-F]+)\](?: in .*)?$`)
+	reFrameSource  = regexp.MustCompile(` in \S[^\[]*:\d+$`)
 	reHostFrameOld = regexp.MustCompile(`^Host Frame:\S+ \((.+?) \+ (0x[0-9a-fA-F]+)\) \[0x[0-9a-fA-F]+\]$`)
 
 	// Foreign lines.
@@ -765,14 +766,18 @@ func (st *runState) continuation(p *textParser, c string) {
 		}
 	case strings.HasPrefix(c, "Host Frame:"):
 		fn, pc := "", ""
-		if strings.HasPrefix(c, "Host Frame: ") {
-			if m := reHostFrame.FindStringSubmatch(c); m != nil {
-				fn, pc = m[1], m[2]
-			}
-		} else if m := reHostFrameOld.FindStringSubmatch(c); m != nil {
+		if m := reHostFrameOld.FindStringSubmatch(c); m != nil {
 			// cuda-memcheck: "Host Frame:./bugs (main + 0x1a4) [0x7c44]"; frames without a
 			// function name ("Host Frame:./bugs [0x1b3c9]") say nothing.
 			fn, pc = m[1], m[2]
+		} else if m := reHostFrame.FindStringSubmatch(c); m != nil && (strings.HasPrefix(c, "Host Frame: ") || reFrameSource.MatchString(m[1])) {
+			// compute-sanitizer: "Host Frame: main [0x8ae3] in prog"; with the host's line
+			// info, "Host Frame: main in oob_demo.cu:25 [0x8a81] in oob_demo" (CUDA 12.3:
+			// "Host Frame:main in src/catch_main.cpp:36 [0x11e0]", no blank).
+			fn, pc = m[1], m[2]
+			if s := reFrameSource.FindStringSubmatchIndex(fn); s != nil {
+				fn = fn[:s[0]]
+			}
 		}
 		// A frame without a symbol ("Host Frame:  [0x41b5d] in libcudart.so.13") names
 		// nothing.
@@ -1167,10 +1172,16 @@ func parseLoc(s string) (kernel, file, line string) {
 		return strings.TrimSpace(m[1]), m[2], m[3]
 	}
 	if i := strings.LastIndex(s, " in "); i >= 0 {
+		// "cp_async_bulk_cp_mask in cp_async_bulk.h:236": a frame without an offset.
+		if m := reFileLine.FindStringSubmatch(s[i+4:]); m != nil {
+			return strings.TrimSpace(s[:i]), m[1], m[2]
+		}
 		return strings.TrimSpace(s[:i]), "", ""
 	}
 	return s, "", ""
 }
+
+var reFileLine = regexp.MustCompile(`^(\S.*):(\d+)$`)
 
 func locString(file string, line int) string {
 	f := baseFile(file)

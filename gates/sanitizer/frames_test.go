@@ -1,0 +1,48 @@
+package sanitizer
+
+import (
+	"testing"
+
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+)
+
+// TestNamesKeptWhole: host frame and kernel names are cut only at their parameter list,
+// never at a space or parenthesis inside a C++ name, and a location without an offset
+// keeps its file and line.
+func TestNamesKeptWhole(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		// "at cp_async_bulk_cp_mask in cp_async_bulk.h:236": no +0x offset.
+		{"public/cccl-8288-memcheck.txt", "  out-of-bounds error x1 cp_async_bulk.h:236 (128,0,0)/(0,0,0) cp_async_bulk_cp_mask | __shared__ read of size 16 bytes"},
+		// "Host Frame:main in src/catch2/internal/catch_main.cpp:36 [0x11e0]".
+		{"public/cucollections-539-frames.txt", "  leak error x1 - - - | 1024 bytes allocated at main+0x11e0"},
+	} {
+		runs, err := parseCapture(t, tc.file, ToolMemcheck, readCapture(t, tc.file))
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("%s: %v, %d runs", tc.file, err, len(runs))
+		}
+		if err := matchLines(render(runs[0])[1:], []string{tc.want}); err != nil {
+			t.Errorf("%s: %v", tc.file, err)
+		}
+	}
+	// A lambda's call operator as the host compiler demangles it (c++filt prints the same
+	// for _ZZ4mainENKUliE_clEi): a kernel or frame of that name is not "const".
+	lambda := kernelname.Parse("_ZZ4mainENKUliE_clEi").Demangled
+	if lambda != "main::{lambda(int)#1}::operator()(int) const" {
+		t.Fatalf("demangled %q", lambda)
+	}
+	for _, tc := range []struct{ got, want string }{
+		{displayName(lambda), "main::{lambda(int)#1}::operator()"},
+		{frameName(lambda), "main::{lambda(int)#1}::operator()"},
+		{displayName("void k<main::{unnamed type#1}>(float *)"), "k<main::{unnamed type#1}>"},
+		{displayName("void kg::k<(int)64>(float *) const &"), "kg::k<(int)64>"},
+		{bareName(lambda), "operator()"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+	k, f, l := parseLoc(lambda + "+0xf7c2 in k.cu:5")
+	if k != lambda || f != "k.cu" || l != "5" {
+		t.Errorf("parseLoc: %q %q %q", k, f, l)
+	}
+}

@@ -1,6 +1,7 @@
 package sanitizer
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
@@ -44,5 +45,43 @@ func TestNamesKeptWhole(t *testing.T) {
 	k, f, l := parseLoc(lambda + "+0xf7c2 in k.cu:5")
 	if k != lambda || f != "k.cu" || l != "5" {
 		t.Errorf("parseLoc: %q %q %q", k, f, l)
+	}
+}
+
+// TestWrappedSummary: a summary line that a terminal wrapped onto two lines (the rest on
+// a "=========" line of its own, as compute-sanitizer's wrapped records show, or pasted
+// bare, cut at a blank or inside a word) reads with its count: the real captures parse as
+// they do unwrapped.
+func TestWrappedSummary(t *testing.T) {
+	for _, tc := range []struct{ file, line string }{
+		{"sanitizer-h200-cuda13.0/cs_racecheck_race.txt", "========= RACECHECK SUMMARY: "},
+		{"sanitizer-kernels-h200/cs_memcheck_oob.txt", "========= ERROR SUMMARY: "},
+		{"sanitizer-kernels-h200/cs_memcheck_oob.txt", "========= LEAK SUMMARY: "},
+	} {
+		data := string(readCapture(t, tc.file))
+		want, err := parseCapture(t, tc.file, "", []byte(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := strings.Index(data, tc.line)
+		end := start + strings.IndexByte(data[start:], '\n')
+		line := data[start:end]
+		for _, cut := range []int{strings.LastIndexByte(line, ' '), strings.LastIndexByte(line, ' ') + 3, len(tc.line) + 1} {
+			for _, cont := range []string{"\n=========   ", "\n"} {
+				wrapped := data[:start] + line[:cut] + cont + strings.TrimLeft(line[cut:], " ") + data[end:]
+				got, err := parseCapture(t, tc.file, "", []byte(wrapped))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := matchLines(renderAll(got), renderAll(want)); err != nil {
+					t.Errorf("%s wrapped as %q + %q: %v", tc.file, line[:cut], strings.TrimLeft(line[cut:], " "), err)
+				}
+			}
+		}
+	}
+	// Not the rest of it: still a summary kernel-gate cannot read.
+	runs, err := ParseText(strings.NewReader("========= ERROR SUMMARY: 3\nprogram output\n"), "cut.log")
+	if err != nil || len(runs) != 1 || !strings.Contains(strings.Join(runs[0].Problems, "; "), `a summary line kernel-gate cannot read: "ERROR SUMMARY: 3" (line 1)`) {
+		t.Errorf("%v %+v", err, runs)
 	}
 }

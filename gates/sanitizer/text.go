@@ -174,6 +174,10 @@ type runState struct {
 	orphanFirst  string
 	orphanReason string
 	killHint     string
+	// wrapped is a summary line that does not read as one, and wrappedLine its line,
+	// until the next line says whether a terminal wrapped it.
+	wrapped     string
+	wrappedLine int
 }
 
 // pending is a record being assembled from its lines.
@@ -208,6 +212,9 @@ func (p *textParser) line(raw []byte) {
 		if loc := reTimestamp.FindStringIndex(s); loc != nil {
 			s = s[loc[1]:]
 		}
+	}
+	if st := p.cur; st != nil && st.wrapped != "" && st.joinWrapped(p, s) {
+		return
 	}
 	if strings.HasPrefix(s, prefix) {
 		p.prefixed = true
@@ -438,6 +445,42 @@ func (p *textParser) sanitizerLine(rest string) {
 	st.top(p, content)
 }
 
+// joinWrapped reads s, the line after a summary line that did not read as one, as the
+// rest of it that a terminal wrapped onto the next line ("RACECHECK SUMMARY: 16 hazards
+// displayed (16 errors, 0" and "=========   warnings)", or a pasted "warnings)"), cut at a
+// blank or inside a word. It reports whether the line was taken; when it is not the rest,
+// the summary line is a problem.
+func (st *runState) joinWrapped(p *textParser, s string) bool {
+	head, ln := st.wrapped, st.wrappedLine
+	st.wrapped = ""
+	rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), prefix))
+	if rest != "" {
+		for _, joined := range []string{head + " " + rest, head + rest} {
+			if isSummary(joined) {
+				p.nonBlank++
+				st.top(p, joined)
+				return true
+			}
+		}
+	}
+	st.unreadSummary(head, ln)
+	return false
+}
+
+func isSummary(c string) bool {
+	for _, re := range []*regexp.Regexp{reErrSummary, reNotPrinted, reRaceSummary, reLeakSummary} {
+		if re.MatchString(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *runState) unreadSummary(c string, ln int) {
+	st.badSummary = true
+	st.problem("a summary line kernel-gate cannot read: %q (line %d)", msgtext.Clip(c, 200), ln)
+}
+
 // later records a problem found outside any run's lines: on the run being read, else on
 // the next run to start (an input with no run at all is an error anyway).
 func (p *textParser) later(format string, args ...any) {
@@ -640,8 +683,9 @@ func (st *runState) top(p *textParser, c string) {
 	}
 	if strings.HasPrefix(c, "ERROR SUMMARY") || strings.HasPrefix(c, "RACECHECK SUMMARY") || strings.HasPrefix(c, "LEAK SUMMARY") {
 		st.flush(p)
-		st.badSummary = true
-		st.problem("a summary line kernel-gate cannot read: %q (line %d)", msgtext.Clip(c, 200), ln)
+		// A terminal may have wrapped it ("... (16 errors, 0" then "warnings)"): the next
+		// line decides (joinWrapped).
+		st.wrapped, st.wrappedLine = c, ln
 		return
 	}
 	if reSession.MatchString(c) {
@@ -899,6 +943,10 @@ func (p *textParser) finish() ([]Run, error) {
 	out := make([]Run, 0, len(p.runs))
 	for i, st := range p.runs {
 		st.flush(p)
+		if st.wrapped != "" {
+			st.unreadSummary(st.wrapped, st.wrappedLine)
+			st.wrapped = ""
+		}
 		last := i == len(p.runs)-1
 		st.finish(p, last)
 		out = append(out, st.run)

@@ -300,6 +300,9 @@ func describe(r Record) string {
 		if r.Access != "" {
 			b.WriteString(": " + r.Access + ", never freed")
 		}
+		if l := libraryNamed(r.Library); l != nil {
+			fmt.Fprintf(&b, " (%s's memory for a handle or plan the program created: call %s on it before the process ends)", l.Name, l.Free)
+		}
 	case KindAPIError, KindUnusedMemory:
 		if r.Access != "" {
 			b.WriteString(": " + r.Access)

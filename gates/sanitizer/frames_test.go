@@ -85,3 +85,42 @@ func TestWrappedSummary(t *testing.T) {
 		t.Errorf("%v %+v", err, runs)
 	}
 }
+
+// TestLibraryHandleLeak: memory that cublasCreate allocated and no cublasDestroy freed
+// (llama.cpp #5576) names cuBLAS, the call that created it and the program's frame that
+// called it, and says what frees it; the frames inside libcublas.so are not the site.
+func TestLibraryHandleLeak(t *testing.T) {
+	const file = "public/llama.cpp-5576-cublas-leak.txt"
+	runs, err := parseCapture(t, file, ToolMemcheck, readCapture(t, file))
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%v, %d runs", err, len(runs))
+	}
+	if err := matchLines(render(runs[0])[1:], []string{"  leak error x1 - - - | 8388608 bytes allocated by cuBLAS (cublasCreate_v2) at ggml_init_cublas.part.0+0x199ee2"}); err != nil {
+		t.Error(err)
+	}
+	if l := runs[0].Records[0].Library; l != "cuBLAS" {
+		t.Errorf("library %q", l)
+	}
+	g, err := Evaluate(runs, map[string]int{"*": 1}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = "memcheck: leak: 8388608 bytes allocated by cuBLAS (cublasCreate_v2) at ggml_init_cublas.part.0+0x199ee2, never freed (cuBLAS's memory for a handle or plan the program created: call cublasDestroy on it before the process ends); once"
+	if len(g.Findings) != 1 || g.Findings[0].Message != want {
+		t.Errorf("findings %+v, want one: %s", g.Findings, want)
+	}
+	for _, tc := range []struct{ fn, module, want string }{
+		{"cudnnCreate", "", "cudnnDestroy"},
+		{"", "/usr/lib/x86_64-linux-gnu/libcudnn_ops.so.9", "cudnnDestroy"},
+		{"cufftPlan1d", "", "cufftDestroy"},
+		{"", "/usr/local/cuda/lib64/libcufft.so.11", "cufftDestroy"},
+		{"", "/usr/local/cuda/lib64/libcublasLt.so.12", "cublasLtDestroy"},
+	} {
+		if l := libraryOf(tc.fn, tc.module); l == nil || l.Free != tc.want {
+			t.Errorf("%q %q: %+v, want %s", tc.fn, tc.module, l, tc.want)
+		}
+	}
+	if l := libraryOf("cudaMalloc", "/usr/local/cuda/lib64/libcudart.so.13"); l != nil {
+		t.Errorf("the runtime is %+v", l)
+	}
+}

@@ -132,6 +132,9 @@ type Record struct {
 	// CUDA caching allocator, whose blocks (a tensor's storage, or the cached pool) a Python
 	// process never frees before its CUDA context ends. See HeldByOf.
 	HeldBy string `json:"held_by,omitempty"`
+	// Library names the CUDA library a leak's memory was allocated inside ("cuBLAS"): a
+	// handle or plan the program created and never destroyed (see libraries).
+	Library string `json:"library,omitempty"`
 	// sides are a racecheck analysis report's other sides, which the Access lists; nil for
 	// every other record.
 	sides []raceSide

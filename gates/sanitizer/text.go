@@ -100,9 +100,9 @@ var (
 	reDest         = regexp.MustCompile(`^and (\w+) access at (.+?)(?: \[([\d,]+) hazards?\])?$`)
 	reHazardThread = regexp.MustCompile(`^(\w+) Thread \(([\d, ]+)\) at (.+)$`)
 	reSaved        = regexp.MustCompile(`^Saved host backtrace up to driver entry point at (.+?)\.?$`)
-	reHostFrame    = regexp.MustCompile(`^Host Frame:\s*(.+?) \[(0x[0-9a-fA-F]+)\](?: in .*)?$`)
+	reHostFrame    = regexp.MustCompile(`^Host Frame:\s*(.*?) ?\[(0x[0-9a-fA-F]+)\](?: in (.*))?$`)
 	reFrameSource  = regexp.MustCompile(` in \S[^\[]*:\d+$`)
-	reHostFrameOld = regexp.MustCompile(`^Host Frame:\S+ \((.+?) \+ (0x[0-9a-fA-F]+)\) \[0x[0-9a-fA-F]+\]$`)
+	reHostFrameOld = regexp.MustCompile(`^Host Frame:(\S+) \((.+?) \+ (0x[0-9a-fA-F]+)\) \[0x[0-9a-fA-F]+\]$`)
 
 	// Foreign lines.
 	reExit      = regexp.MustCompile(`(?:^|\s)exit=(\d+)\s*$`)
@@ -192,7 +192,7 @@ type pending struct {
 	raceKinds  map[string]bool
 	dests      []string
 	sides      []raceSide // an analysis report's other sides
-	allocSite  string
+	alloc      allocation
 	hostKernel string
 	size       string
 	// weak: a line without the prefix that a program might print too started the
@@ -804,33 +804,38 @@ func (st *runState) continuation(p *textParser, c string) {
 		}
 		pd.dests = append(pd.dests, m[1]+" access at "+locString(f, l))
 		pd.rec.Access = strings.Join(pd.dests, " and ")
+	case strings.HasPrefix(c, "in ") && (pd.kind == KindLeak || pd.kind == KindUnusedMemory):
+		// The module of the frame before ("=========                in /usr/lib/libcublas.so.12").
+		pd.alloc.module(strings.TrimSpace(c[3:]))
 	case strings.HasPrefix(c, "Saved host backtrace"):
 		if m := reSaved.FindStringSubmatch(c); m != nil && strings.HasPrefix(m[1], "kernel launch") {
 			pd.launch = true
 		}
 	case strings.HasPrefix(c, "Host Frame:"):
-		fn, pc := "", ""
+		fn, pc, module := "", "", ""
 		if m := reHostFrameOld.FindStringSubmatch(c); m != nil {
-			// cuda-memcheck: "Host Frame:./bugs (main + 0x1a4) [0x7c44]"; frames without a
-			// function name ("Host Frame:./bugs [0x1b3c9]") say nothing.
-			fn, pc = m[1], m[2]
-		} else if m := reHostFrame.FindStringSubmatch(c); m != nil && (strings.HasPrefix(c, "Host Frame: ") || reFrameSource.MatchString(m[1])) {
-			// compute-sanitizer: "Host Frame: main [0x8ae3] in prog"; with the host's line
-			// info, "Host Frame: main in oob_demo.cu:25 [0x8a81] in oob_demo" (CUDA 12.3:
-			// "Host Frame:main in src/catch_main.cpp:36 [0x11e0]", no blank).
-			fn, pc = m[1], m[2]
-			if s := reFrameSource.FindStringSubmatchIndex(fn); s != nil {
-				fn = fn[:s[0]]
+			// cuda-memcheck: "Host Frame:./bugs (main + 0x1a4) [0x7c44]".
+			module, fn, pc = m[1], m[2], m[3]
+		} else if m := reHostFrame.FindStringSubmatch(c); m != nil {
+			fn, pc, module = m[1], m[2], m[3]
+			switch {
+			case reFrameSource.MatchString(fn):
+				// With the host's line info: "Host Frame: main in oob_demo.cu:25 [0x8a81]
+				// in oob_demo" (CUDA 12.3: "Host Frame:main in src/catch_main.cpp:36
+				// [0x11e0]", no blank, the module on the next line).
+				fn = fn[:reFrameSource.FindStringIndex(fn)[0]]
+			case strings.ContainsRune(fn, '/'):
+				// cuda-memcheck's frames without a function name ("Host Frame:./bugs
+				// [0x1b3c9]") name only their module.
+				module, fn = fn, ""
 			}
 		}
 		// A frame without a symbol ("Host Frame:  [0x41b5d] in libcudart.so.13") names
-		// nothing.
+		// nothing but its module, which may be a library's.
 		fn = strings.TrimSpace(fn)
-		if fn == "" || isRuntimeFrame(fn) {
+		pd.alloc.frame(fn, pc, strings.TrimSpace(module))
+		if fn == "" || isRuntimeFrame(fn) || libraryOf(fn, "") != nil {
 			return
-		}
-		if pd.allocSite == "" {
-			pd.allocSite = frameName(fn) + "+" + pc
 		}
 		if pd.hostKernel == "" && fn != "main" && !strings.HasPrefix(fn, "main(") {
 			pd.hostKernel = fn
@@ -877,15 +882,18 @@ func (st *runState) flush(p *textParser) {
 	case KindLeak:
 		r.Kind = KindLeak
 		r.Access = pd.size + " bytes"
-		if pd.allocSite != "" {
-			r.Access += " allocated at " + pd.allocSite
+		if a := pd.alloc.access(); a != "" {
+			r.Access += " allocated " + a
 		}
-		r.HeldBy = HeldByOf(pd.allocSite)
+		r.HeldBy = HeldByOf(pd.alloc.site)
+		if pd.alloc.lib != nil {
+			r.Library = pd.alloc.lib.Name
+		}
 	case KindUnusedMemory:
 		r.Kind = KindUnusedMemory
 		r.Access = "allocation of " + pd.size + " bytes"
-		if pd.allocSite != "" {
-			r.Access += " at " + pd.allocSite
+		if a := pd.alloc.access(); a != "" {
+			r.Access += " " + a
 		}
 	case "unknown":
 		if !pd.hasLoc {

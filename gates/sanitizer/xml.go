@@ -497,15 +497,12 @@ func (x *xmlRecord) kernel() string {
 }
 
 // site names the first host frame outside the CUDA runtime: "main+0x8ce0".
-func (x *xmlRecord) site() string {
+func (x *xmlRecord) site() allocation {
+	var a allocation
 	for _, f := range x.HostStack.Frames {
-		fn := strings.TrimSpace(f.Func)
-		if fn == "" || isRuntimeFrame(fn) {
-			continue
-		}
-		return frameName(fn) + "+" + strings.TrimSpace(f.PC)
+		a.frame(strings.TrimSpace(f.Func), strings.TrimSpace(f.PC), strings.TrimSpace(f.Module))
 	}
-	return ""
+	return a
 }
 
 // record converts the XML record and says which tool it proves (or "").
@@ -553,10 +550,14 @@ func (x *xmlRecord) record(n *numbers) (Record, string) {
 		tool = ToolMemcheck
 		r.Kind = KindLeak
 		r.Access = strconv.Itoa(n.optional("<size>", w.Size)) + " bytes"
-		if s := x.site(); s != "" {
-			r.Access += " allocated at " + s
+		a := x.site()
+		if s := a.access(); s != "" {
+			r.Access += " allocated " + s
 		}
-		r.HeldBy = HeldByOf(x.site())
+		r.HeldBy = HeldByOf(a.site)
+		if a.lib != nil {
+			r.Library = a.lib.Name
+		}
 	case "Initcheck":
 		tool = ToolInitcheck
 		setWhere(x.Where)
@@ -574,8 +575,8 @@ func (x *xmlRecord) record(n *numbers) (Record, string) {
 		tool = ToolInitcheck
 		r.Kind = KindUnusedMemory
 		r.Access = "allocation of " + strconv.Itoa(n.optional("<allocation><size>", w.Allocation.Size)) + " bytes"
-		if s := x.site(); s != "" {
-			r.Access += " at " + s
+		if s := x.site().access(); s != "" {
+			r.Access += " " + s
 		}
 	case "Synccheck":
 		tool = ToolSynccheck

@@ -96,8 +96,7 @@ func mergeNames(xr, tr []Record, tool string) []Record {
 		}
 		k := r.key()
 		if i, ok := idx[k]; ok {
-			out[i].Count += r.Count
-			out[i].Hazards += r.Hazards
+			out[i].absorb(r)
 			continue
 		}
 		idx[k] = len(out)

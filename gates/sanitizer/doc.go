@@ -61,6 +61,19 @@
 //   - Killing only the sanitizer of a hung run leaves its TreeLauncherSubreaper and the
 //     target running on the GPU; they share the sanitizer's process group.
 //
+// # One finding per cause
+//
+// Evaluate reports a kernel's fault as the error and folds what follows from it into one
+// finding under it (MetricAfterFault, "and 6 API errors and 4 leaks after it: the CUDA
+// context was broken"): from the first API call that failed with a sticky error
+// (cudaErrorLaunchFailure, an illegal address, ...) after the first device fault, every
+// API error and leak of the run. Each keeps its row in the table. Racecheck analysis
+// reports that differ only in their other sides are one record per hazard kind, kernel
+// and first access, each other side listed once with its hazards summed (an unrolled
+// store's 16 instructions at one line are one side). A leak allocated inside a CUDA
+// library's handle or plan (its frames in libcublas, libcudnn, libcufft, ...) names the
+// library, the call that created it and what frees it (cublasDestroy, ...).
+//
 // # Fail-closed
 //
 // A run proves little when its log has no summary (the target crashed, the run was killed,

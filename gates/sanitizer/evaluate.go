@@ -23,6 +23,10 @@ const (
 	MetricNotPrinted = "not-printed"
 	// MetricLaunch: no kernel was launched, or none could be confirmed.
 	MetricLaunch = "launch"
+	// MetricAfterFault: the API errors and leaks that followed a kernel's fault, which broke
+	// the process's CUDA context, folded into one finding under the fault's; Value is their
+	// number.
+	MetricAfterFault = "after-fault"
 	// MetricNote: something the sanitizer said that is not an error record.
 	MetricNote = "note"
 	// MetricSuppression: a suppression that matched nothing (tool "sanitizer").
@@ -144,13 +148,30 @@ func (e *evaluation) run(r Run) {
 		e.add(result.Warning, tool+"/"+MetricNote, nil, lbl+": "+n)
 	}
 	printedErr, printedWarn := 0, 0
-	for _, rec := range r.Records {
+	fault, after := brokenContext(r.Records)
+	faultAt := -1 // the fault's finding
+	var fold folded
+	for i, rec := range r.Records {
 		if rec.Severity == SeverityWarning {
 			printedWarn += rec.Count
 		} else {
 			printedErr += rec.Count
 		}
+		n := len(e.findings)
 		e.record(rec)
+		judged := len(e.findings) > n && e.findings[n].Severity != result.Notice
+		switch {
+		case i == fault && judged:
+			faultAt = n
+		case faultAt >= 0 && after[i] && judged:
+			fold.add(rec, e.findings[n].Severity)
+			e.findings = e.findings[:n]
+		}
+	}
+	if fold.api+fold.leaks > 0 {
+		f := e.findings[faultAt]
+		e.findings = slices.Insert(e.findings, faultAt+1, result.Finding{Severity: fold.sev, Kernel: f.Kernel, File: f.File, Line: f.Line,
+			Metric: tool + "/" + MetricAfterFault, Value: result.Num(fold.api + fold.leaks), Message: fold.message(tool)})
 	}
 	// Errors past the print limit have no site: they cannot be located or suppressed.
 	errU, warnU := r.NotPrinted, 0
@@ -278,6 +299,9 @@ func describe(r Record) string {
 	case KindLeak:
 		if r.Access != "" {
 			b.WriteString(": " + r.Access + ", never freed")
+		}
+		if l := libraryNamed(r.Library); l != nil {
+			fmt.Fprintf(&b, " (%s's memory for a handle or plan the program created: call %s on it before the process ends)", l.Name, l.Free)
 		}
 	case KindAPIError, KindUnusedMemory:
 		if r.Access != "" {

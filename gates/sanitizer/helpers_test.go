@@ -13,10 +13,10 @@ import (
 // package's own (testdata/probe).
 const repoTestdata = "../../testdata"
 
-// capturePath resolves a table's file name: "probe/..." lives in this package's testdata,
+// capturePath resolves a table's file name: "probe/..." and "public/..." live in this package's testdata,
 // everything else under the repository's testdata.
 func capturePath(name string) string {
-	if strings.HasPrefix(name, "probe/") {
+	if strings.HasPrefix(name, "probe/") || strings.HasPrefix(name, "public/") {
 		return filepath.Join("testdata", filepath.FromSlash(name))
 	}
 	return filepath.Join(repoTestdata, filepath.FromSlash(name))

@@ -132,6 +132,12 @@ type Record struct {
 	// CUDA caching allocator, whose blocks (a tensor's storage, or the cached pool) a Python
 	// process never frees before its CUDA context ends. See HeldByOf.
 	HeldBy string `json:"held_by,omitempty"`
+	// Library names the CUDA library a leak's memory was allocated inside ("cuBLAS"): a
+	// handle or plan the program created and never destroyed (see libraries).
+	Library string `json:"library,omitempty"`
+	// sides are a racecheck analysis report's other sides, which the Access lists; nil for
+	// every other record.
+	sides []raceSide
 }
 
 // HeldByOf names the framework allocator of an allocation site (a leak's first host frame
@@ -144,8 +150,14 @@ func HeldByOf(site string) string {
 	return ""
 }
 
-// key is the grouping key.
+// key is the grouping key. Racecheck analysis reports that differ only in their other
+// sides are one group (absorb joins the sides): an unrolled loop's read races with each of
+// its stores' instructions and racecheck reports every pair, so one missing barrier
+// printed 8 reports at one line, each naming one store line 16 times.
 func (r Record) key() recordKey {
+	if r.sides != nil {
+		return recordKey{r.Tool, r.Kind, r.Kernel, r.File, r.Line, r.raceFirst(), r.Severity}
+	}
 	return recordKey{r.Tool, r.Kind, r.Kernel, r.File, r.Line, r.Access, r.Severity}
 }
 
@@ -296,15 +308,41 @@ func paramListStart(s string) int {
 	return -1
 }
 
+// withoutQualifiers drops what follows a member function's parameter list ("() const",
+// "() const &", "() volatile", "() noexcept"): a lambda's call operator is printed
+// "main::{lambda(int)#1}::operator()(int) const", whose name is not "const".
+func withoutQualifiers(s string) string {
+	t := strings.TrimSpace(s)
+	for {
+		u := t
+		for _, q := range []string{"const", "volatile", "noexcept", "&&", "&"} {
+			before, ok := strings.CutSuffix(u, q)
+			if ok && (q[0] == '&' || strings.HasSuffix(before, " ") || strings.HasSuffix(before, ")")) {
+				u = strings.TrimSpace(before)
+				break
+			}
+		}
+		if u == t {
+			break
+		}
+		t = u
+	}
+	if strings.HasSuffix(t, ")") {
+		return t
+	}
+	return strings.TrimSpace(s)
+}
+
 // shortSignature drops a leading return type and the trailing parameter list of a printed
 // signature: "void ns::k<float, 3>(float *, int)" becomes "ns::k<float, 3>".
 func shortSignature(s string) string {
-	s = strings.TrimSpace(s)
+	s = withoutQualifiers(strings.TrimSpace(s))
 	if i := paramListStart(s); i > 0 {
 		s = strings.TrimSpace(s[:i])
 	}
-	// A return type is a top-level space before the name ("void k<int, 2>").
-	angle, paren := 0, 0
+	// A return type is a top-level space before the name ("void k<int, 2>"); a space in
+	// a lambda's or an unnamed type's braces ("{unnamed type#1}") is part of the name.
+	angle, paren, brace := 0, 0, 0
 	cut := -1
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
@@ -316,8 +354,12 @@ func shortSignature(s string) string {
 			paren++
 		case ')':
 			paren--
+		case '{':
+			brace++
+		case '}':
+			brace--
 		case ' ':
-			if angle == 0 && paren == 0 {
+			if angle == 0 && paren == 0 && brace == 0 {
 				cut = i
 			}
 		}

@@ -100,8 +100,9 @@ var (
 	reDest         = regexp.MustCompile(`^and (\w+) access at (.+?)(?: \[([\d,]+) hazards?\])?$`)
 	reHazardThread = regexp.MustCompile(`^(\w+) Thread \(([\d, ]+)\) at (.+)$`)
 	reSaved        = regexp.MustCompile(`^Saved host backtrace up to driver entry point at (.+?)\.?$`)
-	reHostFrame    = regexp.MustCompile(`^Host Frame:\s*(.+?) \[(0x[0-9a-fA-F]+)\](?: in .*)?$`)
-	reHostFrameOld = regexp.MustCompile(`^Host Frame:\S+ \((.+?) \+ (0x[0-9a-fA-F]+)\) \[0x[0-9a-fA-F]+\]$`)
+	reHostFrame    = regexp.MustCompile(`^Host Frame:\s*(.*?) ?\[(0x[0-9a-fA-F]+)\](?: in (.*))?$`)
+	reFrameSource  = regexp.MustCompile(` in \S[^\[]*:\d+$`)
+	reHostFrameOld = regexp.MustCompile(`^Host Frame:(\S+) \((.+?) \+ (0x[0-9a-fA-F]+)\) \[0x[0-9a-fA-F]+\]$`)
 
 	// Foreign lines.
 	reExit      = regexp.MustCompile(`(?:^|\s)exit=(\d+)\s*$`)
@@ -173,6 +174,10 @@ type runState struct {
 	orphanFirst  string
 	orphanReason string
 	killHint     string
+	// wrapped is a summary line that does not read as one, and wrappedLine its line,
+	// until the next line says whether a terminal wrapped it.
+	wrapped     string
+	wrappedLine int
 }
 
 // pending is a record being assembled from its lines.
@@ -186,7 +191,8 @@ type pending struct {
 	raceFirst  string // racecheck: direction of the first access
 	raceKinds  map[string]bool
 	dests      []string
-	allocSite  string
+	sides      []raceSide // an analysis report's other sides
+	alloc      allocation
 	hostKernel string
 	size       string
 	// weak: a line without the prefix that a program might print too started the
@@ -206,6 +212,9 @@ func (p *textParser) line(raw []byte) {
 		if loc := reTimestamp.FindStringIndex(s); loc != nil {
 			s = s[loc[1]:]
 		}
+	}
+	if st := p.cur; st != nil && st.wrapped != "" && st.joinWrapped(p, s) {
+		return
 	}
 	if strings.HasPrefix(s, prefix) {
 		p.prefixed = true
@@ -436,6 +445,42 @@ func (p *textParser) sanitizerLine(rest string) {
 	st.top(p, content)
 }
 
+// joinWrapped reads s, the line after a summary line that did not read as one, as the
+// rest of it that a terminal wrapped onto the next line ("RACECHECK SUMMARY: 16 hazards
+// displayed (16 errors, 0" and "=========   warnings)", or a pasted "warnings)"), cut at a
+// blank or inside a word. It reports whether the line was taken; when it is not the rest,
+// the summary line is a problem.
+func (st *runState) joinWrapped(p *textParser, s string) bool {
+	head, ln := st.wrapped, st.wrappedLine
+	st.wrapped = ""
+	rest := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), prefix))
+	if rest != "" {
+		for _, joined := range []string{head + " " + rest, head + rest} {
+			if isSummary(joined) {
+				p.nonBlank++
+				st.top(p, joined)
+				return true
+			}
+		}
+	}
+	st.unreadSummary(head, ln)
+	return false
+}
+
+func isSummary(c string) bool {
+	for _, re := range []*regexp.Regexp{reErrSummary, reNotPrinted, reRaceSummary, reLeakSummary} {
+		if re.MatchString(c) {
+			return true
+		}
+	}
+	return false
+}
+
+func (st *runState) unreadSummary(c string, ln int) {
+	st.badSummary = true
+	st.problem("a summary line kernel-gate cannot read: %q (line %d)", msgtext.Clip(c, 200), ln)
+}
+
 // later records a problem found outside any run's lines: on the run being read, else on
 // the next run to start (an input with no run at all is an error anyway).
 func (p *textParser) later(format string, args ...any) {
@@ -609,7 +654,6 @@ func (st *runState) top(p *textParser, c string) {
 			pd.rec.Line = st.lineNum(p, line)
 			pd.hasLoc = true
 			pd.launch = true
-			pd.dests = nil
 			st.rec = pd
 			return
 		}
@@ -639,8 +683,9 @@ func (st *runState) top(p *textParser, c string) {
 	}
 	if strings.HasPrefix(c, "ERROR SUMMARY") || strings.HasPrefix(c, "RACECHECK SUMMARY") || strings.HasPrefix(c, "LEAK SUMMARY") {
 		st.flush(p)
-		st.badSummary = true
-		st.problem("a summary line kernel-gate cannot read: %q (line %d)", msgtext.Clip(c, 200), ln)
+		// A terminal may have wrapped it ("... (16 errors, 0" then "warnings)"): the next
+		// line decides (joinWrapped).
+		st.wrapped, st.wrappedLine = c, ln
 		return
 	}
 	if reSession.MatchString(c) {
@@ -734,13 +779,12 @@ func (st *runState) continuation(p *textParser, c string) {
 			if m := reDest.FindStringSubmatch(c); m != nil {
 				_, f, l := parseLoc(m[2])
 				pd.raceKinds[pairKind(pd.raceFirst, m[1])] = true
-				d := m[1] + " access at " + locString(f, st.lineNum(p, l))
+				side := raceSide{dir: m[1], file: baseFile(f), line: st.lineNum(p, l)}
 				if m[3] != "" {
-					n := st.num(p, "the hazard count", m[3])
-					pd.rec.Hazards += n
-					d += fmt.Sprintf(" [%d hazards]", n)
+					side.hazards, side.counted = st.num(p, "the hazard count", m[3]), true
+					pd.rec.Hazards += side.hazards
 				}
-				pd.dests = append(pd.dests, d)
+				pd.sides = addSide(pd.sides, side)
 			}
 		}
 	case reHazardThread.MatchString(c):
@@ -760,29 +804,38 @@ func (st *runState) continuation(p *textParser, c string) {
 		}
 		pd.dests = append(pd.dests, m[1]+" access at "+locString(f, l))
 		pd.rec.Access = strings.Join(pd.dests, " and ")
+	case strings.HasPrefix(c, "in ") && (pd.kind == KindLeak || pd.kind == KindUnusedMemory):
+		// The module of the frame before ("=========                in /usr/lib/libcublas.so.12").
+		pd.alloc.module(strings.TrimSpace(c[3:]))
 	case strings.HasPrefix(c, "Saved host backtrace"):
 		if m := reSaved.FindStringSubmatch(c); m != nil && strings.HasPrefix(m[1], "kernel launch") {
 			pd.launch = true
 		}
 	case strings.HasPrefix(c, "Host Frame:"):
-		fn, pc := "", ""
-		if strings.HasPrefix(c, "Host Frame: ") {
-			if m := reHostFrame.FindStringSubmatch(c); m != nil {
-				fn, pc = m[1], m[2]
+		fn, pc, module := "", "", ""
+		if m := reHostFrameOld.FindStringSubmatch(c); m != nil {
+			// cuda-memcheck: "Host Frame:./bugs (main + 0x1a4) [0x7c44]".
+			module, fn, pc = m[1], m[2], m[3]
+		} else if m := reHostFrame.FindStringSubmatch(c); m != nil {
+			fn, pc, module = m[1], m[2], m[3]
+			switch {
+			case reFrameSource.MatchString(fn):
+				// With the host's line info: "Host Frame: main in oob_demo.cu:25 [0x8a81]
+				// in oob_demo" (CUDA 12.3: "Host Frame:main in src/catch_main.cpp:36
+				// [0x11e0]", no blank, the module on the next line).
+				fn = fn[:reFrameSource.FindStringIndex(fn)[0]]
+			case strings.ContainsRune(fn, '/'):
+				// cuda-memcheck's frames without a function name ("Host Frame:./bugs
+				// [0x1b3c9]") name only their module.
+				module, fn = fn, ""
 			}
-		} else if m := reHostFrameOld.FindStringSubmatch(c); m != nil {
-			// cuda-memcheck: "Host Frame:./bugs (main + 0x1a4) [0x7c44]"; frames without a
-			// function name ("Host Frame:./bugs [0x1b3c9]") say nothing.
-			fn, pc = m[1], m[2]
 		}
 		// A frame without a symbol ("Host Frame:  [0x41b5d] in libcudart.so.13") names
-		// nothing.
+		// nothing but its module, which may be a library's.
 		fn = strings.TrimSpace(fn)
-		if fn == "" || isRuntimeFrame(fn) {
+		pd.alloc.frame(fn, pc, strings.TrimSpace(module))
+		if fn == "" || isRuntimeFrame(fn) || libraryOf(fn, "") != nil {
 			return
-		}
-		if pd.allocSite == "" {
-			pd.allocSite = frameName(fn) + "+" + pc
 		}
 		if pd.hostKernel == "" && fn != "main" && !strings.HasPrefix(fn, "main(") {
 			pd.hostKernel = fn
@@ -819,26 +872,28 @@ func (st *runState) flush(p *textParser) {
 				r.Kind = k
 			}
 		}
-		first := pd.raceFirst + " access at " + locString(r.File, r.Line)
-		if len(pd.dests) > 0 {
-			r.Access = first + " and " + strings.Join(pd.dests, ", ")
-		} else {
-			r.Access = first
+		r.Access = raceAccess(pd.raceFirst+" access at "+locString(r.File, r.Line), pd.sides)
+		r.sides = pd.sides
+		if r.sides == nil {
+			r.sides = []raceSide{}
 		}
 	case KindRaceRAW, KindRaceWAR, KindRaceWAW:
 		r.Kind = pd.kind
 	case KindLeak:
 		r.Kind = KindLeak
 		r.Access = pd.size + " bytes"
-		if pd.allocSite != "" {
-			r.Access += " allocated at " + pd.allocSite
+		if a := pd.alloc.access(); a != "" {
+			r.Access += " allocated " + a
 		}
-		r.HeldBy = HeldByOf(pd.allocSite)
+		r.HeldBy = HeldByOf(pd.alloc.site)
+		if pd.alloc.lib != nil {
+			r.Library = pd.alloc.lib.Name
+		}
 	case KindUnusedMemory:
 		r.Kind = KindUnusedMemory
 		r.Access = "allocation of " + pd.size + " bytes"
-		if pd.allocSite != "" {
-			r.Access += " at " + pd.allocSite
+		if a := pd.alloc.access(); a != "" {
+			r.Access += " " + a
 		}
 	case "unknown":
 		if !pd.hasLoc {
@@ -878,10 +933,7 @@ func (st *runState) add(r Record) {
 	}
 	k := r.key()
 	if i, ok := st.groups[k]; ok {
-		st.run.Records[i].Count++
-		if r.Hazards > 0 {
-			st.run.Records[i].Hazards += r.Hazards
-		}
+		st.run.Records[i].absorb(r)
 		return
 	}
 	if len(st.run.Records) >= MaxGroups {
@@ -899,6 +951,10 @@ func (p *textParser) finish() ([]Run, error) {
 	out := make([]Run, 0, len(p.runs))
 	for i, st := range p.runs {
 		st.flush(p)
+		if st.wrapped != "" {
+			st.unreadSummary(st.wrapped, st.wrappedLine)
+			st.wrapped = ""
+		}
 		last := i == len(p.runs)-1
 		st.finish(p, last)
 		out = append(out, st.run)
@@ -1172,10 +1228,16 @@ func parseLoc(s string) (kernel, file, line string) {
 		return strings.TrimSpace(m[1]), m[2], m[3]
 	}
 	if i := strings.LastIndex(s, " in "); i >= 0 {
+		// "cp_async_bulk_cp_mask in cp_async_bulk.h:236": a frame without an offset.
+		if m := reFileLine.FindStringSubmatch(s[i+4:]); m != nil {
+			return strings.TrimSpace(s[:i]), m[1], m[2]
+		}
 		return strings.TrimSpace(s[:i]), "", ""
 	}
 	return s, "", ""
 }
+
+var reFileLine = regexp.MustCompile(`^(\S.*):(\d+)$`)
 
 func locString(file string, line int) string {
 	f := baseFile(file)

@@ -243,8 +243,7 @@ func (p *xmlParse) record(t xml.StartElement) error {
 	k := rec.key()
 	switch i, ok := p.groups[k]; {
 	case ok:
-		p.run.Records[i].Count++
-		p.run.Records[i].Hazards += rec.Hazards
+		p.run.Records[i].absorb(rec)
 	case len(p.run.Records) >= MaxGroups:
 		p.problem("%s", tooManyGroups())
 	default:
@@ -498,15 +497,12 @@ func (x *xmlRecord) kernel() string {
 }
 
 // site names the first host frame outside the CUDA runtime: "main+0x8ce0".
-func (x *xmlRecord) site() string {
+func (x *xmlRecord) site() allocation {
+	var a allocation
 	for _, f := range x.HostStack.Frames {
-		fn := strings.TrimSpace(f.Func)
-		if fn == "" || isRuntimeFrame(fn) {
-			continue
-		}
-		return frameName(fn) + "+" + strings.TrimSpace(f.PC)
+		a.frame(strings.TrimSpace(f.Func), strings.TrimSpace(f.PC), strings.TrimSpace(f.Module))
 	}
-	return ""
+	return a
 }
 
 // record converts the XML record and says which tool it proves (or "").
@@ -554,10 +550,14 @@ func (x *xmlRecord) record(n *numbers) (Record, string) {
 		tool = ToolMemcheck
 		r.Kind = KindLeak
 		r.Access = strconv.Itoa(n.optional("<size>", w.Size)) + " bytes"
-		if s := x.site(); s != "" {
-			r.Access += " allocated at " + s
+		a := x.site()
+		if s := a.access(); s != "" {
+			r.Access += " allocated " + s
 		}
-		r.HeldBy = HeldByOf(x.site())
+		r.HeldBy = HeldByOf(a.site)
+		if a.lib != nil {
+			r.Library = a.lib.Name
+		}
 	case "Initcheck":
 		tool = ToolInitcheck
 		setWhere(x.Where)
@@ -575,8 +575,8 @@ func (x *xmlRecord) record(n *numbers) (Record, string) {
 		tool = ToolInitcheck
 		r.Kind = KindUnusedMemory
 		r.Access = "allocation of " + strconv.Itoa(n.optional("<allocation><size>", w.Allocation.Size)) + " bytes"
-		if s := x.site(); s != "" {
-			r.Access += " at " + s
+		if s := x.site().access(); s != "" {
+			r.Access += " " + s
 		}
 	case "Synccheck":
 		tool = ToolSynccheck
@@ -594,17 +594,15 @@ func (x *xmlRecord) record(n *numbers) (Record, string) {
 			setWhere(w.Source.Where)
 			first := w.Source.Direction + " access at " + locString(r.File, r.Line)
 			kinds := map[string]bool{}
-			var dests []string
+			sides := []raceSide{}
 			for _, d := range w.Destinations {
 				c := n.optional("<destination><count>", d.Count)
 				r.Hazards += c
 				kinds[pairKind(w.Source.Direction, d.Direction)] = true
-				dests = append(dests, fmt.Sprintf("%s access at %s [%d hazards]", d.Direction, locString(d.Where.Path, n.optional("<destination><line>", d.Where.Line)), c))
+				sides = addSide(sides, raceSide{dir: d.Direction, file: baseFile(d.Where.Path), line: n.optional("<destination><line>", d.Where.Line), hazards: c, counted: true})
 			}
-			r.Access = first
-			if len(dests) > 0 {
-				r.Access += " and " + strings.Join(dests, ", ")
-			}
+			r.Access = raceAccess(first, sides)
+			r.sides = sides
 			if len(kinds) == 1 {
 				for k := range kinds {
 					r.Kind = k

@@ -115,4 +115,5 @@ done
 
 cd / && rm -rf "$(dirname "$repo")"
 echo "== done in $(($(date +%s) - started))s: $out/summary.tsv" >&2
-column -t -s $'\t' "$out/summary.tsv" >&2
+# column(1) is not on every GPU machine (it was missing on the H200 of 2026-11-27).
+if command -v column >/dev/null; then column -t -s $'\t' "$out/summary.tsv" >&2; else cat "$out/summary.tsv" >&2; fi

@@ -3,6 +3,7 @@ package action
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"unicode"
@@ -116,6 +117,7 @@ func sanitizeResult(res *result.Result) []string {
 	overall := res.Verdict
 
 	notes = append(notes, cutFindings(res.Gates)...)
+	cleanStages(res)
 	for i := range res.Gates {
 		g := &res.Gates[i]
 		if len(g.Data) > maxDataBytes {
@@ -311,5 +313,33 @@ func cleanExplanation(e *result.Explanation) {
 	if o := e.Occupancy; o != nil {
 		o.GPU, o.BlockSizeFrom = clean(o.GPU, 32, false), clean(o.BlockSizeFrom, 32, false)
 		o.Base.Limiter, o.Head.Limiter = clean(o.Base.Limiter, 32, false), clean(o.Head.Limiter, 32, false)
+	}
+}
+
+// maxStages bounds an untrusted result's stage timings: a run has a few per target.
+const maxStages = 1024
+
+// cleanStages makes an untrusted result's stage timings as safe to show as its messages:
+// names cleaned and cut, the lists cut, times that are not finite and non-negative zeroed.
+// Why: docs/threat-model.md, threat-model T14.
+func cleanStages(res *result.Result) {
+	if len(res.Stages) > maxStages {
+		res.Stages = res.Stages[:maxStages]
+	}
+	for i := range res.Stages {
+		st := &res.Stages[i]
+		st.ID, st.Name = clean(st.ID, maxNameBytes, false), clean(st.Name, 64, false)
+		st.Target, st.Side = clean(st.Target, maxNameBytes, false), clean(st.Side, 16, false)
+		for _, v := range []*float64{&st.StartSeconds, &st.WallSeconds} {
+			if math.IsNaN(*v) || math.IsInf(*v, 0) || *v < 0 {
+				*v = 0
+			}
+		}
+	}
+	if len(res.CriticalPath) > maxStages {
+		res.CriticalPath = res.CriticalPath[:maxStages]
+	}
+	for i := range res.CriticalPath {
+		res.CriticalPath[i] = clean(res.CriticalPath[i], maxNameBytes, false)
 	}
 }

@@ -153,3 +153,19 @@ func TestReadUntrustedCleansExplanations(t *testing.T) {
 		t.Errorf("first clause %q", w)
 	}
 }
+
+// A fork's stage timings are cleaned and cut like its messages.
+func TestReadUntrustedCleansStages(t *testing.T) {
+	r := gatesFailingAt(1, 1)
+	for i := 0; i < 3000; i++ {
+		r.Stages = append(r.Stages, result.Stage{ID: "build\n::error::x", Name: "b\r", Target: "t\x1b[2J", WallSeconds: 1})
+	}
+	r.CriticalPath = []string{"build\n::warning::y"}
+	res, _, err := ReadUntrusted(writeUntrusted(t, r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Stages) != maxStages || strings.ContainsAny(res.Stages[0].ID+res.Stages[0].Name+res.Stages[0].Target+res.CriticalPath[0], "\n\r\x1b") {
+		t.Errorf("%d stages, the first %+v, path %q", len(res.Stages), res.Stages[0], res.CriticalPath)
+	}
+}

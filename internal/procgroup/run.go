@@ -187,6 +187,10 @@ func (t *TailBuffer) keepLines(p []byte) {
 	}
 }
 
+// Kept are the lines that began with Keep, in the order written (at most 8, each cut at
+// 400 bytes).
+func (t *TailBuffer) Kept() []string { return t.kept }
+
 // String is the kept tail, starting at a line boundary when it was cut, valid UTF-8,
 // after the kept lines (Keep) that the tail itself no longer holds.
 func (t *TailBuffer) String() string {

@@ -190,11 +190,13 @@ func lastOutput(out string) string {
 	if out == "" {
 		return ""
 	}
-	var warned []string // the harness's own warnings first: they say why
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, procgroup.HarnessWarning) && len(warned) < 4 {
-			warned = append(warned, clip(l, 300))
-		}
+	// The harness's own warnings first: they say why. The same lines as a failed run's
+	// tail keeps (procgroup.TailBuffer.Keep).
+	warnings := procgroup.TailBuffer{Keep: procgroup.HarnessWarning}
+	warnings.Write([]byte(out + "\n"))
+	var warned []string
+	for _, l := range warnings.Kept()[:min(len(warnings.Kept()), 4)] {
+		warned = append(warned, clip(l, 300))
 	}
 	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
 		out = out[i+1:]

@@ -16,6 +16,7 @@
 package explain
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -152,7 +153,7 @@ func Build(in Input) result.Explanation {
 	}
 	e.Sentence = strings.Join(texts, "; ")
 	if in.Headline != "" {
-		e.Sentence = in.Headline + ": " + cmpOr(e.Sentence, "nothing kernel-gate measured of the kernel changed")
+		e.Sentence = in.Headline + ": " + cmp.Or(e.Sentence, "nothing kernel-gate measured of the kernel changed")
 	}
 	return e
 }
@@ -234,7 +235,7 @@ func occupancyChange(in Input) (*result.OccupancyChange, string) {
 		return nil, "a side has no ptxas register count"
 	}
 	if in.BlockSize <= 0 {
-		return nil, "the launch's block size is unknown (" + cmpOr(in.NoBlockSize, "Nsight Compute did not run and the harness does not report block_size") + ")"
+		return nil, "the launch's block size is unknown (" + cmp.Or(in.NoBlockSize, "Nsight Compute did not run and the harness does not report block_size") + ")"
 	}
 	l, ok := occupancy.For(in.GPU)
 	if !ok {
@@ -286,10 +287,3 @@ func signedPct(r float64) string {
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
-
-func cmpOr(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
-}

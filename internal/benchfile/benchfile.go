@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kernel-gate/kernel-gate/internal/numtext"
+	"github.com/kernel-gate/kernel-gate/internal/occupancy"
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
 
@@ -480,17 +481,14 @@ func (d *decoder) check(r *Result, line int) error {
 			return fmt.Errorf("%s × %s: a count is negative", r.Kernel, r.Shape)
 		}
 	}
-	if r.BlockSize != nil && (*r.BlockSize < 1 || *r.BlockSize > maxBlockSize) {
-		return fmt.Errorf("%s × %s: block_size %d is not a block a kernel can launch (1 to %d threads)", r.Kernel, r.Shape, *r.BlockSize, maxBlockSize)
+	if r.BlockSize != nil && (*r.BlockSize < 1 || *r.BlockSize > occupancy.MaxBlockSize) {
+		return fmt.Errorf("%s × %s: block_size %d is not a block a kernel can launch (1 to %d threads)", r.Kernel, r.Shape, *r.BlockSize, occupancy.MaxBlockSize)
 	}
 	if r.DynamicSmem != nil && *r.DynamicSmem < 0 {
 		return fmt.Errorf("%s × %s: dynamic_smem is negative", r.Kernel, r.Shape)
 	}
 	return nil
 }
-
-// maxBlockSize is the most threads a CUDA block can have.
-const maxBlockSize = 1024
 
 // capture reads one JSON value as written into d.buf (reused) and returns it: a string,
 // an object or array (strings and nesting followed, nothing else checked: decoding does

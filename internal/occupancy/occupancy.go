@@ -78,6 +78,9 @@ func For(ccOrArch string) (Limits, bool) {
 	return Limits{}, false
 }
 
+// MaxBlockSize is the most threads a CUDA block can have, on every compute capability.
+const MaxBlockSize = 1024
+
 // Kernel is what occupancy depends on of one launch.
 type Kernel struct {
 	// BlockSize is threads per block.
@@ -118,9 +121,9 @@ type Result struct {
 // at all (a block over 1024 threads or the SM's warps, more registers than a thread may
 // have, more shared memory than a block may use) is an error naming the resource.
 func Compute(l Limits, k Kernel) (Result, error) {
-	const warpSize, maxBlockSize = 32, 1024
-	if k.BlockSize <= 0 || k.BlockSize > maxBlockSize {
-		return Result{}, fmt.Errorf("a block of %d threads cannot launch (1 to %d)", k.BlockSize, maxBlockSize)
+	const warpSize = 32
+	if k.BlockSize <= 0 || k.BlockSize > MaxBlockSize {
+		return Result{}, fmt.Errorf("a block of %d threads cannot launch (1 to %d)", k.BlockSize, MaxBlockSize)
 	}
 	if k.Registers < 0 || k.StaticSmem < 0 || k.DynamicSmem < 0 {
 		return Result{}, fmt.Errorf("negative resources: %d registers, %d + %d bytes of shared memory", k.Registers, k.StaticSmem, k.DynamicSmem)

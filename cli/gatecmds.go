@@ -175,8 +175,8 @@ func runBenchRun(ctx context.Context, args []string, e env) (int, error) {
 		return failed(err)
 	}
 	o := abrun.Options{Bench: set, Speedup: cfg.Speedup, ArtifactDir: f.artifacts, NvidiaSMI: f.smi,
-		Progress: e.stderr, Getenv: e.getenv}
-	if err := f.sides.Apply(&o, set, e.getenv); err != nil {
+		Progress: e.stderr}
+	if err := f.sides.Apply(&o, set); err != nil {
 		return failed(err)
 	}
 	g, err := abrun.Run(ctx, o)

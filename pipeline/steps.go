@@ -24,6 +24,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
 
@@ -185,11 +186,7 @@ func (p *pipeline) bench(ctx context.Context, t target) (result.Gate, error) {
 		RunWallBudget: set.RunWallBudget, RunWallSpent: p.benchSpent,
 	}
 	if t.Reference != "" {
-		argv, err := abrun.SplitCommand(t.Reference, nil)
-		if err != nil {
-			return result.Gate{}, exitcode.BadInput(err)
-		}
-		o.Reference = abrun.Command{Argv: argv, Dir: p.headDir}
+		o.Reference = abrun.Command{Argv: shellcmd.Argv(t.Reference), Dir: p.headDir}
 	}
 	record := filepath.Join(dir, runnerRecordFile)
 	return p.x.stage(stage{

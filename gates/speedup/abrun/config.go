@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 )
 
 // Defaults used where the config and the flags set nothing.
@@ -275,8 +276,8 @@ func (c Config) resolve() (Settings, error) {
 		errs = append(errs, fmt.Errorf("%s: %s", c.keyWhere(key), fmt.Sprintf(format, a...)))
 	}
 	if s.Harness != "" {
-		if _, err := SplitCommand(s.Harness, nil); err != nil {
-			bad("harness", "%v (want shell words such as \"./build/harness --fast\")", err)
+		if err := shellcmd.Check(s.Harness); err != nil {
+			bad("harness", "%v (want a shell command such as \"./build/harness --fast\")", err)
 		}
 	}
 	if s.Build != "" && s.Harness == "" {

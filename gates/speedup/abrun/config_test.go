@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 )
 
 func TestParseSection(t *testing.T) {
@@ -113,27 +115,44 @@ func TestDecodeAsField(t *testing.T) {
 	}
 }
 
-func TestSplitCommand(t *testing.T) {
-	env := func(k string) string {
-		if k == "BUILD" {
-			return "/tmp/b"
-		}
-		return ""
-	}
+// The harness commands of the flags and the config run through sh -c, each checked first:
+// a pipe or && is a command like any other, a quote left open or an empty one is bad input
+// naming its flag.
+func TestSidesApply(t *testing.T) {
 	for _, tc := range []struct {
-		line string
-		want []string
-		bad  bool
+		sides      Sides
+		base, head []string // want; nil: the worktree form
+		harness    string   // the worktree's harness
+		bad        string
 	}{
-		{`./harness --fast`, []string{"./harness", "--fast"}, false},
-		{`python3 "my bench.py" -k 'a b'`, []string{"python3", "my bench.py", "-k", "a b"}, false},
-		{`$BUILD/harness`, []string{"/tmp/b/harness"}, false},
-		{``, nil, true},
-		{`"unclosed`, nil, true},
+		{sides: Sides{BaseCmd: `./harness --x "a b"`, HeadCmd: "python3 kernels/sdpa_reference.py"},
+			base: []string{"sh", "-c", `./harness --x "a b"`}, head: []string{"sh", "-c", "python3 kernels/sdpa_reference.py"}},
+		{sides: Sides{BaseCmd: "cd base && ./h | tee log", HeadCmd: "cd head && ./h"},
+			base: []string{"sh", "-c", "cd base && ./h | tee log"}, head: []string{"sh", "-c", "cd head && ./h"}},
+		{sides: Sides{Harness: "make -s harness && ./build/harness"}, harness: "make -s harness && ./build/harness"},
+		{sides: Sides{}, harness: "./from/config"},
+		{sides: Sides{BaseCmd: `./h "open`, HeadCmd: "./h"}, bad: "--base-cmd: "},
+		{sides: Sides{BaseCmd: "./h", HeadCmd: " "}, bad: "--head-cmd: an empty command"},
+		{sides: Sides{Harness: "./h &&"}, bad: "--harness: "},
+		{sides: Sides{BaseCmd: "./h"}, bad: "go together"},
 	} {
-		got, err := SplitCommand(tc.line, env)
-		if (err != nil) != tc.bad || !slices.Equal(got, tc.want) {
-			t.Errorf("%q: %q %v", tc.line, got, err)
+		var o Options
+		err := tc.sides.Apply(&o, Settings{Harness: "./from/config"})
+		switch {
+		case tc.bad != "":
+			if err == nil || !strings.Contains(err.Error(), tc.bad) || exitcode.Of(err) != exitcode.Usage {
+				t.Errorf("%+v: got %v, want bad input saying %q", tc.sides, err, tc.bad)
+			}
+		case err != nil:
+			t.Errorf("%+v: %v", tc.sides, err)
+		case tc.base != nil:
+			if !slices.Equal(o.Base.Argv, tc.base) || !slices.Equal(o.Head.Argv, tc.head) || o.Worktree != nil {
+				t.Errorf("%+v: base %q head %q", tc.sides, o.Base.Argv, o.Head.Argv)
+			}
+		default:
+			if o.Worktree == nil || o.Worktree.Harness != tc.harness {
+				t.Errorf("%+v: worktree %+v", tc.sides, o.Worktree)
+			}
 		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 )
 
 // Metric names of the runner's findings (the judge's are speedup's).
@@ -85,8 +86,6 @@ type Options struct {
 	Environ []string
 	// Progress gets a line now and then (nil: none).
 	Progress io.Writer
-	// Getenv expands $VARIABLES in the worktree's harness command (nil: none expand).
-	Getenv func(string) string
 	// RunWallBudget, when > 0, is the wall time the timing of every A/B run of a
 	// kernel-gate run may take together (bench.run_wall_budget), RunWallSpent what earlier
 	// ones took: this run's wall budget is the smaller of Bench.WallBudget and what is left.
@@ -333,9 +332,8 @@ func (r *runner) prepare(ctx context.Context) (*Failure, error) {
 		r.describe()
 		return nil, nil
 	}
-	words, err := SplitCommand(w.Harness, r.o.Getenv)
-	if err != nil {
-		return nil, fmt.Errorf("bench.harness: %w", err)
+	if err := shellcmd.Check(w.Harness); err != nil {
+		return nil, fmt.Errorf("the harness: %w", err)
 	}
 	r.data.Mode = "worktree"
 	r.data.BaseRef = w.BaseRef
@@ -350,7 +348,7 @@ func (r *runner) prepare(ctx context.Context) (*Failure, error) {
 	r.data.BaseRev = base.rev
 	trees := [2]tree{base, head}
 	for i, t := range trees {
-		r.cmds[i] = harnessCommand(words, t)
+		r.cmds[i] = harnessCommand(w.Harness, t)
 	}
 	r.cmds[2] = r.o.Reference
 	r.describe()

@@ -1007,6 +1007,36 @@ func TestWorktreeBuildsBaseAndHead(t *testing.T) {
 	}
 }
 
+// A harness command is a shell command (sh -c), as run.targets' harness is: a pipe and an
+// && list run in the worktree's harness and in the two given commands alike, and the A/B
+// run judges what they wrote.
+func TestShellHarnessCommands(t *testing.T) {
+	repo, _, buildCmd := tempRepo(t, "1")
+	o := Options{
+		Worktree:  &Worktree{Dir: repo, Build: buildCmd, Harness: "test -x ./out/harness && ./out/harness seed=3 2>&1 | cat >&2"},
+		Bench:     Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
+		NvidiaSMI: "/nonexistent/nvidia-smi",
+	}
+	f := newFakes(t, nil, nil)
+	given := options(f, "")
+	if err := (Sides{BaseCmd: "true && " + procgroup.ShellJoin(f.base.Argv) + " | cat", HeadCmd: procgroup.ShellJoin(f.head.Argv) + " 2>&1 | tee " + filepath.Join(f.dir, "head.out")}).Apply(&given, Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]Options{"worktree": o, "commands": given} {
+		g, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		d := decodeData(t, g)
+		if g.Verdict != result.Pass || d.Runner.Rounds == 0 || len(d.Comparisons) == 0 {
+			t.Errorf("%s: the same harness on both sides through a pipe:\n%s", name, dump(g))
+		}
+		if !strings.Contains(d.Runner.HeadCommand, "| ") {
+			t.Errorf("%s: the head command is shown as %q, not as written", name, d.Runner.HeadCommand)
+		}
+	}
+}
+
 // A build that fails fails the gate, and the worktree is still removed.
 func TestWorktreeBuildFailure(t *testing.T) {
 	repo, _, _ := tempRepo(t, "1")

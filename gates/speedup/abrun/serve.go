@@ -19,6 +19,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
 
@@ -623,8 +624,8 @@ const slowSetup = 2 * time.Second
 
 // mentionsPython: a command that runs Python, as far as its words say (python3 x.py,
 // env ... python, sh -c "python3 ...", ./harness.py).
-func mentionsPython(argv []string) bool {
-	for _, w := range argv {
+func mentionsPython(c Command) bool {
+	for _, w := range commandWords(c) {
 		if w = strings.ToLower(w); strings.Contains(w, "python") || strings.Contains(w, ".py") {
 			return true
 		}
@@ -632,11 +633,21 @@ func mentionsPython(argv []string) bool {
 	return false
 }
 
+// commandWords are the words a command is written in, as sh reads them (shellcmd.Words);
+// a line that does not parse is one word.
+func commandWords(c Command) []string {
+	line := describeCommand(c)
+	if w := shellcmd.Words(line); w != nil {
+		return w
+	}
+	return []string{line}
+}
+
 // setsBytecode: the command's own words set PYTHONPYCACHEPREFIX or PYTHONDONTWRITEBYTECODE
-// (env NAME=VALUE python3 ..., sh -c "NAME=VALUE python3 ..."), which the environment kernel-gate
-// sees does not show.
-func setsBytecode(argv []string) bool {
-	for _, w := range argv {
+// (NAME=VALUE python3 ..., env NAME=VALUE python3 ..., sh -c "NAME=VALUE python3 ..."),
+// which the environment kernel-gate sees does not show.
+func setsBytecode(c Command) bool {
+	for _, w := range commandWords(c) {
 		if strings.Contains(w, "PYTHONPYCACHEPREFIX=") || strings.Contains(w, "PYTHONDONTWRITEBYTECODE=") {
 			return true
 		}
@@ -651,7 +662,7 @@ func setsBytecode(argv []string) bool {
 // about half of a PyTorch harness's start-up there.
 func (r *runner) noteBytecode(res [3][]started, sides []int) {
 	for _, i := range sides {
-		if !mentionsPython(r.cmds[i].Argv) || setsBytecode(r.cmds[i].Argv) {
+		if !mentionsPython(r.cmds[i]) || setsBytecode(r.cmds[i]) {
 			continue
 		}
 		env := append(append(slices.Clone(r.o.Environ), r.cmds[i].Env...), r.set.Env...)

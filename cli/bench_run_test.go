@@ -72,7 +72,7 @@ func TestBenchRunCommands(t *testing.T) {
 	if want := "gemm×small=slower gemm×long=slower softmax×small=same softmax×long=same"; comparisonVerdicts(d) != want || g.Verdict != result.Fail {
 		t.Fatalf("got %s (%s), want %s", comparisonVerdicts(d), g.Verdict, want)
 	}
-	if !strings.Contains(stderr, "kernel-gate bench run: warm-up round done") {
+	if !strings.Contains(stderr, "kernel-gate A/B run: warm-up round done") {
 		t.Errorf("no progress on stderr: %q", stderr)
 	}
 	head := filepath.Join(art, "head.json")
@@ -166,7 +166,7 @@ func TestBenchRunUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q, want %q", tc.args, code, stderr, tc.want)
 		}
 	}
-	// The repository's own config has no bench.harness: nothing to run is a usage error.
+	// The repository's own config has no speedup.harness: nothing to run is a usage error.
 	if code, _, stderr := kg(t, "", "bench", "run", "--config", "kernel-gate.yml"); code != exitUsage || !strings.Contains(stderr, "nothing to run") {
 		t.Errorf("no harness: exit %d, %q", code, stderr)
 	}

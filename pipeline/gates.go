@@ -133,7 +133,7 @@ func CompareFiles(base, head string, stdin io.Reader, cfg config.Config) (result
 			return result.Gate{}, err
 		}
 	}
-	g, err := speedup.Compare(sides[0], sides[1], cfg.Speedup)
+	g, err := speedup.Compare(sides[0], sides[1], cfg.Speedup.Config)
 	if err != nil {
 		return result.Gate{}, exitcode.BadInput(err)
 	}

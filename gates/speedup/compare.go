@@ -80,7 +80,7 @@ type Record struct {
 	// timed it (bench compare of two files).
 	WallSeconds *float64 `json:"wall_seconds,omitempty"`
 	// Stopped says, for an inconclusive comparison the runner timed, why it got no more
-	// rounds: "wall_budget" or "run_wall_budget" (bench.wall_budget, bench.run_wall_budget),
+	// rounds: "wall_budget" or "run_wall_budget" (speedup.wall_budget, speedup.run_wall_budget),
 	// "rounds_budget", "budget_spent" (max_rounds or gpu_seconds_budget). Absent otherwise.
 	Stopped string `json:"stopped,omitempty"`
 }
@@ -88,7 +88,7 @@ type Record struct {
 // CompareOptions are what the A/B runner tells the judge about how the timings ended.
 type CompareOptions struct {
 	// NoMoreRounds, when set, says why the runner added no more rounds although an
-	// inconclusive comparison could have had them ("the wall budget bench.wall_budget of 5m0s
+	// inconclusive comparison could have had them ("the wall budget speedup.wall_budget of 5m0s
 	// was spent after 48 rounds"); the comparison's message says so instead of asking for
 	// more. Empty for a one-shot comparison of two files.
 	NoMoreRounds string

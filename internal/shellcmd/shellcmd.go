@@ -1,6 +1,6 @@
 // Package shellcmd is a command of the config or the command line that kernel-gate runs
 // through sh -c: a harness (run.targets' harness and sanitize, a target's reference,
-// bench.harness, --harness, --base-cmd, --head-cmd) or a build. A value means what sh
+// speedup.harness, --harness, --base-cmd, --head-cmd) or a build. A value means what sh
 // makes of it, pipes, && and redirections included; the same value as shell words
 // ("./build/harness --x 'a b'", "python3 kernels/sdpa_reference.py") means what it meant
 // when these commands were split into words without a shell.

@@ -56,7 +56,7 @@ func newFakes(t *testing.T, baseArgs, headArgs []string) fakes {
 func options(f fakes, artifacts string) Options {
 	return Options{
 		Base: f.base, Head: f.head,
-		Bench:       Settings{Samples: 30, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
+		Settings:    Settings{Samples: 30, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
 		ArtifactDir: artifacts,
 		NvidiaSMI:   "/nonexistent/nvidia-smi",
 	}
@@ -222,7 +222,7 @@ func TestCrashNamesSideAndRound(t *testing.T) {
 func TestHangingHarnessIsKilled(t *testing.T) {
 	f := newFakes(t, []string{"hang_on=2"}, nil)
 	o := options(f, "")
-	o.Bench.Timeout = 400 * time.Millisecond
+	o.Settings.Timeout = 400 * time.Millisecond
 	start := time.Now()
 	g, err := Run(context.Background(), o)
 	if err != nil {
@@ -870,7 +870,7 @@ func TestDifferentDevicesCompareNothing(t *testing.T) {
 func TestRoundsBudgetStops(t *testing.T) {
 	f := newFakes(t, nil, []string{"factor=1.05"})
 	o := options(f, "")
-	o.Bench.RoundsBudget = 4
+	o.Settings.RoundsBudget = 4
 	g, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -977,7 +977,7 @@ func TestWorktreeBuildsBaseAndHead(t *testing.T) {
 	repo, baseRev, buildCmd := tempRepo(t, "1.10")
 	o := Options{
 		Worktree:  &Worktree{Dir: repo, Build: buildCmd, Harness: "./out/harness seed=3"},
-		Bench:     Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
+		Settings:  Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
 		NvidiaSMI: "/nonexistent/nvidia-smi",
 	}
 	art := t.TempDir()
@@ -1014,7 +1014,7 @@ func TestShellHarnessCommands(t *testing.T) {
 	repo, _, buildCmd := tempRepo(t, "1")
 	o := Options{
 		Worktree:  &Worktree{Dir: repo, Build: buildCmd, Harness: "test -x ./out/harness && ./out/harness seed=3 2>&1 | cat >&2"},
-		Bench:     Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
+		Settings:  Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
 		NvidiaSMI: "/nonexistent/nvidia-smi",
 	}
 	f := newFakes(t, nil, nil)
@@ -1042,7 +1042,7 @@ func TestWorktreeBuildFailure(t *testing.T) {
 	repo, _, _ := tempRepo(t, "1")
 	o := Options{
 		Worktree:  &Worktree{Dir: repo, Build: `if [ -e .git ] && [ -d .git ]; then echo "make: *** [harness] Error 2" >&2; exit 2; fi; true`, Harness: "./out/harness"},
-		Bench:     Settings{Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
+		Settings:  Settings{Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
 		NvidiaSMI: "/nonexistent/nvidia-smi",
 	}
 	g, err := Run(context.Background(), o)

@@ -103,7 +103,7 @@ func (r *runner) startServer(ctx context.Context, side Side, lifetime, firstRoun
 	out := filepath.Join(r.work, fmt.Sprintf("%s-serve-%d.json", side, lifetime))
 	var logw io.Writer
 	if l := r.sideLogs[i]; l != nil {
-		l.header("==> kernel-gate bench run: %s, serving process %d (from round %d; its lines marked [%d]), KG_MODE=serve: %s <==", side, lifetime, firstRound, lifetime, describeCommand(c))
+		l.header("==> kernel-gate A/B run: %s, serving process %d (from round %d; its lines marked [%d]), KG_MODE=serve: %s <==", side, lifetime, firstRound, lifetime, describeCommand(c))
 		logw = l.process(lifetime)
 	}
 	start := time.Now()
@@ -464,7 +464,7 @@ type started struct {
 	oom           string // how its output, failure or warm-up answer said the GPU ran out of memory; "" if none did
 }
 
-// startAll starts bench.servers serving processes of each given side, all side by side
+// startAll starts speedup.servers serving processes of each given side, all side by side
 // (nothing is timed while they set up and warm up), waits for every one, and counts them
 // in the sides' data. out[i] holds side i's processes, in lifetime order.
 func (r *runner) startAll(ctx context.Context, sides []int, firstRound int) [3][]started {
@@ -539,7 +539,7 @@ func (r *runner) sidesPresent() []int {
 }
 
 // startServing decides, before the warm-up round, which sides serve their rounds
-// (bench.serve): with auto each harness is started with KG_MODE=serve, and base and head
+// (speedup.serve): with auto each harness is started with KG_MODE=serve, and base and head
 // serve when both answer the handshake (a harness that exits first does not serve, and
 // then neither does the other: both sides are timed the same way); the reference serves
 // when it answers. With true every side must serve. A failed start fails the run.
@@ -566,7 +566,7 @@ func (r *runner) startServing(ctx context.Context) (*Failure, error) {
 			r.killServers()
 			r.set.Servers = 1
 			r.warn("servers-oom", result.Warning, MetricServe, "",
-				"%d serving processes a side (bench.servers: %d), started side by side, ran out of GPU memory (%s): the run went on with 1 a side, each answering at most %d rounds; set bench.servers: 1 to skip the first attempt",
+				"%d serving processes a side (speedup.servers: %d), started side by side, ran out of GPU memory (%s): the run went on with 1 a side, each answering at most %d rounds; set speedup.servers: 1 to skip the first attempt",
 				n, n, what, max(r.set.RestartEvery, 1))
 			res = r.startAll(ctx, present, 0)
 			r.keep(res, present)
@@ -591,7 +591,7 @@ func (r *runner) startServing(ctx context.Context) (*Failure, error) {
 			if setting == ServeOn {
 				r.killServers()
 				return &Failure{Side: sideOf(i), Stage: "run", Round: 0, Log: r.logPaths[i],
-					Why: "bench.serve is true, but it does not serve rounds: started with KG_MODE=serve, it " + st.notServing}, nil
+					Why: "speedup.serve is true, but it does not serve rounds: started with KG_MODE=serve, it " + st.notServing}, nil
 			}
 			break
 		}
@@ -674,7 +674,7 @@ func (r *runner) noteBytecode(res [3][]started, sides []int) {
 		for _, st := range res[i] {
 			if st.s != nil && st.setup >= slowSetup {
 				r.warn("bytecode", result.Notice, MetricServe, "",
-					"the %s harness's serving processes took %.1f s to set up, and PYTHONDONTWRITEBYTECODE is set without PYTHONPYCACHEPREFIX: if its Python packages were installed without bytecode, every start compiles them again; setting bench.env PYTHONPYCACHEPREFIX to a directory kept between runs makes later starts read it (docs/speedup-serving.md)",
+					"the %s harness's serving processes took %.1f s to set up, and PYTHONDONTWRITEBYTECODE is set without PYTHONPYCACHEPREFIX: if its Python packages were installed without bytecode, every start compiles them again; setting speedup.env PYTHONPYCACHEPREFIX to a directory kept between runs makes later starts read it (docs/speedup-serving.md)",
 					sideOf(i), st.setup.Seconds())
 				return
 			}

@@ -20,7 +20,7 @@ func (s Sides) Apply(o *Options, set Settings) error {
 	if s.BaseCmd == "" && s.HeadCmd == "" {
 		w := Worktree{Dir: ".", BaseRef: cmp.Or(s.BaseRef, set.BaseRef), Build: cmp.Or(s.Build, set.Build), Harness: cmp.Or(s.Harness, set.Harness)}
 		if w.Harness == "" {
-			return exitcode.BadInputf("nothing to run: give --base-cmd and --head-cmd, or --harness (with --build to build it), or set bench.harness and bench.build in the config")
+			return exitcode.BadInputf("nothing to run: give --base-cmd and --head-cmd, or --harness (with --build to build it), or set speedup.harness and speedup.build in the config")
 		}
 		if err := shellcmd.Check(w.Harness); err != nil {
 			return exitcode.BadInputf("--harness: %v", err)

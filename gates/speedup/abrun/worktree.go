@@ -129,7 +129,7 @@ func build(ctx context.Context, side Side, command string, t tree, timeout time.
 		}
 		defer f.Close()
 		logw = f
-		fmt.Fprintf(f, "==> kernel-gate bench run: %s build in %s: %s <==\n", side, t.dir, command)
+		fmt.Fprintf(f, "==> kernel-gate A/B run: %s build in %s: %s <==\n", side, t.dir, command)
 	}
 	spec := runSpec{Argv: shellcmd.Argv(command), Dir: t.dir, Env: environ, Timeout: timeout, LogCap: buildLogBytes}
 	if logw != nil {

@@ -145,8 +145,8 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 		{name: "sanitize/tool hangs", args: []string{"sanitize", "--tools", "memcheck", "--sanitizer", "{tool}", "--", "true"}, tool: "compute-sanitizer"},
 		{name: "ncu/tool hangs", args: []string{"ncu", "--config", repo("kernel-gate.yml"), "--ncu", "{tool}", "--", "true"}, tool: "ncu"},
 		{name: "check/stdin", args: []string{"check", "-"}, stdin: true},
-		{name: "bench run/harness hangs", args: []string{"bench", "run", "--base-cmd", "{tool}", "--head-cmd", "{tool}", "--nvidia-smi", "/nonexistent/nvidia-smi"}, tool: "harness"},
-		{name: "bench compare/stdin", args: []string{"bench", "compare", "-", repo("testdata/sanitizer-kernels-h200/harness_bench_clean.json")}, stdin: true},
+		{name: "bench run/harness hangs", args: []string{"speedup", "run", "--base-cmd", "{tool}", "--head-cmd", "{tool}", "--nvidia-smi", "/nonexistent/nvidia-smi"}, tool: "harness"},
+		{name: "bench compare/stdin", args: []string{"speedup", "compare", "-", repo("testdata/sanitizer-kernels-h200/harness_bench_clean.json")}, stdin: true},
 		// gates/guard reads a path it is given with os.ReadFile: main's last resort ends it.
 		// The guard fails a file it cannot read, a FIFO among them, without opening it.
 		{name: "guard/FIFO", args: []string{"guard", fifo}, done: []int{exitFail}},

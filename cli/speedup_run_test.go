@@ -60,7 +60,7 @@ func comparisonVerdicts(d abrun.Data) string {
 func TestBenchRunCommands(t *testing.T) {
 	fake, dir := fakeHarness(t), t.TempDir()
 	art := filepath.Join(dir, "art")
-	code, out, stderr := kg(t, "", "bench", "run",
+	code, out, stderr := kg(t, "", "speedup", "run",
 		"--base-cmd", fmt.Sprintf("sh %s state=%s/base seed=1", fake, dir),
 		"--head-cmd", fmt.Sprintf("sh %s state=%s/head seed=2 factor=1.05", fake, dir),
 		"--samples", "12", "--shapes", "small,long", "--nvidia-smi", filepath.Join(dir, "no-nvidia-smi"),
@@ -88,7 +88,7 @@ func TestBenchRunCommands(t *testing.T) {
 	if f.Request == nil || f.Request.Samples != 12 || strings.Join(f.Request.Shapes, ",") != "small,long" || len(f.Results[0].RoundsUs[0]) != 12 {
 		t.Errorf("merged head: request %+v, %d samples a round", f.Request, len(f.Results[0].RoundsUs[0]))
 	}
-	code, out2, _ := kg(t, "", "bench", "compare", filepath.Join(art, "base.json"), head, "--format", "json")
+	code, out2, _ := kg(t, "", "speedup", "compare", filepath.Join(art, "base.json"), head, "--format", "json")
 	res := decode(t, out2)
 	var again speedup.Data
 	if err := json.Unmarshal(res.Gates[0].Data, &again); err != nil {
@@ -102,7 +102,7 @@ func TestBenchRunCommands(t *testing.T) {
 // A harness that crashes fails the gate with a finding naming the side and the round.
 func TestBenchRunCrashFails(t *testing.T) {
 	fake, dir := fakeHarness(t), t.TempDir()
-	code, out, _ := kg(t, "", "bench", "run",
+	code, out, _ := kg(t, "", "speedup", "run",
 		"--base-cmd", fmt.Sprintf("sh %s state=%s/base fail_on=3", fake, dir),
 		"--head-cmd", fmt.Sprintf("sh %s state=%s/head", fake, dir),
 		"--nvidia-smi", filepath.Join(dir, "no-nvidia-smi"), "--format", "json")
@@ -129,7 +129,7 @@ func TestBenchRunWorktree(t *testing.T) {
 	build := fmt.Sprintf(`mkdir -p out && side=$(basename "$PWD") && printf '#!/bin/sh\nexec sh %s state=%s/%%s.count factor=%%s "$@"\n' "$side" "$(cat factor)" >out/harness && chmod +x out/harness`, fake, state)
 
 	t.Chdir(repo.Dir)
-	code, out, stderr := kg(t, "", "bench", "run", "--base", "trunk", "--build", build, "--harness", "./out/harness seed=4",
+	code, out, stderr := kg(t, "", "speedup", "run", "--base", "trunk", "--build", build, "--harness", "./out/harness seed=4",
 		"--nvidia-smi", filepath.Join(state, "no-nvidia-smi"), "--timeout", "30s", "--format", "json")
 	if code != exitFail {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
@@ -146,20 +146,25 @@ func TestBenchRunWorktree(t *testing.T) {
 	}
 }
 
-func TestBenchRunUsage(t *testing.T) {
+func TestSpeedupRunUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"bench"}, "usage: kernel-gate bench run"},
-		{[]string{"bench", "frobnicate"}, "usage: kernel-gate bench run"},
+		{[]string{"speedup"}, "usage: kernel-gate speedup run"},
+		{[]string{"speedup", "frobnicate"}, "usage: kernel-gate speedup run"},
+		// bench is speedup's old name.
+		{[]string{"bench"}, "usage: kernel-gate speedup run"},
 		{[]string{"bench", "run", "--base-cmd", "./a"}, "--base-cmd and --head-cmd go together"},
-		{[]string{"bench", "run", "--base-cmd", "./a", "--head-cmd", "./b", "--harness", "./h"}, "not both"},
-		{[]string{"bench", "run", "--base-cmd", "'./a", "--head-cmd", "./b"}, "--base-cmd:"},
-		{[]string{"bench", "run", "--base-cmd", "./a", "--head-cmd", "./b", "--timeout", "soon"}, "--timeout"},
-		{[]string{"bench", "run", "--base-cmd", "./a", "--head-cmd", "./b", "--samples", "-3"}, "--samples"},
-		{[]string{"bench", "run", "--base-cmd", "./a", "--head-cmd", "./b", "extra.json"}, "takes no file arguments"},
-		{[]string{"bench", "run", "--config", "testdata/nope.yml", "--harness", "./h"}, "nope.yml"},
+		{[]string{"speedup", "run", "--base-cmd", "./a", "--head-cmd", "./b && "}, "--head-cmd:"},
+		{[]string{"speedup", "run", "--harness", " "}, "--harness: an empty command"},
+		{[]string{"speedup", "run", "--base-cmd", "./a"}, "--base-cmd and --head-cmd go together"},
+		{[]string{"speedup", "run", "--base-cmd", "./a", "--head-cmd", "./b", "--harness", "./h"}, "not both"},
+		{[]string{"speedup", "run", "--base-cmd", "'./a", "--head-cmd", "./b"}, "--base-cmd:"},
+		{[]string{"speedup", "run", "--base-cmd", "./a", "--head-cmd", "./b", "--timeout", "soon"}, "--timeout"},
+		{[]string{"speedup", "run", "--base-cmd", "./a", "--head-cmd", "./b", "--samples", "-3"}, "--samples"},
+		{[]string{"speedup", "run", "--base-cmd", "./a", "--head-cmd", "./b", "extra.json"}, "takes no file arguments"},
+		{[]string{"speedup", "run", "--config", "testdata/nope.yml", "--harness", "./h"}, "nope.yml"},
 	} {
 		code, _, stderr := kg(t, "", tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
@@ -167,7 +172,7 @@ func TestBenchRunUsage(t *testing.T) {
 		}
 	}
 	// The repository's own config has no speedup.harness: nothing to run is a usage error.
-	if code, _, stderr := kg(t, "", "bench", "run", "--config", "kernel-gate.yml"); code != exitUsage || !strings.Contains(stderr, "nothing to run") {
+	if code, _, stderr := kg(t, "", "speedup", "run", "--config", "kernel-gate.yml"); code != exitUsage || !strings.Contains(stderr, "nothing to run") {
 		t.Errorf("no harness: exit %d, %q", code, stderr)
 	}
 }

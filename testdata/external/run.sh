@@ -45,7 +45,7 @@
 #
 # Time: each case is killed after its bound (KG_EXTERNAL_SCALE multiplies them, default 1):
 # the pair 150 s, then 130 s and 170 s: 450 s, under 8 minutes in all. Configs bound the A/B timing
-# (bench.wall_budget) so that a case ends before its bound.
+# (speedup.wall_budget) so that a case ends before its bound.
 set -u
 usage="usage: testdata/external/run.sh OUTDIR [liger-int32|hgemm-race|hgemm-clean|liger-clean ...]"
 out=${1:?$usage}

@@ -1,6 +1,8 @@
-// Package abrun is the A/B benchmark runner behind `kernel-gate bench run`: it times the
-// base and head harnesses (kernel-gate/bench/v1, KG_MODE=bench) side by side on one GPU and
-// judges them with the speedup gate. It does no GitHub I/O.
+// Package abrun is the A/B run, behind `kernel-gate speedup run` and the timing step of
+// `kernel-gate run`: it times the base and head harnesses (kernel-gate/bench/v1,
+// KG_MODE=bench) side by side on one GPU and judges them with the speedup gate. A harness
+// command, given or configured, runs through sh -c (internal/shellcmd). Its settings are
+// the A/B run's keys of the config's speedup section (Config). It does no GitHub I/O.
 //
 // # Rounds
 //
@@ -68,6 +70,6 @@
 // merge base of the base branch (origin/main) and HEAD, checked out with `git worktree add
 // --detach` in a temporary directory that is removed afterwards, even on error; head is
 // the working tree. The build command runs in each (sh -c), then the harness. The merged
-// base.json and head.json are kept in the artifact directory, so `kernel-gate bench
+// base.json and head.json are kept in the artifact directory, so `kernel-gate speedup
 // compare` can judge them again.
 package abrun

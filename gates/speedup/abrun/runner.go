@@ -77,7 +77,7 @@ type Options struct {
 	Settings Settings
 	// Speedup is the judge's config: margins, confidence, min/max rounds, GPU budget.
 	Speedup speedup.Config
-	// ArtifactDir keeps the merged base.json and head.json (for `bench compare`), the
+	// ArtifactDir keeps the merged base.json and head.json (for `speedup compare`), the
 	// harness and build logs and a failed run's file; "" keeps nothing.
 	ArtifactDir string
 	// NvidiaSMI is the nvidia-smi to ask (a name on PATH or a path; default nvidia-smi).
@@ -1182,7 +1182,7 @@ func (r *runner) merged(i int) *benchfile.File {
 	return f
 }
 
-// writeMerged encodes a merged file, reads it back as `bench compare` will, and keeps it in
+// writeMerged encodes a merged file, reads it back as `speedup compare` will, and keeps it in
 // the artifacts.
 func (r *runner) writeMerged(i int) (*benchfile.File, string, error) {
 	var buf bytes.Buffer

@@ -28,8 +28,7 @@ type Worktree struct {
 	BaseRef string
 	// Build is a shell command; empty for no build step.
 	Build string
-	// Harness is the harness command (shell words); a first word with a slash is
-	// relative to the tree.
+	// Harness is the harness command, run by sh -c from each tree's root.
 	Harness string
 }
 

@@ -77,7 +77,7 @@ type Record struct {
 	// WallSeconds is the wall time the A/B runner took to this verdict: from starting the
 	// harnesses to the look that decided it, or to the end of the timing for one left
 	// inconclusive (every pair of a run is timed in the same rounds). Absent where no runner
-	// timed it (bench compare of two files).
+	// timed it (speedup compare of two files).
 	WallSeconds *float64 `json:"wall_seconds,omitempty"`
 	// Stopped says, for an inconclusive comparison the runner timed, why it got no more
 	// rounds: "wall_budget" or "run_wall_budget" (speedup.wall_budget, speedup.run_wall_budget),

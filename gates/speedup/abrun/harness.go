@@ -13,6 +13,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -168,7 +169,7 @@ func harnessErrors(path string) string {
 	var msgs []string
 	for _, r := range f.Results {
 		if r.Error != "" {
-			msgs = append(msgs, fmt.Sprintf("%s × %s: %s", r.Kernel, r.Shape, clip(strings.TrimSpace(r.Error), 300)))
+			msgs = append(msgs, fmt.Sprintf("%s × %s: %s", r.Kernel, r.Shape, msgtext.Clip(strings.TrimSpace(r.Error), 300)))
 		}
 		if len(msgs) == 3 {
 			msgs = append(msgs, "…")

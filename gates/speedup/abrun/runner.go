@@ -17,6 +17,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
@@ -627,7 +628,7 @@ func (r *runner) take(files [2]*benchfile.File, round int, mode string) {
 			if res.Error != "" && p.err[i] == "" {
 				p.err[i] = res.Error
 				r.warn("err\x00"+string(side)+key, result.Warning, MetricRun, res.Kernel,
-					"%s: the %s harness reported an error in its %s: %s", p.label(), side, roundLabel(round), clip(strings.TrimSpace(res.Error), 500))
+					"%s: the %s harness reported an error in its %s: %s", p.label(), side, roundLabel(round), msgtext.Clip(strings.TrimSpace(res.Error), 500))
 			}
 			if mode == "warm-up" {
 				continue

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
@@ -197,12 +198,12 @@ func lastOutput(out string) string {
 	warnings.Write([]byte(out + "\n"))
 	var warned []string
 	for _, l := range warnings.Kept()[:min(len(warnings.Kept()), 4)] {
-		warned = append(warned, clip(l, 300))
+		warned = append(warned, msgtext.Clip(l, 300))
 	}
 	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
 		out = out[i+1:]
 	}
-	last := clip(out, 300)
+	last := msgtext.Clip(out, 300)
 	if len(warned) > 0 && !strings.HasPrefix(out, procgroup.HarnessWarning) {
 		return "; its own warnings: " + strings.Join(warned, " / ") + "; its last output: " + last
 	}
@@ -450,7 +451,7 @@ func decodeStrict(line []byte, v any) error {
 
 // quoteLine quotes the start of a line for a message.
 func quoteLine(line []byte) string {
-	return strconv.Quote(clip(strings.ToValidUTF8(string(line), "\uFFFD"), 200))
+	return strconv.Quote(msgtext.Clip(strings.ToValidUTF8(string(line), "\uFFFD"), 200))
 }
 
 // started is one startServer's outcome: the server, or why not; setup is its start to
@@ -775,7 +776,7 @@ func firstOOM(res [3][]started, sides []int) (string, bool) {
 	for _, i := range sides {
 		for _, st := range res[i] {
 			if st.oom != "" {
-				return fmt.Sprintf("the %s harness: %s", sideOf(i), clip(st.oom, 300)), true
+				return fmt.Sprintf("the %s harness: %s", sideOf(i), msgtext.Clip(st.oom, 300)), true
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 )
@@ -54,7 +55,7 @@ func Git(ctx context.Context, dir string, args ...string) (string, error) {
 		msg := strings.TrimSpace(stderr.String())
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && msg != "" {
-			return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), clip(msg, 500))
+			return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msgtext.Clip(msg, 500))
 		}
 		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 	}

@@ -214,7 +214,7 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 			}
 			select {
 			case err := <-exited:
-				code := exitCodeOf(t, err)
+				code := hangtest.ExitCode(t, err)
 				if len(tc.done) == 0 || !containsInt(tc.done, code) {
 					t.Fatalf("ended by itself before the signal, exit %d (want it waiting, or one of %v): %s", code, tc.done, stderr.String())
 				}
@@ -232,7 +232,7 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 			}
 			select {
 			case err := <-exited:
-				code := exitCodeOf(t, err)
+				code := hangtest.ExitCode(t, err)
 				if code != exitUsage {
 					t.Errorf("exit %d after SIGTERM, want %d: %s", code, exitUsage, stderr.String())
 				}
@@ -261,22 +261,6 @@ func pollFile(path string, max time.Duration) <-chan time.Time {
 		ch <- time.Now()
 	}()
 	return ch
-}
-
-// exitCodeOf is the exit code of a command that ended; a death by signal fails the test.
-func exitCodeOf(t *testing.T, err error) int {
-	t.Helper()
-	if err == nil {
-		return 0
-	}
-	ee, ok := err.(*exec.ExitError)
-	if !ok {
-		t.Fatalf("waiting: %v", err)
-	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		t.Fatalf("killed by %v, not ended by kernel-gate", ws.Signal())
-	}
-	return ee.ExitCode()
 }
 
 func containsInt(s []int, v int) bool {

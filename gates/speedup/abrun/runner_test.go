@@ -971,15 +971,17 @@ func tempRepo(t *testing.T, headFactor string) (repo, baseRev, buildCmd string) 
 	return repo, baseRev, buildCmd
 }
 
+// worktreeOptions are the fast defaults of a run that builds base and head from git.
+func worktreeOptions(w Worktree) Options {
+	return Options{Worktree: &w, NvidiaSMI: "/nonexistent/nvidia-smi",
+		Settings: Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second}}
+}
+
 // The worktree path: base built from the merge base in a temporary worktree, head from the
 // working tree; the worktree is gone afterwards.
 func TestWorktreeBuildsBaseAndHead(t *testing.T) {
 	repo, baseRev, buildCmd := tempRepo(t, "1.10")
-	o := Options{
-		Worktree:  &Worktree{Dir: repo, Build: buildCmd, Harness: "./out/harness seed=3"},
-		Settings:  Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
-		NvidiaSMI: "/nonexistent/nvidia-smi",
-	}
+	o := worktreeOptions(Worktree{Dir: repo, Build: buildCmd, Harness: "./out/harness seed=3"})
 	art := t.TempDir()
 	o.ArtifactDir = art
 	g, err := Run(context.Background(), o)
@@ -1012,11 +1014,7 @@ func TestWorktreeBuildsBaseAndHead(t *testing.T) {
 // run judges what they wrote.
 func TestShellHarnessCommands(t *testing.T) {
 	repo, _, buildCmd := tempRepo(t, "1")
-	o := Options{
-		Worktree:  &Worktree{Dir: repo, Build: buildCmd, Harness: "test -x ./out/harness && ./out/harness seed=3 2>&1 | cat >&2"},
-		Settings:  Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
-		NvidiaSMI: "/nonexistent/nvidia-smi",
-	}
+	o := worktreeOptions(Worktree{Dir: repo, Build: buildCmd, Harness: "test -x ./out/harness && ./out/harness seed=3 2>&1 | cat >&2"})
 	f := newFakes(t, nil, nil)
 	given := options(f, "")
 	if err := (Sides{BaseCmd: "true && " + procgroup.ShellJoin(f.base.Argv) + " | cat", HeadCmd: procgroup.ShellJoin(f.head.Argv) + " 2>&1 | tee " + filepath.Join(f.dir, "head.out")}).Apply(&given, Settings{}); err != nil {

@@ -20,12 +20,16 @@ import (
 const Schema = "kernel-gate/explain/v1"
 
 // Sources is what one side (base or head) of `kernel-gate explain` was read from: its ptxas
-// records (a build log, or a result's ptxas data.kernels) and its SASS functions (a dump).
+// records (a build log, or a result's ptxas data.kernels) and its SASS functions (a dump,
+// or a result's sass data.functions).
 type Sources struct {
 	Records []ptxas.Kernel
-	SASS    []sass.Function
+	SASS    []sass.FunctionData
 	// Device is the GPU of the result it was read from (nil: none).
 	Device *result.Device
+	// NoMix counts the functions of a result's sass data left out for keeping no
+	// instruction mix (a result written before the gate kept one).
+	NoMix int
 }
 
 // Options say which launch and GPU Explain computes occupancy for.
@@ -86,7 +90,11 @@ func Explain(base, head Sources, o Options) Explained {
 		out.Kernels = append(out.Kernels, Kernel{Kernel: kernelname.Parse(h.name).Short, Name: h.name, Arch: h.arch, Explain: Build(in)})
 	}
 	if len(head.SASS) == 0 || len(base.SASS) == 0 {
-		out.Notes = append(out.Notes, "no SASS on a side: the instruction mix is not compared (pass --base-sass and --head-sass, cuobjdump --dump-sass of each build)")
+		note := "no SASS on a side: the instruction mix is not compared (pass --base-sass and --head-sass, cuobjdump --dump-sass of each build)"
+		if base.NoMix+head.NoMix > 0 {
+			note = "no instruction mix on a side: a result written before the sass gate kept one (data.functions[].mix) has none, so the mix is not compared (pass --base-sass and --head-sass, cuobjdump --dump-sass of each build)"
+		}
+		out.Notes = append(out.Notes, note)
 	}
 	return out
 }
@@ -116,11 +124,7 @@ func headFunctions(head Sources) []function {
 		add(k.Name, k.Arch, k.Entry)
 	}
 	for _, fn := range head.SASS {
-		entry := &fn.Entry
-		if !fn.EntryKnown {
-			entry = nil
-		}
-		add(fn.Name.Mangled, fn.Arch, entry)
+		add(fn.Name, fn.Arch, fn.Entry)
 	}
 	return out
 }
@@ -134,9 +138,9 @@ func findRecord(rs []ptxas.Kernel, id, arch string) *ptxas.Kernel {
 	return nil
 }
 
-func findFunction(fs []sass.Function, id, arch string) *sass.Function {
+func findFunction(fs []sass.FunctionData, id, arch string) *sass.FunctionData {
 	for i := range fs {
-		if fs[i].Arch == arch && fs[i].Name.Identity() == id {
+		if fs[i].Arch == arch && kernelname.Parse(fs[i].Name).Identity() == id {
 			return &fs[i]
 		}
 	}
@@ -170,13 +174,18 @@ func (b *Sources) ReadSASS(ctx context.Context, path string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		b.SASS = append(b.SASS, d.Functions...)
+		for _, fn := range d.Functions {
+			b.SASS = append(b.SASS, fn.Data())
+		}
 		return nil
 	})
 }
 
-// ReadResult adds a saved result's ptxas records (the ptxas gate's data.kernels) and its
-// device to b. A result keeps no opcodes: its SASS is not compared.
+// ReadResult adds a saved result's ptxas records (the ptxas gate's data.kernels), its SASS
+// functions with their instruction mix (the sass gate's data.functions, checked by
+// sass.ReadData: the result may be a fork's) and its device to b. A function without a
+// mix (a result written before the gate kept one) is left out and counted in NoMix: its
+// mix is not compared, never taken for zero.
 func (b *Sources) ReadResult(ctx context.Context, path string) error {
 	raw, err := input.ReadFile(ctx, path, input.JSON)
 	if err != nil {
@@ -188,17 +197,32 @@ func (b *Sources) ReadResult(ctx context.Context, path string) error {
 	}
 	b.Device = res.Device
 	for _, g := range res.Gates {
-		if g.Name != ptxas.Name || len(g.Data) == 0 {
+		if len(g.Data) == 0 {
 			continue
 		}
-		var d ptxas.Data
-		if err := json.Unmarshal(g.Data, &d); err != nil {
-			return fmt.Errorf("%s: the ptxas gate's data: %w", path, err)
+		switch g.Name {
+		case ptxas.Name:
+			var d ptxas.Data
+			if err := json.Unmarshal(g.Data, &d); err != nil {
+				return fmt.Errorf("%s: the ptxas gate's data: %w", path, err)
+			}
+			b.Records = append(b.Records, d.Kernels...)
+		case sass.Name:
+			d, err := sass.ReadData(g.Data)
+			if err != nil {
+				return fmt.Errorf("%s: the sass gate's data: %w", path, err)
+			}
+			for _, fn := range d.Functions {
+				if fn.Mix == nil {
+					b.NoMix++
+					continue
+				}
+				b.SASS = append(b.SASS, fn)
+			}
 		}
-		b.Records = append(b.Records, d.Kernels...)
 	}
-	if len(b.Records) == 0 {
-		return fmt.Errorf("%s: the result has no ptxas records (its ptxas gate's data.kernels) to explain", path)
+	if len(b.Records) == 0 && len(b.SASS) == 0 {
+		return fmt.Errorf("%s: the result has neither ptxas records (its ptxas gate's data.kernels) nor an instruction mix (its sass gate's data.functions[].mix) to explain", path)
 	}
 	return nil
 }

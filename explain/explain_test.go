@@ -46,9 +46,10 @@ func recorded(t *testing.T, rcase, side, kernel, arch string) Side {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, fn := range d.Functions {
+	for _, fn := range d.Functions {
 		if fn.Name.Mangled == kernel && fn.Arch == arch {
-			s.SASS = &d.Functions[i]
+			fd := fn.Data()
+			s.SASS = &fd
 		}
 	}
 	if s.Record == nil || s.SASS == nil {
@@ -122,25 +123,14 @@ func TestExplainSaysWhatItCannotCompute(t *testing.T) {
 	}
 }
 
-func TestClassOf(t *testing.T) {
-	for op, want := range map[string]Class{
-		"LDG.E.128.CONSTANT": GlobalLoad, "STL.64": LocalStore, "LDL": LocalLoad, "HMMA.16816.F32": TensorCore, "HGMMA.64x128x16.F32": TensorCore,
-		"BAR.SYNC.DEFER_BLOCKING": Barrier, "FFMA.FTZ": FP32, "HFMA2.MMA": FP16, "DFMA": FP64, "F2FP.F16.F32.PACK_AB": Conversion,
-		"BRA": Branch, "IMAD.WIDE.U32": Integer, "MUFU.EX2": Special, "MOV": OtherClass, "": OtherClass,
-	} {
-		if got := ClassOf(op); got != want {
-			t.Errorf("ClassOf(%q) = %q, want %q", op, got, want)
-		}
-	}
-}
-
 func TestCompareMixOrder(t *testing.T) {
-	got := CompareMix(Mix{Barrier: 4, FP32: 100, OtherClass: 10, Integer: 50}, Mix{Barrier: 8, FP32: 110, OtherClass: 100, Integer: 50, LocalLoad: 3})
-	var order []Class
+	got := CompareMix(sass.Mix{sass.Barrier: 4, sass.FP32: 100, sass.OtherClass: 10, sass.Integer: 50},
+		sass.Mix{sass.Barrier: 8, sass.FP32: 110, sass.OtherClass: 100, sass.Integer: 50, sass.LocalLoad: 3})
+	var order []sass.Class
 	for _, c := range got {
 		order = append(order, c.Class)
 	}
-	want := []Class{LocalLoad, Barrier, FP32, OtherClass}
+	want := []sass.Class{sass.LocalLoad, sass.Barrier, sass.FP32, sass.OtherClass}
 	if len(order) != len(want) {
 		t.Fatalf("order %q", order)
 	}

@@ -302,8 +302,8 @@ func (d *Diff) diffKernels(from, to Entry) {
 // left out, saying so.
 func explainKernel(from, to Kernel, gpu string) *result.Explanation {
 	in := explain.Input{
-		Base: explain.Side{Record: from.Ptxas, SASS: from.SASS.Function()},
-		Head: explain.Side{Record: to.Ptxas, SASS: to.SASS.Function()},
+		Base:        explain.Side{Record: from.Ptxas, SASS: from.SASS.Function()},
+		Head:        explain.Side{Record: to.Ptxas, SASS: to.SASS.Function()},
 		NoBlockSize: "a baseline entry keeps no launch; kernel-gate explain --block-size computes it",
 	}
 	if in.Base.Record == nil || in.Head.Record == nil {

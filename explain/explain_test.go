@@ -1,7 +1,10 @@
 package explain
 
 import (
+	"bytes"
 	"compress/gzip"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 const flash = "_ZN2kg9flash_fwdILi64ELi64ELb0EEEvPK6__halfS3_S3_PS1_if"
@@ -171,5 +175,70 @@ func TestHeadline(t *testing.T) {
 	}
 	if got := Headline("registers", nil, h); got != "" {
 		t.Errorf("no base: %q", got)
+	}
+}
+
+// A side without an instruction mix (a result written before the sass gate kept one) says
+// nothing of the mix or the clock reads: never compared with zero.
+func TestNoMixOnASide(t *testing.T) {
+	base := recorded(t, "slow5", "base", flash, "sm_90a")
+	head := recorded(t, "slow5", "head", flash, "sm_90a")
+	old := *base.SASS
+	old.Mix, old.ClockReads = nil, 0
+	base.SASS = &old
+	e := Build(Input{Base: base, Head: head, GPU: "9.0", BlockSize: 128})
+	for _, c := range e.Clauses {
+		if c.Source == "sass" {
+			t.Errorf("a clause from a side with no mix: %q", c.Text)
+		}
+	}
+	if len(e.Mix) != 0 || !strings.HasPrefix(e.Sentence, "registers 153 → 148; occupancy unchanged") {
+		t.Errorf("mix %v, sentence %q", e.Mix, e.Sentence)
+	}
+}
+
+// ReadResult reads a result's sass data as a fork's: a mix no dump could give is refused,
+// naming the gate; a function without one is counted in NoMix, not read as zeros.
+func TestReadResultChecksTheMix(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, fns ...sass.FunctionData) string {
+		t.Helper()
+		g := result.Gate{Name: sass.Name}
+		if err := g.SetData(sass.Data{Functions: fns}); err != nil {
+			t.Fatal(err)
+		}
+		g.Decide(true)
+		var b bytes.Buffer
+		if err := result.Write(&b, result.New("kernel-gate test", g)); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	fd := recorded(t, "spill", "head", flash, "sm_90a").SASS
+	var s Sources
+	if err := s.ReadResult(context.Background(), write("ok.json", *fd)); err != nil || len(s.SASS) != 1 || s.SASS[0].Mix[sass.LocalLoad] != 315 {
+		t.Fatalf("%v: %+v", err, s.SASS)
+	}
+	old := *fd
+	old.Mix, old.ClockReads = nil, 0
+	s = Sources{}
+	if err := s.ReadResult(context.Background(), write("old.json", old)); err == nil || s.NoMix != 1 || !strings.Contains(err.Error(), "neither ptxas records") {
+		t.Errorf("a result with no records and no mix: %v, NoMix %d", err, s.NoMix)
+	}
+	for name, bad := range map[string]sass.Mix{
+		"negative.json": {sass.LocalLoad: -1, sass.OtherClass: fd.Instructions + 1},
+		"unknown.json":  {"LDL": fd.Instructions},
+		"sum.json":      {sass.OtherClass: fd.Instructions + 1},
+	} {
+		f := *fd
+		f.Mix = bad
+		s = Sources{}
+		if err := s.ReadResult(context.Background(), write(name, f)); !errors.Is(err, sass.ErrBadData) || !strings.Contains(err.Error(), "the sass gate's data") {
+			t.Errorf("%s: %v", name, err)
+		}
 	}
 }

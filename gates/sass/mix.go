@@ -176,6 +176,7 @@ func CheckMix(instructions int, m Mix, clockReads int) error {
 // ReadData reads the gate's data (result.Gate.Data) from a result nobody vouches for: no
 // key given twice (strictjson), every function's instruction mix checked (CheckMix). Data
 // of a result written before the gate recorded the mix reads with Mix nil.
+// Why: docs/threat-model.md, threat-model T18.
 func ReadData(raw []byte) (Data, error) {
 	var d Data
 	if len(bytes.TrimSpace(raw)) == 0 {

@@ -225,11 +225,7 @@ func TestStoredMixIsChecked(t *testing.T) {
 	k, _ := NewKey("NVIDIA H200", "sm_90")
 	e := entry("NVIDIA H200", "sm_90", "c", 10)
 	e.Kernels[0].SASS.Mix = sass.Mix{sass.TensorCore: 4, sass.OtherClass: 6}
-	f := &keyFile{Schema: Schema, Key: k}
-	if _, err := f.add(e, 10); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := f.encode()
+	raw, err := (&keyFile{Schema: Schema, Key: k, Entries: []Entry{e}}).encode()
 	if err != nil {
 		t.Fatal(err)
 	}

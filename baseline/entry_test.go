@@ -368,11 +368,7 @@ func TestEntryKeepsTheMix(t *testing.T) {
 		t.Fatal(err)
 	}
 	k, _ := NewKey("NVIDIA H200", "sm_90")
-	f := &keyFile{Schema: Schema, Key: k}
-	if _, err := f.add(e, 10); err != nil {
-		t.Fatal(err)
-	}
-	file, err := f.encode()
+	file, err := (&keyFile{Schema: Schema, Key: k, Entries: []Entry{e}}).encode()
 	if err != nil {
 		t.Fatal(err)
 	}

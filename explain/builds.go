@@ -27,8 +27,8 @@ type Sources struct {
 	SASS    []sass.FunctionData
 	// Device is the GPU of the result it was read from (nil: none).
 	Device *result.Device
-	// NoMix counts the functions of a result's sass data left out for keeping no
-	// instruction mix (a result written before the gate kept one).
+	// NoMix counts the functions left out for having no instruction mix: a result's
+	// written before the sass gate kept one, a grep-filtered dump's (sass.Function.Mix).
 	NoMix int
 }
 
@@ -68,10 +68,11 @@ func Explain(base, head Sources, o Options) Explained {
 		gpu = head.Device.Arch
 	}
 	noBlock := "pass --block-size N, the threads per block it launches with"
+	baseSASS, headSASS := functionsByID(base.SASS), functionsByID(head.SASS)
 	for _, h := range headFunctions(head) {
 		id := kernelname.Parse(h.name).Identity()
-		b := Side{Record: findRecord(base.Records, id, h.arch), SASS: findFunction(base.SASS, id, h.arch)}
-		hs := Side{Record: findRecord(head.Records, id, h.arch), SASS: findFunction(head.SASS, id, h.arch)}
+		b := Side{Record: findRecord(base.Records, id, h.arch), SASS: baseSASS[identityArch{id, h.arch}]}
+		hs := Side{Record: findRecord(head.Records, id, h.arch), SASS: headSASS[identityArch{id, h.arch}]}
 		if b.Record == nil && b.SASS == nil {
 			out.Notes = append(out.Notes, fmt.Sprintf("%s (%s) is only in head", kernelname.Parse(h.name).Short, h.arch))
 			continue
@@ -89,12 +90,11 @@ func Explain(base, head Sources, o Options) Explained {
 		}
 		out.Kernels = append(out.Kernels, Kernel{Kernel: kernelname.Parse(h.name).Short, Name: h.name, Arch: h.arch, Explain: Build(in)})
 	}
-	if len(head.SASS) == 0 || len(base.SASS) == 0 {
-		note := "no SASS on a side: the instruction mix is not compared (pass --base-sass and --head-sass, cuobjdump --dump-sass of each build)"
-		if base.NoMix+head.NoMix > 0 {
-			note = "no instruction mix on a side: a result written before the sass gate kept one (data.functions[].mix) has none, so the mix is not compared (pass --base-sass and --head-sass, cuobjdump --dump-sass of each build)"
-		}
-		out.Notes = append(out.Notes, note)
+	switch n := base.NoMix + head.NoMix; {
+	case n > 0:
+		out.Notes = append(out.Notes, fmt.Sprintf("%d function(s) have no instruction mix, and theirs is not compared: a result written before the sass gate kept one (data.functions[].mix) has none, a grep-filtered dump shows only part of each function (pass --base-sass and --head-sass, whole cuobjdump --dump-sass dumps of each build)", n))
+	case len(head.SASS) == 0 || len(base.SASS) == 0:
+		out.Notes = append(out.Notes, "no SASS on a side: the instruction mix is not compared (pass --base-sass and --head-sass, cuobjdump --dump-sass of each build)")
 	}
 	return out
 }
@@ -108,6 +108,9 @@ func archOf(gpu string) string {
 }
 
 type function struct{ name, arch string }
+
+// identityArch is a kernel as both sides name it (kernelname's identity) on one arch.
+type identityArch struct{ id, arch string }
 
 // headFunctions are head's kernels × archs: its records', then its SASS's that no record
 // names, each once.
@@ -138,13 +141,17 @@ func findRecord(rs []ptxas.Kernel, id, arch string) *ptxas.Kernel {
 	return nil
 }
 
-func findFunction(fs []sass.FunctionData, id, arch string) *sass.FunctionData {
+// functionsByID indexes functions by identity and arch, the first of each: a result's
+// functions are names to parse (demangle) once, not once per kernel looked up.
+func functionsByID(fs []sass.FunctionData) map[identityArch]*sass.FunctionData {
+	m := make(map[identityArch]*sass.FunctionData, len(fs))
 	for i := range fs {
-		if fs[i].Arch == arch && kernelname.Parse(fs[i].Name).Identity() == id {
-			return &fs[i]
+		k := identityArch{kernelname.Parse(fs[i].Name).Identity(), fs[i].Arch}
+		if _, ok := m[k]; !ok {
+			m[k] = &fs[i]
 		}
 	}
-	return nil
+	return m
 }
 
 // changed reports whether anything Build reads differs between the sides.
@@ -167,7 +174,18 @@ func (b *Sources) ReadLog(ctx context.Context, path string) error {
 	return nil
 }
 
-// ReadSASS adds the functions of a SASS dump (cuobjdump --dump-sass or nvdisasm) to b.
+// add adds a function that has an instruction mix to b.SASS, and counts one that has none
+// in NoMix: a mix that is not there is not compared, never taken for zero.
+func (b *Sources) add(fn sass.FunctionData) {
+	if fn.Mix == nil {
+		b.NoMix++
+		return
+	}
+	b.SASS = append(b.SASS, fn)
+}
+
+// ReadSASS adds the functions of a SASS dump (cuobjdump --dump-sass or nvdisasm) to b, as
+// the sass gate's data records them (sass.Function.Data).
 func (b *Sources) ReadSASS(ctx context.Context, path string) error {
 	return input.Read(ctx, []string{path}, nil, input.Log, func(r io.Reader, name string) error {
 		d, err := sass.Parse(r, sass.ParseOptions{})
@@ -175,7 +193,7 @@ func (b *Sources) ReadSASS(ctx context.Context, path string) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		for _, fn := range d.Functions {
-			b.SASS = append(b.SASS, fn.Data())
+			b.add(fn.Data())
 		}
 		return nil
 	})
@@ -213,11 +231,7 @@ func (b *Sources) ReadResult(ctx context.Context, path string) error {
 				return fmt.Errorf("%s: the sass gate's data: %w", path, err)
 			}
 			for _, fn := range d.Functions {
-				if fn.Mix == nil {
-					b.NoMix++
-					continue
-				}
-				b.SASS = append(b.SASS, fn)
+				b.add(fn)
 			}
 		}
 	}

@@ -242,3 +242,19 @@ func TestReadResultChecksTheMix(t *testing.T) {
 		}
 	}
 }
+
+// A grep-filtered dump shows only part of each function: its functions have no mix, and
+// kernel-gate explain says so rather than comparing what the filter kept.
+func TestFilteredDumpHasNoMix(t *testing.T) {
+	var s Sources
+	if err := s.ReadSASS(context.Background(), filepath.Join("..", "testdata", "shared-h200-cuda13.0", "sass_mma.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.SASS) != 0 || s.NoMix != 5 {
+		t.Fatalf("%d functions with a mix, %d without", len(s.SASS), s.NoMix)
+	}
+	ex := Explain(s, s, Options{})
+	if len(ex.Notes) != 1 || !strings.Contains(ex.Notes[0], "10 function(s) have no instruction mix") || !strings.Contains(ex.Notes[0], "grep-filtered") {
+		t.Errorf("notes %q", ex.Notes)
+	}
+}

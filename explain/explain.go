@@ -4,10 +4,12 @@
 //  1. Resources: both sides' ptxas records (registers, shared memory, stack, spills).
 //  2. Occupancy: the theoretical blocks and warps per SM those resources allow on the
 //     runner's GPU at the launch's block size (internal/occupancy), and the limiter.
-//  3. Instruction mix: both sides' SASS opcodes folded into classes (global, shared and
-//     local loads and stores, tensor-core MMA, FP32/FP16/FP64 math, conversions,
-//     barriers, branches), biggest change first; new local memory traffic, lost
-//     tensor-core MMA and new barriers are called out.
+//  3. Instruction mix: both sides' SASS opcodes folded into classes (sass.Mix: global,
+//     shared and local loads and stores, tensor-core MMA, FP32/FP16/FP64 math,
+//     conversions, barriers, branches), biggest change first; new local memory traffic,
+//     lost tensor-core MMA and new barriers are called out. The mix comes from the dumps
+//     or, for two saved results, from the sass gate's data, which keeps it: both give
+//     the same sentence.
 //  4. Profile: Nsight Compute's fixed metric set on both sides (Profile), where it ran.
 //
 // Build turns them into clauses by fixed rules, each naming its source, and the clauses
@@ -32,8 +34,10 @@ import (
 type Side struct {
 	// Record is the kernel's ptxas record for the arch that runs (nil: none).
 	Record *ptxas.Kernel
-	// SASS is the kernel's function in the SASS dump (nil: no SASS).
-	SASS *sass.Function
+	// SASS is the kernel's function as the sass gate's data records it, from a dump
+	// (sass.Function.Data) or a saved result (nil: no SASS). The instruction mix is
+	// compared only where both sides have one (FunctionData.Mix).
+	SASS *sass.FunctionData
 	// Profile is Nsight Compute's metrics of the kernel (nil: not profiled).
 	Profile []Metric
 }
@@ -76,19 +80,22 @@ func Build(in Input) result.Explanation {
 	// the changes a CUDA engineer looks for first.
 	var mix []MixChange
 	bs, hs := in.Base.SASS, in.Head.SASS
-	if bs != nil && hs != nil {
-		mix = CompareMix(MixOf(bs.Opcodes), MixOf(hs.Opcodes))
+	// A side without a mix (a result written before the gate kept one) says nothing of
+	// it: never compared with zero.
+	mixed := bs != nil && hs != nil && bs.Mix != nil && hs.Mix != nil
+	if mixed {
+		mix = CompareMix(bs.Mix, hs.Mix)
 		for _, c := range mix {
-			e.Mix = append(e.Mix, result.Change{Name: string(c.Class), Unit: "instructions", Base: float64(c.Base), Head: float64(c.Head)})
+			e.Mix = append(e.Mix, result.Change{Name: c.Class.Label(), Unit: "instructions", Base: float64(c.Base), Head: float64(c.Head)})
 		}
 	}
-	local := changeOf(mix, LocalLoad, LocalStore)
+	local := changeOf(mix, sass.LocalLoad, sass.LocalStore)
 	if len(local) > 0 && local[0].Base == 0 {
 		add("sass", "local memory traffic appears (%s)", describeMix(local))
 	} else if len(local) > 0 {
 		add("sass", "local memory traffic changes (%s)", describeMix(local))
 	}
-	if mma := changeOf(mix, TensorCore); len(mma) > 0 && mma[0].Head < mma[0].Base {
+	if mma := changeOf(mix, sass.TensorCore); len(mma) > 0 && mma[0].Head < mma[0].Base {
 		verb := "fewer tensor-core MMA instructions"
 		if mma[0].Head == 0 {
 			verb = "tensor-core MMA lost"
@@ -96,7 +103,7 @@ func Build(in Input) result.Explanation {
 		add("sass", "%s (%s)", verb, describeMix(mma))
 	}
 
-	if bs != nil && hs != nil && hs.ClockReads > bs.ClockReads {
+	if mixed && hs.ClockReads > bs.ClockReads {
 		e.Mix = append(e.Mix, result.Change{Name: "clock reads", Unit: "instructions", Base: float64(bs.ClockReads), Head: float64(hs.ClockReads)})
 		add("sass", "clock reads %d → %d (a timed wait or in-kernel timing: S2R/CS2R of SR_CLOCKLO)", bs.ClockReads, hs.ClockReads)
 	}
@@ -128,13 +135,13 @@ func Build(in Input) result.Explanation {
 
 	for _, c := range mix {
 		switch c.Class {
-		case LocalLoad, LocalStore, TensorCore, OtherClass:
+		case sass.LocalLoad, sass.LocalStore, sass.TensorCore, sass.OtherClass:
 			continue
 		}
-		if c.Class != Barrier && math.Abs(c.Ratio()) < 0.10 {
+		if c.Class != sass.Barrier && math.Abs(c.Ratio()) < 0.10 {
 			continue // small shifts in the mix say nothing
 		}
-		add("sass", "%s %s (%d → %d)", c.Class, signedPct(c.Ratio()), c.Base, c.Head)
+		add("sass", "%s %s (%d → %d)", c.Class.Label(), signedPct(c.Ratio()), c.Base, c.Head)
 	}
 
 	e.Profile = profileChanges(in.Base.Profile, in.Head.Profile)
@@ -159,7 +166,7 @@ func Build(in Input) result.Explanation {
 }
 
 // changeOf picks the changes of the given classes, in that order.
-func changeOf(mix []MixChange, classes ...Class) []MixChange {
+func changeOf(mix []MixChange, classes ...sass.Class) []MixChange {
 	var out []MixChange
 	for _, want := range classes {
 		for _, c := range mix {
@@ -174,7 +181,7 @@ func changeOf(mix []MixChange, classes ...Class) []MixChange {
 func describeMix(cs []MixChange) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
-		parts[i] = fmt.Sprintf("%s %d → %d", c.Class, c.Base, c.Head)
+		parts[i] = fmt.Sprintf("%s %d → %d", c.Class.Label(), c.Base, c.Head)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -142,8 +142,10 @@ func (p *pipeline) findRecord(side int, ok func(*ptxas.Kernel) bool) *ptxas.Kern
 	return nil
 }
 
-// findSASS is a side's SASS function of that identity and arch, in any build's dump.
-func (p *pipeline) findSASS(side int, id, arch string) *sass.Function {
+// findSASS is a side's SASS function of that identity and arch, in any build's dump, as
+// the sass gate's data records it: the record `kernel-gate explain` reads back from a
+// saved result, so that both explain alike.
+func (p *pipeline) findSASS(side int, id, arch string) *sass.FunctionData {
 	for _, b := range p.builds {
 		d := b.dump[side]
 		if d == nil {
@@ -151,7 +153,8 @@ func (p *pipeline) findSASS(side int, id, arch string) *sass.Function {
 		}
 		for i := range d.Functions {
 			if fn := &d.Functions[i]; fn.Arch == arch && fn.Name.Identity() == id {
-				return fn
+				fd := fn.Data()
+				return &fd
 			}
 		}
 	}

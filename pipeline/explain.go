@@ -183,8 +183,8 @@ func (p *pipeline) functionsOf(side int, arch string, globs []string) []kernelna
 	}
 	for _, b := range p.builds {
 		if d := b.dump[side]; d != nil {
-			for _, fn := range d.Functions {
-				if fn.Arch == arch {
+			for i := range d.Functions {
+				if fn := &d.Functions[i]; fn.Arch == arch {
 					add(fn.Name)
 				}
 			}
@@ -196,9 +196,19 @@ func (p *pipeline) functionsOf(side int, arch string, globs []string) []kernelna
 // hasFunction reports whether a side has a ptxas record or a SASS function of that
 // identity and arch.
 func (p *pipeline) hasFunction(side int, id, arch string) bool {
-	return p.findRecord(side, func(k *ptxas.Kernel) bool {
+	if p.findRecord(side, func(k *ptxas.Kernel) bool {
 		return k.Arch == arch && kernelname.Parse(k.Name).Identity() == id
-	}) != nil || p.findSASS(side, id, arch) != nil
+	}) != nil {
+		return true
+	}
+	for _, b := range p.builds {
+		if d := b.dump[side]; d != nil && slices.ContainsFunc(d.Functions, func(fn sass.Function) bool {
+			return fn.Arch == arch && fn.Name.Identity() == id
+		}) {
+			return true
+		}
+	}
+	return false
 }
 
 // findRecord is the first of a side's ptxas records that ok accepts.

@@ -89,10 +89,13 @@ func Build(in Input) result.Explanation {
 			e.Mix = append(e.Mix, result.Change{Name: c.Class.Label(), Unit: "instructions", Base: float64(c.Base), Head: float64(c.Head)})
 		}
 	}
+	// Local memory that falls is no cause of a slowdown: it is said with the rest of the
+	// mix (llm.c's layernorm_backward_kernel9 lost kernel8's spills and still got slower).
 	local := changeOf(mix, sass.LocalLoad, sass.LocalStore)
+	localFalls := len(local) > 0 && local[0].Base > 0 && mixTotal(local, false) < mixTotal(local, true)
 	if len(local) > 0 && local[0].Base == 0 {
 		add("sass", "local memory traffic appears (%s)", describeMix(local))
-	} else if len(local) > 0 {
+	} else if len(local) > 0 && !localFalls {
 		add("sass", "local memory traffic changes (%s)", describeMix(local))
 	}
 	if mma := changeOf(mix, sass.TensorCore); len(mma) > 0 && mma[0].Head < mma[0].Base {
@@ -127,12 +130,19 @@ func Build(in Input) result.Explanation {
 			add("occupancy", "occupancy unchanged (%d warps/SM at %d threads per block, limited by %s)", h.WarpsPerSM, occ.BlockSize, h.Limiter)
 		} else {
 			add("occupancy", "occupancy %d → %d warps/SM (%s → %s of the SM) at %d threads per block, limited by %s%s",
-				b.WarpsPerSM, h.WarpsPerSM, pct(b.Occupancy), pct(h.Occupancy), occ.BlockSize, limiterChange(b.Limiter, h.Limiter), "")
+				b.WarpsPerSM, h.WarpsPerSM, pct(b.Occupancy), pct(h.Occupancy), occ.BlockSize, limiterChange(b.Limiter, h.Limiter), achievedSame(in))
 		}
 	} else if why != "" && (in.Base.Record != nil || in.Head.Record != nil) {
 		e.Clauses = append(e.Clauses, result.Clause{Text: "occupancy not computed: " + why, Source: "occupancy"})
 	}
 
+	if localFalls {
+		verb := "falls"
+		if mixTotal(local, false) == 0 {
+			verb = "is gone"
+		}
+		add("sass", "local memory traffic %s (%s)", verb, describeMix(local))
+	}
 	for _, c := range mix {
 		switch c.Class {
 		case sass.LocalLoad, sass.LocalStore, sass.TensorCore, sass.OtherClass:
@@ -148,6 +158,10 @@ func Build(in Input) result.Explanation {
 	for _, c := range e.Profile {
 		if t := profileClause(c); t != "" {
 			add("ncu", "%s", t)
+		} else if c.Name == durationMetric {
+			// Profiles are taken for a slower verdict: a duration that does not move says
+			// the profiled launches (one at a time, caches flushed) do not show it.
+			add("ncu", "duration %s → %s %s under Nsight Compute (%+.1f%%): its launches do not show the slowdown", num(c.Base), num(c.Head), c.Unit, 100*relChange(c))
 		}
 	}
 
@@ -163,6 +177,31 @@ func Build(in Input) result.Explanation {
 		e.Sentence = in.Headline + ": " + cmp.Or(e.Sentence, "nothing kernel-gate measured of the kernel changed")
 	}
 	return e
+}
+
+// mixTotal is the instructions of cs on one side.
+func mixTotal(cs []MixChange, base bool) int {
+	n := 0
+	for _, c := range cs {
+		if base {
+			n += c.Base
+		} else {
+			n += c.Head
+		}
+	}
+	return n
+}
+
+// achievedSame qualifies a theoretical occupancy change that the profile's achieved
+// occupancy does not show (within 2 points): a grid smaller than the theoretical limit
+// (llm.c's layernorm_backward launches 2 blocks per SM on either side) never reaches it.
+func achievedSame(in Input) string {
+	b, okB := metricOf(in.Base.Profile, achievedMetric)
+	h, okH := metricOf(in.Head.Profile, achievedMetric)
+	if !okB || !okH || math.Abs(h.Value-b.Value) >= 2 {
+		return ""
+	}
+	return fmt.Sprintf(", in theory only: achieved occupancy %.1f%% → %.1f%% (Nsight Compute)", b.Value, h.Value)
 }
 
 // changeOf picks the changes of the given classes, in that order.

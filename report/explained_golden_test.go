@@ -20,16 +20,23 @@ import (
 // TestExplainedReplayGolden renders the recordings of issue 24's defects as a replay
 // judges them today, explanations included (the recorded result.json files predate them
 // and stay as recorded), in text and markdown: testdata/golden/CASE/explained.{txt,md}.
-// Against the same result rendered without explanations, the only lines that differ are
-// the explained findings'. go test -update rewrites them.
+// Besides the planted ones, llm.c's real slowdown (testdata/external/karpathy-llm.c, with
+// its own config and sources). Against the same result rendered without explanations, the
+// only lines that differ are the explained findings'. go test -update rewrites them.
 func TestExplainedReplayGolden(t *testing.T) {
-	cfg, err := config.Load(filepath.Join("..", "kernel-gate.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"spill", "occupancy", "slow5"} {
-		res, err := pipeline.Run(context.Background(), cfg, pipeline.Options{
-			Replay: filepath.Join("..", "testdata", "replay", name), Dir: "..", Tool: "kernel-gate test"})
+	llmc := filepath.Join("..", "testdata", "external", "karpathy-llm.c")
+	for _, c := range []struct{ name, replay, config, dir string }{
+		{"spill", filepath.Join("..", "testdata", "replay", "spill"), filepath.Join("..", "kernel-gate.yml"), ".."},
+		{"occupancy", filepath.Join("..", "testdata", "replay", "occupancy"), filepath.Join("..", "kernel-gate.yml"), ".."},
+		{"slow5", filepath.Join("..", "testdata", "replay", "slow5"), filepath.Join("..", "kernel-gate.yml"), ".."},
+		{"llmc-layernorm", filepath.Join(llmc, "recorded", "llmc-layernorm"), filepath.Join(llmc, "kernel-gate.yml"), llmc},
+	} {
+		name := c.name
+		cfg, err := config.Load(c.config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := pipeline.Run(context.Background(), cfg, pipeline.Options{Replay: c.replay, Dir: c.dir, Tool: "kernel-gate test"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -233,3 +233,27 @@ func TestPythonHelperTests(t *testing.T) {
 		t.Fatalf("python3 kernels/kg_bench_test.py: %v\n%s", err, out)
 	}
 }
+
+// A config with the old bench: section loads, and the command says, once, on standard
+// error, that bench: is deprecated, naming its line; the result is the same as with the keys
+// under speedup:.
+func TestBenchSectionNotice(t *testing.T) {
+	dir := t.TempDir()
+	clean := "testdata/sanitizer-kernels-h200/harness_bench_clean.json"
+	var outs []string
+	for i, cfg := range []string{"speedup:\n  max_slowdown: 0.05\nbench:\n  samples: 30\n", "speedup:\n  max_slowdown: 0.05\n  samples: 30\n"} {
+		path := filepath.Join(dir, fmt.Sprintf("k%d.yml", i))
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := kg(t, "", "speedup", "compare", "--config", path, "--format", "json", clean, clean)
+		notice := "kernel-gate: notice: " + path + ":3: bench: is deprecated, move its keys under speedup:"
+		if code != exitPass || strings.Contains(stderr, notice) != (i == 0) || strings.Count(stderr, "deprecated") > 1 {
+			t.Errorf("%q: exit %d, stderr %q", cfg, code, stderr)
+		}
+		outs = append(outs, strings.ReplaceAll(out, path, "k.yml"))
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("bench: and speedup: give different results:\n%s\n%s", outs[0], outs[1])
+	}
+}

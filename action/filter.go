@@ -137,7 +137,7 @@ func (r *run) diffFilter(ctx context.Context) *diffFilter {
 		return d
 	}
 	base := r.plan.BaseRef
-	if set, err := r.cfg.Bench.Settings(); err == nil {
+	if set, err := r.cfg.Speedup.ABRun.Settings(); err == nil {
 		base = cmp.Or(base, set.BaseRef)
 	}
 	if base == "" || base == pipeline.NoBaseRef {

@@ -206,7 +206,7 @@ func Decide(in Inputs, ev Event, headRev string) (Plan, error) {
 			p.UpdateBaseline = ev.DefaultBranch != "" && ev.Ref == "refs/heads/"+ev.DefaultBranch
 			// The pushed commits against the tip they replaced: the merged change gets its
 			// live A/B, and the stored entry gets head's own timings. A new branch has no
-			// "before" and falls back to bench.base_ref.
+			// "before" and falls back to speedup.base_ref.
 			if p.BaseRef == "" && isCommitSHA(ev.Before) && strings.Trim(ev.Before, "0") != "" {
 				p.BaseRef, p.BaseMayBeGone = ev.Before, true
 			}

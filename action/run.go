@@ -194,6 +194,9 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 	if err != nil {
 		return result.Result{}, exitcode.BadInput(err)
 	}
+	for _, n := range cfg.Notices {
+		r.logf("kernel-gate: notice: %s", workflowcmd.Neutralize(n))
+	}
 	r.cfg = cfg
 	var sh *result.Shard
 	if r.in.Shard.Sharded() {
@@ -251,7 +254,7 @@ func (r *run) device(ctx context.Context) *result.Device {
 // judges the whole tree, which is stricter.
 func (r *run) guard(ctx context.Context, cfg config.Config) (result.Gate, error) {
 	base := r.plan.BaseRef
-	if set, err := cfg.Bench.Settings(); err == nil {
+	if set, err := cfg.Speedup.ABRun.Settings(); err == nil {
 		base = cmp.Or(base, set.BaseRef)
 	}
 	spec, err := gitdiff.ParseSpec(base + "...HEAD")

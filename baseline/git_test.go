@@ -1,7 +1,6 @@
 package baseline
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,30 +14,14 @@ import (
 	github "github.com/google/go-github/v60/github"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
 	"github.com/kernel-gate/kernel-gate/internal/githubapi"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 const repo = "octo/kernels"
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // gitStore is a git store on srv with its own HTTP client (its own connections), whose
 // waits return at once.
-func gitStore(t *testing.T, srv *fakegithub.Server, log *syncBuffer) *Git {
+func gitStore(t *testing.T, srv *fakegithub.Server, log *hangtest.SyncBuffer) *Git {
 	t.Helper()
 	o := GitOptions{Options: githubapi.Options{
 		APIURL: srv.URL(), Token: srv.Token(), Repository: repo,
@@ -106,7 +89,7 @@ func TestGitStore(t *testing.T) {
 	ctx := context.Background()
 	srv := fakegithub.New()
 	defer srv.Close()
-	log := &syncBuffer{}
+	log := &hangtest.SyncBuffer{}
 	g := gitStore(t, srv, log)
 	if keys, err := g.Keys(ctx); err != nil || keys != nil {
 		t.Fatalf("no branch yet: %v %v", keys, err)
@@ -204,7 +187,7 @@ func TestGitConcurrentUpdaters(t *testing.T) {
 			} else {
 				srv.Hold("POST", "/git/refs", 8)
 			}
-			log := &syncBuffer{}
+			log := &hangtest.SyncBuffer{}
 			var wg sync.WaitGroup
 			for w := range 8 {
 				want = append(want, fmt.Sprint("racer", w))

@@ -121,7 +121,7 @@ func runBaseline(ctx context.Context, args []string, e env) (int, error) {
 			return failed(err)
 		}
 	}
-	cfg, err := config.Find(f.c.config)
+	cfg, err := findConfig(f.c.config, e)
 	if err != nil {
 		return failed(exitcode.BadInput(err))
 	}

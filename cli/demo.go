@@ -51,7 +51,7 @@ func runDemo(ctx context.Context, args []string, e env) (int, error) {
 	if c.config == "" {
 		c.config = demo.CaseConfig(caseName)
 	}
-	cfg, fmtr, err := setup(c, outfile.Reads{Dirs: []string{filepath.Join(dir, caseName)}})
+	cfg, fmtr, err := setup(c, e, outfile.Reads{Dirs: []string{filepath.Join(dir, caseName)}})
 	if err != nil {
 		return failed(err)
 	}

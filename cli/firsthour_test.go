@@ -23,8 +23,8 @@ func TestFormatsPerCommand(t *testing.T) {
 		help string // what -h says of --format; "" when it must not offer one
 	}{
 		{[]string{"ptxas"}, results}, {[]string{"sass"}, results}, {[]string{"sanitize"}, results},
-		{[]string{"ncu"}, results}, {[]string{"check"}, results}, {[]string{"bench", "run"}, results},
-		{[]string{"bench", "compare"}, results}, {[]string{"run"}, results}, {[]string{"guard"}, results},
+		{[]string{"ncu"}, results}, {[]string{"check"}, results}, {[]string{"speedup", "run"}, results},
+		{[]string{"speedup", "compare"}, results}, {[]string{"run"}, results}, {[]string{"guard"}, results},
 		{[]string{"report"}, results}, {[]string{"demo"}, results},
 		{[]string{"merge"}, "report `FORMAT`: json, text, markdown or sarif"},
 		{[]string{"baseline", "show"}, "report `FORMAT`: text or json"},
@@ -154,7 +154,7 @@ func TestUnknownFlagSaidOnce(t *testing.T) {
 		t.Errorf("a flag without its value: exit %d: %q", code, stderr)
 	}
 	// A command with subcommands prints theirs.
-	for _, args := range [][]string{{"bench", "-h"}, {"baseline", "--help"}} {
+	for _, args := range [][]string{{"speedup", "-h"}, {"baseline", "--help"}} {
 		if code, _, stderr := kg(t, "", args...); code != exitPass || !strings.HasPrefix(stderr, "Usage: kernel-gate "+args[0]) {
 			t.Errorf("%q: exit %d: %s", args, code, stderr)
 		}

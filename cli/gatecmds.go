@@ -45,7 +45,7 @@ func runPtxas(ctx context.Context, args []string, e env) (int, error) {
 	if err := validArch(arch); err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c, outfile.Reads{Files: append(slices.Clone(files), basePath)})
+	cfg, fmtr, err := setup(c, e, outfile.Reads{Files: append(slices.Clone(files), basePath)})
 	if err != nil {
 		return failed(err)
 	}
@@ -82,7 +82,7 @@ func runSass(ctx context.Context, args []string, e env) (int, error) {
 	if err := validArch(arch); err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c, outfile.Reads{Files: files})
+	cfg, fmtr, err := setup(c, e, outfile.Reads{Files: files})
 	if err != nil {
 		return failed(err)
 	}
@@ -103,7 +103,7 @@ func runCheck(ctx context.Context, args []string, e env) (int, error) {
 	if len(files) == 0 {
 		return failed(usagef("no harness result: pass FILE (the KG_OUT of a KG_MODE=check run)"))
 	}
-	cfg, fmtr, err := setup(c, outfile.Reads{Files: files})
+	cfg, fmtr, err := setup(c, e, outfile.Reads{Files: files})
 	if err != nil {
 		return failed(err)
 	}
@@ -119,64 +119,66 @@ func runCheck(ctx context.Context, args []string, e env) (int, error) {
 	return emit(result.New(toolName(), gates...), c, fmtr, e)
 }
 
-func runBench(ctx context.Context, args []string, e env) (int, error) {
+// runSpeedup is `kernel-gate speedup run|compare`, and `kernel-gate bench run|compare`, their
+// old names, which workflows still use.
+func runSpeedup(ctx context.Context, args []string, e env) (int, error) {
 	if len(args) > 0 {
 		switch args[0] {
 		case "run":
-			return runBenchRun(ctx, args[1:], e)
+			return runSpeedupRun(ctx, args[1:], e)
 		case "compare":
-			return runBenchCompare(args[1:], e)
+			return runSpeedupCompare(args[1:], e)
 		case "-h", "-help", "--help":
-			fmt.Fprint(e.stderr, usageText("bench-run"), "\n", usageText("bench-compare"))
+			fmt.Fprint(e.stderr, usageText("speedup-run"), "\n", usageText("speedup-compare"))
 			return failed(flag.ErrHelp)
 		}
 	}
-	return failed(usagef("usage: kernel-gate bench run [flags] (time base and head side by side and judge them), or kernel-gate bench compare [flags] BASE.json HEAD.json"))
+	return failed(usagef("usage: kernel-gate speedup run [flags] (the A/B run: time base and head side by side and judge them), or kernel-gate speedup compare [flags] BASE.json HEAD.json"))
 }
 
-// benchRunFlags are `bench run`'s own flags.
-type benchRunFlags struct {
+// speedupRunFlags are `speedup run`'s own flags.
+type speedupRunFlags struct {
 	sides                           abrun.Sides
 	artifacts, shapes, timeout, smi string
 	roundsBudget, samples           int
 }
 
-func runBenchRun(ctx context.Context, args []string, e env) (int, error) {
+func runSpeedupRun(ctx context.Context, args []string, e env) (int, error) {
 	var c common
-	var f benchRunFlags
-	fs := newFlagSet("bench run", e, &c)
-	fs.StringVar(&f.sides.BaseCmd, "base-cmd", "", "base's harness `CMD` (shell words); goes with --head-cmd")
-	fs.StringVar(&f.sides.HeadCmd, "head-cmd", "", "head's harness `CMD` (shell words); goes with --base-cmd")
-	fs.StringVar(&f.sides.BaseRef, "base", "", "build base from the merge base of `REV` and HEAD (default: the config's bench.base_ref, else origin/main)")
-	fs.StringVar(&f.sides.Build, "build", "", "shell `CMD` that builds the harness in each tree (default: the config's bench.build)")
-	fs.StringVar(&f.sides.Harness, "harness", "", "harness `CMD` run in each tree, relative to it (default: the config's bench.harness)")
-	fs.IntVar(&f.roundsBudget, "rounds-budget", 0, "run at most `N` rounds, dropped ones included (default: the config's bench.rounds_budget, else twice speedup.max_rounds)")
+	var f speedupRunFlags
+	fs := newFlagSet("speedup run", e, &c)
+	fs.StringVar(&f.sides.BaseCmd, "base-cmd", "", "base's harness: a shell `CMD` (sh -c); goes with --head-cmd")
+	fs.StringVar(&f.sides.HeadCmd, "head-cmd", "", "head's harness: a shell `CMD` (sh -c); goes with --base-cmd")
+	fs.StringVar(&f.sides.BaseRef, "base", "", "build base from the merge base of `REV` and HEAD (default: the config's speedup.base_ref, else origin/main)")
+	fs.StringVar(&f.sides.Build, "build", "", "shell `CMD` that builds the harness in each tree (default: the config's speedup.build)")
+	fs.StringVar(&f.sides.Harness, "harness", "", "harness: a shell `CMD` (sh -c) run from each tree's root (default: the config's speedup.harness)")
+	fs.IntVar(&f.roundsBudget, "rounds-budget", 0, "run at most `N` rounds, dropped ones included (default: the config's speedup.rounds_budget, else twice speedup.max_rounds)")
 	fs.StringVar(&f.artifacts, "artifacts", "", "keep the merged base.json and head.json, the logs and a failed run's file in `DIR`")
-	fs.IntVar(&f.samples, "samples", 0, "KG_SAMPLES: launches timed per round, `N` (default: the config's bench.samples, else 30)")
-	fs.StringVar(&f.shapes, "shapes", "", "KG_SHAPES: comma-separated `SHAPES` (default: the config's bench.shapes, else the harness's)")
-	fs.StringVar(&f.timeout, "timeout", "", "per-run `DURATION` before a harness is killed with its process group (default: the config's bench.timeout, else 10m)")
+	fs.IntVar(&f.samples, "samples", 0, "KG_SAMPLES: launches timed per round, `N` (default: the config's speedup.samples, else 30)")
+	fs.StringVar(&f.shapes, "shapes", "", "KG_SHAPES: comma-separated `SHAPES` (default: the config's speedup.shapes, else the harness's)")
+	fs.StringVar(&f.timeout, "timeout", "", "per-run `DURATION` before a harness is killed with its process group (default: the config's speedup.timeout, else 10m)")
 	fs.StringVar(&f.smi, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH`, asked (read only) for clocks and throttling during each round")
 	rest, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}
 	if len(rest) > 0 {
-		return failed(usagef("bench run takes no file arguments (got %q): the harness commands are --base-cmd/--head-cmd or --harness", rest[0]))
+		return failed(usagef("speedup run takes no file arguments (got %q): the harness commands are --base-cmd/--head-cmd or --harness", rest[0]))
 	}
-	cfg, fmtr, err := setup(c, outfile.Reads{})
+	cfg, fmtr, err := setup(c, e, outfile.Reads{})
 	if err != nil {
 		return failed(err)
 	}
-	set, err := cfg.Bench.Settings()
+	set, err := cfg.Speedup.ABRun.Settings()
 	if err != nil {
 		return failed(exitcode.BadInput(err))
 	}
 	if err := f.apply(&set); err != nil {
 		return failed(err)
 	}
-	o := abrun.Options{Bench: set, Speedup: cfg.Speedup, ArtifactDir: f.artifacts, NvidiaSMI: f.smi,
-		Progress: e.stderr, Getenv: e.getenv}
-	if err := f.sides.Apply(&o, set, e.getenv); err != nil {
+	o := abrun.Options{Settings: set, Speedup: cfg.Speedup.Config, ArtifactDir: f.artifacts, NvidiaSMI: f.smi,
+		Progress: e.stderr}
+	if err := f.sides.Apply(&o, set); err != nil {
 		return failed(err)
 	}
 	g, err := abrun.Run(ctx, o)
@@ -186,8 +188,8 @@ func runBenchRun(ctx context.Context, args []string, e env) (int, error) {
 	return emit(result.New(toolName(), g), c, fmtr, e)
 }
 
-// apply lets the flags override the config's bench settings.
-func (f benchRunFlags) apply(set *abrun.Settings) error {
+// apply lets the flags override the config's A/B run settings.
+func (f speedupRunFlags) apply(set *abrun.Settings) error {
 	if f.samples != 0 {
 		if f.samples < 0 {
 			return usagef("--samples %d: want a positive number of launches", f.samples)
@@ -213,10 +215,10 @@ func (f benchRunFlags) apply(set *abrun.Settings) error {
 	return nil
 }
 
-func runBenchCompare(args []string, e env) (int, error) {
+func runSpeedupCompare(args []string, e env) (int, error) {
 	var c common
 	var maxSlowdown float64
-	fs := newFlagSet("bench compare", e, &c)
+	fs := newFlagSet("speedup compare", e, &c)
 	fs.Float64Var(&maxSlowdown, "max-slowdown", -1, "largest head/base slowdown that is not a failure, as a `FRACTION` (default: the config's, else 0.02)")
 	files, err := parse(fs, args, e)
 	if err != nil {
@@ -225,7 +227,7 @@ func runBenchCompare(args []string, e env) (int, error) {
 	if len(files) != 2 {
 		return failed(usagef("want BASE.json and HEAD.json, got %d file(s)", len(files)))
 	}
-	cfg, fmtr, err := setup(c, outfile.Reads{Files: files})
+	cfg, fmtr, err := setup(c, e, outfile.Reads{Files: files})
 	if err != nil {
 		return failed(err)
 	}
@@ -233,7 +235,7 @@ func runBenchCompare(args []string, e env) (int, error) {
 		if maxSlowdown >= 1 {
 			return failed(usagef("--max-slowdown %g: want a fraction such as 0.02", maxSlowdown))
 		}
-		if cfg.Speedup, err = cfg.Speedup.With(func(s *speedup.Config) { s.MaxSlowdown = &maxSlowdown }); err != nil {
+		if cfg.Speedup.Config, err = cfg.Speedup.With(func(s *speedup.Config) { s.MaxSlowdown = &maxSlowdown }); err != nil {
 			return failed(exitcode.BadInput(err))
 		}
 	}

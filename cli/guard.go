@@ -21,7 +21,7 @@ func runGuard(ctx context.Context, args []string, e env) (int, error) {
 	if err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c, outfile.Reads{Files: paths})
+	cfg, fmtr, err := setup(c, e, outfile.Reads{Files: paths})
 	if err != nil {
 		return failed(err)
 	}

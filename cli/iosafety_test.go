@@ -46,7 +46,7 @@ func TestCommandsRefuseInputsThatAreNotFiles(t *testing.T) {
 			{"sanitize", "--tools", "memcheck", "--log", log, "--xml", bad},
 			{"sanitize", "--tools", "memcheck", "--log", log, "--harness", bad},
 			{"ncu", "--csv", bad},
-			{"bench", "compare", bad, "testdata/sanitizer-kernels-h200/harness_bench_clean.json"},
+			{"speedup", "compare", bad, "testdata/sanitizer-kernels-h200/harness_bench_clean.json"},
 			{"guard", "--config", bad},
 		} {
 			code, stderr := kgCtx(t, context.Background(), 10*time.Second, strings.NewReader(""), args...)
@@ -69,7 +69,7 @@ func TestCommandsStopReadingStdinOnSignal(t *testing.T) {
 		{"sanitize", "--log", "-"},
 		{"sanitize", "--xml", "-"},
 		{"ncu", "--csv", "-"},
-		{"bench", "compare", "-", "testdata/sanitizer-kernels-h200/harness_bench_clean.json"},
+		{"speedup", "compare", "-", "testdata/sanitizer-kernels-h200/harness_bench_clean.json"},
 	} {
 		pr, pw := io.Pipe()        // a writer that never writes again and never closes
 		go pw.Write([]byte("{\n")) // a start every reader waits to see the end of

@@ -114,8 +114,8 @@ func command(name string) func(context.Context, []string, env) (int, error) {
 		return runNCU
 	case "guard":
 		return runGuard
-	case "bench":
-		return runBench
+	case "speedup", "bench": // bench: its old name
+		return runSpeedup
 	case "run":
 		return runRun
 	case "action":

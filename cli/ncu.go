@@ -53,7 +53,7 @@ func runNCU(ctx context.Context, args []string, e env) (int, error) {
 			return failed(err)
 		}
 	}
-	cfg, fmtr, err := setup(c, outfile.Reads{Files: csvFiles})
+	cfg, fmtr, err := setup(c, e, outfile.Reads{Files: csvFiles})
 	if err != nil {
 		return failed(err)
 	}

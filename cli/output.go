@@ -17,12 +17,12 @@ import (
 
 // setup loads the config, checks the format, and checks --out against what the command
 // reads (outfile.Check), its config included.
-func setup(c common, r outfile.Reads) (config.Config, report.Format, error) {
+func setup(c common, e env, r outfile.Reads) (config.Config, report.Format, error) {
 	f, err := report.ParseFormat(c.format)
 	if err != nil {
 		return config.Config{}, "", exitcode.BadInput(err)
 	}
-	cfg, err := config.Find(c.config)
+	cfg, err := findConfig(c.config, e)
 	if err != nil {
 		return config.Config{}, "", exitcode.BadInput(err)
 	}
@@ -31,6 +31,19 @@ func setup(c common, r outfile.Reads) (config.Config, report.Format, error) {
 		return config.Config{}, "", err
 	}
 	return cfg, f, nil
+}
+
+// findConfig loads the config (config.Find) and says its notices (a deprecated spelling)
+// on standard error.
+func findConfig(path string, e env) (config.Config, error) {
+	cfg, err := config.Find(path)
+	for _, n := range cfg.Notices {
+		if underActions(e) {
+			n = workflowcmd.Neutralize(n)
+		}
+		fmt.Fprintf(e.stderr, "kernel-gate: notice: %s\n", n)
+	}
+	return cfg, err
 }
 
 // emit renders the result where --out says, publishes it to GitHub Actions when running

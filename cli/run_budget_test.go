@@ -13,7 +13,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// bench.wall_budget and bench.run_wall_budget on the fake toolchain: the first target's
+// speedup.wall_budget and speedup.run_wall_budget on the fake toolchain: the first target's
 // budget runs out after its warm-up round, so nothing is judged and the gate skips it with a
 // warning, never a pass; the whole run's budget is then spent, so the second target is not
 // started at all. The replay, which has neither target's merged files, judges the same.
@@ -26,7 +26,7 @@ func TestRunWallBudgets(t *testing.T) {
 	}
 	text := strings.Replace(strings.Replace(string(raw), "  wall_budget: 5m ", "  wall_budget: 1ms", 1), "  run_wall_budget: 20m ", "  run_wall_budget: 2ms", 1)
 	if text == string(raw) {
-		t.Fatal("kernel-gate.yml has no bench.wall_budget to change")
+		t.Fatal("kernel-gate.yml has no speedup.wall_budget to change")
 	}
 	os.WriteFile(cfg, []byte(text), 0o644)
 	args := append([]string{"run", "-C", repo, "--config", cfg, "--base", "main", "--all", "--targets", "gemm,softmax", "--artifacts", art, "--format", "json"}, fakeGPU(t)...)
@@ -57,8 +57,8 @@ func TestRunWallBudgets(t *testing.T) {
 		}
 	}
 	w := messages(sp, result.Warning)
-	if !strings.Contains(w, "the wall budget bench.wall_budget (1ms) was spent after 0 round(s)") ||
-		!strings.Contains(w, "not timed: the wall budget of the whole kernel-gate run (bench.run_wall_budget 2ms") {
+	if !strings.Contains(w, "the wall budget speedup.wall_budget (1ms) was spent after 0 round(s)") ||
+		!strings.Contains(w, "not timed: the wall budget of the whole kernel-gate run (speedup.run_wall_budget 2ms") {
 		t.Errorf("warnings:\n%s", w)
 	}
 	code, out, stderr = kg(t, "", "run", "--config", cfg, "--replay", art, "--format", "json")

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -480,4 +481,37 @@ func TestRunSanitizerAfterACrashedCheck(t *testing.T) {
 		t.Errorf("the sanitizer did not run after the crash, or found nothing: %s\n%s", s.Verdict, messages(s, result.Error))
 	}
 	replayAgrees(t, repo, art, live, exitFail)
+}
+
+// A target's reference is a shell command (sh -c from the repository's root) like its
+// harness: one with && and a pipe is timed beside head in every round, and head's
+// comparisons carry the speedup over it; the replay agrees.
+func TestRunReferenceIsAShellCommand(t *testing.T) {
+	ref := `      reference: "test -d kernels && sh ` + fakeDir(t) + `/harness.sh 2>&1 | cat >&2"
+      reference_name: fake-sdpa
+`
+	repo, art := commandRepo(t, jitConfig(t, ref)), filepath.Join(t.TempDir(), "art")
+	code, out, stderr := kg(t, "", runArgs(t, repo, art, "--base", "main", "--all")...)
+	if code != exitPass {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	live := decode(t, out)
+	var all struct {
+		Targets []struct {
+			Data abrun.Data `json:"data"`
+		} `json:"targets"`
+	}
+	if err := json.Unmarshal(gateOf(t, live, "speedup").Data, &all); err != nil || len(all.Targets) != 1 {
+		t.Fatalf("the speedup gate's data: %v", err)
+	}
+	d := all.Targets[0].Data
+	if !strings.Contains(d.Runner.ReferenceCommand, "| cat >&2") || len(d.Comparisons) == 0 {
+		t.Fatalf("reference command %q, %d comparisons\n%s", d.Runner.ReferenceCommand, len(d.Comparisons), stderr)
+	}
+	for _, c := range d.Comparisons {
+		if c.SpeedupVsReference == nil || c.SpeedupVsReference.Name != "fake-sdpa" || c.SpeedupVsReference.Speedup == nil {
+			t.Errorf("%s × %s: no speedup over the reference: %+v", c.Kernel, c.Shape, c.SpeedupVsReference)
+		}
+	}
+	replayAgrees(t, repo, art, live, exitPass)
 }

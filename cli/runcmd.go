@@ -16,7 +16,7 @@ func runRun(ctx context.Context, args []string, e env) (int, error) {
 	fs := newFlagSet("run", e, &c)
 	fs.StringVar(&o.Artifacts, "artifacts", pipeline.DefaultArtifacts, "keep every log, dump, XML and harness file, and the journal of what ran, in `DIR` (replayable with --replay)")
 	fs.StringVar(&o.Replay, "replay", "", "run nothing: feed the recording in `DIR` (an --artifacts directory of an earlier run) through the gates")
-	fs.StringVar(&o.BaseRef, "base", "", "compare with the merge base of `REV` and HEAD (default: the config's bench.base_ref, else origin/main)")
+	fs.StringVar(&o.BaseRef, "base", "", "compare with the merge base of `REV` and HEAD (default: the config's speedup.base_ref, else origin/main)")
 	fs.BoolVar(&o.NoBase, "no-base", false, "build head alone: no speedup gate, nothing skipped as unchanged")
 	fs.BoolVar(&o.All, "all", false, "sanitize, time and profile every target, also where its SASS is unchanged")
 	fs.BoolVar(&o.KeepGoing, "keep-going", false, "run a target's GPU steps even after one of its gates failed")
@@ -42,7 +42,7 @@ func runRun(ctx context.Context, args []string, e env) (int, error) {
 	if len(rest) > 0 {
 		return failed(usagef("run takes no arguments (got %q): the config's run section says what to build", rest))
 	}
-	cfg, fmtr, err := setup(c, outfile.Reads{Dirs: []string{o.Replay}})
+	cfg, fmtr, err := setup(c, e, outfile.Reads{Dirs: []string{o.Replay}})
 	if err != nil {
 		return failed(err)
 	}

@@ -28,7 +28,7 @@ func runSanitize(ctx context.Context, args []string, e env) (int, error) {
 	if err != nil {
 		return failed(err)
 	}
-	cfg, fmtr, err := setup(c, outfile.Reads{Files: append(append(slices.Clone(logs), xmls...), harness...)})
+	cfg, fmtr, err := setup(c, e, outfile.Reads{Files: append(append(slices.Clone(logs), xmls...), harness...)})
 	if err != nil {
 		return failed(err)
 	}

@@ -145,8 +145,8 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 		{name: "sanitize/tool hangs", args: []string{"sanitize", "--tools", "memcheck", "--sanitizer", "{tool}", "--", "true"}, tool: "compute-sanitizer"},
 		{name: "ncu/tool hangs", args: []string{"ncu", "--config", repo("kernel-gate.yml"), "--ncu", "{tool}", "--", "true"}, tool: "ncu"},
 		{name: "check/stdin", args: []string{"check", "-"}, stdin: true},
-		{name: "bench run/harness hangs", args: []string{"bench", "run", "--base-cmd", "{tool}", "--head-cmd", "{tool}", "--nvidia-smi", "/nonexistent/nvidia-smi"}, tool: "harness"},
-		{name: "bench compare/stdin", args: []string{"bench", "compare", "-", repo("testdata/sanitizer-kernels-h200/harness_bench_clean.json")}, stdin: true},
+		{name: "bench run/harness hangs", args: []string{"speedup", "run", "--base-cmd", "{tool}", "--head-cmd", "{tool}", "--nvidia-smi", "/nonexistent/nvidia-smi"}, tool: "harness"},
+		{name: "bench compare/stdin", args: []string{"speedup", "compare", "-", repo("testdata/sanitizer-kernels-h200/harness_bench_clean.json")}, stdin: true},
 		// gates/guard reads a path it is given with os.ReadFile: main's last resort ends it.
 		// The guard fails a file it cannot read, a FIFO among them, without opening it.
 		{name: "guard/FIFO", args: []string{"guard", fifo}, done: []int{exitFail}},
@@ -214,7 +214,7 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 			}
 			select {
 			case err := <-exited:
-				code := exitCodeOf(t, err)
+				code := hangtest.ExitCode(t, err)
 				if len(tc.done) == 0 || !containsInt(tc.done, code) {
 					t.Fatalf("ended by itself before the signal, exit %d (want it waiting, or one of %v): %s", code, tc.done, stderr.String())
 				}
@@ -232,7 +232,7 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 			}
 			select {
 			case err := <-exited:
-				code := exitCodeOf(t, err)
+				code := hangtest.ExitCode(t, err)
 				if code != exitUsage {
 					t.Errorf("exit %d after SIGTERM, want %d: %s", code, exitUsage, stderr.String())
 				}
@@ -261,22 +261,6 @@ func pollFile(path string, max time.Duration) <-chan time.Time {
 		ch <- time.Now()
 	}()
 	return ch
-}
-
-// exitCodeOf is the exit code of a command that ended; a death by signal fails the test.
-func exitCodeOf(t *testing.T, err error) int {
-	t.Helper()
-	if err == nil {
-		return 0
-	}
-	ee, ok := err.(*exec.ExitError)
-	if !ok {
-		t.Fatalf("waiting: %v", err)
-	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		t.Fatalf("killed by %v, not ended by kernel-gate", ws.Signal())
-	}
-	return ee.ExitCode()
 }
 
 func containsInt(s []int, v int) bool {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/baseline"
 	"github.com/kernel-gate/kernel-gate/baseline/trend"
-	"github.com/kernel-gate/kernel-gate/config"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/outfile"
 )
@@ -70,7 +69,7 @@ func runTrend(ctx context.Context, args []string, e env) (int, error) {
 // trendStore opens the store trend draws, the flags' else the config's (inside Actions git
 // by default), after checking --out against it, and says where it is for the page.
 func trendStore(ctx context.Context, c common, sf storeFlags, e env) (baseline.Store, string, error) {
-	cfg, err := config.Find(c.config)
+	cfg, err := findConfig(c.config, e)
 	if err != nil {
 		return nil, "", exitcode.BadInput(err)
 	}

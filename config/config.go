@@ -22,8 +22,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
-	"github.com/kernel-gate/kernel-gate/gates/speedup"
-	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/registry"
@@ -38,8 +36,7 @@ type Config struct {
 	SASS        sass.Config        `yaml:"sass"`
 	Sanitizer   sanitizer.Config   `yaml:"sanitizer"`
 	Correctness correctness.Config `yaml:"correctness"`
-	Speedup     speedup.Config     `yaml:"speedup"`
-	Bench       abrun.Config       `yaml:"bench"`
+	Speedup     Speedup            `yaml:"speedup"`
 	Guard       guard.Config       `yaml:"guard"`
 	NCU         ncu.Config         `yaml:"ncu"`
 	Run         Run                `yaml:"run"`
@@ -47,6 +44,9 @@ type Config struct {
 
 	// Path is the file it came from; empty when no file was found (defaults).
 	Path string `yaml:"-"`
+	// Notices are what the file should change though it loads ("kernel-gate.yml:40:
+	// bench: is deprecated, ..."), for the command to say.
+	Notices []string `yaml:"-"`
 	// registry lists the gates; its gates beyond the built-in ones have their sections in
 	// added, by gate name.
 	registry registry.Registry
@@ -115,6 +115,13 @@ func ParseWith(raw []byte, name string, reg registry.Registry) (Config, error) {
 	}
 	if root.Kind != 0 && len(root.Content) > 0 { // else an empty file: defaults
 		doc := root.Content[0]
+		notice, err := moveBench(doc, name)
+		if err != nil {
+			return Config{}, err
+		}
+		if notice != "" {
+			c.Notices = append(c.Notices, notice)
+		}
 		if err := checkTop(doc, c.addedTypes(), name); err != nil {
 			return Config{}, err
 		}
@@ -167,7 +174,7 @@ func oneDocument(raw []byte, name string) (yaml.Node, error) {
 // sections are c's sections in the order Parse resolves them: its fields', then those of
 // the registry's added gates.
 func (c *Config) sections() []registry.Section {
-	out := []registry.Section{&c.PTXAS, &c.SASS, &c.Sanitizer, &c.Correctness, &c.Speedup, &c.Bench, &c.Guard, &c.NCU, &c.Run, &c.Baseline}
+	out := []registry.Section{&c.PTXAS, &c.SASS, &c.Sanitizer, &c.Correctness, &c.Speedup, &c.Guard, &c.NCU, &c.Run, &c.Baseline}
 	for _, g := range c.Registry().Gates() {
 		if s, ok := c.added[g.Name]; ok {
 			out = append(out, s)

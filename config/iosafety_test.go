@@ -33,8 +33,9 @@ func TestIntegerSettingsAreWholeAndNotNegative(t *testing.T) {
 		{"correctness:\n  kernels:\n    - match: \"f*\"\n      min_checks: %s\n", "correctness.kernels[0].min_checks"},
 		{"speedup:\n  min_rounds: %s\n", "speedup.min_rounds"},
 		{"speedup:\n  max_rounds: %s\n", "speedup.max_rounds"},
+		{"speedup:\n  samples: %s\n", "speedup.samples"},
 		{"bench:\n  samples: %s\n", "bench.samples"},
-		{"bench:\n  rounds_budget: %s\n", "bench.rounds_budget"},
+		{"speedup:\n  rounds_budget: %s\n", "speedup.rounds_budget"},
 		{"ncu:\n  launches: %s\n", "ncu.launches"},
 		{"run:\n  check_rounds: %s\n", "run.check_rounds"},
 	}
@@ -50,7 +51,7 @@ func TestIntegerSettingsAreWholeAndNotNegative(t *testing.T) {
 	}
 	// Whole numbers of at least 0 are taken as they are.
 	c, err := Parse([]byte("ptxas:\n  max_registers: 0x80\n  max_spill_stores: 0\nbench:\n  samples: 30\n"), "k.yml")
-	if err != nil || *c.PTXAS.MaxRegisters != 128 || *c.PTXAS.MaxSpillStores != 0 || *c.Bench.Samples != 30 {
+	if err != nil || *c.PTXAS.MaxRegisters != 128 || *c.PTXAS.MaxSpillStores != 0 || *c.Speedup.ABRun.Samples != 30 {
 		t.Errorf("whole numbers: %v", err)
 	}
 }

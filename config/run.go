@@ -14,6 +14,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/pathglob"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 )
 
 // Defaults of the run section.
@@ -107,7 +108,7 @@ type Target struct {
 	Functions []string `yaml:"functions"`
 	// Shapes are KG_SHAPES per mode; empty leaves the harness's default.
 	Shapes TargetShapes `yaml:"shapes"`
-	// Reference is a command (shell words, run from the repository root) that times a
+	// Reference is a shell command (sh -c, from the repository root) that times a
 	// reference implementation of the same kernels × shapes in bench mode, once per round
 	// beside head: PyTorch SDPA for min_speedup_vs_reference, say.
 	Reference string `yaml:"reference"`
@@ -286,7 +287,7 @@ func (r Run) resolve() (RunSettings, error) {
 			}
 		}
 		if t.Reference != "" {
-			if _, err := abrun.SplitCommand(t.Reference, nil); err != nil {
+			if err := shellcmd.Check(t.Reference); err != nil {
 				bad(w, "reference: %v", err)
 			}
 		}
@@ -296,9 +297,6 @@ func (r Run) resolve() (RunSettings, error) {
 
 // checkCommandTarget checks the fields of a target made by the repository's own commands.
 func checkCommandTarget(t Target, bad func(format string, a ...any)) {
-	if strings.TrimSpace(t.Harness) == "" {
-		bad("harness: an empty command")
-	}
 	if len(t.Sources) > 0 {
 		bad("sources and harness: give one: sources for a harness kernel-gate builds with nvcc, harness (with build and binaries) for one your own build makes")
 	}
@@ -306,8 +304,11 @@ func checkCommandTarget(t Target, bad func(format string, a ...any)) {
 		bad("flags: nvcc flags of a sources target; a harness target's build sets its own (env's NVCC_APPEND_FLAGS is extended, not replaced)")
 	}
 	for i, cmd := range []string{t.Harness, t.Build, t.Sanitize} {
-		if strings.ContainsRune(cmd, 0) {
-			bad("%s: a command holds no NUL byte", []string{"harness", "build", "sanitize"}[i])
+		if i > 0 && strings.TrimSpace(cmd) == "" {
+			continue // no build (a JIT harness), or sanitize is the harness
+		}
+		if err := shellcmd.Check(cmd); err != nil {
+			bad("%s: %v", []string{"harness", "build", "sanitize"}[i], err)
 		}
 	}
 	if len(t.Binaries) == 0 {

@@ -53,7 +53,7 @@ func (p *pipeline) resolveBase(ctx context.Context, replaying bool) error {
 		p.progress("no base: %s", noBase)
 		return nil
 	}
-	bench, err := p.cfg.Bench.Settings() // validated when the config was loaded
+	bench, err := p.cfg.Speedup.ABRun.Settings() // validated when the config was loaded
 	if err != nil {
 		return exitcode.BadInput(err)
 	}

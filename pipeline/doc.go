@@ -8,7 +8,7 @@
 //     for the GPU and passes with "no targets in shard".
 //  2. Find the GPU: nvidia-smi, read only (package gpuinfo); `arch: native` builds for it,
 //     and a build that cannot run on it is refused.
-//  3. Resolve the base: the merge base of Options.Base (default bench.base_ref, else
+//  3. Resolve the base: the merge base of Options.Base (default speedup.base_ref, else
 //     origin/main) with HEAD, checked out in a git worktree; none with --no-base, or when
 //     HEAD is the base.
 //  4. Build base and head side by side: nvcc -lineinfo -Xptxas -v for a target of sources

@@ -20,7 +20,7 @@ import (
 )
 
 // The gates judged from files: the pipeline reads its artifacts with them, and the
-// single-gate commands (kernel-gate ptxas, sass, check, bench compare) the files they are
+// single-gate commands (kernel-gate ptxas, sass, check, speedup compare) the files they are
 // given.
 
 // nvccTimeout bounds `nvcc --version` when the logs do not say which toolkit built them.
@@ -133,7 +133,7 @@ func CompareFiles(base, head string, stdin io.Reader, cfg config.Config) (result
 			return result.Gate{}, err
 		}
 	}
-	g, err := speedup.Compare(sides[0], sides[1], cfg.Speedup)
+	g, err := speedup.Compare(sides[0], sides[1], cfg.Speedup.Config)
 	if err != nil {
 		return result.Gate{}, exitcode.BadInput(err)
 	}

@@ -9,11 +9,11 @@ import (
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/config"
-	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/kernelsrc"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 )
 
 // sourceExts are the files a kernel may be defined in, beside a target's sources.
@@ -143,11 +143,7 @@ func isFile(root, rel string) bool {
 func commandDirs(root string, t config.Target) []string {
 	var out []string
 	for _, cmd := range []string{t.Harness, t.Build, t.Sanitize} {
-		words, err := abrun.SplitCommand(cmd, nil)
-		if err != nil {
-			continue // not plain words: nothing to learn from it
-		}
-		for _, w := range words {
+		for _, w := range shellcmd.Words(cmd) {
 			rel := filepath.ToSlash(filepath.Clean(w))
 			if !filepath.IsLocal(rel) || !isFile(root, rel) {
 				continue

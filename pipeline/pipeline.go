@@ -34,7 +34,7 @@ type Options struct {
 	// KeepGoing) win over the ones below.
 	Replay string
 	// BaseRef: head is compared with the merge base of BaseRef and HEAD (default: the
-	// config's bench.base_ref).
+	// config's speedup.base_ref).
 	BaseRef string
 	// NoBase builds head alone: nothing compared, nothing skipped as unchanged.
 	NoBase bool
@@ -129,7 +129,7 @@ type pipeline struct {
 	// target; removed when the run ends ("" when none).
 	work string
 	// benchSpent is the wall time the targets' A/B runs have spent timing so far, against
-	// bench.run_wall_budget.
+	// speedup.run_wall_budget.
 	benchSpent time.Duration
 	// records are each side's ptxas records as the static gates read them, kept for the
 	// explanations (explain.go).

@@ -26,6 +26,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/pathglob"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
 
@@ -186,7 +187,7 @@ func (p *pipeline) buildCommand(ctx context.Context, b *build, side int) error {
 		return nil
 	}
 	rel := sideName(side) + "/" + b.name
-	st, err := p.x.run(ctx, proc{id: "build/" + rel, argv: []string{"sh", "-c", c.target.Build}, dir: p.treeDir(side),
+	st, err := p.x.run(ctx, proc{id: "build/" + rel, argv: shellcmd.Argv(c.target.Build), dir: p.treeDir(side),
 		env: s.env, timeout: p.set.Timeout, log: rel + "/build.log"})
 	if err != nil {
 		return err
@@ -267,7 +268,7 @@ func (p *pipeline) baseFirstRun(ctx context.Context, b *build) (step, error) {
 	out := p.x.path(rel + "/check.json")
 	env := append(slices.Clone(c.sides[sideBase].env), harnessEnv(t.Target, "check", t.Shapes.Check, "KG_ROUNDS=1", "KG_OUT="+out)...)
 	p.progress("%s: base's first harness run (check mode), which builds what a JIT harness builds", t.Name)
-	return p.x.run(ctx, proc{id: "check/base/" + t.Name, argv: []string{"sh", "-c", c.target.Harness}, dir: p.baseDir, env: env,
+	return p.x.run(ctx, proc{id: "check/base/" + t.Name, argv: shellcmd.Argv(c.target.Harness), dir: p.baseDir, env: env,
 		timeout: p.set.Timeout, log: rel + "/check.log", fresh: []string{rel + "/check.json"}})
 }
 
@@ -663,12 +664,12 @@ func (p *pipeline) harnessTargetNames() []string {
 }
 
 // harnessArgv is how a step starts a target's harness on one side: the built binary, or
-// the target's command (shell words through sh -c) with the side's own variables.
+// the target's command (through sh -c: shellcmd) with the side's own variables.
 func (p *pipeline) harnessArgv(t target, side int, command string) (argv, env []string) {
 	if t.b.cmd == nil {
 		return []string{t.b.bin[side]}, nil
 	}
-	return []string{"sh", "-c", command}, slices.Clone(t.b.cmd.sides[side].env)
+	return shellcmd.Argv(command), slices.Clone(t.b.cmd.sides[side].env)
 }
 
 // inTree is harnessArgv for a tool that starts the harness itself in its own directory
@@ -676,7 +677,7 @@ func (p *pipeline) harnessArgv(t target, side int, command string) (argv, env []
 func (p *pipeline) inTree(t target, side int, command string) (argv, env []string) {
 	argv, env = p.harnessArgv(t, side, command)
 	if t.b.cmd != nil {
-		argv = []string{"sh", "-c", "cd " + procgroup.ShellQuote(p.treeDir(side)) + " && " + command}
+		argv = shellcmd.Argv("cd " + procgroup.ShellQuote(p.treeDir(side)) + " && " + command)
 	}
 	return argv, env
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
 
@@ -163,7 +164,7 @@ func (p *pipeline) bench(ctx context.Context, t target) (result.Gate, error) {
 	dir := p.x.path(rel)
 	p.progress("%s: timing base and head side by side (%s)", t.Name, strings.Join(t.Shapes.Bench, ","))
 	cfg := p.targetConfig(t.Target)
-	set, err := p.cfg.Bench.Settings()
+	set, err := p.cfg.Speedup.ABRun.Settings()
 	if err != nil {
 		return result.Gate{}, exitcode.BadInput(err)
 	}
@@ -177,19 +178,15 @@ func (p *pipeline) bench(ctx context.Context, t target) (result.Gate, error) {
 	baseArgv, baseEnv := p.harnessArgv(t, sideBase, t.Harness)
 	headArgv, headEnv := p.harnessArgv(t, sideHead, t.Harness)
 	o := abrun.Options{
-		Base:  abrun.Command{Argv: baseArgv, Dir: p.baseDir, Env: baseEnv},
-		Head:  abrun.Command{Argv: headArgv, Dir: p.headDir, Env: headEnv},
-		Bench: set, Speedup: cfg.Speedup, ArtifactDir: dir, NvidiaSMI: p.o.Tools.NvidiaSMI,
+		Base:     abrun.Command{Argv: baseArgv, Dir: p.baseDir, Env: baseEnv},
+		Head:     abrun.Command{Argv: headArgv, Dir: p.headDir, Env: headEnv},
+		Settings: set, Speedup: cfg.Speedup.Config, ArtifactDir: dir, NvidiaSMI: p.o.Tools.NvidiaSMI,
 		Progress: p.o.Progress, ReferenceName: t.ReferenceName,
-		// bench.run_wall_budget bounds the timing of every target together.
+		// speedup.run_wall_budget bounds the timing of every target together.
 		RunWallBudget: set.RunWallBudget, RunWallSpent: p.benchSpent,
 	}
 	if t.Reference != "" {
-		argv, err := abrun.SplitCommand(t.Reference, nil)
-		if err != nil {
-			return result.Gate{}, exitcode.BadInput(err)
-		}
-		o.Reference = abrun.Command{Argv: argv, Dir: p.headDir}
+		o.Reference = abrun.Command{Argv: shellcmd.Argv(t.Reference), Dir: p.headDir}
 	}
 	record := filepath.Join(dir, runnerRecordFile)
 	return p.x.stage(stage{
@@ -239,7 +236,7 @@ func rejudgeBench(ctx context.Context, dir, record string, cfg config.Config) (r
 			return result.Gate{}, exitcode.BadInput(err)
 		}
 	}
-	g, err := abrun.Judge(files[0], files[1], cfg.Speedup, rec.Runner, rec.Findings)
+	g, err := abrun.Judge(files[0], files[1], cfg.Speedup.Config, rec.Runner, rec.Findings)
 	if err != nil {
 		return result.Gate{}, exitcode.BadInput(err)
 	}
@@ -253,9 +250,9 @@ func benchScript(g result.Gate, o abrun.Options, dir string) []string {
 	if json.Unmarshal(g.Data, &d) != nil {
 		return nil
 	}
-	env := append(slices.Clone(o.Bench.Env), "KG_MODE=bench", "KG_ROUNDS=1", fmt.Sprintf("KG_SAMPLES=%d", o.Bench.Samples))
-	if len(o.Bench.Shapes) > 0 {
-		env = append(env, "KG_SHAPES="+strings.Join(o.Bench.Shapes, ","))
+	env := append(slices.Clone(o.Settings.Env), "KG_MODE=bench", "KG_ROUNDS=1", fmt.Sprintf("KG_SAMPLES=%d", o.Settings.Samples))
+	if len(o.Settings.Shapes) > 0 {
+		env = append(env, "KG_SHAPES="+strings.Join(o.Settings.Shapes, ","))
 	}
 	run := func(c abrun.Command, side string) string {
 		e := append(append(slices.Clone(c.Env), env...), "KG_OUT="+filepath.Join(dir, side+".plain.json"))
@@ -275,17 +272,17 @@ func benchScript(g result.Gate, o abrun.Options, dir string) []string {
 	// the same).
 	k := max(d.Runner.Serve.RestartEvery, 1)
 	p := max(d.Runner.Serve.Servers, 1)
-	req := fmt.Sprintf(`{"round": %%d, "samples": %d`, o.Bench.Samples)
-	if len(o.Bench.Shapes) > 0 {
-		raw, _ := json.Marshal(o.Bench.Shapes)
+	req := fmt.Sprintf(`{"round": %%d, "samples": %d`, o.Settings.Samples)
+	if len(o.Settings.Shapes) > 0 {
+		raw, _ := json.Marshal(o.Settings.Shapes)
 		req += `, "shapes": ` + string(raw)
 	}
 	req += "}\\n"
 	serve := func(c abrun.Command, side string) string {
-		e := append(slices.Clone(o.Bench.Env), "KG_MODE="+abrun.ModeServe, "KG_ROUNDS=1", fmt.Sprintf("KG_SAMPLES=%d", o.Bench.Samples),
+		e := append(slices.Clone(o.Settings.Env), "KG_MODE="+abrun.ModeServe, "KG_ROUNDS=1", fmt.Sprintf("KG_SAMPLES=%d", o.Settings.Samples),
 			"KG_OUT="+filepath.Join(dir, side+".plain.json"), abrun.ServeFDVar+"=3")
-		if len(o.Bench.Shapes) > 0 {
-			e = append(e, "KG_SHAPES="+strings.Join(o.Bench.Shapes, ","))
+		if len(o.Settings.Shapes) > 0 {
+			e = append(e, "KG_SHAPES="+strings.Join(o.Settings.Shapes, ","))
 		}
 		return "    { printf " + procgroup.ShellQuote(req) + " 0; for round in $(seq $((first + s)) " + strconv.Itoa(p) + " $last); do printf " + procgroup.ShellQuote(req) + " $round; done; } | (cd " + procgroup.ShellQuote(c.Dir) + " && env " + procgroup.ShellJoin(e) + " " + procgroup.ShellJoin(c.Argv) + " 3>>" + procgroup.ShellQuote(filepath.Join(dir, side+"-answers.plain")) + ") >>" + procgroup.ShellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
 	}

@@ -31,7 +31,7 @@ func TestBenchScriptServed(t *testing.T) {
 	}
 	o := abrun.Options{Base: abrun.Command{Argv: []string{harness}, Dir: dir}, Head: abrun.Command{Argv: []string{harness}, Dir: dir},
 		Reference: abrun.Command{Argv: []string{ref}, Dir: dir}, NvidiaSMI: "true",
-		Bench: abrun.Settings{Samples: 30, Shapes: []string{"mission"}, Env: []string{"KG_KERNELS=flash_fwd"}}}
+		Settings: abrun.Settings{Samples: 30, Shapes: []string{"mission"}, Env: []string{"KG_KERNELS=flash_fwd"}}}
 	lines := benchScript(g, o, dir)
 	sh := filepath.Join(dir, "commands.sh")
 	os.WriteFile(sh, []byte(strings.Join(lines, "\n")+"\n"), 0o755)

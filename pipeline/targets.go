@@ -336,7 +336,7 @@ func (p *pipeline) targetConfig(t config.Target) config.Config {
 		return true // nobody's: the first target reports it
 	}
 	cfg.Correctness = cfg.Correctness.Only(func(r correctness.Rule) bool { return keep(r.Match) })
-	cfg.Speedup = cfg.Speedup.Only(func(r speedup.Rule) bool { return keep(r.Match) })
+	cfg.Speedup.Config = cfg.Speedup.Only(func(r speedup.Rule) bool { return keep(r.Match) })
 	return cfg
 }
 

@@ -6,15 +6,15 @@
 //
 // # The table
 //
-//	gate         section      command        step    entry part   report adds
-//	ptxas        ptxas        ptxas          build   ptxas        -
-//	toolkit      cuda         ptxas          build   -            -
-//	sass         sass         sass           build   sass         -
-//	sanitizer    sanitizer    sanitize       target  sanitizer    -
-//	correctness  correctness  check          target  correctness  -
-//	speedup      speedup      bench compare  target  timings      speed chart
-//	ncu          ncu          ncu            target  -            -
-//	guard        guard        guard          change  -            -
+//	gate         section      command          step    entry part   report adds
+//	ptxas        ptxas        ptxas            build   ptxas        -
+//	toolkit      cuda         ptxas            build   -            -
+//	sass         sass         sass             build   sass         -
+//	sanitizer    sanitizer    sanitize         target  sanitizer    -
+//	correctness  correctness  check            target  correctness  -
+//	speedup      speedup      speedup compare  target  timings      speed chart
+//	ncu          ncu          ncu              target  -            -
+//	guard        guard        guard            change  -            -
 //
 // Every gate's report shows its verdict, summary and findings; "report adds" is what more.
 // The toolkit gate fills no part of an entry, but the version it found is the entry's
@@ -146,7 +146,7 @@ func builtin() []Gate {
 		{Name: sass.Name, Section: "sass", Command: "sass", Step: StepBuild},
 		{Name: sanitizer.Name, Section: "sanitizer", Command: "sanitize", Step: StepTarget},
 		{Name: correctness.Name, Section: "correctness", Command: "check", Step: StepTarget},
-		{Name: speedup.Name, Section: "speedup", Command: "bench compare", Step: StepTarget, Report: "speed chart"},
+		{Name: speedup.Name, Section: "speedup", Command: "speedup compare", Step: StepTarget, Report: "speed chart"},
 		{Name: ncu.Name, Section: "ncu", Command: "ncu", Step: StepTarget},
 		{Name: guard.Name, Section: "guard", Command: "guard", Step: StepChange},
 	}

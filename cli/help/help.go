@@ -4,7 +4,7 @@
 // those) has them.
 package help
 
-// Text is the usage text of command name ("ptxas", "bench-run", "baseline" for its four
+// Text is the usage text of command name ("ptxas", "speedup-run", "baseline" for its four
 // subcommands, "kernel-gate" for the command list); "" for a name that has none.
 func Text(name string) string {
 	switch name {
@@ -34,25 +34,6 @@ one GPU (the newest two by default), or a result with the newest stored entry th
 config's baseline.compatible_cuda and compatible_driver allow. --key names a GPU as show
 prints it ("NVIDIA H200 (sm_90)"), as GPU/arch ("NVIDIA H200/sm_90", as trend takes it) or
 by its file's name (nvidia-h200.sm_90).
-
-`
-	case "bench-compare":
-		return `Usage: kernel-gate bench compare [flags] BASE.json HEAD.json
-
-Judges two kernel-gate/bench/v1 files made side by side (round i of base beside round i of
-head): slower, same, faster or inconclusive per kernel × shape.
-
-`
-	case "bench-run":
-		return `Usage: kernel-gate bench run [flags] --base-cmd CMD --head-cmd CMD
-       kernel-gate bench run [flags] [--base REV] [--build CMD] --harness CMD
-
-Runs the base and head harnesses (KG_MODE=bench, KG_ROUNDS=1) alternately on one GPU in ABBA
-order after a warm-up, drops rounds the GPU was throttled in (nvidia-smi, read only), adds
-rounds while a kernel × shape is inconclusive, and judges them with the speedup gate. Without
---base-cmd/--head-cmd, base is built from the merge base with REV in a temporary git
-worktree and head from the working tree. A harness that crashes, hangs or writes no valid
-file fails the gate.
 
 `
 	case "check":
@@ -93,8 +74,8 @@ Usage:
   kernel-gate sanitize [flags] -- CMD    run compute-sanitizer's four tools on CMD and judge (or --log/--xml FILE)
   kernel-gate ncu [flags] -- CMD         profile CMD with Nsight Compute and judge its metrics (or --csv FILE)
   kernel-gate check [flags] FILE...      judge harness results (kernel-gate/bench/v1) for correctness
-  kernel-gate bench run [flags]          time base and head side by side (ABBA) on one GPU and judge them
-  kernel-gate bench compare BASE HEAD    judge head vs base timings (kernel-gate/bench/v1) side by side
+  kernel-gate speedup run [flags]        the A/B run: time base and head side by side (ABBA) on one GPU and judge them
+  kernel-gate speedup compare BASE HEAD  judge head vs base timings (kernel-gate/bench/v1) side by side
   kernel-gate run [flags]                build and run every gate on the config's run.targets (head vs base)
   kernel-gate run --replay DIR           feed a recorded run through the same gates (no GPU needed)
   kernel-gate merge RESULT.json...       join the results of a run's shards (run --shard i/n) into one
@@ -108,8 +89,8 @@ Usage:
   kernel-gate demo [flags]               replay the recorded real GPU run in testdata/ (no GPU needed)
   kernel-gate version                    print the version
 
-Flags of the commands that write a result (ptxas, sass, sanitize, ncu, check, bench run,
-bench compare, run, guard, merge, report, demo):
+Flags of the commands that write a result (ptxas, sass, sanitize, ncu, check, speedup run,
+speedup compare, run, guard, merge, report, demo):
   --config FILE     config (default: kernel-gate.yml, then .github/kernel-gate.yml)
   --format FORMAT   text, json, markdown or sarif (default text; merge's default json)
   --out FILE        write the report to FILE instead of standard output
@@ -120,6 +101,28 @@ writes its page to --out; action takes none of these (its inputs are INPUT_* var
 Exit codes: 0 pass, 1 a gate failed, 2 bad usage or unreadable input,
 3 kernel-gate could not run a step itself.
 Run 'kernel-gate COMMAND -h' for a command's flags.
+`
+	case "speedup-compare":
+		return `Usage: kernel-gate speedup compare [flags] BASE.json HEAD.json
+
+Judges two kernel-gate/bench/v1 files made side by side (round i of base beside round i of
+head), as an A/B run leaves them: slower, same, faster or inconclusive per kernel × shape.
+kernel-gate bench compare is its old name, still accepted.
+
+`
+	case "speedup-run":
+		return `Usage: kernel-gate speedup run [flags] --base-cmd CMD --head-cmd CMD
+       kernel-gate speedup run [flags] [--base REV] [--build CMD] --harness CMD
+
+The A/B run: runs the base and head harnesses (KG_MODE=bench, KG_ROUNDS=1) alternately on
+one GPU in ABBA order after a warm-up, drops rounds the GPU was throttled in (nvidia-smi,
+read only), adds rounds while a kernel × shape is inconclusive, and judges them with the
+speedup gate. Each CMD is a shell command, run by sh -c (pipes and && work). Without
+--base-cmd/--head-cmd, base is built from the merge base with REV in a temporary git
+worktree and head from the working tree, and --harness runs from each tree's root. A
+harness that crashes, hangs or writes no valid file fails the gate. kernel-gate bench run
+is its old name, still accepted.
+
 `
 	case "explain":
 		return `Usage: kernel-gate explain [flags] BASE.json HEAD.json

@@ -77,10 +77,10 @@ type Record struct {
 	// WallSeconds is the wall time the A/B runner took to this verdict: from starting the
 	// harnesses to the look that decided it, or to the end of the timing for one left
 	// inconclusive (every pair of a run is timed in the same rounds). Absent where no runner
-	// timed it (bench compare of two files).
+	// timed it (speedup compare of two files).
 	WallSeconds *float64 `json:"wall_seconds,omitempty"`
 	// Stopped says, for an inconclusive comparison the runner timed, why it got no more
-	// rounds: "wall_budget" or "run_wall_budget" (bench.wall_budget, bench.run_wall_budget),
+	// rounds: "wall_budget" or "run_wall_budget" (speedup.wall_budget, speedup.run_wall_budget),
 	// "rounds_budget", "budget_spent" (max_rounds or gpu_seconds_budget). Absent otherwise.
 	Stopped string `json:"stopped,omitempty"`
 }
@@ -88,7 +88,7 @@ type Record struct {
 // CompareOptions are what the A/B runner tells the judge about how the timings ended.
 type CompareOptions struct {
 	// NoMoreRounds, when set, says why the runner added no more rounds although an
-	// inconclusive comparison could have had them ("the wall budget bench.wall_budget of 5m0s
+	// inconclusive comparison could have had them ("the wall budget speedup.wall_budget of 5m0s
 	// was spent after 48 rounds"); the comparison's message says so instead of asking for
 	// more. Empty for a one-shot comparison of two files.
 	NoMoreRounds string

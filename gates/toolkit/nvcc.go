@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -45,7 +46,7 @@ func FromNVCC(ctx context.Context, nvcc string) (Version, error) {
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) {
 			if msg := strings.TrimSpace(stderr.String()); msg != "" {
-				return Version{}, fmt.Errorf("running %s: %w: %s", what, err, clip(msg, 200))
+				return Version{}, fmt.Errorf("running %s: %w: %s", what, err, msgtext.Clip(msg, 200))
 			}
 		}
 		return Version{}, fmt.Errorf("running %s: %w", what, err)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -131,7 +132,7 @@ func Parse(text string) (Version, error) {
 		}
 		if j := strings.Index(line, driverMarker); j >= 0 && driver == "" {
 			v, _, _ := strings.Cut(strings.TrimSpace(line[j+len(driverMarker):]), " ")
-			driver = fmt.Sprintf("%q (line %d)", driverMarker+" "+clip(v, 20), i+1)
+			driver = fmt.Sprintf("%q (line %d)", driverMarker+" "+msgtext.Clip(v, 20), i+1)
 		}
 	}
 	if driver != "" {
@@ -141,14 +142,7 @@ func Parse(text string) (Version, error) {
 	if first == "" {
 		return Version{}, fmt.Errorf("%w: empty output", ErrNoVersion)
 	}
-	return Version{}, fmt.Errorf("%w: no %q line in output starting %q", ErrNoVersion, "Cuda compilation tools", clip(first, 80))
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
+	return Version{}, fmt.Errorf("%w: no %q line in output starting %q", ErrNoVersion, "Cuda compilation tools", msgtext.Clip(first, 80))
 }
 
 // found is one version read from a line.

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -245,7 +246,7 @@ func parseDiff(r io.Reader) ([]Change, error) {
 			switch {
 			case strings.HasPrefix(line, "+"):
 				if newLeft == 0 {
-					return nil, fmt.Errorf("git diff: a hunk has more added lines than its header counts (at %q)", clip(line))
+					return nil, fmt.Errorf("git diff: a hunk has more added lines than its header counts (at %q)", msgtext.Clip(line, 80))
 				}
 				if cur < 0 {
 					next++
@@ -262,19 +263,19 @@ func parseDiff(r io.Reader) ([]Change, error) {
 				newLeft--
 			case strings.HasPrefix(line, "-"):
 				if oldLeft == 0 {
-					return nil, fmt.Errorf("git diff: a hunk has more removed lines than its header counts (at %q)", clip(line))
+					return nil, fmt.Errorf("git diff: a hunk has more removed lines than its header counts (at %q)", msgtext.Clip(line, 80))
 				}
 				oldLeft--
 			case strings.HasPrefix(line, " "), line == "":
 				if oldLeft == 0 || newLeft == 0 {
-					return nil, fmt.Errorf("git diff: a hunk has more context lines than its header counts (at %q)", clip(line))
+					return nil, fmt.Errorf("git diff: a hunk has more context lines than its header counts (at %q)", msgtext.Clip(line, 80))
 				}
 				oldLeft--
 				newLeft--
 				next++
 			case strings.HasPrefix(line, "\\"): // "\ No newline at end of file"
 			default:
-				return nil, fmt.Errorf("git diff: a hunk ends early, at %q", clip(line))
+				return nil, fmt.Errorf("git diff: a hunk ends early, at %q", msgtext.Clip(line, 80))
 			}
 			continue
 		}
@@ -298,7 +299,7 @@ func parseDiff(r io.Reader) ([]Change, error) {
 			oldLeft, newLeft, next = old, rg.End-rg.Start+1, rg.Start
 		case strings.HasPrefix(line, "--- "):
 		case strings.HasPrefix(line, "+"), strings.HasPrefix(line, "-"), strings.HasPrefix(line, " "):
-			return nil, fmt.Errorf("git diff: a changed line outside any hunk (at %q)", clip(line))
+			return nil, fmt.Errorf("git diff: a changed line outside any hunk (at %q)", msgtext.Clip(line, 80))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -315,12 +316,12 @@ func parseDiff(r io.Reader) ([]Change, error) {
 func hunk(line string) (old int, shown Range, err error) {
 	f := strings.Fields(line)
 	if len(f) < 3 || !strings.HasPrefix(f[1], "-") || !strings.HasPrefix(f[2], "+") {
-		return 0, Range{}, fmt.Errorf("git diff: cannot read hunk header %q", clip(line))
+		return 0, Range{}, fmt.Errorf("git diff: cannot read hunk header %q", msgtext.Clip(line, 80))
 	}
 	_, o, err1 := span(f[1][1:])
 	a, n, err2 := span(f[2][1:])
 	if err1 != nil || err2 != nil {
-		return 0, Range{}, fmt.Errorf("git diff: cannot read hunk header %q", clip(line))
+		return 0, Range{}, fmt.Errorf("git diff: cannot read hunk header %q", msgtext.Clip(line, 80))
 	}
 	return o, Range{Start: a, End: a + n - 1}, nil
 }
@@ -339,13 +340,6 @@ func span(s string) (start, count int, err error) {
 		err = errors.New("out of range")
 	}
 	return start, count, err
-}
-
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
-	}
-	return s
 }
 
 // unquote undoes git's C-style quoting of unusual path names ("a/\303\251.sh").

@@ -1,7 +1,6 @@
 package githubapi
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 const repo = "octo/kernels"
@@ -23,32 +23,15 @@ const repo = "octo/kernels"
 type harness struct {
 	srv *fakegithub.Server
 	c   *Client
-	log *syncBuffer
+	log *hangtest.SyncBuffer
 
 	mu     sync.Mutex
 	sleeps []time.Duration
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func newHarness(t *testing.T, tweak ...func(*Options)) *harness {
 	t.Helper()
-	h := &harness{srv: fakegithub.New(), log: &syncBuffer{}}
+	h := &harness{srv: fakegithub.New(), log: &hangtest.SyncBuffer{}}
 	t.Cleanup(h.srv.Close)
 	o := Options{
 		APIURL:     h.srv.URL(),

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 // recorder is a server that writes down what it was sent and answers as a check run.
@@ -56,7 +57,7 @@ func TestRedirectNeverCarriesTheToken(t *testing.T) {
 				http.Redirect(w, r, elsewhere.URL+r.URL.Path+"?leak=1", status)
 			}))
 			defer api.Close()
-			var log syncBuffer
+			var log hangtest.SyncBuffer
 			c, err := New(context.Background(), Options{APIURL: api.URL + "/", Token: token, Repository: repo, Log: &log,
 				HTTPClient: api.Client(), Sleep: func(context.Context, time.Duration) error { return nil }})
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"io"
 	"strings"
@@ -54,11 +55,11 @@ func Parse(r io.Reader) (Info, error) {
 		}
 		parts := strings.Split(line, ",")
 		if len(parts) != 3 {
-			return Info{}, fmt.Errorf("nvidia-smi printed %q, not name, compute_cap, driver_version", clip(line, 200))
+			return Info{}, fmt.Errorf("nvidia-smi printed %q, not name, compute_cap, driver_version", msgtext.Clip(line, 200))
 		}
 		g := Info{Name: strings.TrimSpace(parts[0]), ComputeCap: strings.TrimSpace(parts[1]), Driver: strings.TrimSpace(parts[2])}
 		if !validComputeCap(g.ComputeCap) {
-			return Info{}, fmt.Errorf("nvidia-smi gave the compute capability %q, not MAJOR.MINOR", clip(g.ComputeCap, 50))
+			return Info{}, fmt.Errorf("nvidia-smi gave the compute capability %q, not MAJOR.MINOR", msgtext.Clip(g.ComputeCap, 50))
 		}
 		if g.Name == "" {
 			return Info{}, errors.New("nvidia-smi gave no GPU name")
@@ -69,13 +70,6 @@ func Parse(r io.Reader) (Info, error) {
 		return Info{}, fmt.Errorf("reading nvidia-smi's answer: %w", err)
 	}
 	return Info{}, errors.New("nvidia-smi listed no GPU")
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 func validComputeCap(s string) bool {

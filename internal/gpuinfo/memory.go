@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 )
 
 // FreeMemoryArgs are nvidia-smi's read-only question about each GPU's free memory, in MiB.
@@ -25,7 +27,7 @@ func ParseFreeMiB(r io.Reader) (int, error) {
 		}
 		n, err := strconv.Atoi(line)
 		if err != nil || n < 0 {
-			return 0, fmt.Errorf("nvidia-smi printed %q, not the free memory in MiB", clip(line, 100))
+			return 0, fmt.Errorf("nvidia-smi printed %q, not the free memory in MiB", msgtext.Clip(line, 100))
 		}
 		return n, nil
 	}

@@ -2,8 +2,9 @@
 // pipe with no writer (an open of it for reading blocks until one comes), Within bounds a
 // call so that a hang fails the test instead of hanging the suite, RefusesFIFO checks both
 // ways that a reader refuses a FIFO at once, and WaitGone checks that a killed command
-// left no process running (Alive: a zombie is not). It is for tests only: no package of
-// the product imports it.
+// left no process running (Alive: a zombie is not); ExitCode says how a child that had
+// to end by itself ended, and SyncBuffer is a log goroutines write at once. It is for tests
+// only: no package of the product imports it.
 package hangtest
 
 import (

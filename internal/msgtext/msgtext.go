@@ -4,7 +4,10 @@
 // bytes, say what a reader needs.
 package msgtext
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // FirstLine is s up to its first line break ("\n"), all of s when it has none.
 func FirstLine(s string) string {
@@ -12,11 +15,21 @@ func FirstLine(s string) string {
 	return first
 }
 
-// Clip is s cut to its first n bytes, with "…" marking the cut; s itself when it is no
-// longer.
+// Clip is s cut to at most its first n bytes, with "…" marking the cut; s itself when it
+// is no longer. The cut never splits a UTF-8 character: one that would not fit is left out
+// whole (bytes that are no UTF-8 are cut where they are).
 func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	n = max(n, 0)
+	// The character the cut falls in starts at most UTFMax-1 bytes before it.
+	start := n
+	for start > 0 && n-start < utf8.UTFMax-1 && !utf8.RuneStart(s[start]) {
+		start--
+	}
+	if _, size := utf8.DecodeRuneInString(s[start:]); size > 1 && start+size > n {
+		n = start
 	}
 	return s[:n] + "…"
 }

@@ -13,27 +13,12 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
+	"github.com/kernel-gate/kernel-gate/internal/hangtest"
 )
 
 // stopBound is how long the child may take to end after its signal: far more than a
 // healthy machine needs, so that a loaded CI machine passes.
 const stopBound = 20 * time.Second
-
-// exitCodeOf is the exit code of a child that exited by itself (not killed by a signal).
-func exitCodeOf(t *testing.T, err error) int {
-	t.Helper()
-	if err == nil {
-		return 0
-	}
-	ee, ok := err.(*exec.ExitError)
-	if !ok {
-		t.Fatalf("waiting: %v", err)
-	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		t.Fatalf("killed by %v, not ended by kernel-gate", ws.Signal())
-	}
-	return ee.ExitCode()
-}
 
 // envSignalChild makes TestSignalChild the process TestStopOnSignal signals.
 const envSignalChild = "KG_TEST_SIGNAL_CHILD"
@@ -105,7 +90,7 @@ func TestStopOnSignal(t *testing.T) {
 		go func() { exited <- cmd.Wait() }()
 		select {
 		case err := <-exited:
-			if code := exitCodeOf(t, err); code != exitcode.Usage || !strings.Contains(stderr.String(), tc.want) {
+			if code := hangtest.ExitCode(t, err); code != exitcode.Usage || !strings.Contains(stderr.String(), tc.want) {
 				t.Errorf("%s, %d signal(s): exit %d, stderr %q; want %d saying %q", tc.mode, tc.signals, code, stderr.String(), exitcode.Usage, tc.want)
 			}
 		case <-time.After(stopBound):

@@ -50,8 +50,8 @@
 #
 # Time: each case is killed after its bound (KG_EXTERNAL_SCALE multiplies them, default 1):
 # the pair 150 s, then 130 s, 170 s and 240 s: 690 s, under 12 minutes in all (each case
-# alone: its own bound). Configs bound the A/B timing
-# (bench.wall_budget) so that a case ends before its bound.
+# alone: its own bound). Configs bound the A/B run's timing
+# (speedup.wall_budget) so that a case ends before its bound.
 set -u
 usage="usage: testdata/external/run.sh OUTDIR [liger-int32|hgemm-race|hgemm-clean|liger-clean|llmc-layernorm ...]"
 out=${1:?$usage}

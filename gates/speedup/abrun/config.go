@@ -1,18 +1,15 @@
 package abrun
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 )
 
 // Defaults used where the config and the flags set nothing.
@@ -42,10 +39,10 @@ const (
 	// side, and answer the rounds in turn, so a side's start-up is paid once per P × K
 	// rounds, in parallel, instead of once per K rounds in series: the start-up of a Python
 	// harness (about 4 s on the H200) was most of a served run's wall time. Each process
-	// holds its own CUDA context and inputs: on a GPU with little memory, bench.servers: 1
+	// holds its own CUDA context and inputs: on a GPU with little memory, speedup.servers: 1
 	// starts one at a time (every K rounds) as before.
 	DefaultServers = 4
-	// maxServers bounds bench.servers: every one is a process with a CUDA context.
+	// maxServers bounds speedup.servers: every one is a process with a CUDA context.
 	maxServers = 64
 	// DefaultWallBudget bounds the wall time one A/B run (one target of kernel-gate run)
 	// spends timing, from starting the harnesses to the last round; then pairs still
@@ -63,7 +60,7 @@ const (
 // docs/harness-protocol.md) or starts one process per round.
 type Serve string
 
-// The bench.serve settings.
+// The speedup.serve settings.
 const (
 	// ServeAuto starts each harness with KG_MODE=serve once and serves when base and head
 	// both answer the handshake; otherwise it times one process per round, as before.
@@ -74,13 +71,14 @@ const (
 	ServeOff Serve = "false"
 )
 
-// Config is the bench section of kernel-gate.yml: how `kernel-gate bench run` gets and runs
-// the two harnesses. The statistics (min_rounds, max_rounds, gpu_seconds_budget, margins)
-// stay in the speedup section, which the judge reads.
+// Config is the A/B run's part of the speedup section of kernel-gate.yml (config.Speedup
+// holds it beside the judge's speedup.Config, in one mapping): how `kernel-gate speedup
+// run` gets and runs the two harnesses. The statistics (min_rounds, max_rounds,
+// gpu_seconds_budget, margins) are the judge's.
 //
-//	bench:
+//	speedup:
 //	  build: "nvcc -O3 -lineinfo -arch=native -o build/harness kernels/harness.cu"
-//	  harness: "./build/harness"    # run in each tree, relative to it
+//	  harness: "./build/harness"    # sh -c in each tree, from its root
 //	  base_ref: origin/main         # base = git merge-base base_ref HEAD
 //	  shapes: [mission, long]       # KG_SHAPES
 //	  samples: 30                   # KG_SAMPLES: launches per round
@@ -94,14 +92,16 @@ const (
 //	  wall_budget: 5m               # timing wall time per A/B run (a target of kernel-gate run)
 //	  run_wall_budget: 20m          # the same over all targets of one kernel-gate run
 //	  env: {KG_KERNELS: flash_fwd}  # more variables for the harness
+//
+// These keys had a section of their own, bench:, which config still reads (deprecated).
 type Config struct {
 	configpos.Section[Settings] `yaml:",inline"`
 	// Build is a shell command (run with sh -c) that builds the harness in a tree: the
 	// merge base checked out in a temporary git worktree, then the working tree. Empty: no
 	// build step (a Python harness).
 	Build string `yaml:"build"`
-	// Harness is the harness command, shell words, run in each tree; a first word with a
-	// slash is relative to the tree.
+	// Harness is the harness command, run by sh -c in each tree (from its root, so that
+	// "./build/harness" is the tree's).
 	Harness string `yaml:"harness"`
 	// BaseRef names the branch base is taken from: the merge base of it and HEAD.
 	BaseRef string `yaml:"base_ref"`
@@ -138,80 +138,11 @@ type Config struct {
 	Env map[string]string `yaml:"env"`
 }
 
-// Resolve checks the section, read from file, and keeps its Settings. The error names every
-// bad setting and its line.
+// Resolve checks the settings, read from file, and keeps them resolved. The error names
+// every bad setting and its line.
 func (c *Config) Resolve(file string) error { return configpos.Resolve(c, file, Config.resolve) }
 
-// ParseSection decodes the bench section of a whole kernel-gate.yml (raw) and validates
-// it; a file without one gives the zero Config. Only the bench section is read: the rest
-// of the file is action/config's business. name labels the file in messages.
-//
-// kernel-gate itself reads its config with action/config.Load, which holds this section
-// too; ParseSection serves this package's tests and other Go callers. Like Load, it refuses
-// a file of more than one YAML document: the bench settings after a "---" would otherwise
-// be dropped without a word.
-func ParseSection(raw []byte, name string) (Config, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	var root yaml.Node
-	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		return Config{}, fmt.Errorf("%s: %w", name, err)
-	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case err == nil:
-		return Config{}, fmt.Errorf("%s:%d: a second YAML document starts here (\"---\"): a kernel-gate config is one document; put every setting in it and remove the \"---\"", name, next.Line)
-	case !errors.Is(err, io.EOF):
-		return Config{}, fmt.Errorf("%s: after its first YAML document: %w", name, err)
-	}
-	var c Config
-	c.File = name
-	if root.Kind == 0 || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return c, nil
-	}
-	doc := root.Content[0]
-	for i := 0; i+1 < len(doc.Content); i += 2 {
-		if doc.Content[i].Value != "bench" {
-			continue
-		}
-		sec := doc.Content[i+1]
-		if err := checkKeys(sec, name); err != nil {
-			return Config{}, err
-		}
-		if err := sec.Decode(&c); err != nil {
-			var te *yaml.TypeError
-			if errors.As(err, &te) {
-				err = errors.New(strings.Join(te.Errors, "; "))
-			}
-			return Config{}, fmt.Errorf("%s: bench: %w", name, err)
-		}
-	}
-	err := c.Resolve(name)
-	return c, err
-}
-
-// sectionKeys are the bench section's keys, for checkKeys.
-func sectionKeys() []string {
-	return []string{"build", "harness", "base_ref", "shapes", "samples", "timeout", "build_timeout", "rounds_budget",
-		"serve", "restart_every", "servers", "round_timeout", "wall_budget", "run_wall_budget", "env"}
-}
-
-// checkKeys rejects unknown keys of the bench section (action/config does the same for the
-// whole file once the section is part of it).
-func checkKeys(sec *yaml.Node, file string) error {
-	if sec.Kind != yaml.MappingNode {
-		return nil // Decode reports the type mismatch
-	}
-	keys := sectionKeys()
-	for i := 0; i+1 < len(sec.Content); i += 2 {
-		k := sec.Content[i]
-		if !slices.Contains(keys, k.Value) {
-			return fmt.Errorf("%s:%d: unknown key %q in bench (valid keys: %s)", file, k.Line, k.Value, strings.Join(keys, ", "))
-		}
-	}
-	return nil
-}
-
-func (c Config) keyWhere(key string) string { return c.KeyWhere(key) + ": bench." + key }
+func (c Config) keyWhere(key string) string { return c.KeyWhere(key) + ": speedup." + key }
 
 // runnerVars are the variables the runner sets for every harness run.
 func runnerVars() []string {
@@ -232,7 +163,7 @@ func ValidEnvName(s string) bool {
 	return true
 }
 
-// Settings are the bench section resolved: defaults filled in, durations parsed.
+// Settings are the A/B run's settings resolved: defaults filled in, durations parsed.
 type Settings struct {
 	Build, Harness, BaseRef string
 	Shapes                  []string
@@ -253,7 +184,7 @@ type Settings struct {
 	Env []string
 }
 
-// Settings returns the section resolved: as Resolve kept it, or resolved now. The error names
+// Settings returns the settings resolved: as Resolve kept it, or resolved now. The error names
 // every bad setting and its line.
 func (c Config) Settings() (Settings, error) {
 	s, err := configpos.Resolved(c, Config.resolve)
@@ -275,8 +206,8 @@ func (c Config) resolve() (Settings, error) {
 		errs = append(errs, fmt.Errorf("%s: %s", c.keyWhere(key), fmt.Sprintf(format, a...)))
 	}
 	if s.Harness != "" {
-		if _, err := SplitCommand(s.Harness, nil); err != nil {
-			bad("harness", "%v (want shell words such as \"./build/harness --fast\")", err)
+		if err := shellcmd.Check(s.Harness); err != nil {
+			bad("harness", "%v (want a shell command such as \"./build/harness --fast\")", err)
 		}
 	}
 	if s.Build != "" && s.Harness == "" {

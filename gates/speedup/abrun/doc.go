@@ -1,6 +1,8 @@
-// Package abrun is the A/B benchmark runner behind `kernel-gate bench run`: it times the
-// base and head harnesses (kernel-gate/bench/v1, KG_MODE=bench) side by side on one GPU and
-// judges them with the speedup gate. It does no GitHub I/O.
+// Package abrun is the A/B run, behind `kernel-gate speedup run` and the timing step of
+// `kernel-gate run`: it times the base and head harnesses (kernel-gate/bench/v1,
+// KG_MODE=bench) side by side on one GPU and judges them with the speedup gate. A harness
+// command, given or configured, runs through sh -c (internal/shellcmd). Its settings are
+// the A/B run's keys of the config's speedup section (Config). It does no GitHub I/O.
 //
 // # Rounds
 //
@@ -16,13 +18,13 @@
 //
 // A harness that serves (KG_MODE=serve, docs/harness-protocol.md) sets up once and answers
 // one round per request line on its standard input, on a descriptor of its own
-// (KG_SERVE_FD=3), so that nothing it prints can be read as an answer. With bench.serve
+// (KG_SERVE_FD=3), so that nothing it prints can be read as an answer. With speedup.serve
 // auto, every harness is started that way once before the warm-up round: base and head
 // serve when both answer the handshake (else both run once per round, as above), the
 // reference when it does. Rounds are asked for in the same ABBA order, each bounded by
-// bench.round_timeout. Each side runs bench.servers processes, started side by side, that
+// speedup.round_timeout. Each side runs speedup.servers processes, started side by side, that
 // answer the rounds in turn, each first a discarded warm-up round and then at most
-// bench.restart_every rounds, after which base's, head's and the reference's sets are
+// speedup.restart_every rounds, after which base's, head's and the reference's sets are
 // replaced together, so that one process's memory layout or lazily chosen kernels cannot
 // bias a side for the whole run, while a side's start-up is paid once per set. A
 // serving process that exits, hangs, answers badly or does not exit cleanly at the end of
@@ -48,7 +50,7 @@
 // most any pair needs (one harness run times every pair, so all get the same rounds), until
 // every pair is decided, NeedMore says max_rounds or gpu_seconds_budget is reached, or the
 // runner's own rounds budget (default twice max_rounds, dropped rounds included) or wall
-// budget (bench.wall_budget, and what bench.run_wall_budget leaves; checked before each
+// budget (speedup.wall_budget, and what speedup.run_wall_budget leaves; checked before each
 // round) is spent. Then Judge judges the merged files with speedup.CompareWith and adds the
 // runner's findings and data (Data): an undecided pair is inconclusive with the reason the
 // runner stopped, and each comparison records the wall time it took to its verdict. A
@@ -68,6 +70,6 @@
 // merge base of the base branch (origin/main) and HEAD, checked out with `git worktree add
 // --detach` in a temporary directory that is removed afterwards, even on error; head is
 // the working tree. The build command runs in each (sh -c), then the harness. The merged
-// base.json and head.json are kept in the artifact directory, so `kernel-gate bench
+// base.json and head.json are kept in the artifact directory, so `kernel-gate speedup
 // compare` can judge them again.
 package abrun

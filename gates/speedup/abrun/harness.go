@@ -11,10 +11,9 @@ import (
 	"strconv"
 	"strings"
 
-	"mvdan.cc/sh/v3/shell"
-
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -59,30 +58,14 @@ func sideOf(i int) Side {
 	return Base
 }
 
-// Command is one side's harness: the program with its arguments, the directory it runs in
-// ("" is the current one), and variables ("NAME=value") added to its environment before
-// the runner's own (a side's own cache directories, say: base and head must not share one).
+// Command is one side's harness: the program with its arguments (a harness command of the
+// config or the flags is shellcmd.Argv of it: sh -c), the directory it runs in ("" is the
+// current one), and variables ("NAME=value") added to its environment before the runner's
+// own (a side's own cache directories, say: base and head must not share one).
 type Command struct {
 	Argv []string
 	Dir  string
 	Env  []string
-}
-
-// SplitCommand splits a command line into shell words (quotes and backslashes as a POSIX
-// shell reads them; $VAR expands through getenv, nil for no variables). It runs nothing:
-// no pipes, redirections or command substitutions.
-func SplitCommand(line string, getenv func(string) string) ([]string, error) {
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	w, err := shell.Fields(line, getenv)
-	if err != nil {
-		return nil, fmt.Errorf("%q is not a command: %v", line, err)
-	}
-	if len(w) == 0 || w[0] == "" {
-		return nil, fmt.Errorf("%q is not a command: no program named", line)
-	}
-	return w, nil
 }
 
 // Failure is a harness run or a build that gave nothing usable: it fails the gate.
@@ -186,7 +169,7 @@ func harnessErrors(path string) string {
 	var msgs []string
 	for _, r := range f.Results {
 		if r.Error != "" {
-			msgs = append(msgs, fmt.Sprintf("%s × %s: %s", r.Kernel, r.Shape, clip(strings.TrimSpace(r.Error), 300)))
+			msgs = append(msgs, fmt.Sprintf("%s × %s: %s", r.Kernel, r.Shape, msgtext.Clip(strings.TrimSpace(r.Error), 300)))
 		}
 		if len(msgs) == 3 {
 			msgs = append(msgs, "…")

@@ -57,9 +57,9 @@ func buildKgBenchHarnesses(t *testing.T, works ...int) []string {
 }
 
 // kernels/kg_bench.h's Serve speaks the runner's protocol: base and head built from it
-// serve every round (bench.serve true) and what they print on stdout stays in their logs;
+// serve every round (speedup.serve true) and what they print on stdout stays in their logs;
 // a head with 50% more work per launch is slower, and the same harness run once per round
-// (bench.serve false) reaches the same verdict.
+// (speedup.serve false) reaches the same verdict.
 func TestKgBenchHServes(t *testing.T) {
 	built := buildKgBenchHarnesses(t, 20000, 30000)
 	base, head := built[0], built[1]
@@ -67,7 +67,7 @@ func TestKgBenchHServes(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			art := t.TempDir()
 			o := Options{Base: Command{Argv: []string{base}}, Head: Command{Argv: []string{head}},
-				Bench: Settings{Samples: 10, Shapes: []string{"small", "long"}, Timeout: 20 * time.Second, Serve: mode,
+				Settings: Settings{Samples: 10, Shapes: []string{"small", "long"}, Timeout: 20 * time.Second, Serve: mode,
 					RestartEvery: 5, RoundTimeout: 10 * time.Second, WallBudget: time.Minute, Env: []string{"KG_KERNELS=spin"}},
 				ArtifactDir: art, NvidiaSMI: "/nonexistent/nvidia-smi"}
 			g, err := Run(context.Background(), o)
@@ -103,7 +103,7 @@ func TestKgBenchPyServes(t *testing.T) {
 	script, _ := filepath.Abs(filepath.Join("testdata", "serve-harness.py"))
 	art := t.TempDir()
 	o := Options{Base: Command{Argv: []string{py, script, "1", "1"}}, Head: Command{Argv: []string{py, script, "1.05", "2"}},
-		Bench: Settings{Samples: 10, Shapes: []string{"small", "long"}, Timeout: 20 * time.Second, Serve: ServeOn,
+		Settings: Settings{Samples: 10, Shapes: []string{"small", "long"}, Timeout: 20 * time.Second, Serve: ServeOn,
 			RestartEvery: 8, Servers: 2, RoundTimeout: 10 * time.Second, WallBudget: time.Minute},
 		ArtifactDir: art, NvidiaSMI: "/nonexistent/nvidia-smi"}
 	g, err := Run(context.Background(), o)

@@ -17,8 +17,10 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 )
 
 // Metric names of the runner's findings (the judge's are speedup's).
@@ -51,8 +53,8 @@ const (
 	StopFailed      = "failed"            // a harness run or a build failed
 	StopDevices     = "different_devices" // base and head run on different setups
 	StopNothing     = "nothing_to_time"   // no kernel × shape has timings on both sides
-	StopWallBudget  = "wall_budget"       // bench.wall_budget spent
-	StopRunWall     = "run_wall_budget"   // bench.run_wall_budget (every target of a run) spent
+	StopWallBudget  = "wall_budget"       // speedup.wall_budget spent
+	StopRunWall     = "run_wall_budget"   // speedup.run_wall_budget (every target of a run) spent
 	defaultSMI      = "nvidia-smi"
 	maxListedDrops  = 10
 	progressEveryN  = 10
@@ -71,12 +73,12 @@ type Options struct {
 	ReferenceName string
 	// Worktree, when set, builds base from the merge base and head from the working tree.
 	Worktree *Worktree
-	// Bench holds shapes, samples, timeouts, the rounds budget and extra variables
+	// Settings hold shapes, samples, timeouts, the rounds budget and extra variables
 	// (Config.Settings).
-	Bench Settings
+	Settings Settings
 	// Speedup is the judge's config: margins, confidence, min/max rounds, GPU budget.
 	Speedup speedup.Config
-	// ArtifactDir keeps the merged base.json and head.json (for `bench compare`), the
+	// ArtifactDir keeps the merged base.json and head.json (for `speedup compare`), the
 	// harness and build logs and a failed run's file; "" keeps nothing.
 	ArtifactDir string
 	// NvidiaSMI is the nvidia-smi to ask (a name on PATH or a path; default nvidia-smi).
@@ -85,11 +87,9 @@ type Options struct {
 	Environ []string
 	// Progress gets a line now and then (nil: none).
 	Progress io.Writer
-	// Getenv expands $VARIABLES in the worktree's harness command (nil: none expand).
-	Getenv func(string) string
 	// RunWallBudget, when > 0, is the wall time the timing of every A/B run of a
-	// kernel-gate run may take together (bench.run_wall_budget), RunWallSpent what earlier
-	// ones took: this run's wall budget is the smaller of Bench.WallBudget and what is left.
+	// kernel-gate run may take together (speedup.run_wall_budget), RunWallSpent what earlier
+	// ones took: this run's wall budget is the smaller of Settings.WallBudget and what is left.
 	RunWallBudget, RunWallSpent time.Duration
 }
 
@@ -146,9 +146,9 @@ type RunnerData struct {
 	Pairs []PairTime `json:"pairs,omitempty"`
 }
 
-// ServeData is how the harnesses were run (bench.serve).
+// ServeData is how the harnesses were run (speedup.serve).
 type ServeData struct {
-	// Setting is bench.serve: auto, true or false.
+	// Setting is speedup.serve: auto, true or false.
 	Setting Serve `json:"setting"`
 	// Serving is true when base and head served their rounds (KG_MODE=serve): Servers
 	// processes per side, started side by side, answered the rounds in turn, each at most
@@ -265,7 +265,7 @@ func Run(ctx context.Context, o Options) (result.Gate, error) {
 	if err := o.Speedup.Resolve(o.Speedup.File); err != nil {
 		return result.Gate{}, err
 	}
-	r := &runner{o: o, set: o.Bench, byKey: map[string]*pair{}, warned: map[string]bool{}}
+	r := &runner{o: o, set: o.Settings, byKey: map[string]*pair{}, warned: map[string]bool{}}
 	if r.set.Samples <= 0 {
 		r.set.Samples = DefaultSamples
 	}
@@ -333,9 +333,8 @@ func (r *runner) prepare(ctx context.Context) (*Failure, error) {
 		r.describe()
 		return nil, nil
 	}
-	words, err := SplitCommand(w.Harness, r.o.Getenv)
-	if err != nil {
-		return nil, fmt.Errorf("bench.harness: %w", err)
+	if err := shellcmd.Check(w.Harness); err != nil {
+		return nil, fmt.Errorf("the harness: %w", err)
 	}
 	r.data.Mode = "worktree"
 	r.data.BaseRef = w.BaseRef
@@ -350,7 +349,7 @@ func (r *runner) prepare(ctx context.Context) (*Failure, error) {
 	r.data.BaseRev = base.rev
 	trees := [2]tree{base, head}
 	for i, t := range trees {
-		r.cmds[i] = harnessCommand(words, t)
+		r.cmds[i] = harnessCommand(w.Harness, t)
 	}
 	r.cmds[2] = r.o.Reference
 	r.describe()
@@ -376,7 +375,7 @@ func (r *runner) describe() {
 
 func (r *runner) progress(format string, a ...any) {
 	if r.o.Progress != nil {
-		fmt.Fprintf(r.o.Progress, "kernel-gate bench run: "+format+"\n", a...)
+		fmt.Fprintf(r.o.Progress, "kernel-gate A/B run: "+format+"\n", a...)
 	}
 }
 
@@ -431,7 +430,7 @@ func (r *runner) runHarness(ctx context.Context, side Side, round int) (*benchfi
 	spec := runSpec{Argv: c.Argv, Dir: c.Dir, Timeout: r.set.Timeout, LogCap: runLogBytes,
 		Env: harnessEnv(append(slices.Clone(r.o.Environ), c.Env...), r.set.Env, r.set.Shapes, r.set.Samples, out)}
 	if l := r.sideLogs[i]; l != nil {
-		l.header("==> kernel-gate bench run: %s, %s: %s <==", side, label, describeCommand(c))
+		l.header("==> kernel-gate A/B run: %s, %s: %s <==", side, label, describeCommand(c))
 		spec.Log = l.process(0)
 	}
 	res, err := execute(ctx, spec)
@@ -520,7 +519,7 @@ func (r *runner) request(round int) ServeRequest {
 	return ServeRequest{Round: round, Samples: r.set.Samples, Shapes: r.set.Shapes, Kernels: r.requestKernels()}
 }
 
-// requestKernels are the kernels a request names: KG_KERNELS of bench.env, when set.
+// requestKernels are the kernels a request names: KG_KERNELS of speedup.env, when set.
 func (r *runner) requestKernels() []string {
 	for _, v := range r.set.Env {
 		if k, ok := strings.CutPrefix(v, "KG_KERNELS="); ok {
@@ -629,7 +628,7 @@ func (r *runner) take(files [2]*benchfile.File, round int, mode string) {
 			if res.Error != "" && p.err[i] == "" {
 				p.err[i] = res.Error
 				r.warn("err\x00"+string(side)+key, result.Warning, MetricRun, res.Kernel,
-					"%s: the %s harness reported an error in its %s: %s", p.label(), side, roundLabel(round), clip(strings.TrimSpace(res.Error), 500))
+					"%s: the %s harness reported an error in its %s: %s", p.label(), side, roundLabel(round), msgtext.Clip(strings.TrimSpace(res.Error), 500))
 			}
 			if mode == "warm-up" {
 				continue
@@ -774,8 +773,8 @@ func (r *runner) judgeAll(look bool) (need, undecided, judged int, err error) {
 	return need, undecided, judged, nil
 }
 
-// wallBudget is this run's wall budget and the stop it gives when spent: bench.wall_budget,
-// or what is left of bench.run_wall_budget when that is less.
+// wallBudget is this run's wall budget and the stop it gives when spent: speedup.wall_budget,
+// or what is left of speedup.run_wall_budget when that is less.
 func (r *runner) wallBudget() (time.Duration, string) {
 	wall := r.set.WallBudget
 	if wall <= 0 {
@@ -792,10 +791,10 @@ func (r *runner) wallBudget() (time.Duration, string) {
 // budgetText says which wall budget was spent, for messages.
 func (r *runner) budgetText(stop string) string {
 	if stop == StopRunWall {
-		return fmt.Sprintf("the wall budget of the whole kernel-gate run (bench.run_wall_budget %s, %s of it spent before this target)",
+		return fmt.Sprintf("the wall budget of the whole kernel-gate run (speedup.run_wall_budget %s, %s of it spent before this target)",
 			r.o.RunWallBudget, r.o.RunWallSpent.Round(time.Millisecond))
 	}
-	return fmt.Sprintf("the wall budget bench.wall_budget (%s)", r.set.WallBudget)
+	return fmt.Sprintf("the wall budget speedup.wall_budget (%s)", r.set.WallBudget)
 }
 
 // measure runs the warm-up round and the timed rounds until every pair is decided or the
@@ -1184,7 +1183,7 @@ func (r *runner) merged(i int) *benchfile.File {
 	return f
 }
 
-// writeMerged encodes a merged file, reads it back as `bench compare` will, and keeps it in
+// writeMerged encodes a merged file, reads it back as `speedup compare` will, and keeps it in
 // the artifacts.
 func (r *runner) writeMerged(i int) (*benchfile.File, string, error) {
 	var buf bytes.Buffer
@@ -1358,9 +1357,9 @@ func notJudged(base, head *benchfile.File, cfg speedup.Config, rd RunnerData, fi
 func noMoreRounds(rd RunnerData) string {
 	switch rd.Stopped {
 	case StopWallBudget:
-		return fmt.Sprintf("the wall budget bench.wall_budget (%s) was spent after %s of timing", wallText(rd.WallBudgetSeconds), wallText(rd.TimingSeconds))
+		return fmt.Sprintf("the wall budget speedup.wall_budget (%s) was spent after %s of timing", wallText(rd.WallBudgetSeconds), wallText(rd.TimingSeconds))
 	case StopRunWall:
-		return fmt.Sprintf("the wall budget of the whole kernel-gate run (bench.run_wall_budget) was spent, %s left for this target, after %s of timing", wallText(rd.WallBudgetSeconds), wallText(rd.TimingSeconds))
+		return fmt.Sprintf("the wall budget of the whole kernel-gate run (speedup.run_wall_budget) was spent, %s left for this target, after %s of timing", wallText(rd.WallBudgetSeconds), wallText(rd.TimingSeconds))
 	case StopRounds:
 		return fmt.Sprintf("the runner's rounds budget (%d rounds run) was spent", rd.RoundsRun)
 	}

@@ -56,7 +56,7 @@ func newFakes(t *testing.T, baseArgs, headArgs []string) fakes {
 func options(f fakes, artifacts string) Options {
 	return Options{
 		Base: f.base, Head: f.head,
-		Bench:       Settings{Samples: 30, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
+		Settings:    Settings{Samples: 30, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
 		ArtifactDir: artifacts,
 		NvidiaSMI:   "/nonexistent/nvidia-smi",
 	}
@@ -222,7 +222,7 @@ func TestCrashNamesSideAndRound(t *testing.T) {
 func TestHangingHarnessIsKilled(t *testing.T) {
 	f := newFakes(t, []string{"hang_on=2"}, nil)
 	o := options(f, "")
-	o.Bench.Timeout = 400 * time.Millisecond
+	o.Settings.Timeout = 400 * time.Millisecond
 	start := time.Now()
 	g, err := Run(context.Background(), o)
 	if err != nil {
@@ -870,7 +870,7 @@ func TestDifferentDevicesCompareNothing(t *testing.T) {
 func TestRoundsBudgetStops(t *testing.T) {
 	f := newFakes(t, nil, []string{"factor=1.05"})
 	o := options(f, "")
-	o.Bench.RoundsBudget = 4
+	o.Settings.RoundsBudget = 4
 	g, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -971,15 +971,17 @@ func tempRepo(t *testing.T, headFactor string) (repo, baseRev, buildCmd string) 
 	return repo, baseRev, buildCmd
 }
 
+// worktreeOptions are the fast defaults of a run that builds base and head from git.
+func worktreeOptions(w Worktree) Options {
+	return Options{Worktree: &w, NvidiaSMI: "/nonexistent/nvidia-smi",
+		Settings: Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second}}
+}
+
 // The worktree path: base built from the merge base in a temporary worktree, head from the
 // working tree; the worktree is gone afterwards.
 func TestWorktreeBuildsBaseAndHead(t *testing.T) {
 	repo, baseRev, buildCmd := tempRepo(t, "1.10")
-	o := Options{
-		Worktree:  &Worktree{Dir: repo, Build: buildCmd, Harness: "./out/harness seed=3"},
-		Bench:     Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
-		NvidiaSMI: "/nonexistent/nvidia-smi",
-	}
+	o := worktreeOptions(Worktree{Dir: repo, Build: buildCmd, Harness: "./out/harness seed=3"})
 	art := t.TempDir()
 	o.ArtifactDir = art
 	g, err := Run(context.Background(), o)
@@ -1007,12 +1009,38 @@ func TestWorktreeBuildsBaseAndHead(t *testing.T) {
 	}
 }
 
+// A harness command is a shell command (sh -c), as run.targets' harness is: a pipe and an
+// && list run in the worktree's harness and in the two given commands alike, and the A/B
+// run judges what they wrote.
+func TestShellHarnessCommands(t *testing.T) {
+	repo, _, buildCmd := tempRepo(t, "1")
+	o := worktreeOptions(Worktree{Dir: repo, Build: buildCmd, Harness: "test -x ./out/harness && ./out/harness seed=3 2>&1 | cat >&2"})
+	f := newFakes(t, nil, nil)
+	given := options(f, "")
+	if err := (Sides{BaseCmd: "true && " + procgroup.ShellJoin(f.base.Argv) + " | cat", HeadCmd: procgroup.ShellJoin(f.head.Argv) + " 2>&1 | tee " + filepath.Join(f.dir, "head.out")}).Apply(&given, Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]Options{"worktree": o, "commands": given} {
+		g, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		d := decodeData(t, g)
+		if g.Verdict != result.Pass || d.Runner.Rounds == 0 || len(d.Comparisons) == 0 {
+			t.Errorf("%s: the same harness on both sides through a pipe:\n%s", name, dump(g))
+		}
+		if !strings.Contains(d.Runner.HeadCommand, "| ") {
+			t.Errorf("%s: the head command is shown as %q, not as written", name, d.Runner.HeadCommand)
+		}
+	}
+}
+
 // A build that fails fails the gate, and the worktree is still removed.
 func TestWorktreeBuildFailure(t *testing.T) {
 	repo, _, _ := tempRepo(t, "1")
 	o := Options{
 		Worktree:  &Worktree{Dir: repo, Build: `if [ -e .git ] && [ -d .git ]; then echo "make: *** [harness] Error 2" >&2; exit 2; fi; true`, Harness: "./out/harness"},
-		Bench:     Settings{Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
+		Settings:  Settings{Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second},
 		NvidiaSMI: "/nonexistent/nvidia-smi",
 	}
 	g, err := Run(context.Background(), o)

@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
 )
 
@@ -102,7 +104,7 @@ func (r *runner) startServer(ctx context.Context, side Side, lifetime, firstRoun
 	out := filepath.Join(r.work, fmt.Sprintf("%s-serve-%d.json", side, lifetime))
 	var logw io.Writer
 	if l := r.sideLogs[i]; l != nil {
-		l.header("==> kernel-gate bench run: %s, serving process %d (from round %d; its lines marked [%d]), KG_MODE=serve: %s <==", side, lifetime, firstRound, lifetime, describeCommand(c))
+		l.header("==> kernel-gate A/B run: %s, serving process %d (from round %d; its lines marked [%d]), KG_MODE=serve: %s <==", side, lifetime, firstRound, lifetime, describeCommand(c))
 		logw = l.process(lifetime)
 	}
 	start := time.Now()
@@ -196,12 +198,12 @@ func lastOutput(out string) string {
 	warnings.Write([]byte(out + "\n"))
 	var warned []string
 	for _, l := range warnings.Kept()[:min(len(warnings.Kept()), 4)] {
-		warned = append(warned, clip(l, 300))
+		warned = append(warned, msgtext.Clip(l, 300))
 	}
 	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
 		out = out[i+1:]
 	}
-	last := clip(out, 300)
+	last := msgtext.Clip(out, 300)
 	if len(warned) > 0 && !strings.HasPrefix(out, procgroup.HarnessWarning) {
 		return "; its own warnings: " + strings.Join(warned, " / ") + "; its last output: " + last
 	}
@@ -449,7 +451,7 @@ func decodeStrict(line []byte, v any) error {
 
 // quoteLine quotes the start of a line for a message.
 func quoteLine(line []byte) string {
-	return strconv.Quote(clip(strings.ToValidUTF8(string(line), "\uFFFD"), 200))
+	return strconv.Quote(msgtext.Clip(strings.ToValidUTF8(string(line), "\uFFFD"), 200))
 }
 
 // started is one startServer's outcome: the server, or why not; setup is its start to
@@ -463,7 +465,7 @@ type started struct {
 	oom           string // how its output, failure or warm-up answer said the GPU ran out of memory; "" if none did
 }
 
-// startAll starts bench.servers serving processes of each given side, all side by side
+// startAll starts speedup.servers serving processes of each given side, all side by side
 // (nothing is timed while they set up and warm up), waits for every one, and counts them
 // in the sides' data. out[i] holds side i's processes, in lifetime order.
 func (r *runner) startAll(ctx context.Context, sides []int, firstRound int) [3][]started {
@@ -538,7 +540,7 @@ func (r *runner) sidesPresent() []int {
 }
 
 // startServing decides, before the warm-up round, which sides serve their rounds
-// (bench.serve): with auto each harness is started with KG_MODE=serve, and base and head
+// (speedup.serve): with auto each harness is started with KG_MODE=serve, and base and head
 // serve when both answer the handshake (a harness that exits first does not serve, and
 // then neither does the other: both sides are timed the same way); the reference serves
 // when it answers. With true every side must serve. A failed start fails the run.
@@ -565,7 +567,7 @@ func (r *runner) startServing(ctx context.Context) (*Failure, error) {
 			r.killServers()
 			r.set.Servers = 1
 			r.warn("servers-oom", result.Warning, MetricServe, "",
-				"%d serving processes a side (bench.servers: %d), started side by side, ran out of GPU memory (%s): the run went on with 1 a side, each answering at most %d rounds; set bench.servers: 1 to skip the first attempt",
+				"%d serving processes a side (speedup.servers: %d), started side by side, ran out of GPU memory (%s): the run went on with 1 a side, each answering at most %d rounds; set speedup.servers: 1 to skip the first attempt",
 				n, n, what, max(r.set.RestartEvery, 1))
 			res = r.startAll(ctx, present, 0)
 			r.keep(res, present)
@@ -590,7 +592,7 @@ func (r *runner) startServing(ctx context.Context) (*Failure, error) {
 			if setting == ServeOn {
 				r.killServers()
 				return &Failure{Side: sideOf(i), Stage: "run", Round: 0, Log: r.logPaths[i],
-					Why: "bench.serve is true, but it does not serve rounds: started with KG_MODE=serve, it " + st.notServing}, nil
+					Why: "speedup.serve is true, but it does not serve rounds: started with KG_MODE=serve, it " + st.notServing}, nil
 			}
 			break
 		}
@@ -623,8 +625,8 @@ const slowSetup = 2 * time.Second
 
 // mentionsPython: a command that runs Python, as far as its words say (python3 x.py,
 // env ... python, sh -c "python3 ...", ./harness.py).
-func mentionsPython(argv []string) bool {
-	for _, w := range argv {
+func mentionsPython(c Command) bool {
+	for _, w := range commandWords(c) {
 		if w = strings.ToLower(w); strings.Contains(w, "python") || strings.Contains(w, ".py") {
 			return true
 		}
@@ -632,11 +634,21 @@ func mentionsPython(argv []string) bool {
 	return false
 }
 
+// commandWords are the words a command is written in, as sh reads them (shellcmd.Words);
+// a line that does not parse is one word.
+func commandWords(c Command) []string {
+	line := describeCommand(c)
+	if w := shellcmd.Words(line); w != nil {
+		return w
+	}
+	return []string{line}
+}
+
 // setsBytecode: the command's own words set PYTHONPYCACHEPREFIX or PYTHONDONTWRITEBYTECODE
-// (env NAME=VALUE python3 ..., sh -c "NAME=VALUE python3 ..."), which the environment kernel-gate
-// sees does not show.
-func setsBytecode(argv []string) bool {
-	for _, w := range argv {
+// (NAME=VALUE python3 ..., env NAME=VALUE python3 ..., sh -c "NAME=VALUE python3 ..."),
+// which the environment kernel-gate sees does not show.
+func setsBytecode(c Command) bool {
+	for _, w := range commandWords(c) {
 		if strings.Contains(w, "PYTHONPYCACHEPREFIX=") || strings.Contains(w, "PYTHONDONTWRITEBYTECODE=") {
 			return true
 		}
@@ -651,7 +663,7 @@ func setsBytecode(argv []string) bool {
 // about half of a PyTorch harness's start-up there.
 func (r *runner) noteBytecode(res [3][]started, sides []int) {
 	for _, i := range sides {
-		if !mentionsPython(r.cmds[i].Argv) || setsBytecode(r.cmds[i].Argv) {
+		if !mentionsPython(r.cmds[i]) || setsBytecode(r.cmds[i]) {
 			continue
 		}
 		env := append(append(slices.Clone(r.o.Environ), r.cmds[i].Env...), r.set.Env...)
@@ -663,7 +675,7 @@ func (r *runner) noteBytecode(res [3][]started, sides []int) {
 		for _, st := range res[i] {
 			if st.s != nil && st.setup >= slowSetup {
 				r.warn("bytecode", result.Notice, MetricServe, "",
-					"the %s harness's serving processes took %.1f s to set up, and PYTHONDONTWRITEBYTECODE is set without PYTHONPYCACHEPREFIX: if its Python packages were installed without bytecode, every start compiles them again; setting bench.env PYTHONPYCACHEPREFIX to a directory kept between runs makes later starts read it (docs/speedup-serving.md)",
+					"the %s harness's serving processes took %.1f s to set up, and PYTHONDONTWRITEBYTECODE is set without PYTHONPYCACHEPREFIX: if its Python packages were installed without bytecode, every start compiles them again; setting speedup.env PYTHONPYCACHEPREFIX to a directory kept between runs makes later starts read it (docs/speedup-serving.md)",
 					sideOf(i), st.setup.Seconds())
 				return
 			}
@@ -764,7 +776,7 @@ func firstOOM(res [3][]started, sides []int) (string, bool) {
 	for _, i := range sides {
 		for _, st := range res[i] {
 			if st.oom != "" {
-				return fmt.Sprintf("the %s harness: %s", sideOf(i), clip(st.oom, 300)), true
+				return fmt.Sprintf("the %s harness: %s", sideOf(i), msgtext.Clip(st.oom, 300)), true
 			}
 		}
 	}

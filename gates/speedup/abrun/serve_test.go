@@ -46,7 +46,7 @@ func newServeFakes(t *testing.T, baseArgs, headArgs []string) serveFakes {
 func serveOptions(f serveFakes, artifacts string) Options {
 	return Options{
 		Base: f.base, Head: f.head,
-		Bench: Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second, Serve: ServeAuto,
+		Settings: Settings{Samples: 20, Timeout: 20 * time.Second, BuildTimeout: 20 * time.Second, Serve: ServeAuto,
 			RestartEvery: 4, RoundTimeout: 10 * time.Second, WallBudget: time.Minute},
 		ArtifactDir: artifacts,
 		NvidiaSMI:   "/nonexistent/nvidia-smi",
@@ -116,7 +116,7 @@ func TestServedRoundsABBA(t *testing.T) {
 	f := newServeFakes(t, []string{"noise=1"}, []string{"factor=1.05", "noise=1"})
 	art := t.TempDir()
 	o := serveOptions(f, art)
-	o.Bench.Servers = p
+	o.Settings.Servers = p
 	o.Reference = f.referent
 	g, err := Run(context.Background(), o)
 	if err != nil {
@@ -248,7 +248,7 @@ func TestServedRestartsEveryK(t *testing.T) {
 	for _, c := range []struct{ p, k int }{{1, 1}, {1, 3}, {3, 2}, {4, 4}} {
 		f := newServeFakes(t, nil, nil)
 		o := serveOptions(f, "")
-		o.Bench.Servers, o.Bench.RestartEvery = c.p, c.k
+		o.Settings.Servers, o.Settings.RestartEvery = c.p, c.k
 		g, err := Run(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
@@ -281,7 +281,7 @@ func TestServedRestartOverlapsTeardown(t *testing.T) {
 	slow := []string{"teardown_ms=1500"}
 	f := newServeFakes(t, slow, slow)
 	o := serveOptions(f, "")
-	o.Bench.RestartEvery = 8
+	o.Settings.RestartEvery = 8
 	g, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -339,8 +339,8 @@ func TestServedFailuresNameTheSide(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newServeFakes(t, tc.base, tc.head)
 			o := serveOptions(f, t.TempDir())
-			o.Bench.RoundTimeout = 700 * time.Millisecond
-			o.Bench.Servers = tc.servers
+			o.Settings.RoundTimeout = 700 * time.Millisecond
+			o.Settings.Servers = tc.servers
 			start := time.Now()
 			g, err := Run(context.Background(), o)
 			if err != nil {
@@ -390,7 +390,7 @@ func TestWallBudgetLeavesPairsInconclusive(t *testing.T) {
 	t.Run("after some rounds", func(t *testing.T) {
 		f := newServeFakes(t, []string{"round_ms=40"}, []string{"factor=1.02", "round_ms=40"})
 		o := serveOptions(f, "")
-		o.Bench.WallBudget = 2 * time.Second
+		o.Settings.WallBudget = 2 * time.Second
 		g, err := Run(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
@@ -415,7 +415,7 @@ func TestWallBudgetLeavesPairsInconclusive(t *testing.T) {
 		var said bool
 		for _, w := range findings(g, result.Warning, "") {
 			if strings.HasPrefix(w, "gemm × small: inconclusive") {
-				said = strings.Contains(w, "no more rounds were run: the wall budget bench.wall_budget (2.0 s) was spent") && !strings.Contains(w, "should add")
+				said = strings.Contains(w, "no more rounds were run: the wall budget speedup.wall_budget (2.0 s) was spent") && !strings.Contains(w, "should add")
 			}
 		}
 		if !said {
@@ -428,7 +428,7 @@ func TestWallBudgetLeavesPairsInconclusive(t *testing.T) {
 	t.Run("before any round", func(t *testing.T) {
 		f := newServeFakes(t, []string{"setup_ms=1200"}, nil)
 		o := serveOptions(f, t.TempDir())
-		o.Bench.WallBudget = time.Second
+		o.Settings.WallBudget = time.Second
 		g, err := Run(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
@@ -453,7 +453,7 @@ func TestWallBudgetLeavesPairsInconclusive(t *testing.T) {
 		if g.Verdict != result.Skip || d.Runner.Stopped != StopRunWall || len(readLog(t, f.log)) != 0 {
 			t.Fatalf("want nothing started and a skip\n%s", dump(g))
 		}
-		if w := findings(g, result.Warning, MetricRounds); len(w) != 1 || !strings.Contains(w[0], "bench.run_wall_budget") {
+		if w := findings(g, result.Warning, MetricRounds); len(w) != 1 || !strings.Contains(w[0], "speedup.run_wall_budget") {
 			t.Errorf("warnings %q", w)
 		}
 	})
@@ -486,7 +486,7 @@ func TestNonServingHarnesses(t *testing.T) {
 	t.Run("false", func(t *testing.T) {
 		f := newServeFakes(t, nil, nil)
 		o := serveOptions(f, "")
-		o.Bench.Serve = ServeOff
+		o.Settings.Serve = ServeOff
 		g, err := Run(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
@@ -499,13 +499,13 @@ func TestNonServingHarnesses(t *testing.T) {
 	t.Run("true", func(t *testing.T) {
 		f := newServeFakes(t, nil, []string{"noserve=1"})
 		o := serveOptions(f, "")
-		o.Bench.Serve = ServeOn
+		o.Settings.Serve = ServeOn
 		g, err := Run(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		errs := findings(g, result.Error, MetricRun)
-		if g.Verdict != result.Fail || len(errs) != 1 || !strings.Contains(errs[0], "the head harness, warm-up round failed: bench.serve is true, but it does not serve") {
+		if g.Verdict != result.Fail || len(errs) != 1 || !strings.Contains(errs[0], "the head harness, warm-up round failed: speedup.serve is true, but it does not serve") {
 			t.Fatalf("want head's failure\n%s", dump(g))
 		}
 	})
@@ -558,7 +558,7 @@ func TestSlowSetupWithoutBytecodeIsNoted(t *testing.T) {
 			}
 			o := serveOptions(f, "")
 			o.Environ = append(o.Environ, tc.env...)
-			o.Bench.RestartEvery = 64 // one slow start per side
+			o.Settings.RestartEvery = 64 // one slow start per side
 			g, err := Run(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
@@ -602,7 +602,7 @@ func TestServersOutOfMemoryFallBackToOne(t *testing.T) {
 			args := func() []string { return []string{"gpu=2:" + t.TempDir(), "oom=" + how, "setup_ms=300"} }
 			f := newServeFakes(t, args(), args())
 			o := serveOptions(f, "")
-			o.Bench.Servers = 4
+			o.Settings.Servers = 4
 			g, err := Run(context.Background(), o)
 			if err != nil {
 				t.Fatal(err)
@@ -612,7 +612,7 @@ func TestServersOutOfMemoryFallBackToOne(t *testing.T) {
 				t.Fatalf("want a served run with 1 process a side\n%s", dump(g))
 			}
 			w := findings(g, result.Warning, MetricServe)
-			if len(w) != 1 || !strings.Contains(w[0], "4 serving processes a side (bench.servers: 4), started side by side, ran out of GPU memory (the base harness: ") ||
+			if len(w) != 1 || !strings.Contains(w[0], "4 serving processes a side (speedup.servers: 4), started side by side, ran out of GPU memory (the base harness: ") ||
 				!strings.Contains(w[0], "out of memory") || !strings.Contains(w[0], "the run went on with 1 a side, each answering at most 4 rounds") {
 				t.Errorf("warnings %q", w)
 			}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -125,7 +126,7 @@ func (s *smi) query(ctx context.Context, field string) ([]byte, error) {
 		if msg == "" {
 			return nil, fmt.Errorf("nvidia-smi: %v", err)
 		}
-		return nil, fmt.Errorf("nvidia-smi: %v: %s", err, clip(msg, 200))
+		return nil, fmt.Errorf("nvidia-smi: %v: %s", err, msgtext.Clip(msg, 200))
 	}
 	return out.Bytes(), nil
 }
@@ -163,7 +164,7 @@ func parseClock(line string, round int) (Clock, error) {
 	c := Clock{Round: round}
 	f := strings.Split(line, ",")
 	if len(f) != 3 {
-		return c, fmt.Errorf("nvidia-smi printed %q, want 3 comma-separated fields", clip(line, 200))
+		return c, fmt.Errorf("nvidia-smi printed %q, want 3 comma-separated fields", msgtext.Clip(line, 200))
 	}
 	num := func(s string) *float64 {
 		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
@@ -211,17 +212,6 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
-}
-
-// clip shortens s to at most n bytes of valid UTF-8, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return strings.ToValidUTF8(s, "\uFFFD")
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return strings.ToValidUTF8(s[:n], "\uFFFD") + "…"
 }
 
 // LookupEnv finds NAME in a "NAME=value" list; the last one wins, as for exec.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/internal/childenv"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -121,7 +122,7 @@ func (w *clockWatch) read(ctx context.Context, out io.Reader, cmd *exec.Cmd, std
 	case werr != nil:
 		why = fmt.Sprintf("nvidia-smi exited: %v", werr)
 		if msg := firstLine(stderr.String()); msg != "" {
-			why += ": " + clip(msg, 200)
+			why += ": " + msgtext.Clip(msg, 200)
 		}
 	default:
 		why = "nvidia-smi exited with status 0"
@@ -138,7 +139,7 @@ func (w *clockWatch) add(at time.Time, line string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if s.bad && w.badLine == "" {
-		w.badLine = clip(line, 200)
+		w.badLine = msgtext.Clip(line, 200)
 	}
 	if len(w.samples) < maxClockSamples {
 		w.samples = append(w.samples, s)
@@ -169,7 +170,7 @@ func parseReading(line string) (Clock, error) {
 			err = errors.New("not a number")
 		}
 		if err != nil {
-			return c, fmt.Errorf("nvidia-smi printed %q, field %d is neither a number nor [N/A]", clip(line, 200), i+1)
+			return c, fmt.Errorf("nvidia-smi printed %q, field %d is neither a number nor [N/A]", msgtext.Clip(line, 200), i+1)
 		}
 	}
 	return c, nil

@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 )
 
 // gitTimeout bounds each git command.
@@ -27,8 +29,7 @@ type Worktree struct {
 	BaseRef string
 	// Build is a shell command; empty for no build step.
 	Build string
-	// Harness is the harness command (shell words); a first word with a slash is
-	// relative to the tree.
+	// Harness is the harness command, run by sh -c from each tree's root.
 	Harness string
 }
 
@@ -54,7 +55,7 @@ func Git(ctx context.Context, dir string, args ...string) (string, error) {
 		msg := strings.TrimSpace(stderr.String())
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && msg != "" {
-			return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), clip(msg, 500))
+			return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msgtext.Clip(msg, 500))
 		}
 		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 	}
@@ -128,9 +129,9 @@ func build(ctx context.Context, side Side, command string, t tree, timeout time.
 		}
 		defer f.Close()
 		logw = f
-		fmt.Fprintf(f, "==> kernel-gate bench run: %s build in %s: %s <==\n", side, t.dir, command)
+		fmt.Fprintf(f, "==> kernel-gate A/B run: %s build in %s: %s <==\n", side, t.dir, command)
 	}
-	spec := runSpec{Argv: []string{"sh", "-c", command}, Dir: t.dir, Env: environ, Timeout: timeout, LogCap: buildLogBytes}
+	spec := runSpec{Argv: shellcmd.Argv(command), Dir: t.dir, Env: environ, Timeout: timeout, LogCap: buildLogBytes}
 	if logw != nil {
 		spec.Log = logw
 	}
@@ -144,18 +145,14 @@ func build(ctx context.Context, side Side, command string, t tree, timeout time.
 	return &Failure{Side: side, Stage: "build", Why: fmt.Sprintf("`%s` in %s: %s", command, t.dir, res.Why), Output: res.Output, Log: logPath}, nil
 }
 
-// harnessCommand makes a side's harness command from the configured words: a first word
-// with a slash is relative to the tree.
-func harnessCommand(words []string, t tree) Command {
-	argv := append([]string(nil), words...)
-	if strings.ContainsRune(argv[0], '/') && !filepath.IsAbs(argv[0]) {
-		argv[0] = filepath.Join(t.dir, argv[0])
-	}
-	return Command{Argv: argv, Dir: t.dir}
+// harnessCommand is a side's harness: the configured command, run by sh -c in the tree (so
+// that "./build/harness" is the tree's).
+func harnessCommand(line string, t tree) Command {
+	return Command{Argv: shellcmd.Argv(line), Dir: t.dir}
 }
 
-// describeCommand renders a command for messages and data.
-func describeCommand(c Command) string { return procgroup.ShellJoin(c.Argv) }
+// describeCommand renders a command for messages and data: a harness command as written.
+func describeCommand(c Command) string { return shellcmd.Show(c.Argv) }
 
 // CheckoutBase checks out the merge base of baseRef (default DefaultBaseRef) and HEAD of the
 // repository that holds dir in a temporary git worktree, for callers that build base

@@ -60,7 +60,7 @@ func comparisonVerdicts(d abrun.Data) string {
 func TestBenchRunCommands(t *testing.T) {
 	fake, dir := fakeHarness(t), t.TempDir()
 	art := filepath.Join(dir, "art")
-	code, out, stderr := kg(t, "", "bench", "run",
+	code, out, stderr := kg(t, "", "speedup", "run",
 		"--base-cmd", fmt.Sprintf("sh %s state=%s/base seed=1", fake, dir),
 		"--head-cmd", fmt.Sprintf("sh %s state=%s/head seed=2 factor=1.05", fake, dir),
 		"--samples", "12", "--shapes", "small,long", "--nvidia-smi", filepath.Join(dir, "no-nvidia-smi"),
@@ -72,7 +72,7 @@ func TestBenchRunCommands(t *testing.T) {
 	if want := "gemm×small=slower gemm×long=slower softmax×small=same softmax×long=same"; comparisonVerdicts(d) != want || g.Verdict != result.Fail {
 		t.Fatalf("got %s (%s), want %s", comparisonVerdicts(d), g.Verdict, want)
 	}
-	if !strings.Contains(stderr, "kernel-gate bench run: warm-up round done") {
+	if !strings.Contains(stderr, "kernel-gate A/B run: warm-up round done") {
 		t.Errorf("no progress on stderr: %q", stderr)
 	}
 	head := filepath.Join(art, "head.json")
@@ -88,7 +88,7 @@ func TestBenchRunCommands(t *testing.T) {
 	if f.Request == nil || f.Request.Samples != 12 || strings.Join(f.Request.Shapes, ",") != "small,long" || len(f.Results[0].RoundsUs[0]) != 12 {
 		t.Errorf("merged head: request %+v, %d samples a round", f.Request, len(f.Results[0].RoundsUs[0]))
 	}
-	code, out2, _ := kg(t, "", "bench", "compare", filepath.Join(art, "base.json"), head, "--format", "json")
+	code, out2, _ := kg(t, "", "speedup", "compare", filepath.Join(art, "base.json"), head, "--format", "json")
 	res := decode(t, out2)
 	var again speedup.Data
 	if err := json.Unmarshal(res.Gates[0].Data, &again); err != nil {
@@ -102,7 +102,7 @@ func TestBenchRunCommands(t *testing.T) {
 // A harness that crashes fails the gate with a finding naming the side and the round.
 func TestBenchRunCrashFails(t *testing.T) {
 	fake, dir := fakeHarness(t), t.TempDir()
-	code, out, _ := kg(t, "", "bench", "run",
+	code, out, _ := kg(t, "", "speedup", "run",
 		"--base-cmd", fmt.Sprintf("sh %s state=%s/base fail_on=3", fake, dir),
 		"--head-cmd", fmt.Sprintf("sh %s state=%s/head", fake, dir),
 		"--nvidia-smi", filepath.Join(dir, "no-nvidia-smi"), "--format", "json")
@@ -129,7 +129,7 @@ func TestBenchRunWorktree(t *testing.T) {
 	build := fmt.Sprintf(`mkdir -p out && side=$(basename "$PWD") && printf '#!/bin/sh\nexec sh %s state=%s/%%s.count factor=%%s "$@"\n' "$side" "$(cat factor)" >out/harness && chmod +x out/harness`, fake, state)
 
 	t.Chdir(repo.Dir)
-	code, out, stderr := kg(t, "", "bench", "run", "--base", "trunk", "--build", build, "--harness", "./out/harness seed=4",
+	code, out, stderr := kg(t, "", "speedup", "run", "--base", "trunk", "--build", build, "--harness", "./out/harness seed=4",
 		"--nvidia-smi", filepath.Join(state, "no-nvidia-smi"), "--timeout", "30s", "--format", "json")
 	if code != exitFail {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
@@ -146,28 +146,33 @@ func TestBenchRunWorktree(t *testing.T) {
 	}
 }
 
-func TestBenchRunUsage(t *testing.T) {
+func TestSpeedupRunUsage(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"bench"}, "usage: kernel-gate bench run"},
-		{[]string{"bench", "frobnicate"}, "usage: kernel-gate bench run"},
+		{[]string{"speedup"}, "usage: kernel-gate speedup run"},
+		{[]string{"speedup", "frobnicate"}, "usage: kernel-gate speedup run"},
+		// bench is speedup's old name.
+		{[]string{"bench"}, "usage: kernel-gate speedup run"},
 		{[]string{"bench", "run", "--base-cmd", "./a"}, "--base-cmd and --head-cmd go together"},
-		{[]string{"bench", "run", "--base-cmd", "./a", "--head-cmd", "./b", "--harness", "./h"}, "not both"},
-		{[]string{"bench", "run", "--base-cmd", "'./a", "--head-cmd", "./b"}, "--base-cmd:"},
-		{[]string{"bench", "run", "--base-cmd", "./a", "--head-cmd", "./b", "--timeout", "soon"}, "--timeout"},
-		{[]string{"bench", "run", "--base-cmd", "./a", "--head-cmd", "./b", "--samples", "-3"}, "--samples"},
-		{[]string{"bench", "run", "--base-cmd", "./a", "--head-cmd", "./b", "extra.json"}, "takes no file arguments"},
-		{[]string{"bench", "run", "--config", "testdata/nope.yml", "--harness", "./h"}, "nope.yml"},
+		{[]string{"speedup", "run", "--base-cmd", "./a", "--head-cmd", "./b && "}, "--head-cmd:"},
+		{[]string{"speedup", "run", "--harness", " "}, "--harness: an empty command"},
+		{[]string{"speedup", "run", "--base-cmd", "./a"}, "--base-cmd and --head-cmd go together"},
+		{[]string{"speedup", "run", "--base-cmd", "./a", "--head-cmd", "./b", "--harness", "./h"}, "not both"},
+		{[]string{"speedup", "run", "--base-cmd", "'./a", "--head-cmd", "./b"}, "--base-cmd:"},
+		{[]string{"speedup", "run", "--base-cmd", "./a", "--head-cmd", "./b", "--timeout", "soon"}, "--timeout"},
+		{[]string{"speedup", "run", "--base-cmd", "./a", "--head-cmd", "./b", "--samples", "-3"}, "--samples"},
+		{[]string{"speedup", "run", "--base-cmd", "./a", "--head-cmd", "./b", "extra.json"}, "takes no file arguments"},
+		{[]string{"speedup", "run", "--config", "testdata/nope.yml", "--harness", "./h"}, "nope.yml"},
 	} {
 		code, _, stderr := kg(t, "", tc.args...)
 		if code != exitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q, want %q", tc.args, code, stderr, tc.want)
 		}
 	}
-	// The repository's own config has no bench.harness: nothing to run is a usage error.
-	if code, _, stderr := kg(t, "", "bench", "run", "--config", "kernel-gate.yml"); code != exitUsage || !strings.Contains(stderr, "nothing to run") {
+	// The repository's own config has no speedup.harness: nothing to run is a usage error.
+	if code, _, stderr := kg(t, "", "speedup", "run", "--config", "kernel-gate.yml"); code != exitUsage || !strings.Contains(stderr, "nothing to run") {
 		t.Errorf("no harness: exit %d, %q", code, stderr)
 	}
 }
@@ -226,5 +231,29 @@ func TestPythonHelperTests(t *testing.T) {
 	cmd.Env = append(os.Environ(), "KG_BENCH_REGEN=", "PYTHONDONTWRITEBYTECODE=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("python3 kernels/kg_bench_test.py: %v\n%s", err, out)
+	}
+}
+
+// A config with the old bench: section loads, and the command says, once, on standard
+// error, that bench: is deprecated, naming its line; the result is the same as with the keys
+// under speedup:.
+func TestBenchSectionNotice(t *testing.T) {
+	dir := t.TempDir()
+	clean := "testdata/sanitizer-kernels-h200/harness_bench_clean.json"
+	var outs []string
+	for i, cfg := range []string{"speedup:\n  max_slowdown: 0.05\nbench:\n  samples: 30\n", "speedup:\n  max_slowdown: 0.05\n  samples: 30\n"} {
+		path := filepath.Join(dir, fmt.Sprintf("k%d.yml", i))
+		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, out, stderr := kg(t, "", "speedup", "compare", "--config", path, "--format", "json", clean, clean)
+		notice := "kernel-gate: notice: " + path + ":3: bench: is deprecated, move its keys under speedup:"
+		if code != exitPass || strings.Contains(stderr, notice) != (i == 0) || strings.Count(stderr, "deprecated") > 1 {
+			t.Errorf("%q: exit %d, stderr %q", cfg, code, stderr)
+		}
+		outs = append(outs, strings.ReplaceAll(out, path, "k.yml"))
+	}
+	if outs[0] != outs[1] {
+		t.Errorf("bench: and speedup: give different results:\n%s\n%s", outs[0], outs[1])
 	}
 }

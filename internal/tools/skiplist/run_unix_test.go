@@ -14,16 +14,20 @@ func TestRunKeepsTheExitStatus(t *testing.T) {
 		name string
 		argv []string
 		code int
-		out  []string // in this order
+		// before are in the output in any order, ahead of out: the go command runs packages
+		// in parallel, so their blocks come in whichever order they end (one ordering of the
+		// fixture's packages was a flake under load).
+		before []string
+		out    []string // in this order
 	}{
-		{"a recorded stream, exit 3", []string{"sh", "-c", "cat testdata/fixture.json; exit 3"}, 3,
+		{"a recorded stream, exit 3", []string{"sh", "-c", "cat testdata/fixture.json; exit 3"}, 3, nil,
 			[]string{"--- FAIL: TestFailsOnPurpose", "skipped: 5 tests\n  fixture TestSkipsWithAReason\n      fixture_test.go:12: no widget on PATH"}},
-		{"no test at all", []string{"true"}, 0, []string{"skipped: no test\n"}},
+		{"no test at all", []string{"true"}, 0, nil, []string{"skipped: no test\n"}},
 		// The fixture module under the go command that runs this test: its stream is the
 		// recording's, build failure, panic and all.
 		{"go test -json of the fixture", []string{"sh", "-c", "cd testdata/fixture && GOFLAGS= GOWORK=off GOTOOLCHAIN=local exec go test -count=1 -json ./..."}, 1,
-			[]string{"cannot use \"one\"", "--- FAIL: TestFailsOnPurpose", "    fixture_test.go:21: got 2, want 1", "--- FAIL: TestPanics", "ok  \tfixture/sub",
-				"skipped: 5 tests\n", "  fixture TestSubtests/skips\n      fixture_test.go:28: needs gadget\n          and a second line\n"}},
+			[]string{"cannot use \"one\"", "--- FAIL: TestFailsOnPurpose", "    fixture_test.go:21: got 2, want 1", "--- FAIL: TestPanics", "ok  \tfixture/sub"},
+			[]string{"skipped: 5 tests\n", "  fixture TestSubtests/skips\n      fixture_test.go:28: needs gadget\n          and a second line\n"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errs strings.Builder
@@ -32,6 +36,12 @@ func TestRunKeepsTheExitStatus(t *testing.T) {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tc.code, errs.String())
 			}
 			rest := out.String()
+			skips := strings.Index(rest, "skipped: ")
+			for _, w := range tc.before {
+				if i := strings.Index(rest, w); i < 0 || i > skips {
+					t.Errorf("the output lacks %q ahead of its skips:\n%s", w, rest)
+				}
+			}
 			for _, w := range tc.out {
 				i := strings.Index(rest, w)
 				if i < 0 {

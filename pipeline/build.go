@@ -1,8 +1,8 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -174,15 +174,8 @@ func (p *pipeline) buildAll(ctx context.Context) error {
 	if first != nil {
 		return first
 	}
-	for _, side := range sides {
-		for _, b := range p.builds {
-			if b.cmd != nil {
-				continue
-			}
-			if err := p.dumpSASS(ctx, b, side); err != nil {
-				return err
-			}
-		}
+	if err := p.dumpAll(ctx, sides); err != nil {
+		return err
 	}
 	for _, b := range p.builds {
 		if b.cmd != nil {
@@ -279,7 +272,7 @@ func (p *pipeline) compileApart(ctx context.Context, b *build, side int, dir str
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := cmp.Or(errs...); err != nil {
 		return nil, -1, step{}, err
 	}
 	first, last := math.Inf(1), 0.0
@@ -322,6 +315,40 @@ func (p *pipeline) noteBuiltIn(dir string) {
 	if dir != "" {
 		p.builtIn = dir
 	}
+}
+
+// dumpAll dumps the SASS of every nvcc build that built, on each of sides, at once: each
+// cuobjdump is a process on one core, at most as many as the machine has.
+func (p *pipeline) dumpAll(ctx context.Context, sides []int) error {
+	type dump struct {
+		b    *build
+		side int
+	}
+	var dumps []dump
+	var ids []string
+	for _, side := range sides {
+		for _, b := range p.builds {
+			if b.cmd == nil && b.ok[side] {
+				dumps = append(dumps, dump{b, side})
+				ids = append(ids, "sass/"+sideName(side)+"/"+b.name)
+			}
+		}
+	}
+	if len(ids) > 1 {
+		p.x.atOnce(ids...)
+	}
+	errs := make([]error, len(dumps))
+	slots := make(chan struct{}, buildJobs(1))
+	var wg sync.WaitGroup
+	for i, d := range dumps {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			errs[i] = p.dumpSASS(ctx, d.b, d.side)
+		})
+	}
+	wg.Wait()
+	return cmp.Or(errs...)
 }
 
 func (p *pipeline) dumpSASS(ctx context.Context, b *build, side int) error {

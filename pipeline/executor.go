@@ -549,13 +549,22 @@ func script(steps []step, path func(string) string) string {
 		}
 		return line + procgroup.ShellJoin(s.Argv) + " >" + procgroup.ShellQuote(path(s.Log)+".plain") + " 2>&1"
 	}
-	open := false
+	// Steps run together only with their own kind (base's and head's builds, their SASS
+	// dumps, their first runs): each kind waits for the one before, as the run did.
+	kind := func(id string) string {
+		k, _, _ := strings.Cut(id, "/")
+		if k == "compile" {
+			return "build" // a compile whose link never ran: one of the builds
+		}
+		return k
+	}
+	open, openKind := false, ""
 	for _, s := range steps {
 		if ran[s.PartOf] {
 			continue // in its step's group
 		}
 		together := s.Parallel || strings.HasPrefix(s.ID, "build/") // base and head side by side
-		if open && !together {
+		if open && (!together || kind(s.ID) != openKind) {
 			b.WriteString("wait\n")
 			open = false
 		}
@@ -571,7 +580,7 @@ func script(steps []step, path func(string) string) string {
 			}
 			if together {
 				b.WriteString("(" + line + ") &\n")
-				open = true
+				open, openKind = true, kind(s.ID)
 				continue
 			}
 			b.WriteString("(" + line + ")\n")

@@ -212,10 +212,11 @@ func (p *pipeline) buildOne(ctx context.Context, b *build, side int) error {
 			s, b.log[side] = fs, b.compiled[side][failed]
 		} else {
 			one.argv, what = p.nvccArgs(b, bin, false, 0, objs...), "link"
-			if s, err = p.x.run(ctx, one); err != nil {
-				return err
-			}
-			p.removeObjects(objs)
+			s, err = p.x.run(ctx, one)
+		}
+		p.removeObjects(objs)
+		if err != nil {
+			return err
 		}
 	} else {
 		one.argv = p.nvccArgs(b, bin, false, p.nvccThreads(p.nvccJobs()), b.sources...)
@@ -288,8 +289,8 @@ func (p *pipeline) compileApart(ctx context.Context, b *build, side int, dir str
 	return objs, -1, step{}, nil
 }
 
-// removeObjects removes a live build's objects once linked: the binary is what the run
-// keeps (commands.sh makes them again).
+// removeObjects removes a live build's objects once linked, or once a compile failed: the
+// binary and the logs are what the run keeps (commands.sh makes them again).
 func (p *pipeline) removeObjects(objs []string) {
 	if p.replaying {
 		return

@@ -4,7 +4,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,20 +13,6 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
-
-// readJournal reads a live run's journal from its artifacts.
-func readJournal(t *testing.T, art string) journal {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(art, journalFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var j journal
-	if err := json.Unmarshal(raw, &j); err != nil {
-		t.Fatal(err)
-	}
-	return j
-}
 
 // verdicts are each gate's verdict and findings, to compare a live run with its replay.
 func verdicts(res result.Result) map[string]string {
@@ -124,8 +109,8 @@ func TestSourcesCompiledApartThenLinked(t *testing.T) {
 }
 
 // A source that does not compile fails the ptxas gate with its own compile's error, the
-// other sources still compile (their logs are read), nothing is linked, and the speedup
-// step names the compile's log; the replay agrees.
+// other sources still compile (their logs are read), nothing is linked and no object is
+// left; the replay agrees.
 func TestOneSourceFailsToCompile(t *testing.T) {
 	art := filepath.Join(t.TempDir(), "art")
 	res, err := liveRun(t, Options{Dir: gitRepo(t), BaseRef: "main", Artifacts: art, Gates: []string{"ptxas", "sass"}}, "", "FAKE_NVCC_FAIL_SOURCE=kernels/softmax.cu")
@@ -150,6 +135,9 @@ func TestOneSourceFailsToCompile(t *testing.T) {
 	}
 	if n != 4 {
 		t.Errorf("%d of head's 4 sources compiled", n)
+	}
+	if objs, _ := filepath.Glob(filepath.Join(art, "*", "attention", "compile", "*.o")); len(objs) > 0 {
+		t.Errorf("objects left with no link: %q", objs)
 	}
 	raw, err := os.ReadFile(filepath.Join(art, scriptFile))
 	if err != nil {

@@ -98,15 +98,20 @@ func (p *pipeline) nvcc() string {
 }
 
 // nvccArgs is one nvcc command of a build: inputs (sources, or the objects to link) made
-// into out, with -c when compile; threads > 1 adds --threads (nvccThreads).
+// into out, with -c when compile; threads > 1 adds --threads (nvccThreads) unless the flags
+// set it. A link of objects leaves out the flags' -x: "-x cu" would compile the objects.
 func (p *pipeline) nvccArgs(b *build, out string, compile bool, threads int, inputs ...string) []string {
 	args := []string{p.nvcc(), "-lineinfo", "-Xptxas", "-v"}
-	args = append(args, b.flags...)
+	flags := b.flags
+	if !compile && len(b.sources) > 1 {
+		flags = withoutLanguage(flags)
+	}
+	args = append(args, flags...)
 	for _, a := range p.set.Arch {
 		num := strings.TrimPrefix(a, "sm_")
 		args = append(args, "-gencode", "arch=compute_"+num+",code=sm_"+num)
 	}
-	if threads > 1 {
+	if threads > 1 && !slices.ContainsFunc(b.flags, isThreadsFlag) {
 		args = append(args, "--threads", strconv.Itoa(threads))
 	}
 	if compile {
@@ -114,6 +119,27 @@ func (p *pipeline) nvccArgs(b *build, out string, compile bool, threads int, inp
 	}
 	args = append(args, "-o", out)
 	return append(args, inputs...)
+}
+
+// isThreadsFlag says whether an nvcc flag sets --threads (-t) itself.
+func isThreadsFlag(f string) bool {
+	return f == "-t" || f == "--threads" || strings.HasPrefix(f, "-t=") || strings.HasPrefix(f, "--threads=")
+}
+
+// withoutLanguage is flags without nvcc's -x (--x) and its language, which names what the
+// inputs are: sources, never the objects a link reads.
+func withoutLanguage(flags []string) []string {
+	var out []string
+	for i := 0; i < len(flags); i++ {
+		switch f := flags[i]; {
+		case f == "-x" || f == "--x":
+			i++ // and its value
+		case strings.HasPrefix(f, "-x=") || strings.HasPrefix(f, "--x="):
+		default:
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 const nvccVersionFile = "nvcc-version.txt"

@@ -95,9 +95,10 @@ type KernelDiff struct {
 	// side has no digest and the counts agree, absent when neither side has SASS.
 	SASS         string `json:"sass,omitempty"`
 	Instructions *Delta `json:"instructions,omitempty"`
-	// Explain says what the changed PTXAS numbers mean (package explain): resources and,
-	// where a block size is known, occupancy on the newer entry's GPU. Absent unless both
-	// entries have a record and a number changed.
+	// Explain says what changed (package explain): the PTXAS resources, where both
+	// entries have a record and a number changed, and the SASS instruction mix, where the
+	// code changed and both entries keep a mix (entries written before it was kept say
+	// nothing of it); never occupancy, as an entry keeps no launch. Absent otherwise.
 	Explain *result.Explanation `json:"explain,omitempty"`
 }
 
@@ -277,8 +278,10 @@ func (d *Diff) diffKernels(from, to Entry) {
 			if len(kd.Metrics) > 0 || kd.SASS == SASSChanged {
 				kd.Change = ChangeChanged
 			}
-			if len(kd.Metrics) > 0 && p.from.Ptxas != nil && p.to.Ptxas != nil {
-				kd.Explain = explainKernel(*p.from.Ptxas, *p.to.Ptxas, to.Fingerprint.Arch)
+			records := len(kd.Metrics) > 0 && p.from.Ptxas != nil && p.to.Ptxas != nil
+			mixes := kd.SASS == SASSChanged && p.from.SASS.Function() != nil && p.to.SASS.Function() != nil
+			if records || mixes {
+				kd.Explain = explainKernel(*p.from, *p.to, to.Fingerprint.Arch)
 			}
 		}
 		if kd.Change == ChangeUnchanged {
@@ -292,17 +295,26 @@ func (d *Diff) diffKernels(from, to Entry) {
 	}
 }
 
-// explainKernel explains two entries' PTXAS records of one kernel × arch on gpu (the newer
-// entry's arch, "sm_90"), or on the kernel's own arch where that does not run on it. An
-// entry keeps no launch, so occupancy is left out, saying so.
-func explainKernel(from, to ptxas.Kernel, gpu string) *result.Explanation {
-	if gpu == "" || !gpuinfo.RunnableOn([]string{to.Arch}, gpu) {
-		gpu = to.Arch
-	}
-	e := explain.Build(explain.Input{
-		Base: explain.Side{Record: &from}, Head: explain.Side{Record: &to}, GPU: gpu,
+// explainKernel explains two entries' records of one kernel × arch on gpu (the newer
+// entry's arch, "sm_90"), or on the kernel's own arch where that does not run on it: their
+// PTXAS records and, where both entries keep it, their instruction mix (an entry written
+// before the mix was kept says nothing of it). An entry keeps no launch, so occupancy is
+// left out, saying so.
+func explainKernel(from, to Kernel, gpu string) *result.Explanation {
+	in := explain.Input{
+		Base:        explain.Side{Record: from.Ptxas, SASS: from.SASS.Function()},
+		Head:        explain.Side{Record: to.Ptxas, SASS: to.SASS.Function()},
 		NoBlockSize: "a baseline entry keeps no launch; kernel-gate explain --block-size computes it",
-	})
+	}
+	if in.Base.Record == nil || in.Head.Record == nil {
+		// Resources and occupancy need both records; without them, the mix alone.
+		in.Base.Record, in.Head.Record = nil, nil
+	}
+	in.GPU = to.Arch
+	if gpu != "" && gpuinfo.RunnableOn([]string{to.Arch}, gpu) {
+		in.GPU = gpu
+	}
+	e := explain.Build(in)
 	return &e
 }
 

@@ -2,15 +2,18 @@ package baseline
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/sass"
 	"github.com/kernel-gate/kernel-gate/internal/goldentest"
 )
 
@@ -153,6 +156,86 @@ func TestDiffAddedRemovedAndIdentity(t *testing.T) {
 	for _, w := range []string{"driver changed: 570.1 → 580.2", "registers 40 → 48 (+8), smem - → 0", "old_kernel sm_89: removed", "timings (median µs [95% interval]):\n  none recorded"} {
 		if !strings.Contains(text.String(), w) {
 			t.Errorf("text lacks %q:\n%s", w, text.String())
+		}
+	}
+}
+
+// withMix gives e's kernels the instruction mix of a recorded SASS dump
+// (testdata/replay/CASE/head/attention/sass.txt.gz), as the sass gate's data now keeps it:
+// the recorded results predate it.
+func withMix(t *testing.T, e Entry, rcase string) Entry {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "replay", rcase, "head", "attention", "sass.txt.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sass.Parse(zr, sass.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Kernels = slices.Clone(e.Kernels)
+	n := 0
+	for i, k := range e.Kernels {
+		for _, f := range d.Functions {
+			if f.Name.Mangled == k.Name && f.Arch == k.Arch && k.SASS != nil {
+				fd := f.Data()
+				s := *k.SASS
+				s.Mix, s.ClockReads = fd.Mix, fd.ClockReads
+				e.Kernels[i].SASS = &s
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("no kernel of the entry is in %s's dump", rcase)
+	}
+	return e
+}
+
+// baseline diff explains the instruction mix where both entries keep it (the spill's local
+// memory traffic), and says nothing of it where one was written before the mix was kept.
+func TestDiffExplainsTheMix(t *testing.T) {
+	clean := recordedEntry(t, "clean", "c1ea2c1ea2c1ea2c1ea2c1ea2c1ea2c1ea2c1ea2", when)
+	spill := withMix(t, recordedEntry(t, "spill", strings.Repeat("5", 40), when.Add(24*time.Hour)), "spill")
+	why := func(d Diff) string {
+		for _, k := range d.Kernels {
+			if k.Kernel == "kg::flash_fwd<64, 64, false>" && k.Arch == "sm_90a" && k.Explain != nil {
+				return k.Explain.Sentence
+			}
+		}
+		t.Fatalf("no explanation of flash_fwd on sm_90a: %+v", d.Kernels)
+		return ""
+	}
+	got := why(DiffEntries(withMix(t, clean, "clean"), spill))
+	if want := "local memory traffic appears (local loads 0 → 315, local stores 0 → 295); registers 153 → 32; "; !strings.HasPrefix(got, want) {
+		t.Errorf("both with a mix:\n%s\nwant it to start\n%s", got, want)
+	}
+	got = why(DiffEntries(clean, spill))
+	if strings.Contains(got, "local") || !strings.HasPrefix(got, "registers 153 → 32; ") {
+		t.Errorf("an entry without a mix: %s", got)
+	}
+}
+
+// A store whose entry holds a mix no dump could give is refused when read, naming it.
+func TestStoredMixIsChecked(t *testing.T) {
+	k, _ := NewKey("NVIDIA H200", "sm_90")
+	e := entry("NVIDIA H200", "sm_90", "c", 10)
+	e.Kernels[0].SASS.Mix = sass.Mix{sass.TensorCore: 4, sass.OtherClass: 6}
+	raw, err := (&keyFile{Schema: Schema, Key: k, Entries: []Entry{e}}).encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeKeyFile(raw, "f", &k); err != nil {
+		t.Fatalf("a valid mix: %v", err)
+	}
+	for _, bad := range []string{`"mma":-4`, `"hmma":4`} {
+		tampered := bytes.Replace(raw, []byte(`"mma":4`), []byte(bad), 1)
+		if _, err := decodeKeyFile(tampered, "f", &k); err == nil || !strings.Contains(err.Error(), "entry 1: sass: mix") {
+			t.Errorf("%s: %v", bad, err)
 		}
 	}
 }

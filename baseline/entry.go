@@ -134,6 +134,36 @@ type SASS struct {
 	Instructions int            `json:"instructions"`
 	Matches      map[string]int `json:"matches,omitempty"`
 	Digest       string         `json:"digest,omitempty"`
+	// Mix and ClockReads are the gate's instruction mix (sass.FunctionData), for baseline
+	// diff's explanation; absent in entries written before the gate kept them.
+	Mix        sass.Mix `json:"mix,omitempty"`
+	ClockReads int      `json:"clock_reads,omitempty"`
+}
+
+// sassJSON is SASS without its methods.
+type sassJSON SASS
+
+// UnmarshalJSON reads a stored entry's SASS and checks its mix (sass.CheckMix), so that a
+// hand-edited or damaged store never feeds an explanation a count no dump gave.
+func (s *SASS) UnmarshalJSON(raw []byte) error {
+	var p sassJSON
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return err
+	}
+	if err := sass.CheckMix(p.Instructions, p.Mix, p.ClockReads); err != nil {
+		return fmt.Errorf("sass: %w", err)
+	}
+	*s = SASS(p)
+	return nil
+}
+
+// Function is the SASS as the gate's data records it, for package explain; nil without a
+// mix, which is then not compared.
+func (s *SASS) Function() *sass.FunctionData {
+	if s == nil || s.Mix == nil {
+		return nil
+	}
+	return &sass.FunctionData{Instructions: s.Instructions, Digest: s.Digest, Mix: s.Mix, ClockReads: s.ClockReads}
 }
 
 // Timing is one kernel × shape's timing. The comparison with base comes from the speedup
@@ -508,12 +538,12 @@ func (e *Entry) addPtxas(g result.Gate) error {
 }
 
 func (e *Entry) addSASS(g result.Gate) error {
-	var d sass.Data
-	if err := json.Unmarshal(g.Data, &d); err != nil {
+	d, err := sass.ReadData(g.Data)
+	if err != nil {
 		return fmt.Errorf("sass data: %w", err)
 	}
 	for _, f := range d.Functions {
-		s := &SASS{Instructions: f.Instructions, Digest: f.Digest}
+		s := &SASS{Instructions: f.Instructions, Digest: f.Digest, Mix: f.Mix, ClockReads: f.ClockReads}
 		if len(f.Matches) > 0 {
 			s.Matches = f.Matches
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/gates/sass"
 	"github.com/kernel-gate/kernel-gate/internal/benchfile"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -341,5 +343,51 @@ func TestEntryFromResultRefusesPartOfARun(t *testing.T) {
 				t.Errorf("EntryFromResult: %v; want it refused saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// An entry keeps the sass gate's instruction mix of a real dump, and it survives the
+// store's file; a result whose mix no dump could give is refused, not stored.
+func TestEntryKeepsTheMix(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "cuda13-h200", "cuobjdump_sass_gemm_multi.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sass.Parse(bytes.NewReader(raw), sass.ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := sass.Evaluate(d, sass.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := result.New("kernel-gate test", g)
+	res.Device = &result.Device{Name: "NVIDIA H200", Arch: "sm_90", Driver: "580.159.04"}
+	e, err := EntryFromResult(res, "c", when)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, _ := NewKey("NVIDIA H200", "sm_90")
+	file, err := (&keyFile{Schema: Schema, Key: k, Entries: []Entry{e}}).encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := decodeKeyFile(file, "f", &k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, fn := range d.Functions {
+		got := back.Entries[0].Kernels[i].SASS
+		if got == nil || !maps.Equal(got.Mix, fn.Mix()) || got.Mix[sass.TensorCore] == 0 {
+			t.Errorf("%s %s: stored %+v, dump's mix %v", fn.Name.Short, fn.Arch, got, fn.Mix())
+		}
+	}
+	bad := bytes.Replace(g.Data, []byte(`"mma":16`), []byte(`"mma":17`), 1)
+	if bytes.Equal(bad, g.Data) {
+		t.Fatal("no mma count to tamper with")
+	}
+	res.Gates[0].Data = bad
+	if _, err := EntryFromResult(res, "c", when); err == nil || !strings.Contains(err.Error(), "sass data: not the sass gate's data") {
+		t.Errorf("a tampered mix: %v", err)
 	}
 }

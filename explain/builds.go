@@ -20,12 +20,16 @@ import (
 const Schema = "kernel-gate/explain/v1"
 
 // Sources is what one side (base or head) of `kernel-gate explain` was read from: its ptxas
-// records (a build log, or a result's ptxas data.kernels) and its SASS functions (a dump).
+// records (a build log, or a result's ptxas data.kernels) and its SASS functions (a dump,
+// or a result's sass data.functions).
 type Sources struct {
 	Records []ptxas.Kernel
-	SASS    []sass.Function
+	SASS    []sass.FunctionData
 	// Device is the GPU of the result it was read from (nil: none).
 	Device *result.Device
+	// NoMix counts the functions left out for having no instruction mix: a result's
+	// written before the sass gate kept one, a grep-filtered dump's (sass.Function.Mix).
+	NoMix int
 }
 
 // Options say which launch and GPU Explain computes occupancy for.
@@ -64,10 +68,11 @@ func Explain(base, head Sources, o Options) Explained {
 		gpu = head.Device.Arch
 	}
 	noBlock := "pass --block-size N, the threads per block it launches with"
+	baseSASS, headSASS := functionsByID(base.SASS), functionsByID(head.SASS)
 	for _, h := range headFunctions(head) {
 		id := kernelname.Parse(h.name).Identity()
-		b := Side{Record: findRecord(base.Records, id, h.arch), SASS: findFunction(base.SASS, id, h.arch)}
-		hs := Side{Record: findRecord(head.Records, id, h.arch), SASS: findFunction(head.SASS, id, h.arch)}
+		b := Side{Record: findRecord(base.Records, id, h.arch), SASS: baseSASS[identityArch{id, h.arch}]}
+		hs := Side{Record: findRecord(head.Records, id, h.arch), SASS: headSASS[identityArch{id, h.arch}]}
 		if b.Record == nil && b.SASS == nil {
 			out.Notes = append(out.Notes, fmt.Sprintf("%s (%s) is only in head", kernelname.Parse(h.name).Short, h.arch))
 			continue
@@ -85,7 +90,10 @@ func Explain(base, head Sources, o Options) Explained {
 		}
 		out.Kernels = append(out.Kernels, Kernel{Kernel: kernelname.Parse(h.name).Short, Name: h.name, Arch: h.arch, Explain: Build(in)})
 	}
-	if len(head.SASS) == 0 || len(base.SASS) == 0 {
+	switch n := base.NoMix + head.NoMix; {
+	case n > 0:
+		out.Notes = append(out.Notes, fmt.Sprintf("%d function(s) have no instruction mix, and theirs is not compared: a result written before the sass gate kept one (data.functions[].mix) has none, a grep-filtered dump shows only part of each function (pass --base-sass and --head-sass, whole cuobjdump --dump-sass dumps of each build)", n))
+	case len(head.SASS) == 0 || len(base.SASS) == 0:
 		out.Notes = append(out.Notes, "no SASS on a side: the instruction mix is not compared (pass --base-sass and --head-sass, cuobjdump --dump-sass of each build)")
 	}
 	return out
@@ -100,6 +108,9 @@ func archOf(gpu string) string {
 }
 
 type function struct{ name, arch string }
+
+// identityArch is a kernel as both sides name it (kernelname's identity) on one arch.
+type identityArch struct{ id, arch string }
 
 // headFunctions are head's kernels × archs: its records', then its SASS's that no record
 // names, each once.
@@ -116,11 +127,7 @@ func headFunctions(head Sources) []function {
 		add(k.Name, k.Arch, k.Entry)
 	}
 	for _, fn := range head.SASS {
-		entry := &fn.Entry
-		if !fn.EntryKnown {
-			entry = nil
-		}
-		add(fn.Name.Mangled, fn.Arch, entry)
+		add(fn.Name, fn.Arch, fn.Entry)
 	}
 	return out
 }
@@ -134,13 +141,17 @@ func findRecord(rs []ptxas.Kernel, id, arch string) *ptxas.Kernel {
 	return nil
 }
 
-func findFunction(fs []sass.Function, id, arch string) *sass.Function {
+// functionsByID indexes functions by identity and arch, the first of each: a result's
+// functions are names to parse (demangle) once, not once per kernel looked up.
+func functionsByID(fs []sass.FunctionData) map[identityArch]*sass.FunctionData {
+	m := make(map[identityArch]*sass.FunctionData, len(fs))
 	for i := range fs {
-		if fs[i].Arch == arch && fs[i].Name.Identity() == id {
-			return &fs[i]
+		k := identityArch{kernelname.Parse(fs[i].Name).Identity(), fs[i].Arch}
+		if _, ok := m[k]; !ok {
+			m[k] = &fs[i]
 		}
 	}
-	return nil
+	return m
 }
 
 // changed reports whether anything Build reads differs between the sides.
@@ -163,20 +174,36 @@ func (b *Sources) ReadLog(ctx context.Context, path string) error {
 	return nil
 }
 
-// ReadSASS adds the functions of a SASS dump (cuobjdump --dump-sass or nvdisasm) to b.
+// add adds a function that has an instruction mix to b.SASS, and counts one that has none
+// in NoMix: a mix that is not there is not compared, never taken for zero.
+func (b *Sources) add(fn sass.FunctionData) {
+	if fn.Mix == nil {
+		b.NoMix++
+		return
+	}
+	b.SASS = append(b.SASS, fn)
+}
+
+// ReadSASS adds the functions of a SASS dump (cuobjdump --dump-sass or nvdisasm) to b, as
+// the sass gate's data records them (sass.Function.Data).
 func (b *Sources) ReadSASS(ctx context.Context, path string) error {
 	return input.Read(ctx, []string{path}, nil, input.Log, func(r io.Reader, name string) error {
 		d, err := sass.Parse(r, sass.ParseOptions{})
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		b.SASS = append(b.SASS, d.Functions...)
+		for _, fn := range d.Functions {
+			b.add(fn.Data())
+		}
 		return nil
 	})
 }
 
-// ReadResult adds a saved result's ptxas records (the ptxas gate's data.kernels) and its
-// device to b. A result keeps no opcodes: its SASS is not compared.
+// ReadResult adds a saved result's ptxas records (the ptxas gate's data.kernels), its SASS
+// functions with their instruction mix (the sass gate's data.functions, checked by
+// sass.ReadData: the result may be a fork's) and its device to b. A function without a
+// mix (a result written before the gate kept one) is left out and counted in NoMix: its
+// mix is not compared, never taken for zero.
 func (b *Sources) ReadResult(ctx context.Context, path string) error {
 	raw, err := input.ReadFile(ctx, path, input.JSON)
 	if err != nil {
@@ -188,17 +215,28 @@ func (b *Sources) ReadResult(ctx context.Context, path string) error {
 	}
 	b.Device = res.Device
 	for _, g := range res.Gates {
-		if g.Name != ptxas.Name || len(g.Data) == 0 {
+		if len(g.Data) == 0 {
 			continue
 		}
-		var d ptxas.Data
-		if err := json.Unmarshal(g.Data, &d); err != nil {
-			return fmt.Errorf("%s: the ptxas gate's data: %w", path, err)
+		switch g.Name {
+		case ptxas.Name:
+			var d ptxas.Data
+			if err := json.Unmarshal(g.Data, &d); err != nil {
+				return fmt.Errorf("%s: the ptxas gate's data: %w", path, err)
+			}
+			b.Records = append(b.Records, d.Kernels...)
+		case sass.Name:
+			d, err := sass.ReadData(g.Data)
+			if err != nil {
+				return fmt.Errorf("%s: the sass gate's data: %w", path, err)
+			}
+			for _, fn := range d.Functions {
+				b.add(fn)
+			}
 		}
-		b.Records = append(b.Records, d.Kernels...)
 	}
-	if len(b.Records) == 0 {
-		return fmt.Errorf("%s: the result has no ptxas records (its ptxas gate's data.kernels) to explain", path)
+	if len(b.Records) == 0 && len(b.SASS) == 0 {
+		return fmt.Errorf("%s: the result has neither ptxas records (its ptxas gate's data.kernels) nor an instruction mix (its sass gate's data.functions[].mix) to explain", path)
 	}
 	return nil
 }

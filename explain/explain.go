@@ -4,10 +4,12 @@
 //  1. Resources: both sides' ptxas records (registers, shared memory, stack, spills).
 //  2. Occupancy: the theoretical blocks and warps per SM those resources allow on the
 //     runner's GPU at the launch's block size (internal/occupancy), and the limiter.
-//  3. Instruction mix: both sides' SASS opcodes folded into classes (global, shared and
-//     local loads and stores, tensor-core MMA, FP32/FP16/FP64 math, conversions,
-//     barriers, branches), biggest change first; new local memory traffic, lost
-//     tensor-core MMA and new barriers are called out.
+//  3. Instruction mix: both sides' SASS opcodes folded into classes (sass.Mix: global,
+//     shared and local loads and stores, tensor-core MMA, FP32/FP16/FP64 math,
+//     conversions, barriers, branches), biggest change first; new local memory traffic,
+//     lost tensor-core MMA and new barriers are called out. The mix comes from the dumps
+//     or, for two saved results, from the sass gate's data, which keeps it: both give
+//     the same sentence.
 //  4. Profile: Nsight Compute's fixed metric set on both sides (Profile), where it ran.
 //
 // Build turns them into clauses by fixed rules, each naming its source, and the clauses
@@ -32,8 +34,10 @@ import (
 type Side struct {
 	// Record is the kernel's ptxas record for the arch that runs (nil: none).
 	Record *ptxas.Kernel
-	// SASS is the kernel's function in the SASS dump (nil: no SASS).
-	SASS *sass.Function
+	// SASS is the kernel's function as the sass gate's data records it, from a dump
+	// (sass.Function.Data) or a saved result (nil: no SASS). The instruction mix is
+	// compared only where both sides have one (FunctionData.Mix).
+	SASS *sass.FunctionData
 	// Profile is Nsight Compute's metrics of the kernel (nil: not profiled).
 	Profile []Metric
 }
@@ -76,19 +80,25 @@ func Build(in Input) result.Explanation {
 	// the changes a CUDA engineer looks for first.
 	var mix []MixChange
 	bs, hs := in.Base.SASS, in.Head.SASS
-	if bs != nil && hs != nil {
-		mix = CompareMix(MixOf(bs.Opcodes), MixOf(hs.Opcodes))
+	// A side without a mix (a result written before the gate kept one) says nothing of
+	// it: never compared with zero.
+	mixed := bs != nil && hs != nil && bs.Mix != nil && hs.Mix != nil
+	if mixed {
+		mix = CompareMix(bs.Mix, hs.Mix)
 		for _, c := range mix {
-			e.Mix = append(e.Mix, result.Change{Name: string(c.Class), Unit: "instructions", Base: float64(c.Base), Head: float64(c.Head)})
+			e.Mix = append(e.Mix, result.Change{Name: c.Class.Label(), Unit: "instructions", Base: float64(c.Base), Head: float64(c.Head)})
 		}
 	}
-	local := changeOf(mix, LocalLoad, LocalStore)
+	// Local memory that falls is no cause of a slowdown: it is said with the rest of the
+	// mix (llm.c's layernorm_backward_kernel9 lost kernel8's spills and still got slower).
+	local := changeOf(mix, sass.LocalLoad, sass.LocalStore)
+	localFalls := len(local) > 0 && local[0].Base > 0 && mixTotal(local, false) < mixTotal(local, true)
 	if len(local) > 0 && local[0].Base == 0 {
 		add("sass", "local memory traffic appears (%s)", describeMix(local))
-	} else if len(local) > 0 {
+	} else if len(local) > 0 && !localFalls {
 		add("sass", "local memory traffic changes (%s)", describeMix(local))
 	}
-	if mma := changeOf(mix, TensorCore); len(mma) > 0 && mma[0].Head < mma[0].Base {
+	if mma := changeOf(mix, sass.TensorCore); len(mma) > 0 && mma[0].Head < mma[0].Base {
 		verb := "fewer tensor-core MMA instructions"
 		if mma[0].Head == 0 {
 			verb = "tensor-core MMA lost"
@@ -96,7 +106,7 @@ func Build(in Input) result.Explanation {
 		add("sass", "%s (%s)", verb, describeMix(mma))
 	}
 
-	if bs != nil && hs != nil && hs.ClockReads > bs.ClockReads {
+	if mixed && hs.ClockReads > bs.ClockReads {
 		e.Mix = append(e.Mix, result.Change{Name: "clock reads", Unit: "instructions", Base: float64(bs.ClockReads), Head: float64(hs.ClockReads)})
 		add("sass", "clock reads %d → %d (a timed wait or in-kernel timing: S2R/CS2R of SR_CLOCKLO)", bs.ClockReads, hs.ClockReads)
 	}
@@ -120,27 +130,38 @@ func Build(in Input) result.Explanation {
 			add("occupancy", "occupancy unchanged (%d warps/SM at %d threads per block, limited by %s)", h.WarpsPerSM, occ.BlockSize, h.Limiter)
 		} else {
 			add("occupancy", "occupancy %d → %d warps/SM (%s → %s of the SM) at %d threads per block, limited by %s%s",
-				b.WarpsPerSM, h.WarpsPerSM, pct(b.Occupancy), pct(h.Occupancy), occ.BlockSize, limiterChange(b.Limiter, h.Limiter), "")
+				b.WarpsPerSM, h.WarpsPerSM, pct(b.Occupancy), pct(h.Occupancy), occ.BlockSize, limiterChange(b.Limiter, h.Limiter), achievedSame(in))
 		}
 	} else if why != "" && (in.Base.Record != nil || in.Head.Record != nil) {
 		e.Clauses = append(e.Clauses, result.Clause{Text: "occupancy not computed: " + why, Source: "occupancy"})
 	}
 
+	if localFalls {
+		verb := "falls"
+		if mixTotal(local, false) == 0 {
+			verb = "is gone"
+		}
+		add("sass", "local memory traffic %s (%s)", verb, describeMix(local))
+	}
 	for _, c := range mix {
 		switch c.Class {
-		case LocalLoad, LocalStore, TensorCore, OtherClass:
+		case sass.LocalLoad, sass.LocalStore, sass.TensorCore, sass.OtherClass:
 			continue
 		}
-		if c.Class != Barrier && math.Abs(c.Ratio()) < 0.10 {
+		if c.Class != sass.Barrier && math.Abs(c.Ratio()) < 0.10 {
 			continue // small shifts in the mix say nothing
 		}
-		add("sass", "%s %s (%d → %d)", c.Class, signedPct(c.Ratio()), c.Base, c.Head)
+		add("sass", "%s %s (%d → %d)", c.Class.Label(), signedPct(c.Ratio()), c.Base, c.Head)
 	}
 
 	e.Profile = profileChanges(in.Base.Profile, in.Head.Profile)
 	for _, c := range e.Profile {
 		if t := profileClause(c); t != "" {
 			add("ncu", "%s", t)
+		} else if c.Name == durationMetric {
+			// Profiles are taken for a slower verdict: a duration that does not move says
+			// the profiled launches (one at a time, caches flushed) do not show it.
+			add("ncu", "duration %s → %s %s under Nsight Compute (%+.1f%%): its launches do not show the slowdown", num(c.Base), num(c.Head), c.Unit, 100*relChange(c))
 		}
 	}
 
@@ -158,8 +179,33 @@ func Build(in Input) result.Explanation {
 	return e
 }
 
+// mixTotal is the instructions of cs on one side.
+func mixTotal(cs []MixChange, base bool) int {
+	n := 0
+	for _, c := range cs {
+		if base {
+			n += c.Base
+		} else {
+			n += c.Head
+		}
+	}
+	return n
+}
+
+// achievedSame qualifies a theoretical occupancy change that the profile's achieved
+// occupancy does not show (within 2 points): a grid smaller than the theoretical limit
+// (llm.c's layernorm_backward launches 2 blocks per SM on either side) never reaches it.
+func achievedSame(in Input) string {
+	b, okB := metricOf(in.Base.Profile, achievedMetric)
+	h, okH := metricOf(in.Head.Profile, achievedMetric)
+	if !okB || !okH || math.Abs(h.Value-b.Value) >= 2 {
+		return ""
+	}
+	return fmt.Sprintf(", in theory only: achieved occupancy %.1f%% → %.1f%% (Nsight Compute)", b.Value, h.Value)
+}
+
 // changeOf picks the changes of the given classes, in that order.
-func changeOf(mix []MixChange, classes ...Class) []MixChange {
+func changeOf(mix []MixChange, classes ...sass.Class) []MixChange {
 	var out []MixChange
 	for _, want := range classes {
 		for _, c := range mix {
@@ -174,7 +220,7 @@ func changeOf(mix []MixChange, classes ...Class) []MixChange {
 func describeMix(cs []MixChange) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
-		parts[i] = fmt.Sprintf("%s %d → %d", c.Class, c.Base, c.Head)
+		parts[i] = fmt.Sprintf("%s %d → %d", c.Class.Label(), c.Base, c.Head)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -18,12 +18,19 @@ const (
 // stallReasons are the stall reasons profiled: the ones that explain most slow kernels.
 var stallReasons = []string{"long_scoreboard", "short_scoreboard", "barrier", "mio_throttle", "math_pipe_throttle", "wait", "lg_throttle", "not_selected", "membar", "no_instruction"}
 
+// durationMetric and achievedMetric are the profile's kernel duration and achieved
+// occupancy, which other clauses read.
+const (
+	durationMetric = "gpu__time_duration.sum"
+	achievedMetric = "sm__warps_active.avg.pct_of_peak_sustained_active"
+)
+
 // profileNames names the fixed metric set for people, in the order clauses are made.
 var profileNames = []struct{ metric, name string }{
-	{"gpu__time_duration.sum", "duration"},
+	{durationMetric, "duration"},
 	{"sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM throughput"},
 	{"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "memory throughput"},
-	{"sm__warps_active.avg.pct_of_peak_sustained_active", "achieved occupancy"},
+	{achievedMetric, "achieved occupancy"},
 	{"l1tex__t_sector_hit_rate.pct", "L1 hit rate"},
 	{"lts__t_sector_hit_rate.pct", "L2 hit rate"},
 	{"dram__bytes.sum", "DRAM bytes"},
@@ -47,18 +54,10 @@ func profileChanges(base, head []Metric) []result.Change {
 	if base == nil || head == nil {
 		return nil
 	}
-	find := func(ms []Metric, name string) (Metric, bool) {
-		for _, m := range ms {
-			if m.Name == name {
-				return m, true
-			}
-		}
-		return Metric{}, false
-	}
 	var out []result.Change
 	for _, name := range ProfileMetrics() {
-		b, okB := find(base, name)
-		h, okH := find(head, name)
+		b, okB := metricOf(base, name)
+		h, okH := metricOf(head, name)
 		if okB && okH {
 			out = append(out, result.Change{Name: name, Unit: h.Unit, Base: b.Value, Head: h.Value})
 		}
@@ -66,14 +65,29 @@ func profileChanges(base, head []Metric) []result.Change {
 	return out
 }
 
+// metricOf is the metric of that name among ms.
+func metricOf(ms []Metric, name string) (Metric, bool) {
+	for _, m := range ms {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return Metric{}, false
+}
+
+// relChange is head's change relative to base (0 where base is 0).
+func relChange(c result.Change) float64 {
+	if c.Base == 0 {
+		return 0
+	}
+	return (c.Head - c.Base) / c.Base
+}
+
 // profileClause says a profiled change that matters, or nothing: duration and DRAM bytes
 // by 3% or more, a percentage of peak by 2 points or more, a stall reason by 10% or more
 // of a figure that is at least 0.1 warps per issue.
 func profileClause(c result.Change) string {
-	rel := 0.0
-	if c.Base != 0 {
-		rel = (c.Head - c.Base) / c.Base
-	}
+	rel := relChange(c)
 	if reason, ok := strings.CutPrefix(c.Name, stallPrefix); ok {
 		reason = strings.ReplaceAll(strings.TrimSuffix(reason, stallSuffix), "_", "-")
 		if math.Max(c.Base, c.Head) < 0.1 || math.Abs(rel) < 0.10 {
@@ -94,7 +108,25 @@ func profileClause(c result.Change) string {
 		if math.Abs(rel) < 0.03 {
 			return ""
 		}
+		if c.Unit == "byte" {
+			return fmt.Sprintf("%s %s → %s (%+.0f%%)", p.name, bytesText(c.Base), bytesText(c.Head), 100*rel)
+		}
 		return fmt.Sprintf("%s %s → %s %s (%+.0f%%)", p.name, num(c.Base), num(c.Head), c.Unit, 100*rel)
 	}
 	return ""
+}
+
+// bytesText is a byte count in decimal units, three significant digits ("58.9 MB"): Nsight
+// Compute's DRAM bytes run to tens of millions, which %g would print as 5.8865792e+07.
+func bytesText(v float64) string {
+	units := []string{"bytes", "kB", "MB", "GB", "TB"}
+	i := 0
+	for math.Abs(v) >= 1000 && i < len(units)-1 {
+		v /= 1000
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%g bytes", v)
+	}
+	return fmt.Sprintf("%.3g %s", v, units[i])
 }

@@ -99,25 +99,31 @@ func (p *pipeline) explainSlowdown(ctx context.Context, gates []result.Gate, f r
 	if !ok {
 		return in, false
 	}
-	in.Base.Profile = p.profileOf(sideBase, f.Kernel, head.Name)
-	in.Head.Profile = p.profileOf(sideHead, f.Kernel, head.Name)
+	baseName := p.baseName(head, t)
+	in.Base.Profile = p.profileOf(sideBase, f.Kernel, baseName.Identity())
+	in.Head.Profile = p.profileOf(sideHead, f.Kernel, kernelname.Parse(head.Name).Identity())
 	in.Headline = fmt.Sprintf("%.1f%% slower (%s, %s", 100*(*f.Value-1), kernelname.Parse(head.Name).Short, head.Arch)
 	if len(matched) > 1 {
 		in.Headline += fmt.Sprintf(", the first with changed SASS of %d functions matching %s", len(matched), strings.Join(globs, ", "))
+	}
+	if baseName.Identity() != kernelname.Parse(head.Name).Identity() {
+		in.Headline += fmt.Sprintf("; base's %s, which the change renamed", baseName.Short)
 	}
 	in.Headline += ")"
 	return in, true
 }
 
 // explainInput gathers both sides of head's record: base's record of the same function
-// and arch, both SASS functions, the GPU and the launch's block size.
+// (baseName: itself, or the one it was renamed from) and arch, both SASS functions, the
+// GPU and the launch's block size.
 func (p *pipeline) explainInput(ctx context.Context, gates []result.Gate, head *ptxas.Kernel, t *config.Target) (explain.Input, bool) {
 	id := kernelname.Parse(head.Name).Identity()
+	baseID := p.baseName(head, t).Identity()
 	base := p.findRecord(sideBase, func(k *ptxas.Kernel) bool {
-		return k.Arch == head.Arch && kernelname.Parse(k.Name).Identity() == id
+		return k.Arch == head.Arch && kernelname.Parse(k.Name).Identity() == baseID
 	})
 	in := explain.Input{
-		Base: explain.Side{Record: base, SASS: p.findSASS(sideBase, id, head.Arch)},
+		Base: explain.Side{Record: base, SASS: p.findSASS(sideBase, baseID, head.Arch)},
 		Head: explain.Side{Record: head, SASS: p.findSASS(sideHead, id, head.Arch)},
 	}
 	if in.Base.Record == nil && in.Base.SASS == nil {
@@ -132,6 +138,79 @@ func (p *pipeline) explainInput(ctx context.Context, gates []result.Gate, head *
 	return in, true
 }
 
+// baseName is head's function as base names it: itself where base has a function of its
+// identity on its arch; else, where the change renamed it (llm.c's
+// layernorm_backward_kernel8 became layernorm_backward_kernel9 in the commit that slowed it),
+// the function of the target's globs that base alone has, when exactly one is base's alone
+// and head's is the only one head alone has: a pairing that leaves no choice, never a guess.
+func (p *pipeline) baseName(head *ptxas.Kernel, t *config.Target) kernelname.Name {
+	own := kernelname.Parse(head.Name)
+	if t == nil || p.hasFunction(sideBase, own.Identity(), head.Arch) {
+		return own
+	}
+	var baseOnly, headOnly []kernelname.Name
+	for _, side := range []int{sideBase, sideHead} {
+		for _, n := range p.functionsOf(side, head.Arch, t.Functions) {
+			if p.hasFunction(sideHead+sideBase-side, n.Identity(), head.Arch) { // the other side
+				continue
+			}
+			if side == sideBase {
+				baseOnly = append(baseOnly, n)
+			} else {
+				headOnly = append(headOnly, n)
+			}
+		}
+	}
+	if len(baseOnly) != 1 || len(headOnly) != 1 || headOnly[0].Identity() != own.Identity() {
+		return own
+	}
+	return baseOnly[0]
+}
+
+// functionsOf is a side's functions on arch whose names match globs, from its ptxas records
+// and SASS dumps, each identity once.
+func (p *pipeline) functionsOf(side int, arch string, globs []string) []kernelname.Name {
+	var out []kernelname.Name
+	add := func(n kernelname.Name) {
+		if matchesAny(n, globs) && !slices.ContainsFunc(out, func(o kernelname.Name) bool { return o.Identity() == n.Identity() }) {
+			out = append(out, n)
+		}
+	}
+	for _, k := range p.records[side] {
+		if k.Arch == arch {
+			add(kernelname.Parse(k.Name))
+		}
+	}
+	for _, b := range p.builds {
+		if d := b.dump[side]; d != nil {
+			for i := range d.Functions {
+				if fn := &d.Functions[i]; fn.Arch == arch {
+					add(fn.Name)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// hasFunction reports whether a side has a ptxas record or a SASS function of that
+// identity and arch.
+func (p *pipeline) hasFunction(side int, id, arch string) bool {
+	if p.findRecord(side, func(k *ptxas.Kernel) bool {
+		return k.Arch == arch && kernelname.Parse(k.Name).Identity() == id
+	}) != nil {
+		return true
+	}
+	for _, b := range p.builds {
+		if d := b.dump[side]; d != nil && slices.ContainsFunc(d.Functions, func(fn sass.Function) bool {
+			return fn.Arch == arch && fn.Name.Identity() == id
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
 // findRecord is the first of a side's ptxas records that ok accepts.
 func (p *pipeline) findRecord(side int, ok func(*ptxas.Kernel) bool) *ptxas.Kernel {
 	for i := range p.records[side] {
@@ -142,8 +221,10 @@ func (p *pipeline) findRecord(side int, ok func(*ptxas.Kernel) bool) *ptxas.Kern
 	return nil
 }
 
-// findSASS is a side's SASS function of that identity and arch, in any build's dump.
-func (p *pipeline) findSASS(side int, id, arch string) *sass.Function {
+// findSASS is a side's SASS function of that identity and arch, in any build's dump, as
+// the sass gate's data records it: the record `kernel-gate explain` reads back from a
+// saved result, so that both explain alike.
+func (p *pipeline) findSASS(side int, id, arch string) *sass.FunctionData {
 	for _, b := range p.builds {
 		d := b.dump[side]
 		if d == nil {
@@ -151,7 +232,8 @@ func (p *pipeline) findSASS(side int, id, arch string) *sass.Function {
 		}
 		for i := range d.Functions {
 			if fn := &d.Functions[i]; fn.Arch == arch && fn.Name.Identity() == id {
-				return fn
+				fd := fn.Data()
+				return &fd
 			}
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kernel-gate/kernel-gate/config"
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
@@ -107,5 +109,45 @@ func TestNoExplanationWhereGatesPass(t *testing.T) {
 	// The clean recording, replayed whole, explains nothing either.
 	if n := len(explained(t, "clean")); n != 0 {
 		t.Errorf("the clean replay has explained findings in %d gates", n)
+	}
+}
+
+// baseName pairs a head function with a base function of another name only where the
+// change renamed it beyond doubt (llm.c's layernorm_backward_kernel8 → kernel9): base has
+// no function of head's name, and exactly one function of the target's globs is base's
+// alone and one head's alone. Anything else keeps head's own name, and with it no base.
+func TestBaseNameRenamed(t *testing.T) {
+	const k8, k9, k7, k10 = "layernorm_backward_kernel8", "layernorm_backward_kernel9", "layernorm_backward_kernel7", "layernorm_backward_kernel10"
+	tgt := &config.Target{Functions: []string{"layernorm_backward_kernel*"}}
+	for _, tt := range []struct {
+		name       string
+		base, head []string
+		target     *config.Target
+		want       string
+	}{
+		{"renamed", []string{k8, "gelu_forward_kernel2"}, []string{k9, "gelu_forward_kernel2"}, tgt, k8},
+		{"same name", []string{k8}, []string{k8}, tgt, k8},
+		{"two gone: no choice made", []string{k7, k8}, []string{k9}, tgt, k9},
+		{"two new: no choice made", []string{k8}, []string{k9, k10}, tgt, k9},
+		{"outside the globs", []string{"gelu_forward_kernel2"}, []string{k9}, tgt, k9},
+		{"no target", []string{k8}, []string{k9}, nil, k9},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var p pipeline
+			for side, names := range [][]string{tt.base, tt.head} {
+				for _, n := range names {
+					p.records[side] = append(p.records[side], ptxas.Kernel{Name: n, Arch: "sm_90"})
+				}
+			}
+			head := &p.records[sideHead][0]
+			if got := p.baseName(head, tt.target).Short; got != tt.want {
+				t.Errorf("baseName(%s) = %s, want %s", head.Name, got, tt.want)
+			}
+			// Another arch has no such function: never paired across arches.
+			other := ptxas.Kernel{Name: head.Name, Arch: "sm_80"}
+			if got := p.baseName(&other, tt.target).Short; got != head.Name {
+				t.Errorf("on sm_80: %s", got)
+			}
+		})
 	}
 }

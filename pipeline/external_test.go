@@ -16,8 +16,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// externalCases are the live runs of testdata/external/run.sh: two public repositories
-// gated as a new user would (issue 21), each case's artifacts directory kept as
+// externalCases are the live runs of testdata/external/run.sh: public repositories gated
+// as a new user would (issue 21) and a real slowdown from one's history (issue 24), each case's artifacts directory kept as
 // testdata/external/<repo>/recorded/<case>/ and replayed here with the repository's own
 // config, against its sources as testdata keeps them.
 var externalCases = []struct {
@@ -33,6 +33,8 @@ var externalCases = []struct {
 	// reports that differ only in their other sides are one finding); their replay is held
 	// to the live run's findings added up per severity, kernel and metric.
 	folded []string
+	// explained: per gate, what every error finding's explanation must say (issue 24).
+	explained map[string][]string
 }{
 	// Liger-Kernel's RMSNorm before its fix #804: int32 row × stride overflows past 2^31
 	// elements, so the huge shape's rows past 524288 are wrong or the launch faults. The
@@ -40,7 +42,7 @@ var externalCases = []struct {
 	// The live run (H200): an illegal address on huge and qk-huge, so each target's check
 	// run also fails as a whole (a harness_run error with no kernel: "").
 	{"liger-int32", "linkedin-Liger-Kernel", []string{"correctness"},
-		map[string][]string{"correctness": {"_rms_norm_forward_kernel", "_block_rms_norm_forward_kernel", ""}}, nil},
+		map[string][]string{"correctness": {"_rms_norm_forward_kernel", "_block_rms_norm_forward_kernel", ""}}, nil, nil},
 	// cuda_hgemm's mmaAsyncStage3Kernel with a planted missing __syncthreads(): racecheck's
 	// shared-memory hazard on the C tile's read-back.
 	// The live run (H100) showed what the race does beside racecheck's report: repeated
@@ -49,14 +51,32 @@ var externalCases = []struct {
 	// 16 reports, against the stores at :509 and :510.
 	{"hgemm-race", "Bruce-Lee-LY-cuda_hgemm", []string{"sanitizer", "correctness"},
 		map[string][]string{"sanitizer": {"mmaAsyncStage3Kernel src/src/mma/mma_async_stage3.cu:519"}, "correctness": {"mmaAsyncStage3Kernel"}},
-		[]string{"sanitizer"}},
+		[]string{"sanitizer"}, nil},
 	// A/A: a comment-only change, --all: every gate on the real repositories. Liger's block
 	// kernel still overflows past 2^31 elements at b27b4c5f (and at its newest commit).
-	{"hgemm-clean", "Bruce-Lee-LY-cuda_hgemm", nil, nil, nil},
+	{"hgemm-clean", "Bruce-Lee-LY-cuda_hgemm", nil, nil, nil, nil},
 	// The live run (H200) confirmed it: an illegal address on qk-huge in the block kernel at
 	// upstream's own commit, and so its target's check run fails as a whole ("").
 	{"liger-clean", "linkedin-Liger-Kernel", []string{"correctness"},
-		map[string][]string{"correctness": {"_block_rms_norm_forward_kernel", ""}}, nil},
+		map[string][]string{"correctness": {"_block_rms_norm_forward_kernel", ""}}, nil, nil},
+	// A real slowdown from a public repository's history (issue 24): llm.c's commit 7d0891f6
+	// "Fully deterministic layernorm (slight perf loss)". The live run (H100): 5.4% slower.
+	// The commit renamed the kernel (layernorm_backward_kernel8 → 9), so the explanation
+	// pairs it with base's by the target's globs, and names what the commit did: the
+	// per-element __syncthreads() pairs (barriers, barrier stalls), the spills its looser
+	// launch bound removed, an occupancy drop the 2-blocks-per-SM grid never reaches, and a
+	// profile whose one-at-a-time launches do not show the slowdown.
+	{"llmc-layernorm", "karpathy-llm.c", []string{"speedup"},
+		map[string][]string{"speedup": {"layernorm_backward"}}, nil,
+		map[string][]string{"speedup": {
+			"(layernorm_backward_kernel9, sm_90; base's layernorm_backward_kernel8, which the change renamed)",
+			"registers 40 → 64", "spill stores 106 → 0 bytes", "local memory traffic is gone (local loads 31 → 0, local stores 32 → 0)",
+			"occupancy 48 → 32 warps/SM (75% → 50% of the SM) at 512 threads per block, limited by registers, in theory only: achieved occupancy 48.4% → 48.6% (Nsight Compute)",
+			"barriers +120% (15 → 33)", "shared loads +846% (35 → 331)",
+			"duration 48960 → 48640 ns under Nsight Compute (-0.7%): its launches do not show the slowdown",
+			"DRAM bytes 58.9 MB → 40.1 MB (-32%)",
+			"barrier stalls +58% (4.13 → 6.55 warps per issued instruction)",
+		}}},
 }
 
 func TestExternalRepositoriesReplay(t *testing.T) {
@@ -102,6 +122,22 @@ func TestExternalRepositoriesReplay(t *testing.T) {
 				}
 				if n == 0 {
 					t.Errorf("no %s error", name)
+				}
+			}
+			for name, want := range c.explained {
+				for _, f := range gate(t, res, name).Findings {
+					if f.Severity != result.Error {
+						continue
+					}
+					if f.Explain == nil {
+						t.Errorf("%s error on %q has no explanation", name, f.Kernel)
+						continue
+					}
+					for _, w := range want {
+						if !strings.Contains(f.Explain.Sentence, w) {
+							t.Errorf("%s explanation of %q lacks %q:\n%s", name, f.Kernel, w, f.Explain.Sentence)
+						}
+					}
 				}
 			}
 			agreesWithLive(t, res, filepath.Join(dir, "result.json"), c.folded)

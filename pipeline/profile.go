@@ -16,7 +16,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/internal/input"
-	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -136,15 +135,15 @@ func (p *pipeline) profileSide(ctx context.Context, t target, kernel, shape stri
 }
 
 // profileOf is the median of each profiled metric over a side's launches of the function
-// (mangled), for explain.Side.Profile; nil where it was not profiled.
-func (p *pipeline) profileOf(side int, kernel, mangled string) []explain.Metric {
+// (its identity, kernelname.Name.Identity), for explain.Side.Profile; nil where it was not
+// profiled.
+func (p *pipeline) profileOf(side int, kernel, id string) []explain.Metric {
 	rep := p.profiles[profileKey{side, kernel}]
 	if rep == nil {
 		return nil
 	}
 	values := map[string][]float64{}
 	units := map[string]string{}
-	id := kernelname.Parse(mangled).Identity()
 	for _, l := range rep.Launches {
 		if l.Name.Identity() != id {
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,16 +20,23 @@ import (
 // TestExplainedReplayGolden renders the recordings of issue 24's defects as a replay
 // judges them today, explanations included (the recorded result.json files predate them
 // and stay as recorded), in text and markdown: testdata/golden/CASE/explained.{txt,md}.
-// Against the same result rendered without explanations, the only lines that differ are
-// the explained findings'. go test -update rewrites them.
+// Besides the planted ones, llm.c's real slowdown (testdata/external/karpathy-llm.c, with
+// its own config and sources). Against the same result rendered without explanations, the
+// only lines that differ are the explained findings'. go test -update rewrites them.
 func TestExplainedReplayGolden(t *testing.T) {
-	cfg, err := config.Load(filepath.Join("..", "kernel-gate.yml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"spill", "occupancy", "slow5"} {
-		res, err := pipeline.Run(context.Background(), cfg, pipeline.Options{
-			Replay: filepath.Join("..", "testdata", "replay", name), Dir: "..", Tool: "kernel-gate test"})
+	llmc := filepath.Join("..", "testdata", "external", "karpathy-llm.c")
+	for _, c := range []struct{ name, replay, config, dir string }{
+		{"spill", filepath.Join("..", "testdata", "replay", "spill"), filepath.Join("..", "kernel-gate.yml"), ".."},
+		{"occupancy", filepath.Join("..", "testdata", "replay", "occupancy"), filepath.Join("..", "kernel-gate.yml"), ".."},
+		{"slow5", filepath.Join("..", "testdata", "replay", "slow5"), filepath.Join("..", "kernel-gate.yml"), ".."},
+		{"llmc-layernorm", filepath.Join(llmc, "recorded", "llmc-layernorm"), filepath.Join(llmc, "kernel-gate.yml"), llmc},
+	} {
+		name := c.name
+		cfg, err := config.Load(c.config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := pipeline.Run(context.Background(), cfg, pipeline.Options{Replay: c.replay, Dir: c.dir, Tool: "kernel-gate test"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,4 +112,130 @@ func TestRenderExplainedHostile(t *testing.T) {
 	if err := RenderExplained(io.Discard, e, SARIF); err == nil {
 		t.Error("SARIF is not a format of kernel-gate explain")
 	}
+}
+
+// kernel-gate explain BASE.json HEAD.json on two results a replay wrote: clean's (whose
+// flash_fwd SASS is byte-identical to the base builds of spill and slow5) as base, spill's
+// and slow5's as head: testdata/golden/CASE/explain-results.{txt,md}. The results carry
+// the sass gate's instruction mix, so the sentence has the mix clause a live run's has;
+// for every kernel the live run (the same replay) explained, the two agree clause for
+// clause, resources and mix alike (occupancy aside where the live run knew no launch,
+// and the live run's Nsight Compute profile, which a result does not keep).
+func TestExplainTwoResultsGolden(t *testing.T) {
+	cfg, err := config.Load(filepath.Join("..", "kernel-gate.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	replay := func(name string) (result.Result, string) {
+		t.Helper()
+		res, err := pipeline.Run(context.Background(), cfg, pipeline.Options{
+			Replay: filepath.Join("..", "testdata", "replay", name), Dir: "..", Tool: "kernel-gate test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := result.Write(&buf, res); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return res, path
+	}
+	read := func(path string) explain.Sources {
+		t.Helper()
+		var s explain.Sources
+		if err := s.ReadResult(context.Background(), path); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.SASS) == 0 || s.NoMix != 0 {
+			t.Fatalf("%s: %d functions with a mix, %d without: the replay's sass gate must record it", path, len(s.SASS), s.NoMix)
+		}
+		return s
+	}
+	_, basePath := replay("clean")
+	base := read(basePath)
+	for _, c := range []struct {
+		name string
+		o    explain.Options
+		// occupancy: the live run knew the launch (Nsight Compute's block size), and
+		// explain is given the same.
+		occupancy bool
+	}{
+		{"spill", explain.Options{}, false},
+		{"slow5", explain.Options{GPU: "9.0", BlockSize: 128}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			live, headPath := replay(c.name)
+			ex := explain.Explain(base, read(headPath), c.o)
+			for _, g := range []struct {
+				format Format
+				file   string
+			}{{Text, "explain-results.txt"}, {Markdown, "explain-results.md"}} {
+				var buf bytes.Buffer
+				if err := RenderExplained(&buf, ex, g.format); err != nil {
+					t.Fatal(err)
+				}
+				goldentest.Check(t, filepath.Join("testdata", "golden", c.name, g.file), buf.Bytes(), *update)
+			}
+			compared, mixClauses := 0, 0
+			for _, g := range live.Gates {
+				for _, f := range g.Findings {
+					if f.Explain == nil {
+						continue
+					}
+					k := explainedKernel(ex, f)
+					if k == nil {
+						t.Errorf("%s finding on %s (%s): kernel-gate explain has no such kernel:\n%s", g.Name, f.Kernel, f.Arch, f.Explain.Sentence)
+						continue
+					}
+					compared++
+					got := agreeing(k.Explain, f.Explain.Sentence, c.occupancy)
+					want := agreeing(*f.Explain, f.Explain.Sentence, c.occupancy)
+					if !slices.Equal(got, want) {
+						t.Errorf("%s finding on %s (%s):\n live   %q\n explain %q", g.Name, k.Kernel, k.Arch, want, got)
+					}
+					if !slices.Equal(k.Explain.Mix, f.Explain.Mix) || !slices.Equal(k.Explain.Resources, f.Explain.Resources) {
+						t.Errorf("%s: mix %v resources %v, live %v %v", k.Kernel, k.Explain.Mix, k.Explain.Resources, f.Explain.Mix, f.Explain.Resources)
+					}
+					for _, cl := range f.Explain.Clauses {
+						if cl.Source == "sass" {
+							mixClauses++
+						}
+					}
+				}
+			}
+			if compared == 0 || mixClauses == 0 {
+				t.Fatalf("compared %d explanations with %d instruction mix clauses: nothing shows that they agree", compared, mixClauses)
+			}
+		})
+	}
+}
+
+// explainedKernel is the kernel × arch of kernel-gate explain's output that a live run's
+// finding explained: a ptxas finding names it, a speedup finding's headline does
+// ("4.8% slower (kg::flash_fwd<64, 64, false>, sm_90a, ...").
+func explainedKernel(ex explain.Explained, f result.Finding) *explain.Kernel {
+	for i, k := range ex.Kernels {
+		if k.Kernel == f.Kernel && k.Arch == f.Arch || strings.Contains(f.Explain.Sentence, "("+k.Kernel+", "+k.Arch) {
+			return &ex.Kernels[i]
+		}
+	}
+	return nil
+}
+
+// agreeing is what a live run's explanation and kernel-gate explain's must share: every
+// clause but the one the live headline already says (Build drops it there), Nsight
+// Compute's (a result keeps no profile), and occupancy's unless both knew the launch.
+func agreeing(e result.Explanation, liveSentence string, occupancy bool) []result.Clause {
+	var out []result.Clause
+	for _, c := range e.Clauses {
+		if c.Source == "ncu" || c.Source == "occupancy" && !occupancy || strings.HasPrefix(liveSentence, c.Text+": ") {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }

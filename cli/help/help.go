@@ -126,12 +126,13 @@ Run 'kernel-gate COMMAND -h' for a command's flags.
        kernel-gate explain [flags] --base-log LOG --head-log LOG [--base-sass DUMP --head-sass DUMP]
 
 Explains every kernel × arch whose ptxas record or SASS differs between base and head,
-from two saved results (the ptxas gate's data.kernels) or two builds' logs (nvcc -Xptxas
--v) and SASS dumps (cuobjdump --dump-sass): registers, shared memory, stack and spills;
-the theoretical occupancy they allow on --gpu at --block-size, and what limits it; the
-SASS instruction mix per class (dumps only: a result keeps no opcodes), with new local
-memory traffic, lost tensor-core MMA and clock reads called out. A result's --base-sass
-and --head-sass add the mix. It explains, it does not judge: exit 0, or 2 for bad input.
+from two saved results (the ptxas gate's data.kernels, the sass gate's data.functions)
+or two builds' logs (nvcc -Xptxas -v) and SASS dumps (cuobjdump --dump-sass): registers,
+shared memory, stack and spills; the theoretical occupancy they allow on --gpu at
+--block-size, and what limits it; the SASS instruction mix per class, with new local
+memory traffic, lost tensor-core MMA and clock reads called out. A result written before
+the sass gate kept the mix has none: --base-sass and --head-sass add it. It explains, it
+does not judge: exit 0, or 2 for bad input.
 
 `
 	case "merge":

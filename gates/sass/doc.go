@@ -90,4 +90,13 @@
 // LDL and STL instructions and their bytes: where a record has no spill figure
 // (cuobjdump --dump-resource-usage), that is the figure ptxas would have printed, local
 // arrays included.
+//
+// # Instruction mix
+//
+// Function.Mix folds a function's opcode counts into classes (ClassOf: global, shared and
+// local loads and stores, tensor-core MMA, FP32/FP16/FP64 math, conversions, barriers,
+// branches, integer, special functions, other), and the gate's data keeps them per
+// function (FunctionData.Mix, with ClockReads), so that package explain can compare two
+// saved results as it compares two dumps. ReadData reads the data back from a result
+// nobody vouches for and checks every mix (CheckMix).
 package sass

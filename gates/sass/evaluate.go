@@ -52,6 +52,14 @@ type FunctionData struct {
 	// Registers is Function.Registers: what nvdisasm of CUDA 12 and older states (0: not
 	// stated), for comparison with ptxas's count of the same build.
 	Registers int `json:"registers,omitempty"`
+	// Mix is Function.Mix, the instructions per class, so that an explanation can be
+	// built from two saved results (kernel-gate explain BASE.json HEAD.json) as from the
+	// dumps: 16 counts at most, where one per opcode would be hundreds. It is nil where
+	// the dump shows only part of the function, and in results written before it was
+	// kept; ReadData checks it.
+	Mix Mix `json:"mix,omitempty"`
+	// ClockReads is Function.ClockReads, kept with Mix (absent: none, or no Mix).
+	ClockReads int `json:"clock_reads,omitempty"`
 }
 
 // RuleData says how many functions a kernels rule matched.
@@ -369,14 +377,25 @@ func joinArchs(archs []string) string {
 }
 
 func functionData(f Function, matches map[string]int) FunctionData {
+	fd := f.Data()
+	fd.Matches = matches
+	return fd
+}
+
+// Data is f as the gate's data records it (FunctionData), without pattern matches, which
+// only Evaluate counts.
+func (f Function) Data() FunctionData {
 	fd := FunctionData{
 		Name:         f.Name.Mangled,
 		Demangled:    f.Name.Demangled,
 		Arch:         f.Arch,
 		Instructions: f.Instructions,
-		Matches:      matches,
 		Digest:       f.Digest,
 		Registers:    f.Registers,
+		Mix:          f.Mix(),
+	}
+	if fd.Mix != nil {
+		fd.ClockReads = f.ClockReads
 	}
 	if f.EntryKnown {
 		entry := f.Entry

@@ -5,7 +5,7 @@ import "strings"
 // Explanation says why a kernel got slower or heavier between base and head, from numbers
 // kernel-gate measured: both sides' ptxas records, their SASS, the GPU's occupancy limits
 // and, where it ran, Nsight Compute (package explain builds it). It rides on the finding it
-// explains (Finding.Explain) and is documented in docs/result-format.md.
+// explains (Finding.Explain) and is documented in docs/result.md.
 type Explanation struct {
 	// Sentence is every clause joined: "5.0% slower: BAR +100% ...; occupancy unchanged".
 	Sentence string `json:"sentence"`

@@ -5,7 +5,7 @@ as kernels/harness.cu does for the C++ build. Run from anywhere:
 
     KG_MODE=check python3 kernels/torch/kg_harness.py
 
-KG_TORCH_FORM says how the extension (kernels/torch/flash_fwd_ext.cu) was built:
+KG_TORCH_FORM says how the extension (kernels/torch/flash_fwd_bind.cpp and flash_fwd_ext.cu) was built:
 
     load   (default) torch.utils.cpp_extension.load() at first use, verbose=False as users
            call it, into TORCH_EXTENSIONS_DIR (PyTorch's default: ~/.cache/torch_extensions)
@@ -146,8 +146,9 @@ def load_extension(form: str, verbose: bool = False) -> Any:
 
     return load(
         name=LOAD_NAME,
-        sources=[os.path.join(HERE, "flash_fwd_ext.cu")],
+        sources=[os.path.join(HERE, "flash_fwd_bind.cpp"), os.path.join(HERE, "flash_fwd_ext.cu")],
         extra_include_paths=[KERNELS_DIR],
+        extra_cflags=["-O3"],
         extra_cuda_cflags=["-O3", *HALF_FLAGS],
         verbose=verbose,
     )

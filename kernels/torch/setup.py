@@ -3,7 +3,7 @@
     cd kernels/torch && python3 setup.py build_ext --inplace
 
 builds kg_flash_fwd_setup*.so here, which `KG_TORCH_FORM=setup python3 kg_harness.py`
-imports. The same binding (flash_fwd_ext.cu) as the load() form; the kernel is #included
+imports. The same binding (flash_fwd_bind.cpp, flash_fwd_ext.cu) as the load() form; the kernel is #included
 from kernels/flash_fwd.cu. Arches: TORCH_CUDA_ARCH_LIST, else PyTorch's default (the visible
 GPUs' arch, the newest also as PTX). nvcc's extra flags come from the environment
 (NVCC_APPEND_FLAGS, which kernel-gate sets), not from here.
@@ -24,7 +24,7 @@ setup(
     ext_modules=[
         CUDAExtension(
             name="kg_flash_fwd_setup",
-            sources=["flash_fwd_ext.cu"],
+            sources=["flash_fwd_bind.cpp", "flash_fwd_ext.cu"],
             include_dirs=[os.path.dirname(HERE)],  # kernels/, for #include "flash_fwd.cu"
             extra_compile_args={"cxx": ["-O3"], "nvcc": ["-O3", *HALF_FLAGS]},
         )

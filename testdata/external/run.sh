@@ -15,8 +15,8 @@
 #
 #   kernel-gate run --config kernel-gate.yml --base main --artifacts OUTDIR/CASE [--all]
 #
-# Cases (default: all, the first two side by side, then the other two one after the other,
-# so that the A/A timings share the GPU with nothing):
+# Cases (default: all, the first two side by side, then the others one after the other,
+# so that the timings share the GPU with nothing):
 #   liger-int32   Liger-Kernel's RMSNorm as it was before its fix #804 (head.patch, the
 #                 upstream diff reversed): _rms_norm_forward_kernel's program id is int32
 #                 again, so row × stride overflows past 2^31 elements (the huge shape).
@@ -32,6 +32,11 @@
 #                 Predicted: _block_rms_norm_forward_kernel fails correctness on qk-huge in
 #                 both Liger cases: #804 left its row index int32, and it still is at the
 #                 newest upstream commit (SOURCE.md), a bug of the repository's own.
+#   llmc-layernorm  llm.c's LayerNorm backward across its real commit 7d0891f6 "Fully
+#                 deterministic layernorm (slight perf loss)" (head.patch: the upstream diff
+#                 of train_gpt2.cu, layernorm_backward_kernel8 → kernel9). Expect: every
+#                 gate before speedup passes; speedup finds layernorm_backward slower, with
+#                 an explanation and a base-vs-head Nsight Compute profile.
 #
 # OUTDIR/CASE is the run's artifacts directory (replayable with kernel-gate run --replay),
 # plus report.txt (what it printed), progress.txt (its stderr), exit.txt, wall.txt (seconds)
@@ -44,10 +49,11 @@
 # time.
 #
 # Time: each case is killed after its bound (KG_EXTERNAL_SCALE multiplies them, default 1):
-# the pair 150 s, then 130 s and 170 s: 450 s, under 8 minutes in all. Configs bound the A/B timing
+# the pair 150 s, then 130 s, 170 s and 240 s: 690 s, under 12 minutes in all (each case
+# alone: its own bound). Configs bound the A/B timing
 # (bench.wall_budget) so that a case ends before its bound.
 set -u
-usage="usage: testdata/external/run.sh OUTDIR [liger-int32|hgemm-race|hgemm-clean|liger-clean ...]"
+usage="usage: testdata/external/run.sh OUTDIR [liger-int32|hgemm-race|hgemm-clean|liger-clean|llmc-layernorm ...]"
 out=${1:?$usage}
 shift
 here=$(cd "$(dirname "$0")" && pwd)
@@ -66,6 +72,7 @@ case_of() {
     hgemm-race) printf 'Bruce-Lee-LY-cuda_hgemm|patch:race.patch||150\n' ;;
     hgemm-clean) printf 'Bruce-Lee-LY-cuda_hgemm|append:src/src/mma/mma_async_stage3.cu:// clean: a comment-only change|--all|130\n' ;;
     liger-clean) printf 'linkedin-Liger-Kernel|append:src/src/liger_kernel/ops/rms_norm.py:# clean: a comment-only change|--all|170\n' ;;
+    llmc-layernorm) printf 'karpathy-llm.c|patch:head.patch||240\n' ;;
     *) echo "run.sh: unknown case $1; $usage" >&2; return 1 ;;
   esac
 }
@@ -113,6 +120,7 @@ one() {
     "$(nvcc --version 2>/dev/null | sed -n 's/.*, V//p')" \
     "$(case $dir in
       linkedin-*) python3 -c 'import torch, triton; print("PyTorch", torch.__version__ + ", Triton", triton.__version__)' 2>&1 | tail -1 ;;
+      karpathy-*) make --version 2>/dev/null | head -1 ;;
       *) cmake --version 2>/dev/null | head -1 ;;
     esac)" "$c" "$dir" "$change" "$flags" >"$d/RECORDED"
   # No binaries in a recording (a .so, .cubin, executable): the SASS dumps say what they held.
@@ -123,7 +131,7 @@ one() {
   return 0
 }
 
-cases=${*:-liger-int32 hgemm-race hgemm-clean liger-clean}
+cases=${*:-liger-int32 hgemm-race hgemm-clean liger-clean llmc-layernorm}
 for c in $cases; do case_of "$c" >/dev/null || exit 2; done
 
 # The machine's tools, asked beside the first cases (importing PyTorch takes seconds).

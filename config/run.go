@@ -34,7 +34,7 @@ const (
 //	  flags: ["-O3", "-std=c++17"] # every build
 //	  targets:
 //	    - name: attention
-//	      sources: [kernels/harness.cu]
+//	      sources: [kernels/harness.cu, kernels/flash_fwd.cu]  # several: compiled apart, linked
 //	      kernels: [flash_fwd, flash_fwd_causal]   # KG_KERNELS
 //	      functions: ["flash_fwd<*>"]              # whose SASS decides "unchanged"
 //	      shapes: {check: [small, mission, long], sanitize: [small], bench: [mission, long]}
@@ -56,7 +56,9 @@ type Run struct {
 	// Flags are added to every build (kernel-gate adds -lineinfo -Xptxas -v, the -gencode
 	// flags and -o itself).
 	Flags []string `yaml:"flags"`
-	// Timeout bounds one harness run in check mode and one build (default 10m).
+	// Timeout bounds one harness run in check mode and one build command: each nvcc process
+	// of a target of sources (one source's compile, the link), or a harness target's build
+	// (default 10m).
 	Timeout string `yaml:"timeout"`
 	// CheckRounds is KG_ROUNDS in check mode: fresh random inputs per round (default 3).
 	CheckRounds *int `yaml:"check_rounds"`

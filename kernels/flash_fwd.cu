@@ -9,7 +9,7 @@
 
 #include <cuda_fp16.h>
 #include <mma.h>
-
+#include "flash_fwd.h"
 // Planted defects, one per gate, each built from these sources by a define (never in a
 // normal build): KG_DEFECT_RACE (shared memory read without a barrier), KG_DEFECT_OOB (a write
 // past the end of O), KG_DEFECT_UNINIT (a read of O before anything wrote it),
@@ -225,7 +225,7 @@ flash_fwd(const half* __restrict__ q, const half* __restrict__ k,
 // Host launcher: grid (ceil(seqlen/64), batch*heads), 128 threads.
 cudaError_t launch_flash_fwd(const half* q, const half* k, const half* v, half* o,
                                     int batch_heads, int seqlen, bool causal,
-                                    cudaStream_t stream = 0) {
+                                    cudaStream_t stream) {
   constexpr int kBlockM = 64, kBlockN = 64;
   dim3 grid((seqlen + kBlockM - 1) / kBlockM, batch_heads);
   dim3 block(kBlockM / 16 * 32);

@@ -5,7 +5,7 @@
 
 #include <cuda_fp16.h>
 #include <mma.h>
-
+#include "gemm_wmma.h"
 namespace kg {
 
 template <int kBM, int kBN, int kBK>
@@ -65,7 +65,7 @@ gemm_wmma(const half* __restrict__ a, const half* __restrict__ b, float* __restr
 }
 
 cudaError_t launch_gemm_wmma(const half* a, const half* b, float* c, int M, int N, int K,
-                                    cudaStream_t stream = 0) {
+                                    cudaStream_t stream) {
   constexpr int kBM = 64, kBN = 64, kBK = 32;
   if (M % kBM || N % kBN || K % kBK) return cudaErrorInvalidValue;
   gemm_wmma<kBM, kBN, kBK><<<dim3(N / kBN, M / kBM), 128, 0, stream>>>(a, b, c, M, N, K);

@@ -11,8 +11,8 @@
 //                     KG_SAMPLES timings per request line (kg_bench.h's Serve)
 //
 // KG_KERNELS picks kernels (default all), KG_SHAPES shapes (default small,mission,long),
-// KG_OUT the result file (default stdout). Build: nvcc -O3 -lineinfo -arch=native harness.cu
-// (the defects in flash_fwd.cu are built in with -DKG_DEFECT_...).
+// KG_OUT the result file (default stdout). Build, each kernel its own translation unit: nvcc -O3
+// -lineinfo -arch=native harness.cu flash_fwd.cu gemm_wmma.cu softmax.cu (defects: -DKG_DEFECT_...).
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "flash_fwd.cu"
-#include "gemm_wmma.cu"
+#include "flash_fwd.h"
+#include "gemm_wmma.h"
 #include "kg_bench.h"
-#include "softmax.cu"
+#include "softmax.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 // block-wide max and sum through warp shuffles and a small shared array.
 
 #include <cuda_runtime.h>
-
+#include "softmax.h"
 namespace kg {
 
 template <int kThreads>
@@ -58,7 +58,7 @@ row_softmax(const float* __restrict__ x, float* __restrict__ y, int cols) {
 }
 
 cudaError_t launch_row_softmax(const float* x, float* y, int rows, int cols,
-                                      cudaStream_t stream = 0) {
+                                      cudaStream_t stream) {
   row_softmax<256><<<rows, 256, 0, stream>>>(x, y, cols);
   return cudaGetLastError();
 }

@@ -1,12 +1,16 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
@@ -32,9 +36,14 @@ type build struct {
 	// failed says how an nvcc build failed (its step's failure text), "" when it did not.
 	failed [2]string
 	bin    [2]string // the harness binary (absolute)
-	log    [2]string // relative to the artifacts
-	sass   [2]string
-	dump   [2]*sass.Dump
+	// log is the build's log, relative to the artifacts: its one nvcc command's, or, for
+	// sources compiled apart, the link's, or the log of the compile that failed.
+	log [2]string
+	// compiled are the logs of the sources' compiles (compileApart), in the sources' order;
+	// none for a build of one command.
+	compiled [2][]string
+	sass     [2]string
+	dump     [2]*sass.Dump
 }
 
 const (
@@ -88,16 +97,49 @@ func (p *pipeline) nvcc() string {
 	return p.set.NVCC
 }
 
-// nvccArgs is one build's command line.
-func (p *pipeline) nvccArgs(b *build, out string) []string {
+// nvccArgs is one nvcc command of a build: inputs (sources, or the objects to link) made
+// into out, with -c when compile; threads > 1 adds --threads (nvccThreads) unless the flags
+// set it. A link of objects leaves out the flags' -x: "-x cu" would compile the objects.
+func (p *pipeline) nvccArgs(b *build, out string, compile bool, threads int, inputs ...string) []string {
 	args := []string{p.nvcc(), "-lineinfo", "-Xptxas", "-v"}
-	args = append(args, b.flags...)
+	flags := b.flags
+	if !compile && len(b.sources) > 1 {
+		flags = withoutLanguage(flags)
+	}
+	args = append(args, flags...)
 	for _, a := range p.set.Arch {
 		num := strings.TrimPrefix(a, "sm_")
 		args = append(args, "-gencode", "arch=compute_"+num+",code=sm_"+num)
 	}
+	if threads > 1 && !slices.ContainsFunc(b.flags, isThreadsFlag) {
+		args = append(args, "--threads", strconv.Itoa(threads))
+	}
+	if compile {
+		args = append(args, "-c")
+	}
 	args = append(args, "-o", out)
-	return append(args, b.sources...)
+	return append(args, inputs...)
+}
+
+// isThreadsFlag says whether an nvcc flag sets --threads (-t) itself.
+func isThreadsFlag(f string) bool {
+	return f == "-t" || f == "--threads" || strings.HasPrefix(f, "-t=") || strings.HasPrefix(f, "--threads=")
+}
+
+// withoutLanguage is flags without nvcc's -x (--x) and its language, which names what the
+// inputs are: sources, never the objects a link reads.
+func withoutLanguage(flags []string) []string {
+	var out []string
+	for i := 0; i < len(flags); i++ {
+		switch f := flags[i]; {
+		case f == "-x" || f == "--x":
+			i++ // and its value
+		case strings.HasPrefix(f, "-x=") || strings.HasPrefix(f, "--x="):
+		default:
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 const nvccVersionFile = "nvcc-version.txt"
@@ -126,13 +168,18 @@ func (p *pipeline) buildAll(ctx context.Context) error {
 	if p.hasBase() {
 		sides = []int{sideBase, sideHead}
 	}
-	if n := len(sides) * len(p.builds); n > 1 {
-		var ids []string
-		for _, side := range sides {
-			for _, b := range p.builds {
-				ids = append(ids, "build/"+sideName(side)+"/"+b.name)
+	var ids []string
+	for _, side := range sides {
+		for _, b := range p.builds {
+			if b.cmd == nil && len(b.sources) > 1 {
+				for i := range b.sources {
+					ids = append(ids, compileID(side, b, i))
+				}
 			}
+			ids = append(ids, "build/"+sideName(side)+"/"+b.name)
 		}
+	}
+	if len(ids) > 1 {
 		p.x.atOnce(ids...)
 		if p.hasBase() && slices.ContainsFunc(p.builds, func(b *build) bool { return b.cmd != nil }) {
 			p.progress("base and head build at once: %d build jobs each (MAX_JOBS, CMAKE_BUILD_PARALLEL_LEVEL, unless set)", sideJobs())
@@ -153,15 +200,8 @@ func (p *pipeline) buildAll(ctx context.Context) error {
 	if first != nil {
 		return first
 	}
-	for _, side := range sides {
-		for _, b := range p.builds {
-			if b.cmd != nil {
-				continue
-			}
-			if err := p.dumpSASS(ctx, b, side); err != nil {
-				return err
-			}
-		}
+	if err := p.dumpAll(ctx, sides); err != nil {
+		return err
 	}
 	for _, b := range p.builds {
 		if b.cmd != nil {
@@ -183,11 +223,35 @@ func (p *pipeline) buildOne(ctx context.Context, b *build, side int) error {
 	}
 	rel := sideName(side) + "/" + b.name
 	bin := p.x.path(rel + "/harness")
-	s, err := p.x.run(ctx, proc{id: "build/" + rel, argv: p.nvccArgs(b, bin), dir: dir, timeout: p.set.Timeout, log: rel + "/build.log"})
-	if err != nil {
-		return err
+	b.bin[side], b.log[side] = bin, rel+"/build.log"
+	// One nvcc command, or the link of the sources compiled apart.
+	one := proc{id: "build/" + rel, dir: dir, timeout: p.set.Timeout, log: b.log[side]}
+	what := "build"
+	var s step
+	if p.compilesApart(b, side) {
+		objs, failed, fs, err := p.compileApart(ctx, b, side, dir)
+		if err != nil {
+			return err
+		}
+		if failed >= 0 {
+			// No link: the build's log is that of the compile that failed, which says why.
+			s, b.log[side] = fs, b.compiled[side][failed]
+		} else {
+			one.argv, what = p.nvccArgs(b, bin, false, 0, objs...), "link"
+			s, err = p.x.run(ctx, one)
+		}
+		p.removeObjects(objs)
+		if err != nil {
+			return err
+		}
+	} else {
+		one.argv = p.nvccArgs(b, bin, false, p.nvccThreads(p.nvccJobs()), b.sources...)
+		var err error
+		if s, err = p.x.run(ctx, one); err != nil {
+			return err
+		}
 	}
-	b.bin[side], b.log[side], b.ok[side] = bin, rel+"/build.log", s.Why == ""
+	b.ok[side] = s.Why == ""
 	if side == sideHead {
 		p.noteBuiltIn(s.Dir)
 	}
@@ -195,9 +259,80 @@ func (p *pipeline) buildOne(ctx context.Context, b *build, side int) error {
 		b.failed[side] = fmt.Sprintf("%s: the %s build failed: %s", b.name, sideName(side), s.failureText())
 		p.progress("%s build of %s failed: %s", sideName(side), b.name, s.Why)
 	} else {
-		p.progress("%s build of %s: %.1fs", sideName(side), b.name, s.Seconds)
+		p.progress("%s %s of %s: %.1fs", sideName(side), what, b.name, s.Seconds)
 	}
 	return nil
+}
+
+// compileID names the step that compiles b's i-th source on side (compileApart).
+func compileID(side int, b *build, i int) string {
+	return "compile/" + sideName(side) + "/" + b.name + "/" + strconv.Itoa(i)
+}
+
+// compilesApart says whether b's sources are compiled each by its own nvcc -c, then
+// linked: several sources, live; replaying, where the recording did so (one made when every
+// build was one nvcc command replays as one).
+func (p *pipeline) compilesApart(b *build, side int) bool {
+	return len(b.sources) > 1 && (!p.replaying || p.x.has(compileID(side, b, 0)))
+}
+
+// compileApart compiles each of b's sources on side with nvcc -c into its own object, at
+// most nvccJobs at once, with --threads for the archs where cores are left over. It returns
+// the objects, in the sources' order, and the first source (its index, its step) whose
+// compile failed, -1 when none did. Every compile runs to its end, so that each one's
+// errors are in its log for the ptxas gate.
+func (p *pipeline) compileApart(ctx context.Context, b *build, side int, dir string) (objs []string, failed int, fs step, err error) {
+	n, jobs := len(b.sources), p.nvccJobs()
+	threads := p.nvccThreads(jobs / min(n, jobs))
+	objs, b.compiled[side] = make([]string, n), make([]string, n)
+	steps, errs := make([]step, n), make([]error, n)
+	slots := make(chan struct{}, min(n, jobs))
+	var wg sync.WaitGroup
+	for i, src := range b.sources {
+		rel := fmt.Sprintf("%s/%s/compile/%d", sideName(side), b.name, i)
+		objs[i], b.compiled[side][i] = p.x.path(rel+".o"), rel+".log"
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			steps[i], errs[i] = p.x.run(ctx, proc{id: compileID(side, b, i), argv: p.nvccArgs(b, objs[i], true, threads, src),
+				dir: dir, timeout: p.set.Timeout, log: b.compiled[side][i], fresh: []string{rel + ".o"}, partOf: "build/" + sideName(side) + "/" + b.name})
+		})
+	}
+	wg.Wait()
+	if err := cmp.Or(errs...); err != nil {
+		return nil, -1, step{}, err
+	}
+	first, last := math.Inf(1), 0.0
+	for _, s := range steps {
+		first, last = min(first, s.Start), max(last, s.Start+s.Seconds)
+	}
+	p.progress("%s %s: %d sources compiled apart, %d at a time (--threads %d each): %.1fs", sideName(side), b.name, n, min(n, jobs), max(threads, 1), last-first)
+	for i, s := range steps {
+		if s.Why != "" {
+			return objs, i, s, nil
+		}
+	}
+	return objs, -1, step{}, nil
+}
+
+// removeObjects removes a live build's objects once linked, or once a compile failed: the
+// binary and the logs are what the run keeps (commands.sh makes them again).
+func (p *pipeline) removeObjects(objs []string) {
+	if p.replaying {
+		return
+	}
+	for _, o := range objs {
+		os.Remove(o) // a leftover object is only clutter in the artifacts
+	}
+}
+
+// nvccLogs are the logs of b's nvcc build on side, relative to the artifacts: each
+// compile's, then the link's (or the one command's).
+func (b *build) nvccLogs(side int) []string {
+	if slices.Contains(b.compiled[side], b.log[side]) {
+		return b.compiled[side]
+	}
+	return append(slices.Clone(b.compiled[side]), b.log[side])
 }
 
 // noteBuiltIn keeps the directory a head build ran in (builds run side by side).
@@ -207,6 +342,40 @@ func (p *pipeline) noteBuiltIn(dir string) {
 	if dir != "" {
 		p.builtIn = dir
 	}
+}
+
+// dumpAll dumps the SASS of every nvcc build that built, on each of sides, at once: each
+// cuobjdump is a process on one core, at most as many as the machine has.
+func (p *pipeline) dumpAll(ctx context.Context, sides []int) error {
+	type dump struct {
+		b    *build
+		side int
+	}
+	var dumps []dump
+	var ids []string
+	for _, side := range sides {
+		for _, b := range p.builds {
+			if b.cmd == nil && b.ok[side] {
+				dumps = append(dumps, dump{b, side})
+				ids = append(ids, "sass/"+sideName(side)+"/"+b.name)
+			}
+		}
+	}
+	if len(ids) > 1 {
+		p.x.atOnce(ids...)
+	}
+	errs := make([]error, len(dumps))
+	slots := make(chan struct{}, buildJobs(1))
+	var wg sync.WaitGroup
+	for i, d := range dumps {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			errs[i] = p.dumpSASS(ctx, d.b, d.side)
+		})
+	}
+	wg.Wait()
+	return cmp.Or(errs...)
 }
 
 func (p *pipeline) dumpSASS(ctx context.Context, b *build, side int) error {
@@ -258,7 +427,7 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 			sassLogs = append(sassLogs, b.commandSASS(sideHead)...)
 			continue
 		}
-		logs = append(logs, b.log[sideHead])
+		logs = append(logs, b.nvccLogs(sideHead)...)
 		if b.sass[sideHead] != "" {
 			sassLogs = append(sassLogs, b.sass[sideHead])
 		}
@@ -281,7 +450,7 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 			if !b.ok[sideBase] {
 				continue
 			}
-			logs := []string{b.log[sideBase]}
+			logs := b.nvccLogs(sideBase)
 			if b.cmd != nil {
 				logs = b.commandLogs(sideBase)
 			}

@@ -6,8 +6,10 @@ import (
 	"runtime"
 	"strconv"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/kernel-gate/kernel-gate/config"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
+	"github.com/kernel-gate/kernel-gate/gates/toolkit"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/msgtext"
@@ -25,7 +27,53 @@ import (
 var jobLimitVars = []string{"MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL"}
 
 // sideJobs is each side's share of the machine's cores when base and head build at once.
-func sideJobs() int { return max(1, runtime.NumCPU()/2) }
+func sideJobs() int { return buildJobs(2) }
+
+// buildJobs is the share of the machine's cores of each of n builds that run at once.
+func buildJobs(n int) int { return max(1, runtime.NumCPU()/max(n, 1)) }
+
+// nvccJobs is how many nvcc processes (or, with --threads, compilation threads) one side's
+// build of sources may run at once: its share of the cores with every build of the run,
+// base's and head's, running at once (buildAll).
+func (p *pipeline) nvccJobs() int {
+	n := len(p.builds)
+	if p.hasBase() {
+		n *= 2
+	}
+	return buildJobs(n)
+}
+
+// nvccThreadsSince is the first CUDA release whose nvcc takes --threads: it then runs the
+// compilation of each -gencode target of a source in a thread of its own.
+var nvccThreadsSince = semver.MustParse("11.2.0")
+
+// nvccThreads is the --threads to give an nvcc command that may use jobs cores: one per
+// arch built, at most jobs; 0 (no --threads) for one arch or one job, or when nvcc --version
+// (already asked) says nothing newer than nvccThreadsSince, which an older nvcc would refuse.
+func (p *pipeline) nvccThreads(jobs int) int {
+	n := min(jobs, len(p.set.Arch))
+	if n < 2 {
+		return 0
+	}
+	if v := p.nvccRelease(); v == nil || v.LessThan(nvccThreadsSince) {
+		return 0
+	}
+	return n
+}
+
+// nvccRelease is the CUDA release nvcc --version said (nvccVersionFile, asked before the
+// builds); nil when it could not be read or said none.
+func (p *pipeline) nvccRelease() *semver.Version {
+	raw, err := input.ReadFile(context.Background(), p.x.path(nvccVersionFile), input.Line)
+	if err != nil {
+		return nil
+	}
+	v, err := toolkit.Parse(string(raw))
+	if err != nil {
+		return nil
+	}
+	return v.Semver
+}
 
 // jobLimit is what a harness target's commands add to bound their build jobs: with a base,
 // each of jobLimitVars that neither the environment nor the target sets, at sideJobs; nothing

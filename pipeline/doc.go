@@ -12,9 +12,10 @@
 //     origin/main) with HEAD, checked out in a git worktree; none with --no-base, or when
 //     HEAD is the base.
 //  4. Build base and head side by side: nvcc -lineinfo -Xptxas -v for a target of sources
-//     (targets with the same sources share a build), or the repository's own build
-//     command and first harness run for a target of commands, then cuobjdump of what they
-//     made.
+//     (targets with the same sources share a build; several sources are compiled each by an
+//     nvcc -c of its own, at once within the side's share of the cores, then linked), or the
+//     repository's own build command and first harness run for a target of commands, then
+//     cuobjdump of what they made (every side's at once).
 //  5. The static gates on the builds: ptxas (base's records as the baseline, or, with no
 //     base, the newest comparable entry of the baseline store), toolkit and sass
 //     (PtxasGates, SASSGate).

@@ -76,6 +76,9 @@ type proc struct {
 	// fresh are artifacts the process writes, removed before it starts so that a file left
 	// from an earlier run cannot speak for it.
 	fresh []string
+	// partOf names the step that runs after this one and uses what it made (a source's
+	// compile, for its build's link): commands.sh runs the two so.
+	partOf string
 }
 
 // stage is a step that runs its processes itself.
@@ -166,6 +169,9 @@ type step struct {
 	// Parallel marks a step that ran side by side with the steps next to it so marked
 	// (base's and head's builds and first harness runs): commands.sh runs them so too.
 	Parallel bool `json:"parallel,omitempty"`
+	// PartOf names the step that ran after this one, on what it made (a source's compile:
+	// its build's link); commands.sh runs the parts of a step at once, then the step.
+	PartOf string `json:"part_of,omitempty"`
 	// reserved marks atOnce's place for a step that has not ended (never written).
 	reserved bool
 }
@@ -343,7 +349,7 @@ func (l *live) path(rel string) string { return filepath.Join(l.dir, filepath.Fr
 func (l *live) has(string) bool { return true }
 
 func (l *live) run(ctx context.Context, p proc) (step, error) {
-	s := step{ID: p.id, Argv: p.argv, Dir: p.dir, Env: p.env, Log: p.log}
+	s := step{ID: p.id, Argv: p.argv, Dir: p.dir, Env: p.env, Log: p.log, PartOf: p.partOf}
 	// Nothing is written through a link in the artifacts (a harness could plant one): a
 	// file the process writes itself is cleared, the log is made new (procgroup's
 	// artifact helpers).
@@ -521,25 +527,60 @@ const scriptFile = "commands.sh"
 func script(steps []step, path func(string) string) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n# The processes of one `kernel-gate run`, as a plain script (written by kernel-gate run).\n")
-	open := false
+	// A step's parts run at once in its own group, then the step: a build's compiles, then
+	// its link. A part whose step never ran (a compile failed: no link) stands alone.
+	ran := map[string]bool{}
 	for _, s := range steps {
+		ran[s.ID] = true
+	}
+	parts := map[string][]step{}
+	for _, s := range steps {
+		if ran[s.PartOf] {
+			parts[s.PartOf] = append(parts[s.PartOf], s)
+		}
+	}
+	cmd := func(s step) string {
+		line := ""
+		if s.Dir != "" {
+			line = "cd " + procgroup.ShellQuote(s.Dir) + " && "
+		}
+		if len(s.Env) > 0 {
+			line += "env " + procgroup.ShellJoin(s.Env) + " "
+		}
+		return line + procgroup.ShellJoin(s.Argv) + " >" + procgroup.ShellQuote(path(s.Log)+".plain") + " 2>&1"
+	}
+	// Steps run together only with their own kind (base's and head's builds, their SASS
+	// dumps, their first runs): each kind waits for the one before, as the run did.
+	kind := func(id string) string {
+		k, _, _ := strings.Cut(id, "/")
+		if k == "compile" {
+			return "build" // a compile whose link never ran: one of the builds
+		}
+		return k
+	}
+	open, openKind := false, ""
+	for _, s := range steps {
+		if ran[s.PartOf] {
+			continue // in its step's group
+		}
 		together := s.Parallel || strings.HasPrefix(s.ID, "build/") // base and head side by side
-		if open && !together {
+		if open && (!together || kind(s.ID) != openKind) {
 			b.WriteString("wait\n")
 			open = false
 		}
 		if len(s.Argv) > 0 {
-			line := ""
-			if s.Dir != "" {
-				line = "cd " + procgroup.ShellQuote(s.Dir) + " && "
+			line := cmd(s)
+			if ps := parts[s.ID]; len(ps) > 0 {
+				var g strings.Builder
+				g.WriteString("\n")
+				for _, part := range ps {
+					g.WriteString("(" + cmd(part) + ") &\n")
+				}
+				line = g.String() + "wait\n" + line + "\n"
 			}
-			if len(s.Env) > 0 {
-				line += "env " + procgroup.ShellJoin(s.Env) + " "
-			}
-			line += procgroup.ShellJoin(s.Argv) + " >" + procgroup.ShellQuote(path(s.Log)+".plain") + " 2>&1"
 			if together {
 				b.WriteString("(" + line + ") &\n")
-				open = true
+				open, openKind = true, kind(s.ID)
 				continue
 			}
 			b.WriteString("(" + line + ")\n")

@@ -26,11 +26,10 @@ func recording(t *testing.T, name string) string {
 	return dir
 }
 
-// editJournal changes the recording's journal.
-func editJournal(t *testing.T, dir string, edit func(*journal)) {
+// readJournal reads the journal of a run's artifacts (or a recording).
+func readJournal(t *testing.T, dir string) journal {
 	t.Helper()
-	path := filepath.Join(dir, journalFile)
-	raw, err := os.ReadFile(path)
+	raw, err := os.ReadFile(filepath.Join(dir, journalFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +37,17 @@ func editJournal(t *testing.T, dir string, edit func(*journal)) {
 	if err := json.Unmarshal(raw, &j); err != nil {
 		t.Fatal(err)
 	}
+	return j
+}
+
+// editJournal changes the recording's journal.
+func editJournal(t *testing.T, dir string, edit func(*journal)) {
+	t.Helper()
+	path := filepath.Join(dir, journalFile)
+	j := readJournal(t, dir)
 	edit(&j)
-	if raw, err = json.Marshal(j); err != nil {
+	raw, err := json.Marshal(j)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, raw, 0o644); err != nil {

@@ -175,7 +175,11 @@ func TestFailedBuildWithASilentLogFailsThePtxasGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	yml := strings.Replace(string(raw), "    - name: gemm\n      sources: [kernels/harness.cu]", "    - name: gemm\n      sources: [kernels/gemm.cu]", 1)
+	sources := "    - name: gemm\n      sources: [kernels/harness.cu, kernels/flash_fwd.cu, kernels/gemm_wmma.cu, kernels/softmax.cu]"
+	if !strings.Contains(string(raw), sources) {
+		t.Fatalf("kernel-gate.yml has no %q", sources)
+	}
+	yml := strings.Replace(string(raw), sources, "    - name: gemm\n      sources: [kernels/gemm.cu]", 1)
 	cfgFile := filepath.Join(dir, "kernel-gate.yml")
 	if err := os.WriteFile(cfgFile, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)

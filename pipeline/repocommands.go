@@ -18,7 +18,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
-	"github.com/kernel-gate/kernel-gate/gates/toolkit"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/internal/input"
@@ -145,12 +144,8 @@ func (p *pipeline) commandEnv(c *commandBuild, side int) []string {
 // be asked refuses nothing (a Triton target needs none; a build that needs one fails
 // saying so).
 func (p *pipeline) refuseOldNVCC() {
-	raw, err := input.ReadFile(context.Background(), p.x.path(nvccVersionFile), input.Line)
-	if err != nil {
-		return
-	}
-	v, err := toolkit.Parse(string(raw))
-	if err != nil || v.Semver == nil || !v.Semver.LessThan(appendFlagsSince) {
+	v := p.nvccRelease()
+	if v == nil || !v.LessThan(appendFlagsSince) {
 		return
 	}
 	for _, b := range p.builds {

@@ -14,7 +14,7 @@
 #                                                                        (a FORM-CASE case)
 #
 # there: base (main) and head built side by side, every gate, unchanged-SASS skips. Cases
-# (default: all). The C++ harness (kernel-gate.yml, sources: kernels/harness.cu), each a line
+# (default: all). The C++ harness (kernel-gate.yml, sources: kernels/harness.cu and the kernel files), each a line
 # added on top of kernels/flash_fwd.cu:
 #   clean              a comment-only change, run with --all so that every gate runs on it
 #   spill              KG_FLASH_MIN_BLOCKS 16: __launch_bounds__ caps flash_fwd's registers

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -107,7 +106,8 @@ const nvccVersionFile = "nvcc-version.txt"
 // build's SASS; a harness target's harness runs once on
 // each side and its binaries are read.
 func (p *pipeline) buildAll(ctx context.Context) error {
-	if _, err := p.x.run(ctx, proc{id: "nvcc-version", argv: []string{p.nvcc(), "--version"}, timeout: versionTimeout, log: nvccVersionFile}); err != nil {
+	version, err := p.x.run(ctx, proc{id: "nvcc-version", argv: []string{p.nvcc(), "--version"}, timeout: versionTimeout, log: nvccVersionFile})
+	if err != nil {
 		return err
 	}
 	if slices.ContainsFunc(p.builds, func(b *build) bool { return b.cmd != nil }) {
@@ -115,12 +115,15 @@ func (p *pipeline) buildAll(ctx context.Context) error {
 		if !p.replaying {
 			// Each side's caches live here, outside the artifacts (which are uploaded), and go
 			// when the run ends.
-			work, err := os.MkdirTemp("", "kernel-gate-cache-")
+			work, err := p.workDir()
 			if err != nil {
 				return exitcode.CouldNotRunf("a directory for the harness targets' caches: %v", err)
 			}
 			p.work = work
 		}
+	}
+	if err := p.restoreBase(ctx, version); err != nil {
+		return err
 	}
 	sides := []int{sideHead}
 	if p.hasBase() {

@@ -27,11 +27,12 @@ var jobLimitVars = []string{"MAX_JOBS", "CMAKE_BUILD_PARALLEL_LEVEL"}
 // sideJobs is each side's share of the machine's cores when base and head build at once.
 func sideJobs() int { return max(1, runtime.NumCPU()/2) }
 
-// jobLimit is what a harness target's commands add to bound their build jobs: with a base,
-// each of jobLimitVars that neither the environment nor the target sets, at sideJobs; nothing
-// without one (head builds alone, as its build decides).
+// jobLimit is what a harness target's commands add to bound their build jobs: with a base
+// that builds (not one restored from the base cache), each of jobLimitVars that neither the
+// environment nor the target sets, at sideJobs; nothing without one (head builds alone, as
+// its build decides).
 func (p *pipeline) jobLimit(t config.Target) []string {
-	if !p.hasBase() {
+	if !p.hasBase() || p.baseRestored() {
 		return nil
 	}
 	var env []string

@@ -219,7 +219,7 @@ func (p *pipeline) restoreBase(ctx context.Context, nvcc step) error {
 		p.progress("base cache: no entry %s for this base: base is built", basecache.Short(sum))
 		return nil
 	case err != nil:
-		note := "entry ignored: " + err.Error()
+		note := "entry ignored: " + strings.TrimPrefix(err.Error(), "entry "+basecache.Short(sum)+": ")
 		p.cacheDid(result.BaseCache{Key: sum, Action: result.BaseCacheBuilt, Note: note})
 		return nil
 	}

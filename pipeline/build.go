@@ -137,7 +137,7 @@ func (p *pipeline) buildAll(ctx context.Context) error {
 			}
 		}
 		p.x.atOnce(ids...)
-		if p.hasBase() && slices.ContainsFunc(p.builds, func(b *build) bool { return b.cmd != nil }) {
+		if p.hasBase() && !p.baseRestored() && slices.ContainsFunc(p.builds, func(b *build) bool { return b.cmd != nil }) {
 			p.progress("base and head build at once: %d build jobs each (MAX_JOBS, CMAKE_BUILD_PARALLEL_LEVEL, unless set)", sideJobs())
 		}
 	}

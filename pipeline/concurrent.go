@@ -58,7 +58,9 @@ func (p *pipeline) bothFirstRunsAtOnce(b *build) bool {
 // side's binaries. Base's run is kept only when head's left the GPU answering: in turn, a
 // GPU lost in head's run would have kept base's from running, and a replay does the same.
 func (p *pipeline) firstRunsAtOnce(ctx context.Context, b *build) error {
-	p.progress("%s: base's and head's first harness runs at once (check mode, which builds; %d build jobs each)", b.name, sideJobs())
+	if !p.baseRestored() {
+		p.progress("%s: base's and head's first harness runs at once (check mode, which builds; %d build jobs each)", b.name, sideJobs())
+	}
 	p.x.atOnce("check/base/"+b.name, "check/"+b.name)
 	type ended struct {
 		s   step

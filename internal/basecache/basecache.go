@@ -254,21 +254,18 @@ func copyRoot(ctx context.Context, src Source, out *os.Root, lim Limits, total *
 		if !filepath.IsLocal(filepath.FromSlash(p)) {
 			return nil, fmt.Errorf("base's %s: %q is not a path inside it", src.Root, p)
 		}
-		err := fs.WalkDir(in.FS(), p, func(name string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
+		keep := func(name string) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if seen[name] || d.IsDir() {
+			if seen[name] {
 				return nil
 			}
 			seen[name] = true
 			if count+len(files) >= lim.MaxFiles {
 				return fmt.Errorf("more than %d files: not cached", lim.MaxFiles)
 			}
-			f, err := copyOne(in, out, src.Root, name, d)
+			f, err := copyOne(in, out, src.Root, name)
 			if err != nil {
 				return err
 			}
@@ -278,7 +275,19 @@ func copyRoot(ctx context.Context, src Source, out *os.Root, lim Limits, total *
 			}
 			files = append(files, f)
 			return nil
-		})
+		}
+		// A path named is looked at itself first: WalkDir would follow it, were it a link.
+		st, err := in.Lstat(filepath.FromSlash(p))
+		if err == nil && !st.IsDir() {
+			err = keep(p)
+		} else if err == nil {
+			err = fs.WalkDir(in.FS(), p, func(name string, d fs.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				return keep(name)
+			})
+		}
 		if err != nil {
 			return nil, fmt.Errorf("base's %s: %w", src.Root, err)
 		}
@@ -287,7 +296,7 @@ func copyRoot(ctx context.Context, src Source, out *os.Root, lim Limits, total *
 }
 
 // copyOne keeps one file or link of a root.
-func copyOne(in, out *os.Root, root, name string, d fs.DirEntry) (File, error) {
+func copyOne(in, out *os.Root, root, name string) (File, error) {
 	f := File{Root: root, Path: name}
 	native := filepath.FromSlash(name)
 	st, err := in.Lstat(native)

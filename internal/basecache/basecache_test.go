@@ -254,7 +254,9 @@ func TestSaveRefusesLinksOutAndFIFOs(t *testing.T) {
 		want string
 	}{
 		{"absolute link", func(dir string) error { return os.Symlink(secret, filepath.Join(dir, "out.so")) }, "link out"},
-		{"climbing link", func(dir string) error { return os.Symlink("../../../../../../../../"+secret, filepath.Join(dir, "out.so")) }, "link out"},
+		{"climbing link", func(dir string) error {
+			return os.Symlink("../../../../../../../../"+secret, filepath.Join(dir, "out.so"))
+		}, "link out"},
 		{"directory link", func(dir string) error { return os.Symlink(filepath.Dir(secret), filepath.Join(dir, "d")) }, "link out"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -19,8 +19,8 @@
 // entry and two runs saving one key leave one whole entry.
 //
 // The hashes give integrity, not provenance: whoever can write the cache directory can
-// write an entry that verifies. Which runs may write the cache is the workflow's decision
-// (docs/threat-model.md, T18).
+// write an entry that verifies. Which runs may write the cache is the workflow's decision.
+// Why: docs/threat-model.md, threat-model T19.
 package basecache
 
 import (

@@ -14,7 +14,8 @@
 //  4. Build base and head side by side: nvcc -lineinfo -Xptxas -v for a target of sources
 //     (targets with the same sources share a build), or the repository's own build
 //     command and first harness run for a target of commands, then cuobjdump of what they
-//     made.
+//     made. With Options.BaseCache, base's side is restored from the entry of its key
+//     instead of run, when one verifies, and saved there after it is built (basecache.go).
 //  5. The static gates on the builds: ptxas (base's records as the baseline, or, with no
 //     base, the newest comparable entry of the baseline store), toolkit and sass
 //     (PtxasGates, SASSGate).

@@ -457,15 +457,15 @@ func gitList(ctx context.Context, dir string, args ...string) ([]string, error) 
 	defer cancel()
 	cmd := procgroup.Command(ctx, nil, "git", args...)
 	cmd.Dir = dir
-	out := &boundedBuffer{max: maxGitList}
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = out, &limitedWriter{w: &stderr, left: 4 << 10}
+	var out, stderr bytes.Buffer
+	// CapWriter marks a cut after the bytes it keeps: a longer buffer was cut.
+	cmd.Stdout, cmd.Stderr = &procgroup.CapWriter{W: &out, Left: maxGitList}, &procgroup.CapWriter{W: &stderr, Left: 4 << 10}
 	err := cmd.Run()
 	procgroup.KillRest(cmd)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("git %s: %v %s", strings.Join(args, " "), err, msgtext.Clip(strings.TrimSpace(stderr.String()), 500))
-	case out.over:
+	case out.Len() > maxGitList:
 		return nil, fmt.Errorf("git %s: more than %s of names", strings.Join(args, " "), numtext.Bytes(maxGitList))
 	}
 	var names []string
@@ -475,32 +475,4 @@ func gitList(ctx context.Context, dir string, args ...string) ([]string, error) 
 		}
 	}
 	return names, nil
-}
-
-// boundedBuffer keeps at most max bytes and says whether more came.
-type boundedBuffer struct {
-	bytes.Buffer
-	max  int
-	over bool
-}
-
-func (b *boundedBuffer) Write(p []byte) (int, error) {
-	if b.Len()+len(p) > b.max {
-		b.over = true
-		return len(p), nil
-	}
-	return b.Buffer.Write(p)
-}
-
-// limitedWriter keeps the first left bytes.
-type limitedWriter struct {
-	w    *bytes.Buffer
-	left int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	n := min(len(p), l.left)
-	l.w.Write(p[:n])
-	l.left -= n
-	return len(p), nil
 }

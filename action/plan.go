@@ -31,6 +31,9 @@ type Inputs struct {
 	// Shard gates one shard of the targets (input shard, "i/n"): a matrix job's part,
 	// which kernel-gate merge joins with the others.
 	Shard shard.Spec
+	// BaseCache is the base cache's directory (input base-cache, pipeline.Options.BaseCache);
+	// empty: off.
+	BaseCache string
 	// Dispatch inputs (workflow_dispatch); the event's own inputs fill them when the
 	// workflow does not pass them.
 	Ref            string
@@ -75,7 +78,8 @@ func ReadInputs(get func(string) string) (Inputs, error) {
 		Token: get("github-token"), FailOn: or(get("fail-on"), "error"),
 		Annotations: or(get("annotations"), AnnotateCheckRun), ResultsFile: or(get("results-file"), DefaultResultsFile),
 		CheckName: strings.TrimSpace(get("check-name")), Comment: or(get("comment"), "off"), Replay: get("replay"),
-		Ref: get("ref"), Reason: strings.TrimSpace(get("reason")), TrendURL: strings.TrimSpace(get("trend-url")),
+		BaseCache: strings.TrimSpace(get("base-cache")),
+		Ref:       get("ref"), Reason: strings.TrimSpace(get("reason")), TrendURL: strings.TrimSpace(get("trend-url")),
 		FilterMode: or(get("filter-mode"), FilterFile), Format: strings.ToLower(or(get("format"), FormatJSON)),
 	}
 	if err := checkTrendURL(in.TrendURL); err != nil {

@@ -211,7 +211,7 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 			Replay: r.in.Replay, BaseRef: r.plan.BaseRef, BaseMayBeGone: r.plan.BaseMayBeGone, Gates: pipelineGates, Dir: r.root,
 			Tools: r.o.Tools, Environ: r.o.Environ, Progress: r.o.Log, Getenv: r.o.Getenv, Tool: r.o.Tool,
 			OnStage:       func(stage string) { r.progress(ctx, stage) },
-			BaselineStore: r.storedBaseline(ctx), Shard: r.in.Shard,
+			BaselineStore: r.storedBaseline(ctx), Shard: r.in.Shard, BaseCache: r.in.BaseCache,
 		})
 		if err != nil {
 			return result.Result{}, err
@@ -226,7 +226,7 @@ func (r *run) gate(ctx context.Context) (result.Result, error) {
 		gates = append(gates, g)
 	}
 	out := result.New(r.o.Tool, gates...)
-	out.Replay, out.Device, out.Shard = res.Replay, res.Device, res.Shard
+	out.Replay, out.Device, out.Shard, out.BaseCache = res.Replay, res.Device, res.Shard, res.BaseCache
 	out.Trigger = &result.Trigger{Event: r.ev.Name, Ref: r.ev.Ref, SHA: r.plan.HeadSHA, Reason: r.plan.Reason}
 	if err := writeResultIn(r.root, r.in.ResultsFile, out); err != nil {
 		return result.Result{}, err

@@ -143,6 +143,9 @@ func cleanResult(res *result.Result) []string {
 	var notes []string
 	res.Tool = clean(res.Tool, maxNameBytes, false)
 	res.Replay = clean(res.Replay, maxMessageBytes, false)
+	if bc := res.BaseCache; bc != nil {
+		bc.Key, bc.Action, bc.Note = clean(bc.Key, 64, false), clean(bc.Action, 16, false), clean(bc.Note, maxMessageBytes, false)
+	}
 	if d := res.Device; d != nil {
 		d.Name, d.Arch, d.Driver = clean(d.Name, maxNameBytes, false), clean(d.Arch, 32, false), clean(d.Driver, 64, false)
 	}

@@ -29,18 +29,23 @@ func runRun(ctx context.Context, args []string, e env) (int, error) {
 	fs.StringVar(&o.Tools.NCU, "ncu", "ncu", "Nsight Compute's ncu `PATH` (for the config's ncu rules)")
 	fs.StringVar(&baselineStore, "baseline-store", "", "with no base build (--no-base, --base none, a push): judge ptxas growth against the newest comparable entry of this GPU in the baseline store, a `DIR` or git (default: the config's baseline.store)")
 	fs.StringVar(&o.Tools.NvidiaSMI, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH` (asked, read only, for the GPU and its clocks)")
+	fs.StringVar(&o.BaseCache, "base-cache", "", "restore base's builds and first runs from the base cache in `DIR` when it holds this base's entry, and save them there after building them (default: off)")
+	fs.BoolVar(&o.BaseCacheReadOnly, "base-cache-read-only", false, "with --base-cache: restore from it, never save to it")
 	rest, err := parse(fs, args, e)
 	if err != nil {
 		return failed(err)
 	}
 	if o.Replay != "" {
 		// The recording decides what ran and against what: these would change nothing.
-		if err := ignored(fs, "--replay", "shard", "targets", "all", "keep-going", "base", "no-base"); err != nil {
+		if err := ignored(fs, "--replay", "shard", "targets", "all", "keep-going", "base", "no-base", "base-cache", "base-cache-read-only"); err != nil {
 			return failed(err)
 		}
 	}
 	if len(rest) > 0 {
 		return failed(usagef("run takes no arguments (got %q): the config's run section says what to build", rest))
+	}
+	if o.BaseCacheReadOnly && o.BaseCache == "" {
+		return failed(usagef("--base-cache-read-only needs --base-cache DIR"))
 	}
 	cfg, fmtr, err := setup(c, e, outfile.Reads{Dirs: []string{o.Replay}})
 	if err != nil {

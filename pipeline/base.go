@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -81,9 +82,13 @@ func (p *pipeline) resolveBase(ctx context.Context, replaying bool) error {
 		return nil
 	}
 	started := time.Now()
-	dir, rev, _, cleanup, err := abrun.CheckoutBase(ctx, top, ref)
+	in := p.fixedDir(ctx, top, mb, baseDirPrefix)
+	dir, rev, _, cleanup, err := abrun.CheckoutBaseIn(ctx, top, ref, in)
 	if err != nil {
 		cleanup()
+		if in != "" {
+			_ = os.RemoveAll(in) // kernel-gate's own, made for this checkout
+		}
 		return exitcode.CouldNotRunf("checking out the base: %v", err)
 	}
 	p.x.note("base", time.Since(started), procgroup.ShellJoin([]string{"git", "-C", top, "worktree", "add", "--detach", dir, rev})+" >/dev/null 2>&1")

@@ -149,7 +149,8 @@ const nvccVersionFile = "nvcc-version.txt"
 // build's SASS; a harness target's harness runs once on
 // each side and its binaries are read.
 func (p *pipeline) buildAll(ctx context.Context) error {
-	if _, err := p.x.run(ctx, proc{id: "nvcc-version", argv: []string{p.nvcc(), "--version"}, timeout: versionTimeout, log: nvccVersionFile}); err != nil {
+	version, err := p.x.run(ctx, proc{id: "nvcc-version", argv: []string{p.nvcc(), "--version"}, timeout: versionTimeout, log: nvccVersionFile})
+	if err != nil {
 		return err
 	}
 	if slices.ContainsFunc(p.builds, func(b *build) bool { return b.cmd != nil }) {
@@ -157,12 +158,15 @@ func (p *pipeline) buildAll(ctx context.Context) error {
 		if !p.replaying {
 			// Each side's caches live here, outside the artifacts (which are uploaded), and go
 			// when the run ends.
-			work, err := os.MkdirTemp("", "kernel-gate-cache-")
+			work, err := p.workDir()
 			if err != nil {
 				return exitcode.CouldNotRunf("a directory for the harness targets' caches: %v", err)
 			}
 			p.work = work
 		}
+	}
+	if err := p.restoreBase(ctx, version); err != nil {
+		return err
 	}
 	sides := []int{sideHead}
 	if p.hasBase() {
@@ -181,7 +185,7 @@ func (p *pipeline) buildAll(ctx context.Context) error {
 	}
 	if len(ids) > 1 {
 		p.x.atOnce(ids...)
-		if p.hasBase() && slices.ContainsFunc(p.builds, func(b *build) bool { return b.cmd != nil }) {
+		if p.hasBase() && !p.baseRestored() && slices.ContainsFunc(p.builds, func(b *build) bool { return b.cmd != nil }) {
 			p.progress("base and head build at once: %d build jobs each (MAX_JOBS, CMAKE_BUILD_PARALLEL_LEVEL, unless set)", sideJobs())
 		}
 	}

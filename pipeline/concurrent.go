@@ -75,11 +75,12 @@ func (p *pipeline) nvccRelease() *semver.Version {
 	return v.Semver
 }
 
-// jobLimit is what a harness target's commands add to bound their build jobs: with a base,
-// each of jobLimitVars that neither the environment nor the target sets, at sideJobs; nothing
-// without one (head builds alone, as its build decides).
+// jobLimit is what a harness target's commands add to bound their build jobs: with a base
+// that builds (not one restored from the base cache), each of jobLimitVars that neither the
+// environment nor the target sets, at sideJobs; nothing without one (head builds alone, as
+// its build decides).
 func (p *pipeline) jobLimit(t config.Target) []string {
-	if !p.hasBase() {
+	if !p.hasBase() || p.baseRestored() {
 		return nil
 	}
 	var env []string
@@ -105,7 +106,9 @@ func (p *pipeline) bothFirstRunsAtOnce(b *build) bool {
 // side's binaries. Base's run is kept only when head's left the GPU answering: in turn, a
 // GPU lost in head's run would have kept base's from running, and a replay does the same.
 func (p *pipeline) firstRunsAtOnce(ctx context.Context, b *build) error {
-	p.progress("%s: base's and head's first harness runs at once (check mode, which builds; %d build jobs each)", b.name, sideJobs())
+	if !p.baseRestored() {
+		p.progress("%s: base's and head's first harness runs at once (check mode, which builds; %d build jobs each)", b.name, sideJobs())
+	}
 	p.x.atOnce("check/base/"+b.name, "check/"+b.name)
 	type ended struct {
 		s   step

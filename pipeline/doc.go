@@ -16,6 +16,8 @@
 //     nvcc -c of its own, at once within the side's share of the cores, then linked), or the
 //     repository's own build command and first harness run for a target of commands, then
 //     cuobjdump of what they made (every side's at once).
+//     With Options.BaseCache, base's side is restored from the entry of its key instead
+//     of run, when one verifies, and saved there after it is built (basecache.go).
 //  5. The static gates on the builds: ptxas (base's records as the baseline, or, with no
 //     base, the newest comparable entry of the baseline store), toolkit and sass
 //     (PtxasGates, SASSGate).

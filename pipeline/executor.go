@@ -140,6 +140,9 @@ type Decisions struct {
 	// Shard is the shard the run gated (absent when it was not sharded): a replay gates
 	// the same targets, none included, and records the same shard.
 	Shard *result.Shard `json:"shard,omitempty"`
+	// BaseCache is what the run did with its base cache (absent without one): "restored"
+	// means base's build steps were answered from it (their steps say "cached").
+	BaseCache *result.BaseCache `json:"base_cache,omitempty"`
 }
 
 // step is one process (or one stage) of the run, as the journal keeps it.
@@ -172,6 +175,9 @@ type step struct {
 	// PartOf names the step that ran after this one, on what it made (a source's compile:
 	// its build's link); commands.sh runs the parts of a step at once, then the step.
 	PartOf string `json:"part_of,omitempty"`
+	// Cached marks a step of base's side that did not run: how it ended, and its log, came
+	// from the base cache's entry (basecache.go).
+	Cached bool `json:"cached,omitempty"`
 	// reserved marks atOnce's place for a step that has not ended (never written).
 	reserved bool
 }
@@ -274,6 +280,8 @@ type live struct {
 	mu      sync.Mutex
 	j       journal
 	timed   []result.Stage
+	// cached are the steps a restored base cache entry answers, by id (basecache.go).
+	cached map[string]step
 }
 
 // newLive prepares an empty artifacts directory. A directory that holds an earlier run's
@@ -349,6 +357,9 @@ func (l *live) path(rel string) string { return filepath.Join(l.dir, filepath.Fr
 func (l *live) has(string) bool { return true }
 
 func (l *live) run(ctx context.Context, p proc) (step, error) {
+	if s, ok := l.fromCache(p); ok {
+		return s, nil
+	}
 	s := step{ID: p.id, Argv: p.argv, Dir: p.dir, Env: p.env, Log: p.log, PartOf: p.partOf}
 	// Nothing is written through a link in the artifacts (a harness could plant one): a
 	// file the process writes itself is cleared, the log is made new (procgroup's
@@ -563,6 +574,10 @@ func script(steps []step, path func(string) string) string {
 		if ran[s.PartOf] {
 			continue // in its step's group
 		}
+		if s.Cached {
+			b.WriteString("# " + s.ID + ": restored from the base cache, not run\n")
+			continue
+		}
 		together := s.Parallel || strings.HasPrefix(s.ID, "build/") // base and head side by side
 		if open && (!together || kind(s.ID) != openKind) {
 			b.WriteString("wait\n")
@@ -644,6 +659,9 @@ func newReplayer(dir string) (*replayer, error) {
 		return nil, bad("%s has schema %q, want %q", journalFile, cleanText(j.Schema, 100, false), journalSchema)
 	}
 	j.BaseRef, j.BaseRev, j.NoBase = cleanText(j.BaseRef, 200, false), cleanText(j.BaseRev, 100, false), cleanText(j.NoBase, replayWhyBytes, false)
+	if bc := j.BaseCache; bc != nil {
+		bc.Key, bc.Action, bc.Note = cleanText(bc.Key, 64, false), cleanText(bc.Action, 16, false), cleanText(bc.Note, replayWhyBytes, false)
+	}
 	r := &replayer{dir: dir, j: j, recorded: map[string]step{}}
 	for i, s := range j.Steps {
 		id := cleanText(s.ID, 200, false)

@@ -17,6 +17,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/config"
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
+	"github.com/kernel-gate/kernel-gate/internal/basecache"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -75,6 +76,11 @@ type Options struct {
 	// LogCap bounds each step's log (0: DefaultLogCap). A gate that reads a log cut there
 	// (a build's, a dump's) fails naming the cap; the journal says which logs were cut.
 	LogCap int
+	// BaseCache, when set, is the base cache's directory (basecache.go): a live run with a
+	// base restores base's builds and first runs from the entry of its key there instead of
+	// running them, and saves them there after building them, unless BaseCacheReadOnly.
+	BaseCache         string
+	BaseCacheReadOnly bool
 }
 
 // Tools are the paths of the programs a run starts.
@@ -138,6 +144,8 @@ type pipeline struct {
 	// profileSpent their wall time so far, against profileBudget.
 	profiles     map[profileKey]*ncu.Report
 	profileSpent time.Duration
+	// cacheKey is the base cache's key for this run's base (nil when there is none).
+	cacheKey *basecache.Key
 }
 
 // Run runs the pipeline on the config's run.targets, live or replaying a recording, and
@@ -196,6 +204,7 @@ func Run(ctx context.Context, cfg config.Config, o Options) (result.Result, erro
 	} else {
 		res, err = p.run(ctx, recorded != nil)
 	}
+	res.BaseCache = p.decided.BaseCache
 	if err == nil && p.decided.Shard != nil {
 		res, err = p.withShard(res)
 	}
@@ -276,6 +285,9 @@ func (p *pipeline) run(ctx context.Context, replaying bool) (result.Result, erro
 	}
 	p.planBuilds()
 	if err := p.group("build", func() error { return p.buildAll(ctx) }); err != nil {
+		return result.Result{}, err
+	}
+	if err := p.saveBase(ctx); err != nil {
 		return result.Result{}, err
 	}
 	var static []result.Gate

@@ -178,7 +178,9 @@ func (p *pipeline) buildCommand(ctx context.Context, b *build, side int) error {
 	s.env = p.commandEnv(c, side)
 	b.ok[side] = true
 	if strings.TrimSpace(c.target.Build) == "" {
-		p.progress("%s %s: no build command: the harness builds its kernels on first use", sideName(side), b.name)
+		if side == sideHead || !p.baseRestored() {
+			p.progress("%s %s: no build command: the harness builds its kernels on first use", sideName(side), b.name)
+		}
 		return nil
 	}
 	rel := sideName(side) + "/" + b.name
@@ -262,7 +264,9 @@ func (p *pipeline) baseFirstRun(ctx context.Context, b *build) (step, error) {
 	rel := "base/" + t.Name
 	out := p.x.path(rel + "/check.json")
 	env := append(slices.Clone(c.sides[sideBase].env), harnessEnv(t.Target, "check", t.Shapes.Check, "KG_ROUNDS=1", "KG_OUT="+out)...)
-	p.progress("%s: base's first harness run (check mode), which builds what a JIT harness builds", t.Name)
+	if !p.baseRestored() {
+		p.progress("%s: base's first harness run (check mode), which builds what a JIT harness builds", t.Name)
+	}
 	return p.x.run(ctx, proc{id: "check/base/" + t.Name, argv: shellcmd.Argv(c.target.Harness), dir: p.baseDir, env: env,
 		timeout: p.set.Timeout, log: rel + "/check.log", fresh: []string{rel + "/check.json"}})
 }

@@ -35,10 +35,19 @@ func (l *live) stages() []result.Stage {
 func stagesOf(steps []step) []result.Stage {
 	out := make([]result.Stage, 0, len(steps))
 	for _, s := range steps {
+		if s.Cached {
+			continue // it did not run: the base cache's stage took its time
+		}
 		st := result.Stage{ID: s.ID, StartSeconds: s.Start, WallSeconds: s.Seconds}
 		parts := strings.Split(s.ID, "/")
 		st.Name = parts[0]
 		rest := parts[1:]
+		if len(rest) == 1 && (st.Name == stageCacheRestore || st.Name == stageCacheSave) {
+			st.Name = map[string]string{stageCacheRestore: "restored from cache ", stageCacheSave: "saved to cache "}[st.Name] + rest[0]
+			st.Side = "base"
+			out = append(out, st)
+			continue
+		}
 		if len(rest) > 0 && (rest[0] == "base" || rest[0] == "head") {
 			st.Side, rest = rest[0], rest[1:]
 		}

@@ -189,6 +189,11 @@ timed again. Progress goes to standard error; everything the run read is kept in
 the shard its name hashes to, so adding a target never moves another; kernel-gate merge
 joins the shards' results into one.
 
+--base-cache DIR keeps base's side (its builds, JIT caches, dumps and first runs) in DIR,
+keyed by the merge base's tree, the toolkit, the GPU, the config and kernel-gate's version:
+a later run of the same base restores it and builds only head (base is still timed live).
+An entry that does not verify is ignored, said, and base is built.
+
 `
 	case "sanitize":
 		return `Usage: kernel-gate sanitize [flags] -- CMD [ARGS...]

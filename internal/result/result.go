@@ -194,7 +194,32 @@ type Result struct {
 	// CriticalPath are the ids of the stages, in order, that the run's wall time waited on:
 	// from the last to end back, each the stage that ended last before the next began.
 	CriticalPath []string `json:"critical_path,omitempty"`
+	// BaseCache says what a run with a base cache (kernel-gate run --base-cache) did with
+	// it (absent without one, and in a merge).
+	BaseCache *BaseCache `json:"base_cache,omitempty"`
 }
+
+// BaseCache is what one run did with its base cache.
+type BaseCache struct {
+	// Key is the SHA-256 of the key fields (the entry's name); empty when none could be
+	// made (Note says why).
+	Key string `json:"key,omitempty"`
+	// Action is one of the BaseCache* constants.
+	Action string `json:"action"`
+	// Note says why an entry was ignored, not saved or not looked for ("" when nothing
+	// went wrong).
+	Note string `json:"note,omitempty"`
+}
+
+// What a run did with its base cache (BaseCache.Action).
+const (
+	// BaseCacheRestored: base's builds and first runs came from the entry; none ran.
+	BaseCacheRestored = "restored"
+	// BaseCacheSaved: base was built (no entry, or one refused: Note), then saved.
+	BaseCacheSaved = "saved"
+	// BaseCacheBuilt: base was built and not saved (read-only, or Note says why).
+	BaseCacheBuilt = "built"
+)
 
 // Stage is one timed step of a run.
 type Stage struct {

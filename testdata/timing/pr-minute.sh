@@ -14,13 +14,16 @@
 #   cpp-unchanged  kernel-gate run --base main                          (SASS unchanged: GPU steps skipped but the check)
 #   torch-all      kernel-gate run --config kernels/torch/kernel-gate.yml --base main --all
 #                  (flash_fwd built by load() in the Python harness: base's and head's first runs build it, cold)
+#   torch-cached   the same with --base-cache OUTDIR/base-cache: its first run builds base and
+#                  saves it, the next ones restore base's side (issue 22's "base side cached")
+# PR_MINUTE_CASES names the cases to run, in turn (default: all four, in this order).
 # Each run: OUTDIR/CASE-N/ is its artifacts directory (journal.json, result.json with the
 # stages and the critical path), plus wall.txt (seconds, from the shell), exit.txt, progress.txt
 # (the progress lines) and report.txt (the text report with "where the time went"). The cases
 # take turns (each case's first run, then the second runs, then the third), so that every case
 # is measured at least once if time runs short.
 # OUTDIR/summary.tsv has one line per run (case, run, exit, wall s, the critical path's
-# stages); OUTDIR/stages.tsv every stage of every run; OUTDIR/machine.txt the GPU, driver,
+# stages, what the run did with the base cache); OUTDIR/stages.tsv every stage of every run; OUTDIR/machine.txt the GPU, driver,
 # nvcc, cores and kernel-gate's version. The whole stays within 9 minutes: every run is killed
 # at PR_MINUTE_BUDGET seconds after the start (default 520) or after PR_MINUTE_RUN_TIMEOUT
 # seconds (default 240), whichever comes first (its exit is then 137); a run with less than
@@ -62,7 +65,7 @@ git checkout -q -b pr
 sed -i '1i // pr-minute: a comment-only change' kernels/flash_fwd.cu
 git -c user.name=kg -c user.email=kg@localhost commit -qam "pr"
 
-printf 'case\trun\texit\twall_s\tcritical_path\n' >"$out/summary.tsv"
+printf 'case\trun\texit\twall_s\tcritical_path\tbase_cache\n' >"$out/summary.tsv"
 printf 'case\trun\tid\tname\ttarget\tside\tstart_s\twall_s\n' >"$out/stages.tsv"
 
 # one CASE N ARGS...: one timed run.
@@ -99,7 +102,8 @@ try:
 except Exception as e:
     r = {"stages": [], "critical_path": [f"no result: {e}"]}
 with open(f"{out}/summary.tsv", "a") as f:
-    f.write(f"{case}\t{n}\t{code}\t{wall}\t{' > '.join(r.get('critical_path') or [])}\n")
+    bc = r.get("base_cache") or {}
+    f.write(f"{case}\t{n}\t{code}\t{wall}\t{' > '.join(r.get('critical_path') or [])}\t{bc.get('action', '')}\n")
 with open(f"{out}/stages.tsv", "a") as f:
     for s in r.get("stages") or []:
         f.write(f"{case}\t{n}\t{s['id']}\t{s['name']}\t{s.get('target', '')}\t{s.get('side', '')}\t{s.get('start_s', 0)}\t{s['wall_s']}\n")
@@ -107,10 +111,17 @@ PY
   echo "   exit $code, $(cat "$d/wall.txt") s" >&2
 }
 
+cases=${PR_MINUTE_CASES:-cpp-all cpp-unchanged torch-all torch-cached}
 for n in 1 2 3; do
-  one cpp-all "$n" --base main --all
-  one cpp-unchanged "$n" --base main
-  one torch-all "$n" --config kernels/torch/kernel-gate.yml --base main --all
+  for c in $cases; do
+    case $c in
+    cpp-all) one cpp-all "$n" --base main --all ;;
+    cpp-unchanged) one cpp-unchanged "$n" --base main ;;
+    torch-all) one torch-all "$n" --config kernels/torch/kernel-gate.yml --base main --all ;;
+    torch-cached) one torch-cached "$n" --config kernels/torch/kernel-gate.yml --base main --all --base-cache "$out/base-cache" ;;
+    *) echo "pr-minute.sh: unknown case $c in PR_MINUTE_CASES" >&2; exit 2 ;;
+    esac
+  done
 done
 
 cd / && rm -rf "$(dirname "$repo")"

@@ -31,6 +31,9 @@ type Worktree struct {
 	Build string
 	// Harness is the harness command, run by sh -c from each tree's root.
 	Harness string
+	// In, when set, is an empty directory the caller made for the worktree (removed with
+	// it); else a new temporary one is made.
+	In string
 }
 
 // tree is one side's checkout.
@@ -86,9 +89,11 @@ func checkoutBase(ctx context.Context, w Worktree) (base, head tree, cleanup fun
 	if err != nil {
 		return base, head, cleanup, fmt.Errorf("finding the base: %w (is %s fetched? actions/checkout needs fetch-depth: 0, or pass --base REV)", err, ref)
 	}
-	tmp, err := os.MkdirTemp("", "kernel-gate-base-")
-	if err != nil {
-		return base, head, cleanup, fmt.Errorf("a directory for the base worktree: %w", err)
+	tmp := w.In
+	if tmp == "" {
+		if tmp, err = os.MkdirTemp("", "kernel-gate-base-"); err != nil {
+			return base, head, cleanup, fmt.Errorf("a directory for the base worktree: %w", err)
+		}
 	}
 	wt := filepath.Join(tmp, "base")
 	cleanup = func() {
@@ -160,6 +165,13 @@ func describeCommand(c Command) string { return shellcmd.Show(c.Argv) }
 // commit and the repository's top level (head's tree). cleanup removes the worktree; it is
 // never nil and must be called, also when the error is not nil.
 func CheckoutBase(ctx context.Context, dir, baseRef string) (baseDir, baseRev, headDir string, cleanup func(), err error) {
-	base, head, cleanup, err := checkoutBase(ctx, Worktree{Dir: dir, BaseRef: baseRef})
+	return CheckoutBaseIn(ctx, dir, baseRef, "")
+}
+
+// CheckoutBaseIn is CheckoutBase into in/base, in being an empty directory the caller made
+// (removed by cleanup): a base at the same path in every run, for builds that record their
+// sources' paths (kernel-gate run's base cache). "" is a new temporary directory.
+func CheckoutBaseIn(ctx context.Context, dir, baseRef, in string) (baseDir, baseRev, headDir string, cleanup func(), err error) {
+	base, head, cleanup, err := checkoutBase(ctx, Worktree{Dir: dir, BaseRef: baseRef, In: in})
 	return base.dir, base.rev, head.dir, cleanup, err
 }

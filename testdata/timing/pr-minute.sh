@@ -9,14 +9,17 @@
 #
 # It makes a throwaway git repository of kernels/, kernel-gate.yml and .gitignore whose main
 # branch is the sources as they are and whose branch "pr" adds a comment on top of
-# kernels/flash_fwd.cu (as record.sh's clean case does), and there runs, 3 times each:
+# kernels/flash_fwd.cu (as record.sh's clean case does), and there runs, PR_MINUTE_RUNS times each (default 3):
 #   cpp-all        kernel-gate run --base main --all                   (the C++ harness, 3 targets)
 #   cpp-unchanged  kernel-gate run --base main                          (SASS unchanged: GPU steps skipped but the check)
 #   torch-all      kernel-gate run --config kernels/torch/kernel-gate.yml --base main --all
 #                  (flash_fwd built by load() in the Python harness: base's and head's first runs build it, cold)
-#   torch-cached   the same with --base-cache OUTDIR/base-cache: its first run builds base and
+#   cpp-cached     cpp-unchanged with --base-cache OUTDIR/base-cache-cpp: its first run builds
+#                  base and saves it, the next ones restore base's side and build head alone
+#   torch-cached   torch-all with --base-cache OUTDIR/base-cache: its first run builds base and
 #                  saves it, the next ones restore base's side (issue 22's "base side cached")
-# PR_MINUTE_CASES names the cases to run, in turn (default: all four, in this order).
+# PR_MINUTE_CASES names the cases to run, in turn (default: all five, in this order), and
+# PR_MINUTE_RUNS how many turns (default 3).
 # Each run: OUTDIR/CASE-N/ is its artifacts directory (journal.json, result.json with the
 # stages and the critical path), plus wall.txt (seconds, from the shell), exit.txt, progress.txt
 # (the progress lines) and report.txt (the text report with "where the time went"). The cases
@@ -111,12 +114,13 @@ PY
   echo "   exit $code, $(cat "$d/wall.txt") s" >&2
 }
 
-cases=${PR_MINUTE_CASES:-cpp-all cpp-unchanged torch-all torch-cached}
-for n in 1 2 3; do
+cases=${PR_MINUTE_CASES:-cpp-all cpp-unchanged cpp-cached torch-all torch-cached}
+for n in $(seq 1 "${PR_MINUTE_RUNS:-3}"); do
   for c in $cases; do
     case $c in
     cpp-all) one cpp-all "$n" --base main --all ;;
     cpp-unchanged) one cpp-unchanged "$n" --base main ;;
+    cpp-cached) one cpp-cached "$n" --base main --base-cache "$out/base-cache-cpp" ;;
     torch-all) one torch-all "$n" --config kernels/torch/kernel-gate.yml --base main --all ;;
     torch-cached) one torch-cached "$n" --config kernels/torch/kernel-gate.yml --base main --all --base-cache "$out/base-cache" ;;
     *) echo "pr-minute.sh: unknown case $c in PR_MINUTE_CASES" >&2; exit 2 ;;

@@ -26,6 +26,7 @@ func RenderExplained(w io.Writer, e explain.Explained, f Format) error {
 		fmt.Fprintf(&b, "kernel-gate explain: %d kernel × arch changed, %d unchanged\n", len(e.Kernels), e.Unchanged)
 		for _, k := range e.Kernels {
 			fmt.Fprintf(&b, "  %s (%s): %s\n", clean(k.Kernel), clean(k.Arch), clean(k.Explain.Sentence))
+			b.WriteString(textWhy("      ", k.Explain))
 		}
 		for _, n := range e.Notes {
 			fmt.Fprintf(&b, "note: %s\n", clean(n))
@@ -36,6 +37,9 @@ func RenderExplained(w io.Writer, e explain.Explained, f Format) error {
 			b.WriteString("\n| kernel | arch | why |\n| --- | --- | --- |\n")
 			for _, k := range e.Kernels {
 				fmt.Fprintf(&b, "| %s | %s | %s |\n", md(k.Kernel), md(k.Arch), md(k.Explain.Sentence))
+			}
+			for _, k := range e.Kernels {
+				b.WriteString(mdWhy(k.Kernel+" ("+k.Arch+")", &k.Explain))
 			}
 		}
 		for _, n := range e.Notes {

@@ -12,8 +12,12 @@
 //     the same sentence.
 //  4. Profile: Nsight Compute's fixed metric set on both sides (Profile), where it ran.
 //
-// Build turns them into clauses by fixed rules, each naming its source, and the clauses
-// into one sentence: the first clause fits a check-run annotation, the whole sentence the
+// Build turns them into clauses by fixed rules, each naming its source, ranks the clauses
+// by how telling they are for the finding's Kind (rank: for a slower kernel the stall
+// reasons that rose most and the instructions that cost lead, for a heavier one spills,
+// occupancy and resources; what got better goes after what got worse), and makes the
+// sentence of the headline and the first few (result.SentenceShows): the first clause
+// alone fits a check-run annotation, the sentence a report's line, every clause the
 // summary. Build reads only what it is given; it costs nothing where no finding asks.
 package explain
 

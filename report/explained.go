@@ -10,7 +10,8 @@ import (
 )
 
 // RenderExplained writes what `kernel-gate explain` found, in text, markdown or JSON
-// (kernel-gate/explain/v1). Kernel names and notes come from the inputs, which may be a
+// (kernel-gate/explain/v1): each kernel's sentence and, where it leaves clauses out, every
+// clause. Kernel names and notes come from the inputs, which may be a
 // fork's: they are cleaned (text) or escaped (markdown) like a result's.
 func RenderExplained(w io.Writer, e explain.Explained, f Format) error {
 	var b strings.Builder

@@ -118,15 +118,25 @@ func TestRenderExplainedHostile(t *testing.T) {
 		Kernel: "k<script>|x\x1b[31m", Arch: "sm_90a",
 		Explain: result.Explanation{Sentence: "registers 1 → 2; [link](http://x) @someone"},
 	}}, Notes: []string{"# heading"}}
+	// Clauses enough to be listed one by one, each as hostile as the name.
+	for _, c := range []string{"# clause", "</details><script>", "x\x1b[31m", "[link](http://x)", "@someone", "- item", "|"} {
+		e.Kernels[0].Explain.Clauses = append(e.Kernels[0].Explain.Clauses, result.Clause{Text: c, Source: c})
+	}
 	for f, bads := range map[Format][]string{
 		Text:     {"\x1b"},
-		Markdown: {"\x1b", "<script>", "[link](", "\n# heading"},
+		Markdown: {"\x1b", "<script>", "[link](", "\n# heading", "\n# clause", "@someone", "k<script>"},
 	} {
 		var buf bytes.Buffer
 		if err := RenderExplained(&buf, e, f); err != nil {
 			t.Fatal(err)
 		}
 		out := buf.String()
+		if f == Markdown {
+			checkMarkdownSafe(t, out)
+			if n := strings.Count(out, "\n1. "); n != 1 {
+				t.Errorf("the clauses are listed %d times:\n%s", n, out)
+			}
+		}
 		for _, bad := range bads {
 			if strings.Contains(out, bad) {
 				t.Errorf("%s shows %q:\n%s", f, bad, out)
@@ -252,7 +262,9 @@ func explainedKernel(ex explain.Explained, f result.Finding) *explain.Kernel {
 
 // agreeing is what a live run's explanation and kernel-gate explain's must share: every
 // clause but the one the live headline already says (Build drops it there), Nsight
-// Compute's (a result keeps no profile), and occupancy's unless both knew the launch.
+// Compute's (a result keeps no profile), and occupancy's unless both knew the launch. In
+// order of their text: a speedup finding ranks its clauses for a slower kernel, kernel-gate
+// explain for a heavier one.
 func agreeing(e result.Explanation, liveSentence string, occupancy bool) []result.Clause {
 	var out []result.Clause
 	for _, c := range e.Clauses {
@@ -261,5 +273,6 @@ func agreeing(e result.Explanation, liveSentence string, occupancy bool) []resul
 		}
 		out = append(out, c)
 	}
+	slices.SortFunc(out, func(a, b result.Clause) int { return strings.Compare(a.Text, b.Text) })
 	return out
 }

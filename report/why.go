@@ -20,7 +20,7 @@ func mdWhy(title string, e *result.Explanation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n<details><summary>Why %s: %s, most telling first</summary>\n\n", htmlText(title), numtext.Count(len(e.Clauses), "clause"))
 	for i, c := range e.Clauses {
-		fmt.Fprintf(&b, "%d. %s (%s)\n", i+1, mdParagraph(c.Text), md(c.Source))
+		fmt.Fprintf(&b, "%d. %s — %s\n", i+1, mdParagraph(c.Text), md(c.Source))
 	}
 	b.WriteString("\n</details>\n")
 	return b.String()
@@ -57,7 +57,7 @@ func textWhy(indent string, e result.Explanation) string {
 	}
 	var b strings.Builder
 	for i, c := range e.Clauses {
-		fmt.Fprintf(&b, "%s%d. %s (%s)\n", indent, i+1, clean(c.Text), clean(c.Source))
+		fmt.Fprintf(&b, "%s%d. %s — %s\n", indent, i+1, clean(c.Text), clean(c.Source))
 	}
 	return b.String()
 }

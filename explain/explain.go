@@ -12,8 +12,12 @@
 //     the same sentence.
 //  4. Profile: Nsight Compute's fixed metric set on both sides (Profile), where it ran.
 //
-// Build turns them into clauses by fixed rules, each naming its source, and the clauses
-// into one sentence: the first clause fits a check-run annotation, the whole sentence the
+// Build turns them into clauses by fixed rules, each naming its source, ranks the clauses
+// by how telling they are for the finding's Kind (rank: for a slower kernel the stall
+// reasons that rose most and the instructions that cost lead, for a heavier one spills,
+// occupancy and resources; what got better goes after what got worse), and makes the
+// sentence of the headline and the first few (result.SentenceShows): the first clause
+// alone fits a check-run annotation, the sentence a report's line, every clause the
 // summary. Build reads only what it is given; it costs nothing where no finding asks.
 package explain
 
@@ -66,18 +70,21 @@ type Input struct {
 	NoBlockSize string
 	// DynamicSmem is the launch's dynamic shared memory in bytes, where known.
 	DynamicSmem int
+	// Kind is what the finding says of the kernel (Heavier: the default), which ranks
+	// the clauses.
+	Kind Kind
 }
 
-// Build explains the change from in.Base to in.Head.
+// Build explains the change from in.Base to in.Head: every clause, ranked for in.Kind
+// (rank), and the sentence of the headline and the most telling of them.
 func Build(in Input) result.Explanation {
 	var e result.Explanation
-	var clauses []result.Clause
-	add := func(source, format string, a ...any) {
-		clauses = append(clauses, result.Clause{Text: fmt.Sprintf(format, a...), Source: source})
+	var cs []ranked
+	add := func(r ranked, format string, a ...any) {
+		r.text = fmt.Sprintf(format, a...)
+		cs = append(cs, r)
 	}
 
-	// Instruction mix first where it shows local memory or lost tensor cores: those are
-	// the changes a CUDA engineer looks for first.
 	var mix []MixChange
 	bs, hs := in.Base.SASS, in.Head.SASS
 	// A side without a mix (a result written before the gate kept one) says nothing of
@@ -89,93 +96,123 @@ func Build(in Input) result.Explanation {
 			e.Mix = append(e.Mix, result.Change{Name: c.Class.Label(), Unit: "instructions", Base: float64(c.Base), Head: float64(c.Head)})
 		}
 	}
-	// Local memory that falls is no cause of a slowdown: it is said with the rest of the
-	// mix (llm.c's layernorm_backward_kernel9 lost kernel8's spills and still got slower).
+	// Local memory that falls is no cause of a slowdown: it goes with what got better
+	// (llm.c's layernorm_backward_kernel9 lost kernel8's spills and still got slower).
 	local := changeOf(mix, sass.LocalLoad, sass.LocalStore)
-	localFalls := len(local) > 0 && local[0].Base > 0 && mixTotal(local, false) < mixTotal(local, true)
-	if len(local) > 0 && local[0].Base == 0 {
-		add("sass", "local memory traffic appears (%s)", describeMix(local))
-	} else if len(local) > 0 && !localFalls {
-		add("sass", "local memory traffic changes (%s)", describeMix(local))
+	if len(local) > 0 {
+		r := ranked{source: "sass", role: roleLocal}
+		switch b, h := mixTotal(local, true), mixTotal(local, false); {
+		case b == 0:
+			add(r, "local memory traffic appears (%s)", describeMix(local))
+		case h == 0:
+			r.against = true
+			add(r, "local memory traffic is gone (%s)", describeMix(local))
+		case h < b:
+			r.against = true
+			add(r, "local memory traffic falls (%s)", describeMix(local))
+		default:
+			add(r, "local memory traffic changes (%s)", describeMix(local))
+		}
 	}
 	if mma := changeOf(mix, sass.TensorCore); len(mma) > 0 && mma[0].Head < mma[0].Base {
 		verb := "fewer tensor-core MMA instructions"
 		if mma[0].Head == 0 {
 			verb = "tensor-core MMA lost"
 		}
-		add("sass", "%s (%s)", verb, describeMix(mma))
+		add(ranked{source: "sass", role: roleCostlyMix}, "%s (%s)", verb, describeMix(mma))
 	}
 
 	if mixed && hs.ClockReads > bs.ClockReads {
 		e.Mix = append(e.Mix, result.Change{Name: "clock reads", Unit: "instructions", Base: float64(bs.ClockReads), Head: float64(hs.ClockReads)})
-		add("sass", "clock reads %d → %d (a timed wait or in-kernel timing: S2R/CS2R of SR_CLOCKLO)", bs.ClockReads, hs.ClockReads)
+		add(ranked{source: "sass", role: roleCostlyMix}, "clock reads %d → %d (a timed wait or in-kernel timing: S2R/CS2R of SR_CLOCKLO)", bs.ClockReads, hs.ClockReads)
 	}
 
 	e.Resources = resourceChanges(in.Base.Record, in.Head.Record)
+	spillsRise := slices.ContainsFunc(e.Resources, func(c result.Change) bool {
+		return (c.Name == "spill stores" || c.Name == "spill loads") && c.Head > c.Base
+	})
+	resourceAt := map[string]int{} // a resource's clause in cs, for the occupancy it limits
 	for _, c := range e.Resources {
-		switch c.Name {
-		case "spill stores", "spill loads":
-			if c.Base == 0 {
-				add("ptxas", "%s appear: %s bytes", c.Name, num(c.Head))
-				continue
-			}
+		r := ranked{source: "ptxas", role: roleResource, against: c.Head < c.Base}
+		switch {
+		case c.Name == "spill stores" || c.Name == "spill loads" || c.Name == "stack frame":
+			r.role = roleLocal
+		case c.Name == "registers" && c.Head < c.Base && spillsRise:
+			// Fewer registers as spills appear are the spills' cause: with them.
+			r.role, r.against = roleLocal, false
 		}
-		add("ptxas", "%s %s → %s%s", c.Name, num(c.Base), num(c.Head), unitSuffix(c.Unit))
+		resourceAt[c.Name] = len(cs)
+		add(r, "%s %s → %s%s", c.Name, num(c.Base), num(c.Head), unitSuffix(c.Unit))
 	}
 
 	if occ, why := occupancyChange(in); occ != nil {
 		e.Occupancy = occ
 		b, h := occ.Base, occ.Head
-		if b.BlocksPerSM == h.BlocksPerSM && b.Limiter == h.Limiter {
-			add("occupancy", "occupancy unchanged (%d warps/SM at %d threads per block, limited by %s)", h.WarpsPerSM, occ.BlockSize, h.Limiter)
-		} else {
-			add("occupancy", "occupancy %d → %d warps/SM (%s → %s of the SM) at %d threads per block, limited by %s%s",
-				b.WarpsPerSM, h.WarpsPerSM, pct(b.Occupancy), pct(h.Occupancy), occ.BlockSize, limiterChange(b.Limiter, h.Limiter), achievedSame(in))
+		r := ranked{source: "occupancy", role: roleOccupancySame}
+		switch theory := achievedSame(in); {
+		case b.BlocksPerSM == h.BlocksPerSM && b.Limiter == h.Limiter:
+			add(r, "occupancy unchanged (%d warps/SM, limited by %s)", h.WarpsPerSM, h.Limiter)
+		case theory != "":
+			add(r, "occupancy %d → %d warps/SM (%s → %s of the SM) at %d threads per block, limited by %s%s",
+				b.WarpsPerSM, h.WarpsPerSM, pct(b.Occupancy), pct(h.Occupancy), occ.BlockSize, limiterChange(b.Limiter, h.Limiter), theory)
+		default:
+			r.role, r.against = roleOccupancy, h.WarpsPerSM > b.WarpsPerSM
+			add(r, "occupancy %d → %d warps/SM (%s → %s of the SM) at %d threads per block, limited by %s",
+				b.WarpsPerSM, h.WarpsPerSM, pct(b.Occupancy), pct(h.Occupancy), occ.BlockSize, limiterChange(b.Limiter, h.Limiter))
+			// The resource that limits it explains it: right after it.
+			if i, ok := resourceAt[h.Limiter]; ok && cs[i].role == roleResource {
+				cs[i].role, cs[i].sub = roleOccupancy, 1
+			}
 		}
 	} else if why != "" && (in.Base.Record != nil || in.Head.Record != nil) {
-		e.Clauses = append(e.Clauses, result.Clause{Text: "occupancy not computed: " + why, Source: "occupancy"})
+		add(ranked{source: "occupancy", role: roleNotComputed}, "occupancy not computed: %s", why)
 	}
 
-	if localFalls {
-		verb := "falls"
-		if mixTotal(local, false) == 0 {
-			verb = "is gone"
-		}
-		add("sass", "local memory traffic %s (%s)", verb, describeMix(local))
-	}
 	for _, c := range mix {
+		r := ranked{source: "sass", role: roleMix, against: c.Head < c.Base, weight: math.Abs(float64(c.Delta()))}
 		switch c.Class {
 		case sass.LocalLoad, sass.LocalStore, sass.TensorCore, sass.OtherClass:
 			continue
+		case sass.Barrier, sass.FP64:
+			r.role, r.weight = roleCostlyMix, 0
+		case sass.SharedLoad, sass.SharedStore, sass.GlobalLoad, sass.GlobalStore:
+			r.role, r.sub = roleCostlyMix, 1
 		}
 		if c.Class != sass.Barrier && math.Abs(c.Ratio()) < 0.10 {
 			continue // small shifts in the mix say nothing
 		}
-		add("sass", "%s %s (%d → %d)", c.Class.Label(), signedPct(c.Ratio()), c.Base, c.Head)
+		add(r, "%s %s (%d → %d)", c.Class.Label(), signedPct(c.Ratio()), c.Base, c.Head)
 	}
 
 	e.Profile = profileChanges(in.Base.Profile, in.Head.Profile)
+	var stalls []int // the stall reasons that rose, in cs
 	for _, c := range e.Profile {
+		r := profileRank(c)
 		if t := profileClause(c); t != "" {
-			add("ncu", "%s", t)
+			// Not-selected warps were ready and another was picked: no cause.
+			if reason, ok := stallReason(c.Name); ok && c.Head > c.Base && reason != "not-selected" {
+				stalls = append(stalls, len(cs))
+			}
+			add(r, "%s", t)
 		} else if c.Name == durationMetric {
 			// Profiles are taken for a slower verdict: a duration that does not move says
 			// the profiled launches (one at a time, caches flushed) do not show it.
-			add("ncu", "duration %s → %s %s under Nsight Compute (%+.1f%%): its launches do not show the slowdown", num(c.Base), num(c.Head), c.Unit, 100*relChange(c))
+			r.against = false
+			add(r, "duration %s → %s %s under Nsight Compute (%+.1f%%): its launches do not show the slowdown", num(c.Base), num(c.Head), c.Unit, 100*relChange(c))
+		}
+	}
+	// The stall reasons that rose most point at where the time went.
+	slices.SortStableFunc(stalls, func(a, b int) int { return cmp.Compare(cs[b].weight, cs[a].weight) })
+	for i, at := range stalls {
+		if i < causeStalls && cs[at].weight >= causeStall {
+			cs[at].role = roleStall
 		}
 	}
 
 	// A clause that only repeats the headline ("registers 72 → 108") says nothing new.
-	clauses = slices.DeleteFunc(clauses, func(c result.Clause) bool { return c.Text == in.Headline })
-	e.Clauses = append(clauses, e.Clauses...)
-	texts := make([]string, len(e.Clauses))
-	for i, c := range e.Clauses {
-		texts[i] = c.Text
-	}
-	e.Sentence = strings.Join(texts, "; ")
-	if in.Headline != "" {
-		e.Sentence = in.Headline + ": " + cmp.Or(e.Sentence, "nothing kernel-gate measured of the kernel changed")
-	}
+	cs = slices.DeleteFunc(cs, func(c ranked) bool { return c.text == in.Headline })
+	e.Clauses = rank(in.Kind, cs)
+	e.Sentence = sentence(in.Headline, e.Clauses)
 	return e
 }
 

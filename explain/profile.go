@@ -25,15 +25,20 @@ const (
 	achievedMetric = "sm__warps_active.avg.pct_of_peak_sustained_active"
 )
 
-// profileNames names the fixed metric set for people, in the order clauses are made.
-var profileNames = []struct{ metric, name string }{
-	{durationMetric, "duration"},
-	{"sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM throughput"},
-	{"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "memory throughput"},
-	{achievedMetric, "achieved occupancy"},
-	{"l1tex__t_sector_hit_rate.pct", "L1 hit rate"},
-	{"lts__t_sector_hit_rate.pct", "L2 hit rate"},
-	{"dram__bytes.sum", "DRAM bytes"},
+// profileNames names the fixed metric set for people, in the order clauses are made, and
+// says which way is worse: +1 higher, -1 lower, 0 neither (a throughput falls as a kernel
+// slows, or rises as it does more).
+var profileNames = []struct {
+	metric, name string
+	worse        int
+}{
+	{durationMetric, "duration", +1},
+	{"sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM throughput", 0},
+	{"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed", "memory throughput", 0},
+	{achievedMetric, "achieved occupancy", -1},
+	{"l1tex__t_sector_hit_rate.pct", "L1 hit rate", -1},
+	{"lts__t_sector_hit_rate.pct", "L2 hit rate", -1},
+	{"dram__bytes.sum", "DRAM bytes", +1},
 }
 
 // ProfileMetrics is the fixed metric set of a base-vs-head profile: what one Nsight Compute
@@ -88,8 +93,7 @@ func relChange(c result.Change) float64 {
 // of a figure that is at least 0.1 warps per issue.
 func profileClause(c result.Change) string {
 	rel := relChange(c)
-	if reason, ok := strings.CutPrefix(c.Name, stallPrefix); ok {
-		reason = strings.ReplaceAll(strings.TrimSuffix(reason, stallSuffix), "_", "-")
+	if reason, ok := stallReason(c.Name); ok {
 		if math.Max(c.Base, c.Head) < 0.1 || math.Abs(rel) < 0.10 {
 			return ""
 		}
@@ -114,6 +118,37 @@ func profileClause(c result.Change) string {
 		return fmt.Sprintf("%s %s → %s %s (%+.0f%%)", p.name, num(c.Base), num(c.Head), c.Unit, 100*rel)
 	}
 	return ""
+}
+
+// stallReason is a stall metric's reason as a clause says it ("long-scoreboard").
+func stallReason(metric string) (string, bool) {
+	reason, ok := strings.CutPrefix(metric, stallPrefix)
+	return strings.ReplaceAll(strings.TrimSuffix(reason, stallSuffix), "_", "-"), ok
+}
+
+// profileRank is how a profiled change ranks (rank): the duration and achieved occupancy
+// by their own roles, stall reasons after the other metrics and by how much they moved;
+// a change goes against a finding where it is better (a stall reason, the duration or
+// DRAM bytes that fell, a hit rate or achieved occupancy that rose).
+func profileRank(c result.Change) ranked {
+	r := ranked{source: "ncu", role: roleProfile}
+	worse := 0
+	if _, ok := stallReason(c.Name); ok {
+		worse, r.sub, r.weight = +1, 1, math.Abs(c.Head-c.Base)
+	}
+	for _, p := range profileNames {
+		if p.metric == c.Name {
+			worse = p.worse
+		}
+	}
+	switch c.Name {
+	case durationMetric:
+		r.role = roleDuration
+	case achievedMetric:
+		r.role, r.sub = roleOccupancy, 2
+	}
+	r.against = worse > 0 && c.Head < c.Base || worse < 0 && c.Head > c.Base
+	return r
 }
 
 // bytesText is a byte count in decimal units, three significant digits ("58.9 MB"): Nsight

@@ -102,6 +102,7 @@ func (p *pipeline) explainSlowdown(ctx context.Context, gates []result.Gate, f r
 	baseName := p.baseName(head, t)
 	in.Base.Profile = p.profileOf(sideBase, f.Kernel, baseName.Identity())
 	in.Head.Profile = p.profileOf(sideHead, f.Kernel, kernelname.Parse(head.Name).Identity())
+	in.Kind = explain.Slower
 	in.Headline = fmt.Sprintf("%.1f%% slower (%s, %s", 100*(*f.Value-1), kernelname.Parse(head.Name).Short, head.Arch)
 	if len(matched) > 1 {
 		in.Headline += fmt.Sprintf(", the first with changed SASS of %d functions matching %s", len(matched), strings.Join(globs, ", "))

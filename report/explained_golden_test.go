@@ -22,7 +22,9 @@ import (
 // and stay as recorded), in text and markdown: testdata/golden/CASE/explained.{txt,md}.
 // Besides the planted ones, llm.c's real slowdown (testdata/external/karpathy-llm.c, with
 // its own config and sources). Against the same result rendered without explanations, the
-// only lines that differ are the explained findings'. go test -update rewrites them.
+// only lines that differ are the explained findings', and in markdown the <details> that
+// list an explanation's clauses where its sentence leaves some out (mdWhy), each after its
+// gate's findings. go test -update rewrites them.
 func TestExplainedReplayGolden(t *testing.T) {
 	llmc := filepath.Join("..", "testdata", "external", "karpathy-llm.c")
 	for _, c := range []struct{ name, replay, config, dir string }{
@@ -54,7 +56,7 @@ func TestExplainedReplayGolden(t *testing.T) {
 				if err := Render(&plain, withoutExplanations(res), g.format, Options{}); err != nil {
 					t.Fatal(err)
 				}
-				got, want := strings.Split(buf.String(), "\n"), strings.Split(plain.String(), "\n")
+				got, want := withoutWhy(t, buf.String()), strings.Split(plain.String(), "\n")
 				if len(got) != len(want) {
 					t.Fatalf("explanations changed the report's lines: %d, without them %d", len(got), len(want))
 				}
@@ -73,6 +75,28 @@ func TestExplainedReplayGolden(t *testing.T) {
 			})
 		}
 	}
+}
+
+// withoutWhy is a report's lines less each <details> of an explanation's clauses and the
+// blank line before it.
+func withoutWhy(t *testing.T, report string) []string {
+	t.Helper()
+	var out []string
+	lines := strings.Split(report, "\n")
+	for i := 0; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], "<details><summary>Why ") {
+			out = append(out, lines[i])
+			continue
+		}
+		if len(out) == 0 || out[len(out)-1] != "" {
+			t.Fatalf("line %d: a <details> of clauses without a blank line before it", i+1)
+		}
+		out = out[:len(out)-1]
+		for i < len(lines) && lines[i] != "</details>" {
+			i++
+		}
+	}
+	return out
 }
 
 // withoutExplanations is a copy of r whose findings carry no explanation.
@@ -94,15 +118,25 @@ func TestRenderExplainedHostile(t *testing.T) {
 		Kernel: "k<script>|x\x1b[31m", Arch: "sm_90a",
 		Explain: result.Explanation{Sentence: "registers 1 → 2; [link](http://x) @someone"},
 	}}, Notes: []string{"# heading"}}
+	// Clauses enough to be listed one by one, each as hostile as the name.
+	for _, c := range []string{"# clause", "</details><script>", "x\x1b[31m", "[link](http://x)", "@someone", "- item", "|"} {
+		e.Kernels[0].Explain.Clauses = append(e.Kernels[0].Explain.Clauses, result.Clause{Text: c, Source: c})
+	}
 	for f, bads := range map[Format][]string{
 		Text:     {"\x1b"},
-		Markdown: {"\x1b", "<script>", "[link](", "\n# heading"},
+		Markdown: {"\x1b", "<script>", "[link](", "\n# heading", "\n# clause", "@someone", "k<script>"},
 	} {
 		var buf bytes.Buffer
 		if err := RenderExplained(&buf, e, f); err != nil {
 			t.Fatal(err)
 		}
 		out := buf.String()
+		if f == Markdown {
+			checkMarkdownSafe(t, out)
+			if n := strings.Count(out, "\n1. "); n != 1 {
+				t.Errorf("the clauses are listed %d times:\n%s", n, out)
+			}
+		}
 		for _, bad := range bads {
 			if strings.Contains(out, bad) {
 				t.Errorf("%s shows %q:\n%s", f, bad, out)
@@ -228,7 +262,9 @@ func explainedKernel(ex explain.Explained, f result.Finding) *explain.Kernel {
 
 // agreeing is what a live run's explanation and kernel-gate explain's must share: every
 // clause but the one the live headline already says (Build drops it there), Nsight
-// Compute's (a result keeps no profile), and occupancy's unless both knew the launch.
+// Compute's (a result keeps no profile), and occupancy's unless both knew the launch. In
+// order of their text: a speedup finding ranks its clauses for a slower kernel, kernel-gate
+// explain for a heavier one.
 func agreeing(e result.Explanation, liveSentence string, occupancy bool) []result.Clause {
 	var out []result.Clause
 	for _, c := range e.Clauses {
@@ -237,5 +273,6 @@ func agreeing(e result.Explanation, liveSentence string, occupancy bool) []resul
 		}
 		out = append(out, c)
 	}
+	slices.SortFunc(out, func(a, b result.Clause) int { return strings.Compare(a.Text, b.Text) })
 	return out
 }

@@ -22,7 +22,11 @@ func FuzzRender(f *testing.F) {
 			Summary: message,
 			Findings: []result.Finding{
 				{Severity: result.Error, Kernel: kernel, Arch: arch, File: cell, Line: 3, Metric: cell,
-					Value: &value, Limit: &limit, Baseline: &limit, Delta: &value, Message: message},
+					Value: &value, Limit: &limit, Baseline: &limit, Delta: &value, Message: message,
+					// Clauses enough that the summary lists them (mdWhy) after the findings.
+					Explain: &result.Explanation{Sentence: message, Clauses: []result.Clause{
+						{Text: kernel, Source: arch}, {Text: message, Source: cell}, {Text: cell, Source: kernel}, {Text: arch},
+						{Text: "# " + message}, {Text: "1. " + kernel}, {Text: "</details>" + cell}}}},
 				{Severity: result.Severity(arch), Kernel: cell, Message: kernel},
 			},
 			Table: &result.Table{

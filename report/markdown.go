@@ -161,6 +161,9 @@ func mdGateSection(i int, g result.Gate) mdSection {
 	}
 	if len(g.Findings) > 0 {
 		s.blocks = append(s.blocks, mdFindings(g.Findings))
+		if why := mdFindingsWhy(g.Findings); why != "" {
+			s.blocks = append(s.blocks, mdBlock{what: "explanations", text: why})
+		}
 	}
 	if g.Table != nil && tableShape(g.Table) > 0 {
 		s.blocks = append(s.blocks, mdGateTable(g.Table))

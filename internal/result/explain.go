@@ -7,9 +7,13 @@ import "strings"
 // and, where it ran, Nsight Compute (package explain builds it). It rides on the finding it
 // explains (Finding.Explain) and is documented in docs/result.md.
 type Explanation struct {
-	// Sentence is every clause joined: "5.0% slower: BAR +100% ...; occupancy unchanged".
+	// Sentence is the finding's headline and its first clauses (SentenceShows), then how
+	// many more Clauses holds: "5.0% slower: barriers +100% (16 → 32); occupancy
+	// unchanged (8 warps/SM, limited by registers); and 3 more clauses". Reports show it
+	// after the finding's message.
 	Sentence string `json:"sentence"`
-	// Clauses are the sentence's parts, most telling first; each names its source.
+	// Clauses are every reason, most telling for the finding's kind first (package
+	// explain's ranking); each names its source. A summary lists them all.
 	Clauses []Clause `json:"clauses"`
 	// Resources are ptxas's figures that changed, base → head.
 	Resources []Change `json:"resources,omitempty"`
@@ -19,6 +23,19 @@ type Explanation struct {
 	Mix []Change `json:"instruction_mix,omitempty"`
 	// Profile is Nsight Compute's fixed metric set on both sides, where it ran.
 	Profile []Change `json:"profile,omitempty"`
+}
+
+// SentenceClauses is how many clauses an Explanation's Sentence shows where it leaves
+// some out: short enough to read beside a finding; the rest are in its Clauses.
+const SentenceClauses = 5
+
+// SentenceShows is how many of n clauses the Sentence shows: all of them where at most one
+// more than SentenceClauses (leaving one out would save nothing), else SentenceClauses.
+func SentenceShows(n int) int {
+	if n <= SentenceClauses+1 {
+		return n
+	}
+	return SentenceClauses
 }
 
 // Clause is one reason, with where its numbers come from: "ptxas", "sass", "occupancy",

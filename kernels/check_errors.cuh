@@ -1,7 +1,7 @@
 // The comparisons of harness.cu's KG_MODE=check, run on the GPU: an output against its fp64
 // reference (stored as float), and a repeated launch's output against the first. Copying
-// both to the host and looping there took most of a check run (row_softmax × long, 67M
-// elements: ~5 s of ~6 on an H100); here each is one grid-stride pass, a block reduction and
+// both to the host and looping there took most of a check run's time (row_softmax × long,
+// 67M elements: ~5 s on an H100); here each is one grid-stride pass, a block reduction and
 // a few atomics per block. The semantics are the host loops' (kernels/tests/check_errors_check.cu
 // compares the two on random data with NaN and Inf): only sum_err may differ, in its last
 // bits, because the order of the additions differs (and varies between runs).

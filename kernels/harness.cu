@@ -1,9 +1,8 @@
-// Harness for the kernels in this directory, speaking kernel-gate/bench/v1
-// (docs/harness-protocol.md) through kg_bench.h:
+// Harness for the kernels in this directory: kernel-gate/bench/v1 (docs/harness-protocol.md), kg_bench.h.
 //
 //   KG_MODE=check     per kernel × shape, KG_ROUNDS checks on fresh random inputs against an
 //                     fp64 reference computed on the GPU, then repeated launches on the same
-//                     input, which must agree with the first
+//                     input, which must agree with the first; compared on the GPU (check_errors.cuh)
 //   KG_MODE=bench     KG_ROUNDS rounds of KG_SAMPLES single-launch timings (CUDA events), after
 //                     a warm-up, rotating through enough input copies that L2 holds none
 //   KG_MODE=sanitize  one launch of each kernel on its first shape, for compute-sanitizer
@@ -25,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "check_errors.cuh"
 #include "flash_fwd.h"
 #include "gemm_wmma.h"
 #include "kg_bench.h"
@@ -129,38 +129,31 @@ void fill_normal(Buf<T>& b, unsigned seed, float scale = 1.0f) {
   CK(cudaDeviceSynchronize());
 }
 
-template <class T>
-std::vector<float> to_host(const T* d, size_t n) {
-  std::vector<T> h(n);
-  CK(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
-  std::vector<float> f(n);
-  for (size_t i = 0; i < n; ++i) f[i] = (float)h[i];
-  return f;
-}
-
+// Errors sums the comparisons of a case's checks (kgcheck::Compare, on the GPU): NaN and Inf
+// in the output are counted (and bad) and left out of the rest.
 struct Errors {
   double max_err = 0, sum_err = 0, ref_max_abs = 0;
   long long nan = 0, inf = 0, bad = 0, n = 0;
-  void add(const std::vector<float>& got, const std::vector<float>& ref, double atol, double rtol) {
-    for (size_t i = 0; i < got.size(); ++i) {
-      if (std::isnan(got[i])) { ++nan; ++bad; continue; }
-      if (std::isinf(got[i])) { ++inf; ++bad; continue; }
-      const double e = std::fabs((double)got[i] - ref[i]);
-      max_err = std::max(max_err, e);
-      sum_err += e;
-      ref_max_abs = std::max(ref_max_abs, (double)std::fabs(ref[i]));
-      if (e > atol + rtol * std::fabs(ref[i])) ++bad;
-    }
-    n += (long long)got.size();
+  template <class T>
+  void add(const T* got, const float* ref, size_t count, double atol, double rtol) {
+    kgcheck::ErrorSums s;
+    CK(kgcheck::Compare(got, ref, count, atol, rtol, &s));
+    max_err = std::max(max_err, s.max_err);
+    sum_err += s.sum_err;
+    ref_max_abs = std::max(ref_max_abs, s.ref_max_abs);
+    nan += (long long)s.nan;
+    inf += (long long)s.inf;
+    bad += (long long)s.bad;
+    n += (long long)count;
   }
 };
 
-double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+// max_diff is the largest difference of two outputs on the GPU: Inf when a NaN of one is not
+// a NaN of the other.
+template <class T>
+double max_diff(const T* a, const T* b, size_t count) {
   double d = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::isnan(a[i]) != std::isnan(b[i])) return INFINITY;
-    if (!std::isnan(a[i])) d = std::max(d, (double)std::fabs(a[i] - b[i]));
-  }
+  CK(kgcheck::MaxDiff(a, b, count, &d));
   return d;
 }
 
@@ -215,10 +208,9 @@ struct Attention : Case {
   size_t elems() const { return (size_t)b * h * n * 64; }
 
   void check(kgbench::Result& r, int checks) override {
-    Buf<half> q(elems()), k(elems()), v(elems()), o(elems(), kTailBytes), o2(elems(), kTailBytes);
+    Buf<half> q(elems()), k(elems()), v(elems()), o(elems(), kTailBytes), o2(elems(), kTailBytes), first(elems());
     Buf<float> ref(elems());
     Errors err;
-    std::vector<float> first;
     for (int c = 0; c < checks; ++c) {
       fill_normal(q, 100 + 3 * c);
       fill_normal(k, 101 + 3 * c);
@@ -227,16 +219,17 @@ struct Attention : Case {
       attention_reference<<<(b * h * n + 127) / 128, 128>>>(q.p, k.p, v.p, ref.p, b * h, n, causal, 0.125);
       CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
-      first = to_host(o.p, elems());
-      err.add(first, to_host(ref.p, elems()), 0.02, 0.02);
+      err.add(o.p, ref.p, elems(), 0.02, 0.02);
     }
-    // The same input again: a kernel with state left from its first call fails here.
+    // The same input again: a kernel with state left from its first call fails here. The last
+    // check's output is kept aside, where no launch under test writes, and compared on the GPU.
+    CK(cudaMemcpy(first.p, o.p, elems() * sizeof(half), cudaMemcpyDeviceToDevice));
     double rep = 0;
     const int repeats = 3;
     for (int i = 0; i < repeats; ++i) {
       CK(kg::launch_flash_fwd(q.p, k.p, v.p, o2.p, b * h, n, causal));
       CK(cudaDeviceSynchronize());
-      rep = std::max(rep, max_diff(first, to_host(o2.p, elems())));
+      rep = std::max(rep, max_diff(first.p, o2.p, elems()));
     }
     fill(r, err, checks, repeats + 1, rep);
   }
@@ -283,9 +276,8 @@ struct Gemm : Case {
   int block_size() const override { return 128; }  // launch_gemm_wmma
   void check(kgbench::Result& r, int checks) override {
     Buf<half> a((size_t)m * kk), b((size_t)kk * nn);
-    Buf<float> c((size_t)m * nn), c2((size_t)m * nn), ref((size_t)m * nn);
+    Buf<float> c((size_t)m * nn), c2((size_t)m * nn), ref((size_t)m * nn), first((size_t)m * nn);
     Errors err;
-    std::vector<float> first;
     for (int i = 0; i < checks; ++i) {
       fill_normal(a, 200 + 2 * i);
       fill_normal(b, 201 + 2 * i);
@@ -293,14 +285,14 @@ struct Gemm : Case {
       gemm_reference<<<(m * nn + 255) / 256, 256>>>(a.p, b.p, ref.p, m, nn, kk);
       CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
-      first = to_host(c.p, c.n);
-      err.add(first, to_host(ref.p, ref.n), 1e-2, 1e-3);
+      err.add(c.p, ref.p, c.n, 1e-2, 1e-3);
     }
+    CK(cudaMemcpy(first.p, c.p, c.n * sizeof(float), cudaMemcpyDeviceToDevice));  // as Attention's
     double rep = 0;
     for (int i = 0; i < 3; ++i) {
       CK(kg::launch_gemm_wmma(a.p, b.p, c2.p, m, nn, kk));
       CK(cudaDeviceSynchronize());
-      rep = std::max(rep, max_diff(first, to_host(c2.p, c2.n)));
+      rep = std::max(rep, max_diff(first.p, c2.p, c.n));
     }
     Attention::fill(r, err, checks, 4, rep);
   }
@@ -336,23 +328,22 @@ struct Softmax : Case {
   Softmax(int r, int c) : rows(r), cols(c) {}
   int block_size() const override { return 256; }  // launch_row_softmax
   void check(kgbench::Result& r, int checks) override {
-    Buf<float> x((size_t)rows * cols), y(x.n), y2(x.n), ref(x.n);
+    Buf<float> x((size_t)rows * cols), y(x.n), y2(x.n), ref(x.n), first(x.n);
     Errors err;
-    std::vector<float> first;
     for (int i = 0; i < checks; ++i) {
       fill_normal(x, 300 + i, 4.0f);
       CK(kg::launch_row_softmax(x.p, y.p, rows, cols));
       softmax_reference<<<(rows + 127) / 128, 128>>>(x.p, ref.p, rows, cols);
       CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
-      first = to_host(y.p, y.n);
-      err.add(first, to_host(ref.p, ref.n), 1e-6, 1e-3);
+      err.add(y.p, ref.p, y.n, 1e-6, 1e-3);
     }
+    CK(cudaMemcpy(first.p, y.p, y.n * sizeof(float), cudaMemcpyDeviceToDevice));  // as Attention's
     double rep = 0;
     for (int i = 0; i < 3; ++i) {
       CK(kg::launch_row_softmax(x.p, y2.p, rows, cols));
       CK(cudaDeviceSynchronize());
-      rep = std::max(rep, max_diff(first, to_host(y2.p, y2.n)));
+      rep = std::max(rep, max_diff(first.p, y2.p, y.n));
     }
     Attention::fill(r, err, checks, 4, rep);
   }

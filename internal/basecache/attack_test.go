@@ -248,3 +248,25 @@ func TestRestoreIgnoresOrRefusesWhatTheManifestDoesNotSay(t *testing.T) {
 		}
 	})
 }
+
+// A hard link in base's outputs to a file elsewhere (a build's `ln ~/.ssh/id_ed25519
+// out.so`) is what a symbolic link out is, without being a link: before the fix Save
+// copied the secret into the entry, which actions/cache uploads.
+func TestSaveRefusesHardLinks(t *testing.T) {
+	dirs, sources := outputs(t)
+	secret := filepath.Join(filepath.Dir(dirs["cache"]), "id_ed25519")
+	if err := os.WriteFile(secret, []byte("PRIVATE KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(secret, filepath.Join(dirs["cache"], "out.so")); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	cache := filepath.Join(t.TempDir(), "cache")
+	_, err := Save(context.Background(), cache, testKey(), json.RawMessage(`{}`), sources, Limits{})
+	if err == nil || !strings.Contains(err.Error(), "hard links") {
+		t.Fatalf("err %v, want a refusal naming the hard link", err)
+	}
+	if entries, _ := os.ReadDir(cache); len(entries) != 0 {
+		t.Errorf("the cache holds %v after a refused save", entries)
+	}
+}

@@ -12,13 +12,15 @@
 // strictly (a key twice, a field the schema lacks), is of another schema, names another
 // key, lists a path out of its root or twice, more files or bytes than a save keeps, or
 // whose files are missing, not regular, of another size or hash, is refused whole before
-// anything is written (an error the caller reports as a notice, then builds cold), and a file
-// that is there already, whose folder is a link (even one inside its root), or that changes
-// while it is copied undoes what was written: a restore only adds files. Save reads the outputs through an
-// os.Root of each root, never following a link out of it (a link is kept, as a link, only
-// where it stays inside its root; any other makes the entry unsaved), writes the entry in a
-// temporary directory of the cache and renames it into place, so that no reader sees half an
-// entry and two runs saving one key leave one whole entry.
+// anything is written (an error the caller reports as a notice, then builds cold), and a
+// file that is there already, whose folder is a link (even one inside its root), or that
+// changes while it is copied undoes what was written: a restore only adds files.
+//
+// Save reads the outputs through an os.Root of each root, never following a link out of it
+// (a link is kept, as a link, only where it stays inside its root; any other, and a file of
+// more than one hard link, makes the entry unsaved), writes the entry in a temporary
+// directory of the cache and renames it into place, so that no reader sees half an entry
+// and two runs saving one key leave one whole entry.
 //
 // The hashes give integrity, not provenance: whoever can write the cache directory can
 // write an entry that verifies. Which runs may write the cache is the workflow's decision.
@@ -325,6 +327,12 @@ func copyOne(in, out *os.Root, root, name string) (File, error) {
 	opened, err := r.Stat()
 	if err != nil {
 		return f, err
+	}
+	if n := hardLinks(opened); n > 1 {
+		// Another name of the same file may be anywhere on its file system (a build's
+		// `ln ~/.ssh/id_ed25519 out.so`): the copy would carry it into the entry, which
+		// actions/cache uploads, as a link out would. Why: threat-model T19.
+		return f, fmt.Errorf("%s has %d hard links, so it may be a file out of its directory: not read, and the entry is not saved", name, n)
 	}
 	f.Exec = opened.Mode()&0o111 != 0
 	w, err := procgroup.CreateArtifactIn(out, filesDir+"/"+root+"/"+name, perm(f.Exec))

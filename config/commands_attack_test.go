@@ -49,3 +49,25 @@ func TestCommandsSHCannotRunAreRefusedWithFileAndLine(t *testing.T) {
 		}
 	}
 }
+
+// Any other string of the config with a NUL byte (speedup.env, nvcc flags, shapes, kernel
+// names, keys) ends in an argument or a harness's environment, where the process would not
+// start: refused at its line. Before the fix these were accepted and met later as a step
+// that could not run (exit 3) or not at all.
+func TestNULAnywhereIsRefusedAtItsLine(t *testing.T) {
+	target := "run:\n  targets:\n    - name: t\n"
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"speedup.env", "speedup:\n  harness: ./h\n  env: {A: \"x\\0y\"}\n", "k.yml:3: "},
+		{"flags", target + "      sources: [a.cu]\n      flags: [\"-DX=\\0\"]\n", "k.yml:5: "},
+		{"shapes", target + "      harness: ./h\n      binaries: [build/h]\n      shapes: {check: [\"a\\0b\"]}\n", "k.yml:6: "},
+		{"kernels", target + "      harness: ./h\n      binaries: [build/h]\n      kernels: [\"a\\0b\"]\n", "k.yml:6: "},
+		{"a key", "speedup:\n  harness: ./h\n  env: {\"A\\0\": x}\n", "k.yml:3: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml), "k.yml")
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !strings.Contains(err.Error(), "NUL") {
+				t.Errorf("error %v, want %q…NUL", err, tc.want)
+			}
+		})
+	}
+}

@@ -25,7 +25,7 @@ import (
 // progress now goes through workflowcmd.NeutralWriter under Actions.
 func TestHarnessLineCannotSpeakToTheRunner(t *testing.T) {
 	const evil = `::error title=pwned::forged%0A::add-mask::kernel-gate`
-	harness := `sh ` + fakeDir(t) + `/jit-harness.sh\n` + evil + ` %0A::warning::pwned`
+	harness := `sh ` + fakeDir(t) + `/jit-harness.sh\n` + evil + ` %0A::warning::pwned '[md](https://evil.example/x)' '<img src=x>'`
 	cfg := strings.Replace(jitConfig(t, ""), `harness: "sh `+fakeDir(t)+`/jit-harness.sh"`, `harness: "`+harness+`"`, 1)
 	if !strings.Contains(cfg, evil) {
 		t.Fatal("the config does not hold the attack")
@@ -71,6 +71,10 @@ func TestHarnessLineCannotSpeakToTheRunner(t *testing.T) {
 				t.Errorf("%s has a workflow command kernel-gate did not write: %q", what, line)
 			}
 		}
+	}
+	// The summary is markdown: the command's text is shown, never a link or HTML of it.
+	if summary := md.String(); !strings.Contains(summary, "evil") || strings.Contains(summary, "](https://evil.example") || strings.Contains(summary, "<img") {
+		t.Errorf("the job summary renders the harness's markdown or HTML:\n%s", summary)
 	}
 	if !strings.Contains(ann.String(), "%250A::add-mask::") {
 		t.Errorf("the annotation's data does not escape the harness's %%0A:\n%s", ann.String())

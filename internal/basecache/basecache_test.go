@@ -282,18 +282,24 @@ func TestSaveRefusesLinksOutAndFIFOs(t *testing.T) {
 	if err := mkfifo(filepath.Join(dirs["cache"], "pipe")); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
-	done := make(chan error, 1)
-	go func() {
+	refusesFIFO(t, "Save", func() error {
 		_, err := Save(ctx, filepath.Join(t.TempDir(), "cache"), testKey(), json.RawMessage(`{}`), sources, Limits{})
-		done <- err
-	}()
+		return err
+	})
+}
+
+// refusesFIFO runs fn, which meets a FIFO, and wants it refused, never waited on.
+func refusesFIFO(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "FIFO") {
-			t.Errorf("FIFO: %v", err)
+			t.Errorf("%s on a FIFO: %v", what, err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("Save blocked on a FIFO")
+		t.Fatalf("%s blocked on a FIFO", what)
 	}
 }
 

@@ -104,22 +104,7 @@ func TestRestoreRefuses(t *testing.T) {
 		return cache
 	}
 	sum := testKey().Sum()
-	editManifest := func(t *testing.T, cache string, edit func(*Manifest)) {
-		p := filepath.Join(cache, sum, manifestFile)
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m Manifest
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
-		edit(&m)
-		raw, _ = json.Marshal(m)
-		if err := os.WriteFile(p, raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	editManifest := rewrite
 	cases := []struct {
 		name   string
 		tamper func(t *testing.T, cache string)

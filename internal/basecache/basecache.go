@@ -397,6 +397,7 @@ func Restore(ctx context.Context, dir string, key Key, dests map[string]string, 
 			r.Close()
 		}
 	}()
+	dirs := map[string]map[string]bool{} // of each root: its folders found plain (newName)
 	var written []func()
 	undo := func() {
 		for _, u := range slices.Backward(written) {
@@ -414,9 +415,9 @@ func Restore(ctx context.Context, dir string, key Key, dests map[string]string, 
 				undo()
 				return m, err
 			}
-			roots[f.Root] = r
+			roots[f.Root], dirs[f.Root] = r, map[string]bool{}
 		}
-		if err := restoreOne(ctx, cache, r, m.Sum, f); err != nil {
+		if err := restoreOne(ctx, cache, r, dirs[f.Root], m.Sum, f); err != nil {
 			undo()
 			return m, fmt.Errorf("entry %s: %w", Short(m.Sum), err)
 		}
@@ -428,12 +429,12 @@ func Restore(ctx context.Context, dir string, key Key, dests map[string]string, 
 
 // restoreOne copies one file of the entry into its root, hashing it again as it goes: a
 // file changed since it was verified is removed and refused.
-func restoreOne(ctx context.Context, cache, r *os.Root, sum string, f File) error {
+func restoreOne(ctx context.Context, cache, r *os.Root, dirs map[string]bool, sum string, f File) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	name := filepath.FromSlash(f.Path)
-	if err := newName(r, name); err != nil {
+	if err := newName(r, dirs, name); err != nil {
 		return fmt.Errorf("%s: %w", f.Path, err)
 	}
 	if d := filepath.Dir(name); d != "." {
@@ -479,10 +480,16 @@ func restoreOne(ctx context.Context, cache, r *os.Root, sum string, f File) erro
 // link to a folder of it, or one the entry restored just before) is an entry no save
 // wrote. os.Root keeps a link from leading out of the root; this keeps one from leading to
 // another place inside it. Why: docs/threat-model.md, threat-model T19.
-func newName(r *os.Root, name string) error {
+//
+// dirs are the folders of r already found plain (or made by this restore), not looked at
+// again.
+func newName(r *os.Root, dirs map[string]bool, name string) error {
 	parts := strings.Split(name, string(filepath.Separator))
 	for i := range parts {
 		at := filepath.Join(parts[:i+1]...)
+		if i < len(parts)-1 && dirs[at] {
+			continue
+		}
 		st, err := r.Lstat(at)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -494,6 +501,7 @@ func newName(r *os.Root, name string) error {
 		case !st.IsDir():
 			return fmt.Errorf("its folder %s is %s, not a folder: nothing is restored through it", filepath.ToSlash(at), input.KindOf(st.Mode()))
 		}
+		dirs[at] = true
 	}
 	return nil
 }

@@ -261,3 +261,39 @@ func TestSaveRefusesHardLinks(t *testing.T) {
 		t.Errorf("the cache holds %v after a refused save", entries)
 	}
 }
+
+// Names no save writes are refused from the manifest (these held before this round): an
+// absolute path, one that climbs or is not clean, a backslash, a root that is no plain name.
+func TestRestoreRefusesNamesNoSaveWrites(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*File)
+	}{
+		{"absolute", func(f *File) { f.Path = "/etc/cron.d/x" }},
+		{"climbing", func(f *File) { f.Path = "build/../../x" }},
+		{"unclean", func(f *File) { f.Path = "./build/kg.o" }},
+		{"double slash", func(f *File) { f.Path = "build//kg.o" }},
+		{"backslash", func(f *File) { f.Path = `build\..\..\x` }},
+		{"empty", func(f *File) { f.Path = "" }},
+		{"root ..", func(f *File) { f.Root = ".." }},
+		{"root with a slash", func(f *File) { f.Root = "tree/../.." }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cache := savedEntry(t)
+			rewrite(t, cache, func(m *Manifest) {
+				for i := range m.Files {
+					if m.Files[i].Root == "tree" {
+						c.edit(&m.Files[i])
+					}
+				}
+			})
+			dests := treeDests(t)
+			if _, err := Restore(context.Background(), cache, testKey(), dests, nil); err == nil || errors.Is(err, ErrMiss) {
+				t.Fatalf("err %v, want a refusal", err)
+			}
+			if _, err := os.Stat(dests["artifacts"]); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("written before the refusal: %v", err)
+			}
+		})
+	}
+}

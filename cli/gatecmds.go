@@ -177,7 +177,7 @@ func runSpeedupRun(ctx context.Context, args []string, e env) (int, error) {
 		return failed(err)
 	}
 	o := abrun.Options{Settings: set, Speedup: cfg.Speedup.Config, ArtifactDir: f.artifacts, NvidiaSMI: f.smi,
-		Progress: e.stderr}
+		Progress: progressOf(e)}
 	if err := f.sides.Apply(&o, set); err != nil {
 		return failed(err)
 	}

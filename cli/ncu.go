@@ -63,7 +63,7 @@ func runNCU(ctx context.Context, args []string, e env) (int, error) {
 	} else {
 		var o ncu.Options
 		if o, err = cfg.NCU.OptionsWith(cmd, ov); err == nil {
-			g, err = ncu.RunGateShown(ctx, cfg.NCU, o, e.stderr)
+			g, err = ncu.RunGateShown(ctx, cfg.NCU, o, progressOf(e))
 		}
 	}
 	if err != nil {

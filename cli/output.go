@@ -64,6 +64,16 @@ func emit(res result.Result, c common, f report.Format, e env) (int, error) {
 // its output can be a workflow command.
 func underActions(e env) bool { return e.getenv("GITHUB_ACTIONS") == "true" }
 
+// progressOf is where a gate's progress goes: standard error, neutralized under Actions
+// (the progress names the harness's command, which the config may break over lines that
+// start "::").
+func progressOf(e env) io.Writer {
+	if underActions(e) {
+		return workflowcmd.NeutralWriter{W: e.stderr}
+	}
+	return e.stderr
+}
+
 // render writes the report and returns the exit code of the verdict.
 func render(res result.Result, c common, f report.Format, e env) (int, error) {
 	var buf bytes.Buffer

@@ -58,7 +58,7 @@ func runSanitize(ctx context.Context, args []string, e env) (int, error) {
 		var o sanitizer.RunOptions
 		o, err = sanitizeOptions(cfg, timeout, bin)
 		if err == nil {
-			g, err = sanitizer.RunGate(ctx, cmd, o, artifacts, cfg.Sanitizer, e.stderr)
+			g, err = sanitizer.RunGate(ctx, cmd, o, artifacts, cfg.Sanitizer, progressOf(e))
 		}
 	}
 	if err != nil {

@@ -24,6 +24,8 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/sass"
 	"github.com/kernel-gate/kernel-gate/internal/configpos"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
+	"github.com/kernel-gate/kernel-gate/internal/shellcmd"
 	"github.com/kernel-gate/kernel-gate/registry"
 )
 
@@ -125,6 +127,9 @@ func ParseWith(raw []byte, name string, reg registry.Registry) (Config, error) {
 		if err := checkTop(doc, c.addedTypes(), name); err != nil {
 			return Config{}, err
 		}
+		if err := checkScalars(doc, name); err != nil {
+			return Config{}, err
+		}
 		if err := doc.Decode(&c); err != nil {
 			return Config{}, fmt.Errorf("%s: %w", name, cleanYAMLError(err))
 		}
@@ -146,6 +151,28 @@ func ParseWith(raw []byte, name string, reg registry.Registry) (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// checkScalars refuses a key or value holding a NUL byte or longer than shellcmd.MaxBytes,
+// at its line: every string of the config ends up in a command's argument, a harness's
+// environment (KG_SHAPES, KG_KERNELS, env:) or a file name, none of which can carry one
+// (the process would not start, and sh -c would read the line cut at a NUL), so it is
+// refused where it is written, not met later as a step that could not run.
+func checkScalars(n *yaml.Node, name string) error {
+	if n.Kind == yaml.ScalarNode {
+		switch {
+		case strings.ContainsRune(n.Value, 0):
+			return fmt.Errorf("%s:%d: %q holds a NUL byte: no command, argument or variable can carry one", name, n.Line, msgtext.Clip(n.Value, 80))
+		case len(n.Value) > shellcmd.MaxBytes:
+			return fmt.Errorf("%s:%d: a value of %d bytes: no command, argument or variable can carry more than %d", name, n.Line, len(n.Value), shellcmd.MaxBytes)
+		}
+	}
+	for _, c := range n.Content {
+		if err := checkScalars(c, name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // oneDocument decodes the file's one YAML document. A second one ("---" and more) is refused

@@ -26,7 +26,8 @@
 //     head harnesses side by side, package abrun), for a kernel it finds slower one
 //     Nsight Compute profile of each side within a 60 s budget (profile.go), and Nsight
 //     Compute where a rule names its kernels. A target whose functions have byte-identical SASS to base's on every arch
-//     is not sanitized, timed or profiled again unless Options.All; a GPU error ends the
+//     is not sanitized, timed or profiled again unless Options.All (with base restored from
+//     the base cache it is still sanitized and profiled: threat-model T19); a GPU error ends the
 //     target's steps, and every later target's when nvidia-smi no longer answers.
 //  7. Merge each gate's per-target parts into one gate, point findings at the kernels'
 //     __global__ lines (package kernelsrc), explain every failed or warned ptxas, sass and

@@ -164,6 +164,10 @@ func Run(ctx context.Context, cfg config.Config, o Options) (result.Result, erro
 	p := &pipeline{cfg: cfg, set: set, o: o, start: time.Now()}
 	if o.Getenv != nil && o.Getenv("GITHUB_ACTIONS") == "true" {
 		p.gh = githubactions.New(githubactions.WithGetenv(o.Getenv), githubactions.WithWriter(o.Progress))
+		// The gates write their progress here too (the sanitizer's names the harness's
+		// command, which the config may break over lines that start "::"): only p.gh's
+		// groups are kernel-gate's commands.
+		p.o.Progress = workflowcmd.NeutralWriter{W: o.Progress}
 	}
 	var recorded *Decisions
 	if o.Replay != "" {

@@ -52,7 +52,14 @@ type gpuStep struct {
 	check func(t target) (skip string, failed *result.Gate)
 	// onUnchangedSASS runs it also when the target's SASS is base's (without --all).
 	onUnchangedSASS bool
-	run             func(ctx context.Context, t target) (result.Gate, error)
+	// ofHeadAlone marks a step that judges head by itself, not against base: when base's
+	// side came from the base cache, unchanged SASS does not skip it, since base's SASS is
+	// then the entry's word, and whoever wrote the entry (on a pull request, an earlier
+	// push of it) could have made it head's to switch the check off. A step that compares
+	// with base keeps the skip: the entry stands in for base there anyway.
+	// Why: docs/threat-model.md, threat-model T19.
+	ofHeadAlone bool
+	run         func(ctx context.Context, t target) (result.Gate, error)
 	// stops names the step when its failure stops the target's later steps (an unsafe or
 	// wrong kernel is not timed: that saves the runner's GPU time and keeps each defect's
 	// report to its own gate); "" when it stops nothing.
@@ -63,7 +70,7 @@ func (p *pipeline) gpuSteps() []gpuStep {
 	wanted := func(gate string) func() bool { return func() bool { return p.wants(gate) } }
 	runs := func(target) (string, *result.Gate) { return "", nil }
 	return []gpuStep{
-		{gate: sanitizer.Name, enabled: wanted(sanitizer.Name), check: runs, run: p.sanitize, stops: "the sanitizer"},
+		{gate: sanitizer.Name, enabled: wanted(sanitizer.Name), check: runs, run: p.sanitize, ofHeadAlone: true, stops: "the sanitizer"},
 		// The check is cheap and the harness's host code may have changed, so it runs also
 		// for unchanged SASS.
 		{gate: correctness.Name, enabled: wanted(correctness.Name), check: runs, run: p.check, onUnchangedSASS: true, stops: "the correctness check"},
@@ -85,7 +92,7 @@ func (p *pipeline) gpuSteps() []gpuStep {
 				return "no ncu rule names its kernels", nil
 			}
 			return "", nil
-		}, run: p.profile},
+		}, run: p.profile, ofHeadAlone: true},
 	}
 }
 
@@ -202,8 +209,11 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 			continue
 		}
 		if out.unchanged && !s.onUnchangedSASS && !p.o.All {
-			skip("unchanged SASS: skipped ("+why+")", s.gate)
-			continue
+			if !s.ofHeadAlone || !p.baseRestored() {
+				skip("unchanged SASS: skipped ("+why+")", s.gate)
+				continue
+			}
+			p.progress("%s: %s runs although its SASS is unchanged: base's SASS came from the base cache", t.Name, s.gate)
 		}
 		g, err := s.run(ctx, t)
 		if err != nil {

@@ -9,14 +9,18 @@
 // cache directory) named in Source and Restore's dests.
 //
 // Restore trusts nothing it has not checked: an entry whose manifest does not parse
-// strictly, is of another schema, names another key, lists a path out of its root or twice,
-// or whose files are missing, not regular, of another size or hash, is refused whole before
-// anything is written (an error the caller reports as a notice, then builds cold), and a file
-// that changes while it is copied undoes what was written. Save reads the outputs through an
-// os.Root of each root, never following a link out of it (a link is kept, as a link, only
-// where it stays inside its root; any other makes the entry unsaved), writes the entry in a
-// temporary directory of the cache and renames it into place, so that no reader sees half an
-// entry and two runs saving one key leave one whole entry.
+// strictly (a key twice, a field the schema lacks), is of another schema, names another
+// key, lists a path out of its root or twice, more files or bytes than a save keeps, or
+// whose files are missing, not regular, of another size or hash, is refused whole before
+// anything is written (an error the caller reports as a notice, then builds cold), and a
+// file that is there already, whose folder is a link (even one inside its root), or that
+// changes while it is copied undoes what was written: a restore only adds files.
+//
+// Save reads the outputs through an os.Root of each root, never following a link out of it
+// (a link is kept, as a link, only where it stays inside its root; any other, and a file of
+// more than one hard link, makes the entry unsaved), writes the entry in a temporary
+// directory of the cache and renames it into place, so that no reader sees half an entry
+// and two runs saving one key leave one whole entry.
 //
 // The hashes give integrity, not provenance: whoever can write the cache directory can
 // write an entry that verifies. Which runs may write the cache is the workflow's decision.
@@ -324,6 +328,12 @@ func copyOne(in, out *os.Root, root, name string) (File, error) {
 	if err != nil {
 		return f, err
 	}
+	if n := hardLinks(opened); n > 1 {
+		// Another name of the same file may be anywhere on its file system (a build's
+		// `ln ~/.ssh/id_ed25519 out.so`): the copy would carry it into the entry, which
+		// actions/cache uploads, as a link out would. Why: threat-model T19.
+		return f, fmt.Errorf("%s has %d hard links, so it may be a file out of its directory: not read, and the entry is not saved", name, n)
+	}
 	f.Exec = opened.Mode()&0o111 != 0
 	w, err := procgroup.CreateArtifactIn(out, filesDir+"/"+root+"/"+name, perm(f.Exec))
 	if err != nil {
@@ -387,6 +397,7 @@ func Restore(ctx context.Context, dir string, key Key, dests map[string]string, 
 			r.Close()
 		}
 	}()
+	dirs := map[string]map[string]bool{} // of each root: its folders found plain (newName)
 	var written []func()
 	undo := func() {
 		for _, u := range slices.Backward(written) {
@@ -404,9 +415,9 @@ func Restore(ctx context.Context, dir string, key Key, dests map[string]string, 
 				undo()
 				return m, err
 			}
-			roots[f.Root] = r
+			roots[f.Root], dirs[f.Root] = r, map[string]bool{}
 		}
-		if err := restoreOne(ctx, cache, r, m.Sum, f); err != nil {
+		if err := restoreOne(ctx, cache, r, dirs[f.Root], m.Sum, f); err != nil {
 			undo()
 			return m, fmt.Errorf("entry %s: %w", Short(m.Sum), err)
 		}
@@ -418,11 +429,14 @@ func Restore(ctx context.Context, dir string, key Key, dests map[string]string, 
 
 // restoreOne copies one file of the entry into its root, hashing it again as it goes: a
 // file changed since it was verified is removed and refused.
-func restoreOne(ctx context.Context, cache, r *os.Root, sum string, f File) error {
+func restoreOne(ctx context.Context, cache, r *os.Root, dirs map[string]bool, sum string, f File) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	name := filepath.FromSlash(f.Path)
+	if err := newName(r, dirs, name); err != nil {
+		return fmt.Errorf("%s: %w", f.Path, err)
+	}
 	if d := filepath.Dir(name); d != "." {
 		if err := r.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("%s: %w (a link or a file is in its path)", f.Path, err)
@@ -430,9 +444,6 @@ func restoreOne(ctx context.Context, cache, r *os.Root, sum string, f File) erro
 	}
 	mtime := time.Unix(0, f.MTime)
 	if f.Link != "" {
-		if _, err := r.Lstat(name); err == nil {
-			return fmt.Errorf("%s is there already", f.Path)
-		}
 		if err := r.Symlink(f.Link, name); err != nil {
 			return err
 		}
@@ -460,6 +471,39 @@ func restoreOne(ctx context.Context, cache, r *os.Root, sum string, f File) erro
 		return err
 	}
 	return r.Chtimes(name, mtime, mtime)
+}
+
+// newName refuses a name that is there already, or whose folders are anything but plain
+// folders: a restore adds files and never replaces one (base's tracked files are its
+// tree's, and a save keeps only the files a build added), and a save never keeps a file
+// under a link (it walks without following one), so a name through a link (the tree's own
+// link to a folder of it, or one the entry restored just before) is an entry no save
+// wrote. os.Root keeps a link from leading out of the root; this keeps one from leading to
+// another place inside it. Why: docs/threat-model.md, threat-model T19.
+//
+// dirs are the folders of r already found plain (or made by this restore), not looked at
+// again.
+func newName(r *os.Root, dirs map[string]bool, name string) error {
+	parts := strings.Split(name, string(filepath.Separator))
+	for i := range parts {
+		at := filepath.Join(parts[:i+1]...)
+		if i < len(parts)-1 && dirs[at] {
+			continue
+		}
+		st, err := r.Lstat(at)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil // nor anything under it
+		case err != nil:
+			return err
+		case i == len(parts)-1:
+			return fmt.Errorf("%s is there already: a restore only adds files", input.KindOf(st.Mode()))
+		case !st.IsDir():
+			return fmt.Errorf("its folder %s is %s, not a folder: nothing is restored through it", filepath.ToSlash(at), input.KindOf(st.Mode()))
+		}
+		dirs[at] = true
+	}
+	return nil
 }
 
 func entryPath(sum string, f File) string {
@@ -497,7 +541,7 @@ func verifyEntry(ctx context.Context, dir string, key Key) (Manifest, error) {
 	if err != nil {
 		return m, fmt.Errorf("entry %s: its manifest: %w", Short(sum), err)
 	}
-	if err := strictjson.Unmarshal(raw, &m, strictjson.Options{Exact: []string{"meta"}}); err != nil {
+	if err := decodeManifest(raw, &m); err != nil {
 		return m, fmt.Errorf("entry %s: its manifest: %w", Short(sum), err)
 	}
 	if err := m.check(sum, key); err != nil {
@@ -514,6 +558,17 @@ func verifyEntry(ctx context.Context, dir string, key Key) (Manifest, error) {
 	return m, nil
 }
 
+// decodeManifest reads a manifest strictly: no key twice (strictjson), no field this
+// schema does not have (the caller's Meta is the caller's to read).
+func decodeManifest(raw []byte, m *Manifest) error {
+	if err := strictjson.Check(raw, strictjson.Options{Exact: []string{"meta"}}); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(m)
+}
+
 // check refuses a manifest of another schema or key, and any file it lists that could
 // land out of its root, twice, or that says nothing checkable.
 func (m Manifest) check(sum string, key Key) error {
@@ -527,6 +582,19 @@ func (m Manifest) check(sum string, key Key) error {
 	got, _ := json.Marshal(m.Key)
 	if !bytes.Equal(want, got) {
 		return fmt.Errorf("its manifest's key fields are not this run's (%s)", keyDiff(m.Key, key))
+	}
+	// The limits of a save bound what a restore reads and writes: an entry no save could
+	// have made is refused before any of its files is read (and sizes past them, summed,
+	// could wrap around).
+	if len(m.Files) > DefaultMaxFiles {
+		return fmt.Errorf("it lists %d files, more than a save keeps (%d)", len(m.Files), DefaultMaxFiles)
+	}
+	var total int64
+	for _, f := range m.Files {
+		if f.Size > DefaultMaxBytes || total+f.Size > DefaultMaxBytes {
+			return fmt.Errorf("its files hold more than a save keeps (%d bytes)", DefaultMaxBytes)
+		}
+		total += max(f.Size, 0)
 	}
 	seen := map[string]bool{}
 	for _, f := range m.Files {

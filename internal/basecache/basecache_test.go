@@ -104,22 +104,7 @@ func TestRestoreRefuses(t *testing.T) {
 		return cache
 	}
 	sum := testKey().Sum()
-	editManifest := func(t *testing.T, cache string, edit func(*Manifest)) {
-		p := filepath.Join(cache, sum, manifestFile)
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m Manifest
-		if err := json.Unmarshal(raw, &m); err != nil {
-			t.Fatal(err)
-		}
-		edit(&m)
-		raw, _ = json.Marshal(m)
-		if err := os.WriteFile(p, raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	editManifest := rewrite
 	cases := []struct {
 		name   string
 		tamper func(t *testing.T, cache string)
@@ -282,18 +267,24 @@ func TestSaveRefusesLinksOutAndFIFOs(t *testing.T) {
 	if err := mkfifo(filepath.Join(dirs["cache"], "pipe")); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
-	done := make(chan error, 1)
-	go func() {
+	refusesFIFO(t, "Save", func() error {
 		_, err := Save(ctx, filepath.Join(t.TempDir(), "cache"), testKey(), json.RawMessage(`{}`), sources, Limits{})
-		done <- err
-	}()
+		return err
+	})
+}
+
+// refusesFIFO runs fn, which meets a FIFO, and wants it refused, never waited on.
+func refusesFIFO(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "FIFO") {
-			t.Errorf("FIFO: %v", err)
+			t.Errorf("%s on a FIFO: %v", what, err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("Save blocked on a FIFO")
+		t.Fatalf("%s blocked on a FIFO", what)
 	}
 }
 

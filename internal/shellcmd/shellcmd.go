@@ -13,10 +13,12 @@ package shellcmd
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 )
 
@@ -42,7 +44,9 @@ func Check(line string) error {
 		return fmt.Errorf("a command of %d bytes: sh -c takes at most %d", len(line), MaxBytes)
 	}
 	if _, err := parse(line); err != nil {
-		return fmt.Errorf("%q is not a shell command: %v", line, err)
+		// The line is the config's (a pull request's): quoted and cut, so that a refusal
+		// shown in a log, an annotation or a summary is one line of bounded length.
+		return fmt.Errorf("%s is not a shell command: %v", msgtext.Clip(strconv.Quote(line), 200), err)
 	}
 	return nil
 }

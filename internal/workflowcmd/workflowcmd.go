@@ -126,6 +126,19 @@ func Neutralize(s string) string {
 // isLineBreak reports the characters after which Neutralize treats the text as a new line:
 // the runner's (LF, CR) and, to be safe with other readers of the log, VT, FF, NEL and the
 // Unicode line and paragraph separators.
+// NeutralWriter writes what it is given through Neutralize: for a log that code kernel-gate
+// runs or reads may put text into (a gate's progress quoting the config's command, which
+// may hold line breaks). Each Write is neutralized as if it began a line, so that a write
+// that does is never missed (one that does not is at worst changed where it need not be).
+type NeutralWriter struct{ W io.Writer }
+
+func (n NeutralWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(n.W, Neutralize(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 func isLineBreak(r rune) bool {
 	switch r {
 	case '\n', '\r', '\v', '\f', 0x85, 0x2028, 0x2029:

@@ -210,6 +210,11 @@ func (c Config) resolve() (Settings, error) {
 			bad("harness", "%v (want a shell command such as \"./build/harness --fast\")", err)
 		}
 	}
+	if s.Build != "" {
+		if err := shellcmd.Check(s.Build); err != nil {
+			bad("build", "%v", err)
+		}
+	}
 	if s.Build != "" && s.Harness == "" {
 		bad("build", "set harness too: the command that runs what build makes")
 	}

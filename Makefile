@@ -51,7 +51,13 @@ FUZZ_TARGETS = \
 	./report:FuzzRender \
 	./baseline/trend:FuzzWriteHTML \
 	./internal/workflowcmd:FuzzEscape \
-	./internal/workflowcmd:FuzzNeutralize
+	./internal/workflowcmd:FuzzNeutralize \
+	./gates/sass:FuzzReadData \
+	./internal/basecache:FuzzRead \
+	./internal/msgtext:FuzzClip \
+	./internal/msgtext:FuzzClean \
+	./internal/shellcmd:FuzzWords \
+	./internal/linescan:FuzzStripANSI
 
 .PHONY: demo test vet fmt lint-workflows tools fuzz bench
 

@@ -701,13 +701,4 @@ func isSum(name string) bool {
 }
 
 // clip cuts text read from an entry for a message.
-func clip(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, s)
-	return msgtext.Clip(s, 80)
-}
+func clip(s string) string { return msgtext.Clean(s, 80, false) }

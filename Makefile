@@ -4,7 +4,7 @@
 #   make test   the suite, in about 3 minutes on 2 cores: gofmt, go vet, actionlint on the
 #               workflows, a benchmark smoke run, then go test ./... (the action end to end
 #               under act among them); it ends with every skipped test and its reason
-#   make fuzz   each fuzz target for FUZZTIME (10s; about 5 minutes in all)
+#   make fuzz   each fuzz target for FUZZTIME (10s; about 7 minutes in all)
 # CI (.ci/run) runs make test, then make fuzz, with KG_REQUIRE_TOOLS=1: a test that skips
 # for want of act, chromium, shellcheck or mermaid's script fails there (internal/needtool).
 # Also: make bench (the full benchmarks), make tools (installs actionlint and act), and

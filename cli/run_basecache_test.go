@@ -311,3 +311,17 @@ func TestRunBaseCacheUnchangedSASSNeverSkipsTheSanitizer(t *testing.T) {
 		t.Errorf("the progress does not say why the sanitizer ran:\n%s", stderr)
 	}
 }
+
+// A base cache inside the checkout is refused: the checkout is the pull request's, and an
+// entry it committed there would be restored as base's side.
+func TestRunBaseCacheInsideTheCheckoutIsRefused(t *testing.T) {
+	repo := fakeRepo(t)
+	t.Setenv("TMPDIR", t.TempDir())
+	for _, cache := range []string{filepath.Join(repo, ".kg-cache"), filepath.Join(repo, "kernels", "..", "cache")} {
+		art := filepath.Join(t.TempDir(), "art")
+		code, out, stderr := kg(t, "", runArgs(t, repo, art, "--base", "main", "--base-cache", cache)...)
+		if code != exitUsage || !strings.Contains(stderr, "inside the repository's checkout") {
+			t.Errorf("--base-cache %s: exit %d, want %d naming the checkout\n%s\n%s", cache, code, exitUsage, out, stderr)
+		}
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/numtext"
+	"github.com/kernel-gate/kernel-gate/internal/outfile"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 	"github.com/kernel-gate/kernel-gate/internal/strictjson"
@@ -199,6 +200,11 @@ func (p *pipeline) restoreBase(ctx context.Context, nvcc step) error {
 	if !ok {
 		return nil
 	}
+	if outfile.Within(p.o.BaseCache, p.headDir) {
+		// The checkout is the pull request's: an entry committed in it would be restored
+		// as base's side (threat-model T19).
+		return exitcode.BadInputf("--base-cache %s is inside the repository's checkout (%s), whose files a pull request writes; put the base cache outside it (in Actions, under runner.temp)", p.o.BaseCache, p.headDir)
+	}
 	start := time.Now()
 	key, err := p.baseCacheKey(ctx, nvcc)
 	if err != nil {
@@ -242,7 +248,14 @@ func (p *pipeline) restoreBase(ctx context.Context, nvcc step) error {
 // steps, each once, each one that succeeded with its whole log under base/.
 func cachedSteps(raw json.RawMessage) (map[string]step, error) {
 	var meta cacheMeta
-	if err := strictjson.Unmarshal(raw, &meta, strictjson.Options{}); err != nil {
+	if err := strictjson.Check(raw, strictjson.Options{}); err != nil {
+		return nil, fmt.Errorf("its record of base's steps: %w", err)
+	}
+	// A field this kernel-gate does not know is refused, not skipped: the record says what
+	// base's steps did, and a reader that skips what it cannot read could miss a failure.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&meta); err != nil {
 		return nil, fmt.Errorf("its record of base's steps: %w", err)
 	}
 	steps := map[string]step{}

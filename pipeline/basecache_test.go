@@ -28,6 +28,8 @@ func TestCachedStepsRefuseWhatBaseDidNotRun(t *testing.T) {
 		{"a log of head", `{"steps": [{"id": "build/base/a", "log": "head/a/build.log", "exit": 0}]}`, "no log under base/"},
 		{"a key given twice", `{"steps": [], "steps": [{"id": "build/base/a", "log": "base/a/build.log", "exit": 0}]}`, "duplicate key"},
 		{"no steps", `{"steps": []}`, "no step"},
+		{"a field kernel-gate does not know", `{"steps": [{"id": "build/base/a", "log": "base/a/build.log", "exit": 0, "ok": true}]}`, "unknown field"},
+		{"a record kernel-gate does not know", `{"steps": [{"id": "build/base/a", "log": "base/a/build.log", "exit": 0}], "verdict": "pass"}`, "unknown field"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := cachedSteps([]byte(tc.raw)); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -56,7 +56,7 @@ func Check(out string, r Reads) error {
 		}
 	}
 	for _, d := range r.Dirs {
-		if d != "" && within(out, d) {
+		if d != "" && Within(out, d) {
 			return exitcode.BadInputf("--out %s is inside %s, which this command reads: write the report elsewhere", out, d)
 		}
 	}
@@ -93,8 +93,8 @@ func splitOut(out string) (dir, name string) {
 	return dir, name
 }
 
-// within reports whether path, its links resolved as far as they exist, lies inside dir.
-func within(path, dir string) bool {
+// Within reports whether path, its links resolved as far as they exist, lies inside dir.
+func Within(path, dir string) bool {
 	d, err := resolved(dir)
 	if err != nil {
 		return false

@@ -1,11 +1,8 @@
 package docs
 
 import (
-	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 )
 
@@ -22,31 +19,13 @@ func TestMakefileFuzzesEveryFuzzTest(t *testing.T) {
 	}
 	fuzz := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(`)
 	found := 0
-	err = filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != "..") {
-			return filepath.SkipDir
-		}
-		if !strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		pkg := filepath.ToSlash(filepath.Dir(strings.TrimPrefix(path, "../")))
-		for _, m := range fuzz.FindAllStringSubmatch(string(src), -1) {
+	for _, f := range goFiles(t, true) {
+		for _, m := range fuzz.FindAllStringSubmatch(string(f.src), -1) {
 			found++
-			if !listed[pkg+":"+m[1]] {
-				t.Errorf("%s: %s is not in the Makefile's FUZZ_TARGETS (./%s:%s)", path, m[1], pkg, m[1])
+			if !listed[f.pkg+":"+m[1]] {
+				t.Errorf("%s: %s is not in the Makefile's FUZZ_TARGETS (./%s:%s)", f.path, m[1], f.pkg, m[1])
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if found < 30 {
 		t.Fatalf("found only %d fuzz tests", found)

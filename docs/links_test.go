@@ -1,5 +1,7 @@
-// Package docs holds no code: its test checks the Markdown of README.md and docs/, so that
-// a page moved or a heading renamed cannot leave a link or a package path pointing nowhere.
+// Package docs holds no code: its tests check that what the pages say holds in the tree:
+// the Markdown of README.md and docs/ (a page moved or a heading renamed cannot leave a link
+// or a package path pointing nowhere), the threat model's tests and decisions, and the
+// Makefile's list of fuzz targets.
 package docs
 
 import (

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,6 +90,10 @@ type KernelDiff struct {
 	Name   string `json:"name"`
 	Arch   string `json:"arch"`
 	Change string `json:"change"`
+	// RenamedFrom is the older entry's mangled name of a kernel the change renamed
+	// (explain.Pair: on its arch, the one kernel only the older entry has and the one only
+	// the newer has); absent where both name it alike.
+	RenamedFrom string `json:"renamed_from,omitempty"`
 	// Metrics are the PTXAS numbers that differ (both sides, where recorded).
 	Metrics []MetricChange `json:"metrics,omitempty"`
 	// SASS is "changed" or "unchanged" by digest (and instruction count), "unknown" when a
@@ -261,27 +266,31 @@ func presence[T any](from, to *T) string {
 
 func (d *Diff) diffKernels(from, to Entry) {
 	noDigest := 0
-	for _, p := range pairs(from.Kernels, to.Kernels, func(k Kernel) string {
+	for _, p := range renamedPairs(pairs(from.Kernels, to.Kernels, func(k Kernel) string {
 		return kernelname.Parse(k.Name).Identity() + "\x00" + k.Arch
-	}) {
+	})) {
 		k := p.to
 		if k == nil {
 			k = p.from
 		}
 		kd := KernelDiff{Kernel: kernelname.Parse(k.Name).Short, Name: k.Name, Arch: k.Arch, Change: presence(p.from, p.to)}
+		if p.from != nil && p.to != nil && p.from.Name != p.to.Name &&
+			kernelname.Parse(p.from.Name).Identity() != kernelname.Parse(p.to.Name).Identity() {
+			kd.RenamedFrom = p.from.Name
+		}
 		if kd.Change == ChangeUnchanged {
 			kd.Metrics = ptxasChanges(p.from.Ptxas, p.to.Ptxas)
 			kd.SASS, kd.Instructions = sassChange(p.from.SASS, p.to.SASS)
 			if kd.SASS == SASSUnknown {
 				noDigest++
 			}
-			if len(kd.Metrics) > 0 || kd.SASS == SASSChanged {
+			if len(kd.Metrics) > 0 || kd.SASS == SASSChanged || kd.RenamedFrom != "" {
 				kd.Change = ChangeChanged
 			}
 			records := len(kd.Metrics) > 0 && p.from.Ptxas != nil && p.to.Ptxas != nil
 			mixes := kd.SASS == SASSChanged && p.from.SASS.Function() != nil && p.to.SASS.Function() != nil
 			if records || mixes {
-				kd.Explain = explainKernel(*p.from, *p.to, to.Fingerprint.Arch)
+				kd.Explain = explainKernel(*p.from, *p.to, to.Fingerprint.Arch, kd.RenamedFrom != "")
 			}
 		}
 		if kd.Change == ChangeUnchanged {
@@ -295,12 +304,49 @@ func (d *Diff) diffKernels(from, to Entry) {
 	}
 }
 
+// renamedPairs joins a kernel only the newer entry has with the one only the older has
+// where package explain's rule (explain.Pair) says the change renamed it: on its arch,
+// exactly one kernel is the older's alone and exactly one the newer's alone. The joined
+// row takes the newer's place; every other row is as pairs made it.
+func renamedPairs(ps []struct{ from, to *Kernel }) []struct{ from, to *Kernel } {
+	var older, newer []explain.Function
+	for _, p := range ps {
+		switch {
+		case p.to == nil:
+			older = append(older, explain.Function{Name: kernelname.Parse(p.from.Name), Arch: p.from.Arch})
+		case p.from == nil:
+			newer = append(newer, explain.Function{Name: kernelname.Parse(p.to.Name), Arch: p.to.Arch})
+		}
+	}
+	if len(older) == 0 || len(newer) == 0 {
+		return ps
+	}
+	pair := explain.Pair(older, newer)
+	joined := map[*Kernel]bool{}
+	for i, p := range ps {
+		if p.from != nil {
+			continue
+		}
+		b, renamed, _ := pair.Base(kernelname.Parse(p.to.Name), p.to.Arch)
+		if !renamed {
+			continue
+		}
+		for _, q := range ps {
+			if q.to == nil && q.from.Arch == p.to.Arch && kernelname.Parse(q.from.Name).Identity() == b.Identity() {
+				ps[i].from, joined[q.from] = q.from, true
+				break
+			}
+		}
+	}
+	return slices.DeleteFunc(ps, func(p struct{ from, to *Kernel }) bool { return p.to == nil && joined[p.from] })
+}
+
 // explainKernel explains two entries' records of one kernel × arch on gpu (the newer
 // entry's arch, "sm_90"), or on the kernel's own arch where that does not run on it: their
 // PTXAS records and, where both entries keep it, their instruction mix (an entry written
 // before the mix was kept says nothing of it). An entry keeps no launch, so occupancy is
 // left out, saying so.
-func explainKernel(from, to Kernel, gpu string) *result.Explanation {
+func explainKernel(from, to Kernel, gpu string, renamed bool) *result.Explanation {
 	in := explain.Input{
 		Base:        explain.Side{Record: from.Ptxas, SASS: from.SASS.Function()},
 		Head:        explain.Side{Record: to.Ptxas, SASS: to.SASS.Function()},
@@ -309,6 +355,9 @@ func explainKernel(from, to Kernel, gpu string) *result.Explanation {
 	if in.Base.Record == nil || in.Head.Record == nil {
 		// Resources and occupancy need both records; without them, the mix alone.
 		in.Base.Record, in.Head.Record = nil, nil
+	}
+	if renamed {
+		in.Headline = explain.RenamedHeadline(kernelname.Parse(from.Name))
 	}
 	in.GPU = to.Arch
 	if gpu != "" && gpuinfo.RunnableOn([]string{to.Arch}, gpu) {
@@ -524,6 +573,12 @@ func (d Diff) WriteText(w io.Writer) error {
 		line := k.Change
 		if len(parts) > 0 && k.Change == ChangeChanged {
 			line = strings.Join(parts, ", ")
+		}
+		if k.RenamedFrom != "" && k.Explain == nil { // where an explanation follows, its sentence says it
+			line = explain.RenamedHeadline(kernelname.Parse(k.RenamedFrom))
+			if len(parts) > 0 {
+				line += ": " + strings.Join(parts, ", ")
+			}
 		}
 		fmt.Fprintf(&b, "  %s %s: %s\n", k.Kernel, k.Arch, line)
 		if k.Explain != nil && k.Explain.Sentence != "" {

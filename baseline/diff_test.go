@@ -3,6 +3,7 @@ package baseline
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -12,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/explain"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
 	"github.com/kernel-gate/kernel-gate/internal/goldentest"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -133,13 +136,15 @@ func TestDiffAddedRemovedAndIdentity(t *testing.T) {
 	to := Entry{Commit: "b", Time: when.Add(time.Hour), Fingerprint: fp, Kernels: []Kernel{
 		{Name: "_ZN43_GLOBAL__N__11111111_10_harness_cu_5d88324917softmax_referenceEPKfPfii", Arch: "sm_89", Ptxas: &ptxas.Kernel{Registers: n(48), Smem: n(0)}},
 		{Name: "new_kernel", Arch: "sm_89", Ptxas: &ptxas.Kernel{Registers: n(10)}},
+		// Two kernels only the newer entry has, one only the older: no rename, never a guess.
+		{Name: "other_new_kernel", Arch: "sm_89", Ptxas: &ptxas.Kernel{Registers: n(12)}},
 	}, Sanitizer: []SanitizerRun{{Tool: "racecheck", Status: SanitizerClean}}}
 	d := DiffEntries(from, to)
 	var got []string
 	for _, k := range d.Kernels {
 		got = append(got, k.Kernel+" "+k.Change)
 	}
-	if strings.Join(got, "; ") != "(anonymous namespace)::softmax_reference changed; new_kernel added; old_kernel removed" {
+	if strings.Join(got, "; ") != "(anonymous namespace)::softmax_reference changed; new_kernel added; other_new_kernel added; old_kernel removed" {
 		t.Errorf("kernels %q", got)
 	}
 	if m := d.Kernels[0].Metrics; len(m) != 2 || m[0].Metric != "registers" || *m[0].To != 48 || m[1].Metric != "smem" || m[1].From != nil {
@@ -237,5 +242,61 @@ func TestStoredMixIsChecked(t *testing.T) {
 		if _, err := decodeKeyFile(tampered, "f", &k); err == nil || !strings.Contains(err.Error(), "entry 1: sass: mix") {
 			t.Errorf("%s: %v", bad, err)
 		}
+	}
+}
+
+// llmcEntry is an entry of one side of llm.c's recording (testdata/external/karpathy-llm.c):
+// the kernels of its build log and SASS dump, as a result's ptxas and sass data give them.
+func llmcEntry(t *testing.T, side, commit string, at time.Time) Entry {
+	t.Helper()
+	dir := filepath.Join("..", "testdata", "external", "karpathy-llm.c", "recorded", "llmc-layernorm", side, "layernorm-backward-make")
+	var s explain.Sources
+	if err := s.ReadLog(context.Background(), filepath.Join(dir, "build.log")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ReadSASS(context.Background(), filepath.Join(dir, "bin0", "sass.txt.gz")); err != nil {
+		t.Fatal(err)
+	}
+	e := Entry{Commit: commit, Time: at, Fingerprint: Fingerprint{GPU: "NVIDIA H100 80GB HBM3", Arch: "sm_90", Driver: "580.1", CUDA: "12.8"}}
+	for _, k := range s.Records {
+		rec := k
+		e.kernel(k.Name, k.Demangled, k.Arch).Ptxas = &rec
+	}
+	for _, f := range s.SASS {
+		e.kernel(f.Name, f.Demangled, f.Arch).SASS = &SASS{Instructions: f.Instructions, Digest: f.Digest, Mix: f.Mix, ClockReads: f.ClockReads}
+	}
+	return e
+}
+
+// baseline diff of llm.c's two builds pairs layernorm_backward_kernel9 with the older
+// entry's layernorm_backward_kernel8, which the change renamed (explain.Pair, as kernel-gate
+// run and kernel-gate explain pair it), and explains it, instead of one kernel removed and
+// one added.
+func TestDiffRenamedKernel(t *testing.T) {
+	d := DiffEntries(llmcEntry(t, "base", strings.Repeat("b", 40), when), llmcEntry(t, "head", strings.Repeat("7", 40), when.Add(time.Hour)))
+	var changed []KernelDiff
+	for _, k := range d.Kernels {
+		if k.Change != ChangeUnchanged {
+			changed = append(changed, k)
+		}
+	}
+	if len(changed) != 1 || changed[0].Kernel != "layernorm_backward_kernel9" || changed[0].Change != ChangeChanged ||
+		kernelname.Parse(changed[0].RenamedFrom).Short != "layernorm_backward_kernel8" {
+		t.Fatalf("changed kernels %+v, want layernorm_backward_kernel9 renamed from layernorm_backward_kernel8", changed)
+	}
+	var text bytes.Buffer
+	if err := d.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		"layernorm_backward_kernel9 sm_90: registers 40 → 64 (+24)",
+		"why: base's layernorm_backward_kernel8, which the change renamed: registers 40 → 64; barriers +120% (15 → 33); ",
+	} {
+		if !strings.Contains(text.String(), w) {
+			t.Errorf("text lacks %q:\n%s", w, text.String())
+		}
+	}
+	if strings.Contains(text.String(), ": removed") || strings.Contains(text.String(), ": added") {
+		t.Errorf("the renamed kernel is removed and added:\n%s", text.String())
 	}
 }

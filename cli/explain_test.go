@@ -94,3 +94,34 @@ func TestExplainReplayedResults(t *testing.T) {
 		t.Errorf("explain of two replayed results does not say %q, or notes something:\n%s", want, out)
 	}
 }
+
+// kernel-gate explain over llm.c's recorded builds (testdata/external/karpathy-llm.c: base's
+// and head's build logs and SASS dumps) pairs layernorm_backward_kernel9 with base's
+// layernorm_backward_kernel8, which the change renamed, as `kernel-gate run` does, and
+// explains it: occupancy at the block size given, registers and instruction mix, not a
+// note that it is only in head.
+func TestExplainRenamedKernel(t *testing.T) {
+	side := func(s, file string) string {
+		return filepath.Join("testdata", "external", "karpathy-llm.c", "recorded", "llmc-layernorm", s, "layernorm-backward-make", file)
+	}
+	code, out, stderr := kg(t, "", "explain",
+		"--base-log", side("base", "build.log"), "--base-sass", side("base", "bin0/sass.txt.gz"),
+		"--head-log", side("head", "build.log"), "--head-sass", side("head", "bin0/sass.txt.gz"), "--block-size", "256")
+	if code != exitPass {
+		t.Fatalf("explain: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"kernel-gate explain: 1 kernel × arch changed, 21 unchanged",
+		"layernorm_backward_kernel9 (sm_90): base's layernorm_backward_kernel8, which the change renamed: occupancy 48 → 32 warps/SM (75% → 50% of the SM) at 256 threads per block, limited by registers; registers 40 → 64; ",
+		"registers 40 → 64 — ptxas",
+		"local memory traffic is gone (local loads 31 → 0, local stores 32 → 0) — sass",
+		"shared loads +846% (35 → 331) — sass",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("explain of llm.c's builds does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "only in head") {
+		t.Errorf("the renamed kernel is noted as only in head:\n%s", out)
+	}
+}

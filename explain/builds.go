@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/sass"
@@ -43,9 +42,12 @@ type Options struct {
 
 // Kernel is one kernel × arch explained.
 type Kernel struct {
-	Kernel  string             `json:"kernel"`
-	Name    string             `json:"name"`
-	Arch    string             `json:"arch"`
+	Kernel string `json:"kernel"`
+	Name   string `json:"name"`
+	Arch   string `json:"arch"`
+	// Base is base's mangled name of the kernel where the change renamed it (Pair);
+	// absent where base names it alike.
+	Base    string             `json:"base,omitempty"`
 	Explain result.Explanation `json:"explain"`
 }
 
@@ -60,7 +62,8 @@ type Explained struct {
 }
 
 // Explain explains every kernel × arch of head whose ptxas record or SASS differs from
-// base's, in head's order; a kernel is the same one in both by its kernelname identity.
+// base's, in head's order; a kernel is base's by Pair: of the same kernelname identity, or
+// the one base alone has where the change renamed it, and its headline then says so.
 func Explain(base, head Sources, o Options) Explained {
 	out := Explained{Schema: Schema, Kernels: []Kernel{}, Notes: []string{}}
 	gpu := o.GPU
@@ -69,26 +72,34 @@ func Explain(base, head Sources, o Options) Explained {
 	}
 	noBlock := "pass --block-size N, the threads per block it launches with"
 	baseSASS, headSASS := functionsByID(base.SASS), functionsByID(head.SASS)
-	for _, h := range headFunctions(head) {
-		id := kernelname.Parse(h.name).Identity()
-		b := Side{Record: findRecord(base.Records, id, h.arch), SASS: baseSASS[identityArch{id, h.arch}]}
-		hs := Side{Record: findRecord(head.Records, id, h.arch), SASS: headSASS[identityArch{id, h.arch}]}
-		if b.Record == nil && b.SASS == nil {
-			out.Notes = append(out.Notes, fmt.Sprintf("%s (%s) is only in head", kernelname.Parse(h.name).Short, h.arch))
+	heads := entryFunctions(head)
+	pairs := Pair(entryFunctions(base), heads)
+	for _, h := range heads {
+		id := h.Name.Identity()
+		bn, renamed, ok := pairs.Base(h.Name, h.Arch)
+		if !ok {
+			out.Notes = append(out.Notes, fmt.Sprintf("%s (%s) is only in head", h.Name.Short, h.Arch))
 			continue
 		}
+		b := Side{Record: findRecord(base.Records, bn.Identity(), h.Arch), SASS: baseSASS[identityArch{bn.Identity(), h.Arch}]}
+		hs := Side{Record: findRecord(head.Records, id, h.Arch), SASS: headSASS[identityArch{id, h.Arch}]}
 		if !changed(b, hs) {
 			out.Unchanged++
 			continue
 		}
-		in := Input{Base: b, Head: hs, GPU: h.arch, BlockSize: o.BlockSize, DynamicSmem: o.DynamicSmem, NoBlockSize: noBlock}
+		in := Input{Base: b, Head: hs, GPU: h.Arch, BlockSize: o.BlockSize, DynamicSmem: o.DynamicSmem, NoBlockSize: noBlock}
 		if o.BlockSize > 0 {
 			in.BlockSizeFrom = "option"
 		}
-		if gpu != "" && gpuinfo.RunnableOn([]string{h.arch}, archOf(gpu)) {
+		if gpu != "" && gpuinfo.RunnableOn([]string{h.Arch}, archOf(gpu)) {
 			in.GPU = gpu
 		}
-		out.Kernels = append(out.Kernels, Kernel{Kernel: kernelname.Parse(h.name).Short, Name: h.name, Arch: h.arch, Explain: Build(in)})
+		k := Kernel{Kernel: h.Name.Short, Name: h.Name.Mangled, Arch: h.Arch}
+		if renamed {
+			in.Headline, k.Base = RenamedHeadline(bn), bn.Mangled
+		}
+		k.Explain = Build(in)
+		out.Kernels = append(out.Kernels, k)
 	}
 	switch n := base.NoMix + head.NoMix; {
 	case n > 0:
@@ -107,26 +118,26 @@ func archOf(gpu string) string {
 	return gpu
 }
 
-type function struct{ name, arch string }
-
 // identityArch is a kernel as both sides name it (kernelname's identity) on one arch.
 type identityArch struct{ id, arch string }
 
-// headFunctions are head's kernels × archs: its records', then its SASS's that no record
-// names, each once.
-func headFunctions(head Sources) []function {
-	var out []function
+// entryFunctions are a side's entry kernels × archs: its records', then its SASS's that no
+// record names, each once.
+func entryFunctions(s Sources) []Function {
+	var out []Function
+	seen := map[[2]string]bool{}
 	add := func(name, arch string, entry *bool) {
-		f := function{name, arch}
-		if entry != nil && !*entry || slices.Contains(out, f) {
+		k := [2]string{name, arch}
+		if entry != nil && !*entry || seen[k] {
 			return
 		}
-		out = append(out, f)
+		seen[k] = true
+		out = append(out, Function{Name: kernelname.Parse(name), Arch: arch})
 	}
-	for _, k := range head.Records {
+	for _, k := range s.Records {
 		add(k.Name, k.Arch, k.Entry)
 	}
-	for _, fn := range head.SASS {
+	for _, fn := range s.SASS {
 		add(fn.Name, fn.Arch, fn.Entry)
 	}
 	return out

@@ -108,7 +108,7 @@ func (p *pipeline) explainSlowdown(ctx context.Context, gates []result.Gate, f r
 		in.Headline += fmt.Sprintf(", the first with changed SASS of %d functions matching %s", len(matched), strings.Join(globs, ", "))
 	}
 	if baseName.Identity() != kernelname.Parse(head.Name).Identity() {
-		in.Headline += fmt.Sprintf("; base's %s, which the change renamed", baseName.Short)
+		in.Headline += "; " + explain.RenamedHeadline(baseName)
 	}
 	in.Headline += ")"
 	return in, true
@@ -139,33 +139,26 @@ func (p *pipeline) explainInput(ctx context.Context, gates []result.Gate, head *
 	return in, true
 }
 
-// baseName is head's function as base names it: itself where base has a function of its
-// identity on its arch; else, where the change renamed it (llm.c's
-// layernorm_backward_kernel8 became layernorm_backward_kernel9 in the commit that slowed it),
-// the function of the target's globs that base alone has, when exactly one is base's alone
-// and head's is the only one head alone has: a pairing that leaves no choice, never a guess.
+// baseName is head's function as base names it, by package explain's one rule
+// (explain.Pair) among the functions of the target's globs on head's arch: itself where
+// base has a function of its identity on its arch; else the one it was renamed from, where
+// that leaves no choice (llm.c's layernorm_backward_kernel8 became
+// layernorm_backward_kernel9 in the commit that slowed it), never a guess.
 func (p *pipeline) baseName(head *ptxas.Kernel, t *config.Target) kernelname.Name {
 	own := kernelname.Parse(head.Name)
 	if t == nil || p.hasFunction(sideBase, own.Identity(), head.Arch) {
 		return own
 	}
-	var baseOnly, headOnly []kernelname.Name
+	var fs [2][]explain.Function
 	for _, side := range []int{sideBase, sideHead} {
 		for _, n := range p.functionsOf(side, head.Arch, t.Functions) {
-			if p.hasFunction(sideHead+sideBase-side, n.Identity(), head.Arch) { // the other side
-				continue
-			}
-			if side == sideBase {
-				baseOnly = append(baseOnly, n)
-			} else {
-				headOnly = append(headOnly, n)
-			}
+			fs[side] = append(fs[side], explain.Function{Name: n, Arch: head.Arch})
 		}
 	}
-	if len(baseOnly) != 1 || len(headOnly) != 1 || headOnly[0].Identity() != own.Identity() {
-		return own
+	if b, renamed, _ := explain.Pair(fs[sideBase], fs[sideHead]).Base(own, head.Arch); renamed {
+		return b
 	}
-	return baseOnly[0]
+	return own
 }
 
 // functionsOf is a side's functions on arch whose names match globs, from its ptxas records

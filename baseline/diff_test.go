@@ -269,7 +269,7 @@ func llmcEntry(t *testing.T, side, commit string, at time.Time) Entry {
 }
 
 // baseline diff of llm.c's two builds pairs layernorm_backward_kernel9 with the older
-// entry's layernorm_backward_kernel8, which the change renamed (explain.Pair, as kernel-gate
+// entry's layernorm_backward_kernel8, taken as renamed (explain.Pair, as kernel-gate
 // run and kernel-gate explain pair it), and explains it, instead of one kernel removed and
 // one added.
 func TestDiffRenamedKernel(t *testing.T) {
@@ -290,7 +290,7 @@ func TestDiffRenamedKernel(t *testing.T) {
 	}
 	for _, w := range []string{
 		"layernorm_backward_kernel9 sm_90: registers 40 → 64 (+24)",
-		"why: base's layernorm_backward_kernel8, which the change renamed: registers 40 → 64; barriers +120% (15 → 33); ",
+		"why: base's layernorm_backward_kernel8, taken as renamed (the only one of its arch gone, this the only one new): registers 40 → 64; barriers +120% (15 → 33); ",
 	} {
 		if !strings.Contains(text.String(), w) {
 			t.Errorf("text lacks %q:\n%s", w, text.String())

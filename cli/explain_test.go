@@ -97,7 +97,7 @@ func TestExplainReplayedResults(t *testing.T) {
 
 // kernel-gate explain over llm.c's recorded builds (testdata/external/karpathy-llm.c: base's
 // and head's build logs and SASS dumps) pairs layernorm_backward_kernel9 with base's
-// layernorm_backward_kernel8, which the change renamed, as `kernel-gate run` does, and
+// layernorm_backward_kernel8, taken as renamed, as `kernel-gate run` does, and
 // explains it: occupancy at the block size given, registers and instruction mix, not a
 // note that it is only in head.
 func TestExplainRenamedKernel(t *testing.T) {
@@ -112,7 +112,7 @@ func TestExplainRenamedKernel(t *testing.T) {
 	}
 	for _, want := range []string{
 		"kernel-gate explain: 1 kernel × arch changed, 21 unchanged",
-		"layernorm_backward_kernel9 (sm_90): base's layernorm_backward_kernel8, which the change renamed: occupancy 48 → 32 warps/SM (75% → 50% of the SM) at 256 threads per block, limited by registers; registers 40 → 64; ",
+		"layernorm_backward_kernel9 (sm_90): base's layernorm_backward_kernel8, taken as renamed (the only one of its arch gone, this the only one new): occupancy 48 → 32 warps/SM (75% → 50% of the SM) at 256 threads per block, limited by registers; registers 40 → 64; ",
 		"registers 40 → 64 — ptxas",
 		"local memory traffic is gone (local loads 31 → 0, local stores 32 → 0) — sass",
 		"shared loads +846% (35 → 331) — sass",

@@ -71,8 +71,12 @@ func (p Pairs) Base(head kernelname.Name, arch string) (base kernelname.Name, re
 	return kernelname.Name{}, false, false
 }
 
-// RenamedHeadline is the headline of a kernel the change renamed: "base's
-// layernorm_backward_kernel8, which the change renamed".
+// RenamedHeadline is the headline of a kernel paired as renamed: "base's X, taken as
+// renamed (...)". It says what the pairing rests on, since no build says a kernel was
+// renamed: across two baseline entries many commits apart it may be two unrelated kernels.
 func RenamedHeadline(base kernelname.Name) string {
-	return "base's " + base.Short + ", which the change renamed"
+	return "base's " + base.Short + ", " + renamedWhy
 }
+
+// renamedWhy is the reason RenamedHeadline gives for a pairing.
+const renamedWhy = "taken as renamed (the only one of its arch gone, this the only one new)"

@@ -81,7 +81,7 @@ func TestExplainRenamedKernel(t *testing.T) {
 	if k.Kernel != "layernorm_backward_kernel9" || kernelname.Parse(k.Base).Short != "layernorm_backward_kernel8" {
 		t.Errorf("explained %s (base %s)", k.Kernel, k.Base)
 	}
-	want := "base's layernorm_backward_kernel8, which the change renamed: registers 40 → 64; barriers +120% (15 → 33); "
+	want := "base's layernorm_backward_kernel8, taken as renamed (the only one of its arch gone, this the only one new): registers 40 → 64; barriers +120% (15 → 33); "
 	if !strings.HasPrefix(k.Explain.Sentence, want) || strings.Contains(strings.Join(e.Notes, "\n"), "only in head") {
 		t.Errorf("sentence %q\nwant it to start %q; notes %q", k.Explain.Sentence, want, e.Notes)
 	}

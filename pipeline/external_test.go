@@ -72,7 +72,7 @@ var externalCases = []struct {
 	{"llmc-layernorm", "karpathy-llm.c", []string{"speedup"},
 		map[string][]string{"speedup": {"layernorm_backward"}}, nil,
 		map[string][]string{"speedup": {
-			"(layernorm_backward_kernel9, sm_90; base's layernorm_backward_kernel8, which the change renamed): barrier stalls +58% (4.13 → 6.55 warps per issued instruction); ",
+			"(layernorm_backward_kernel9, sm_90; base's layernorm_backward_kernel8, taken as renamed (the only one of its arch gone, this the only one new)): barrier stalls +58% (4.13 → 6.55 warps per issued instruction); ",
 			"barrier stalls +58% (4.13 → 6.55 warps per issued instruction)",
 			"duration 48960 → 48640 ns under Nsight Compute (-0.7%): its launches do not show the slowdown",
 			"barriers +120% (15 → 33)", "shared loads +846% (35 → 331)",

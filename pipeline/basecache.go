@@ -247,15 +247,10 @@ func (p *pipeline) restoreBase(ctx context.Context, nvcc step) error {
 // cachedSteps reads an entry's record of base's build steps, strictly: only base's build
 // steps, each once, each one that succeeded with its whole log under base/.
 func cachedSteps(raw json.RawMessage) (map[string]step, error) {
-	var meta cacheMeta
-	if err := strictjson.Check(raw, strictjson.Options{}); err != nil {
-		return nil, fmt.Errorf("its record of base's steps: %w", err)
-	}
 	// A field this kernel-gate does not know is refused, not skipped: the record says what
 	// base's steps did, and a reader that skips what it cannot read could miss a failure.
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&meta); err != nil {
+	var meta cacheMeta
+	if err := strictjson.UnmarshalKnown(raw, &meta, strictjson.Options{}); err != nil {
 		return nil, fmt.Errorf("its record of base's steps: %w", err)
 	}
 	steps := map[string]step{}

@@ -561,12 +561,7 @@ func verifyEntry(ctx context.Context, dir string, key Key) (Manifest, error) {
 // decodeManifest reads a manifest strictly: no key twice (strictjson), no field this
 // schema does not have (the caller's Meta is the caller's to read).
 func decodeManifest(raw []byte, m *Manifest) error {
-	if err := strictjson.Check(raw, strictjson.Options{Exact: []string{"meta"}}); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return dec.Decode(m)
+	return strictjson.UnmarshalKnown(raw, m, strictjson.Options{Exact: []string{"meta"}})
 }
 
 // check refuses a manifest of another schema or key, and any file it lists that could

@@ -71,6 +71,18 @@ func Unmarshal(data []byte, v any, o Options) error {
 	return json.Unmarshal(data, v)
 }
 
+// UnmarshalKnown is Unmarshal for readers that trust nothing they do not know: besides
+// what Check refuses (a key twice, more than one value), a key v has no field for is an
+// error.
+func UnmarshalKnown(data []byte, v any, o Options) error {
+	if err := Check(data, o); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
 // CheckAt is Check for a value found at path and byte offset base of a larger input: base
 // is added to every offset and path is prefixed to every path.
 func CheckAt(data []byte, path string, base int64, o Options) error {

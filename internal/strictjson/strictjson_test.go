@@ -115,3 +115,26 @@ func TestUnmarshal(t *testing.T) {
 		t.Errorf("decoded %v, %v", v.MaxErr, err)
 	}
 }
+
+func TestUnmarshalKnown(t *testing.T) {
+	type v struct {
+		A int `json:"a"`
+	}
+	for _, tc := range []struct{ name, in, want string }{
+		{"known keys", `{"a": 1}` + "\n", ""},
+		{"a key twice", `{"a": 1, "a": 2}`, "duplicate key"},
+		{"an unknown key", `{"a": 1, "b": 2}`, "unknown field"},
+		{"more after the value", `{"a": 1} {"a": 2}`, "more than one JSON value"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got v
+			err := UnmarshalKnown([]byte(tc.in), &got, Options{})
+			switch {
+			case tc.want == "" && (err != nil || got.A != 1):
+				t.Errorf("got %+v, %v", got, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -435,18 +435,7 @@ func parseAnswer(line []byte, round int) (*benchfile.File, string) {
 // decodeStrict decodes one JSON object: a key given twice, an unknown key or anything after
 // the object is an error.
 func decodeStrict(line []byte, v any) error {
-	if err := strictjson.Check(line, strictjson.Options{Exact: []string{"extra"}}); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("more after the JSON object")
-	}
-	return nil
+	return strictjson.UnmarshalKnown(line, v, strictjson.Options{Exact: []string{"extra"}})
 }
 
 // quoteLine quotes the start of a line for a message.

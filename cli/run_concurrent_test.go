@@ -6,11 +6,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kernel-gate/kernel-gate/internal/gittest"
 )
 
 // Base and head at once (issue 22): a JIT harness target's first runs (which build) run
@@ -118,4 +121,96 @@ func TestRunSanitizerToolsOneAtATime(t *testing.T) {
 	if !strings.Contains(stderr, "attention-jit: the sanitizer's tools one at a time: the GPU has 12000 MiB free, and each tool that runs beside another is given 8 GiB") {
 		t.Errorf("the progress does not say the tools ran one at a time:\n%s", stderr)
 	}
+}
+
+// The targets' sanitizers and checks at once (issue 22): with the GPU's memory for them, the
+// three targets' checks run at the same time (they meet), each sanitizer tool's progress
+// line names its target, the journal keeps each target's sanitizer and check as one chain
+// in the targets' order, commands.sh runs each chain in the background and waits for them
+// before the timing, and the replay agrees with the live run.
+func TestRunTargetsAtOnce(t *testing.T) {
+	cfg, err := os.ReadFile("kernel-gate.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without the SDPA reference, which the fake repository has no PyTorch script for.
+	noRef := regexp.MustCompile(`(?m)^\s*reference: .*$`).ReplaceAllString(string(cfg), "")
+	repo := gittest.PullRequest(t, map[string]string{"kernel-gate.yml": noRef, "kernels/harness.cu": "// base\n"},
+		map[string]string{"kernels/harness.cu": "// head\n"}).Dir
+	art := filepath.Join(t.TempDir(), "art")
+	envLog := filepath.Join(t.TempDir(), "env.log")
+	t.Setenv("FAKE_ENV_LOG", envLog)
+	t.Setenv("FAKE_CHECK_RENDEZVOUS", t.TempDir())
+	code, out, stderr := kg(t, "", runArgs(t, repo, art, "--base", "main", "--all")...)
+	if code != exitPass {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	// (Nsight Compute's runs, in check mode too, come later and find the three there.)
+	if lines := envLines(t, envLog); len(lines) < 3 || !slices.Equal(lines[:3], []string{"check met", "check met", "check met"}) {
+		t.Errorf("the three checks did not run at once: %q", lines)
+	}
+	for _, want := range []string{
+		"the sanitizers and checks of 3 targets at once",
+		"up to 15 of their processes at once: the GPU has 143156 MiB free, 8 GiB each",
+		"kernel-gate sanitize: gemm: racecheck ",
+		"kernel-gate sanitize: softmax: memcheck done in ",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("the progress lacks %q:\n%s", want, stderr)
+		}
+	}
+	// The timing starts after every target's sanitizer and check ended.
+	if a, b := strings.Index(stderr, "target attention"), strings.LastIndex(stderr, "correctness check ("); a < 0 || b < 0 || a < b {
+		t.Errorf("a target's timing group starts before the last check:\n%s", stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(art, "journal.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Steps []struct {
+			ID       string `json:"id"`
+			Chain    string `json:"chain"`
+			Parallel bool   `json:"parallel"`
+		} `json:"steps"`
+	}
+	if err := json.Unmarshal(raw, &j); err != nil {
+		t.Fatal(err)
+	}
+	var chained []string
+	for _, s := range j.Steps {
+		if s.Chain != "" {
+			chained = append(chained, s.Chain+" "+s.ID)
+			if !s.Parallel {
+				t.Errorf("step %s of chain %s is not marked parallel", s.ID, s.Chain)
+			}
+		}
+	}
+	want := []string{"attention sanitize/attention", "attention check/attention", "gemm sanitize/gemm", "gemm check/gemm", "softmax sanitize/softmax", "softmax check/softmax"}
+	if !slices.Equal(chained, want) {
+		t.Errorf("the journal's chains: %q, want %q", chained, want)
+	}
+	script, err := os.ReadFile(filepath.Join(art, "commands.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each chain: "(", its sanitizer's tools, its check, ") &"; then one wait before the
+	// first timing.
+	sc := string(script)
+	firstTool, firstBench := strings.Index(sc, "--tool memcheck"), strings.Index(sc, "KG_MODE=bench")
+	if firstTool < 0 || firstBench < firstTool {
+		t.Fatalf("commands.sh: no sanitizer before the timing:\n%s", sc)
+	}
+	chains := sc[strings.LastIndex(sc[:firstTool], "\n(\n"):firstBench]
+	if n := strings.Count(chains, "\n) &\n"); n != 3 || !strings.Contains(chains, "\n) &\nwait\n") {
+		t.Errorf("commands.sh does not run three chains at once, then wait, before the timing (%d chains):\n%s", n, chains)
+	}
+	for _, target := range []string{"attention", "gemm", "softmax"} {
+		check := strings.Index(sc, "KG_OUT="+filepath.Join(art, target, "check.json"))
+		racecheck := strings.Index(sc, filepath.Join(art, target, "sanitize", "racecheck.xml.plain"))
+		if check < 0 || racecheck < 0 || racecheck > check || strings.Contains(sc[racecheck:check], "\n) &\n") {
+			t.Errorf("commands.sh: %s's check is not in the chain after its sanitizer", target)
+		}
+	}
+	replayAgrees(t, repo, art, decode(t, out), exitPass)
 }

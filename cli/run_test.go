@@ -164,14 +164,19 @@ func TestRunAllTimesUnchangedTargets(t *testing.T) {
 
 // A GPU error in a check run fails the correctness gate naming it, skips the target's
 // timing, and, when nvidia-smi no longer answers afterwards, every later target's GPU steps.
+// Here the targets run in turn: the GPU has the memory for one sanitizer tool at a time.
 func TestRunGPUErrorStopsTheRest(t *testing.T) {
 	repo, art := fakeRepo(t), filepath.Join(t.TempDir(), "art")
 	t.Setenv("FAKE_HARNESS_GPU_ERROR", "1")
 	t.Setenv("FAKE_SMI_DEAD_AFTER", filepath.Join(t.TempDir(), "dead"))
+	t.Setenv("FAKE_SMI_FREE_MIB", "12000")
 	args := append([]string{"run", "-C", repo, "--config", filepath.Join(repo, "kernel-gate.yml"), "--base", "main", "--all", "--artifacts", art, "--format", "json"}, fakeGPU(t)...)
 	code, out, stderr := kg(t, "", args...)
 	if code != exitFail {
 		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "the targets' sanitizers and checks one target at a time: the GPU has 12000 MiB free") {
+		t.Errorf("the progress does not say the targets ran in turn:\n%s", stderr)
 	}
 	r := decode(t, out)
 	c := gateOf(t, r, "correctness")
@@ -183,6 +188,70 @@ func TestRunGPUErrorStopsTheRest(t *testing.T) {
 	if !strings.Contains(notes, "attention: the correctness check failed") || !strings.Contains(notes, "gemm: after a GPU error nvidia-smi no longer answers") {
 		t.Errorf("speedup notices:\n%s", notes)
 	}
+	replayAgrees(t, repo, art, r, exitFail)
+}
+
+// The targets' sanitizers and checks at once (issue 22): a GPU error in attention's check
+// fails it; gemm's and softmax's checks, which ran beside it, stand; nvidia-smi is asked
+// once they have all ended and, as it no longer answers, no target is timed or profiled.
+// The replay, which reads the same steps one target after another, agrees.
+func TestRunGPUErrorWithTargetsAtOnce(t *testing.T) {
+	repo, art := fakeRepo(t), filepath.Join(t.TempDir(), "art")
+	t.Setenv("FAKE_HARNESS_GPU_ERROR", "flash_fwd,flash_fwd_causal")
+	t.Setenv("FAKE_SMI_DEAD_AFTER", filepath.Join(t.TempDir(), "dead"))
+	args := append([]string{"run", "-C", repo, "--config", filepath.Join(repo, "kernel-gate.yml"), "--base", "main", "--all", "--artifacts", art, "--format", "json"}, fakeGPU(t)...)
+	code, out, stderr := kg(t, "", args...)
+	if code != exitFail {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "the sanitizers and checks of 3 targets at once") {
+		t.Errorf("the progress does not say the targets ran at once:\n%s", stderr)
+	}
+	r := decode(t, out)
+	c := gateOf(t, r, "correctness")
+	errs := messages(c, result.Error)
+	if c.Verdict != result.Fail || !strings.Contains(errs, "attention: a GPU error (unspecified launch failure) in the check run") || strings.Contains(errs, "gemm") || strings.Contains(errs, "softmax") {
+		t.Errorf("correctness: %s", errs)
+	}
+	if s := gateOf(t, r, "sanitizer"); s.Verdict != result.Pass {
+		t.Errorf("sanitizer: %s %s", s.Verdict, messages(s, result.Error))
+	}
+	notes := messages(gateOf(t, r, "speedup"), result.Notice)
+	for _, want := range []string{"attention: the correctness check failed", "gemm: after a GPU error nvidia-smi no longer answers", "softmax: after a GPU error nvidia-smi no longer answers"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("speedup notices lack %q:\n%s", want, notes)
+		}
+	}
+	var j struct {
+		Steps []struct {
+			ID    string `json:"id"`
+			Chain string `json:"chain"`
+		} `json:"steps"`
+	}
+	raw, err := os.ReadFile(filepath.Join(art, "journal.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &j); err != nil {
+		t.Fatal(err)
+	}
+	var alive, chained []string
+	for _, s := range j.Steps {
+		if strings.HasPrefix(s.ID, "gpu-after-error/") {
+			alive = append(alive, s.ID)
+		}
+		if s.Chain != "" {
+			chained = append(chained, s.Chain+" "+s.ID)
+		}
+	}
+	if !slices.Equal(alive, []string{"gpu-after-error/1"}) {
+		t.Errorf("nvidia-smi checks after the error: %q, want one", alive)
+	}
+	want := []string{"attention sanitize/attention", "attention check/attention", "gemm sanitize/gemm", "gemm check/gemm", "softmax sanitize/softmax", "softmax check/softmax"}
+	if !slices.Equal(chained, want) {
+		t.Errorf("the journal's chains: %q, want %q", chained, want)
+	}
+	replayAgrees(t, repo, art, r, exitFail)
 }
 
 // A head that does not build fails the ptxas gate with nvcc's error and file:line, the

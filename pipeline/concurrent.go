@@ -2,18 +2,24 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/kernel-gate/kernel-gate/config"
+	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/gates/toolkit"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/numtext"
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // Base and head at once: their builds (buildAll) and a harness target's first harness runs
@@ -149,17 +155,32 @@ func (p *pipeline) firstRunsAtOnce(ctx context.Context, b *build) error {
 const sanitizerToolMiB = 8 << 10
 
 // sanitizerAtOnce is how many of a target's n sanitizer tools run at once: as many as the
-// GPU's free memory, asked now, holds at sanitizerToolMiB each; one at a time, said in the
-// progress, when that is fewer than two or nvidia-smi cannot say. A replay reads the kept
-// logs and asks nothing.
+// GPU's free memory, asked now, holds at sanitizerToolMiB each (gpuPlaces); one at a time,
+// said in the progress, when that is fewer than two or nvidia-smi cannot say. A replay
+// reads the kept logs and asks nothing.
 func (p *pipeline) sanitizerAtOnce(ctx context.Context, t target, n int) (int, error) {
 	if n < 2 || p.replaying {
 		return 1, nil
 	}
-	log := t.Name + "/gpu-memory.txt"
-	s, err := p.x.run(ctx, proc{id: "gpu-memory/" + t.Name, argv: append([]string{p.o.Tools.NvidiaSMI}, gpuinfo.FreeMemoryArgs()...), timeout: smiStepTimeout, log: log})
+	k, why, err := p.gpuPlaces(ctx, "gpu-memory/"+t.Name, t.Name+"/gpu-memory.txt", n)
 	if err != nil {
 		return 1, err
+	}
+	if k < 2 {
+		p.progress("%s: the sanitizer's tools one at a time: %s", t.Name, why)
+		return 1, nil
+	}
+	p.progress("%s: %d of the sanitizer's %d tools at once (%s)", t.Name, k, n, why)
+	return k, nil
+}
+
+// gpuPlaces asks nvidia-smi for the GPU's free memory (the step id, its output in log) and
+// returns how many of n GPU processes may run at once, at sanitizerToolMiB each, and why:
+// 1 when that is fewer than two or nvidia-smi cannot say.
+func (p *pipeline) gpuPlaces(ctx context.Context, id, log string, n int) (int, string, error) {
+	s, err := p.x.run(ctx, proc{id: id, argv: append([]string{p.o.Tools.NvidiaSMI}, gpuinfo.FreeMemoryArgs()...), timeout: smiStepTimeout, log: log})
+	if err != nil {
+		return 1, "", err
 	}
 	free, why := 0, ""
 	if s.Why != "" {
@@ -173,15 +194,119 @@ func (p *pipeline) sanitizerAtOnce(ctx context.Context, t target, n int) (int, e
 			why = err.Error()
 		}
 	}
-	k := min(n, free/sanitizerToolMiB)
-	switch {
-	case why != "":
-		p.progress("%s: the sanitizer's tools one at a time: %s", t.Name, msgtext.FirstLine(why))
-		return 1, nil
-	case k < 2:
-		p.progress("%s: the sanitizer's tools one at a time: the GPU has %s free, and each tool that runs beside another is given %s", t.Name, numtext.Bytes(int64(free)<<20), numtext.Bytes(sanitizerToolMiB<<20))
-		return 1, nil
+	if why != "" {
+		return 1, msgtext.FirstLine(why), nil
 	}
-	p.progress("%s: %d of the sanitizer's %d tools at once (the GPU has %s free, %s each)", t.Name, k, n, numtext.Bytes(int64(free)<<20), numtext.Bytes(sanitizerToolMiB<<20))
-	return k, nil
+	k := min(n, free/sanitizerToolMiB)
+	if k < 2 {
+		return 1, fmt.Sprintf("the GPU has %s free, and each tool that runs beside another is given %s", numtext.Bytes(int64(free)<<20), numtext.Bytes(sanitizerToolMiB<<20)), nil
+	}
+	return k, fmt.Sprintf("the GPU has %s free, %s each", numtext.Bytes(int64(free)<<20), numtext.Bytes(sanitizerToolMiB<<20)), nil
+}
+
+// splitSteps parts the GPU steps into the first ones, which the targets may run at the same
+// time (the sanitizer and the check: each judges the target's own processes, whatever else
+// runs beside them), and the rest, run one target at a time: the timing, which nothing may
+// disturb, and Nsight Compute's profile, whose counters another process's kernels would
+// change.
+func splitSteps(steps []gpuStep) (early, late []gpuStep) {
+	n := slices.IndexFunc(steps, func(s gpuStep) bool { return !s.atOnce })
+	if n < 0 {
+		n = len(steps)
+	}
+	return steps[:n], steps[n:]
+}
+
+// earlyStepsAtOnce runs the targets' early steps (splitSteps) at the same time, each
+// target's in order, when the run is live with a GPU, has more than one target and the GPU
+// has the memory for two of their processes or more: it asks nvidia-smi once and gives
+// every sanitizer tool and every check that runs at once sanitizerToolMiB, shared by all
+// the targets (gpuSlots). It reports whether it did; when not, each target runs all its
+// steps in turn. A replay decides the same from the recorded answer, and reads the steps.
+//
+// The results are those of the targets in turn: each step is the same processes, files
+// and parsing, a target's later steps still wait for its sanitizer and check, and the
+// journal keeps each target's early steps together in the targets' order (commands.sh
+// runs each target's as one chain, the chains at once). A GPU error in a check is followed
+// by the nvidia-smi check (gpu-after-error/<n>) after every target's early steps ended, in
+// the targets' order; when the GPU no longer answers, no target's later steps run.
+func (p *pipeline) earlyStepsAtOnce(ctx context.Context, runs []*targetRun, static []result.Gate, steps, early []gpuStep) (bool, error) {
+	if len(runs) < 2 || p.gpuWhy != "" || p.gpuLost != "" || !slices.ContainsFunc(early, func(s gpuStep) bool { return s.enabled() }) {
+		return false, nil
+	}
+	if p.replaying && !p.x.has(targetsMemoryID) {
+		return false, nil // recorded with the targets in turn
+	}
+	title := fmt.Sprintf("the sanitizers and checks of %d targets at once", len(runs))
+	atOnce := false
+	err := p.group(title, func() error {
+		per := 1 // the check
+		if slices.ContainsFunc(early, func(s gpuStep) bool { return s.gate == sanitizer.Name && s.enabled() }) {
+			tools := p.cfg.Sanitizer.Tools
+			if len(tools) == 0 {
+				tools = sanitizer.AllTools()
+			}
+			per += len(tools)
+		}
+		k, why, err := p.gpuPlaces(ctx, targetsMemoryID, "gpu-memory.txt", per*len(runs))
+		if err != nil {
+			return err
+		}
+		if k < 2 {
+			p.progress("the targets' sanitizers and checks one target at a time: %s", why)
+			return nil
+		}
+		p.progress("up to %d of their processes at once: %s", k, why)
+		atOnce = true
+		var begun []*targetRun
+		for _, r := range runs {
+			if p.beginTarget(r, static, steps) {
+				begun = append(begun, r)
+			}
+		}
+		p.gpuSlots, p.aliveLater = make(chan struct{}, k), map[string]bool{}
+		defer func() { p.gpuSlots, p.aliveLater = nil, nil }()
+		for _, r := range begun {
+			p.x.atOnceChain(r.t.Name, "sanitize/"+r.t.Name, "check/"+r.t.Name)
+		}
+		errs := make([]error, len(begun))
+		var wg sync.WaitGroup
+		for i, r := range begun {
+			if p.replaying {
+				// The same decisions, read from the recording one target after another.
+				errs[i] = p.runSteps(ctx, r, early)
+				continue
+			}
+			wg.Go(func() { errs[i] = p.runSteps(ctx, r, early) })
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		for _, r := range begun {
+			if p.aliveLater[r.t.Name] {
+				p.checkGPUAlive(ctx)
+			}
+		}
+		return nil
+	})
+	return atOnce, err
+}
+
+// targetsMemoryID is the step that asks the GPU's free memory for the targets' early steps
+// at once; a replay runs them so where the recording has it.
+const targetsMemoryID = "gpu-memory"
+
+// gpuErrorSeen follows a GPU error in a target's check: nvidia-smi is asked whether the GPU
+// still answers, at once, or while the targets' early steps run at once after they have all
+// ended, in the targets' order, so that the checks' numbers (which a replay looks up) do
+// not depend on which ended first.
+func (p *pipeline) gpuErrorSeen(ctx context.Context, target string) {
+	if p.gpuSlots == nil {
+		p.checkGPUAlive(ctx)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.aliveLater[target] = true
 }

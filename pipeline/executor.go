@@ -46,6 +46,10 @@ type executor interface {
 	// so that the journal and commands.sh do not depend on the order they finished in (a
 	// replay looks steps up by id and ignores it).
 	atOnce(ids ...string)
+	// atOnceChain is atOnce for steps that ran one after another in a chain (a target's
+	// sanitizer, then its check) beside other chains: commands.sh runs each chain in turn,
+	// the chains at once.
+	atOnceChain(chain string, ids ...string)
 	// timing keeps the time of a part of the run that is no step of its own (the static
 	// gates, one sanitizer tool) for the result's stages; id names it as a step would be.
 	timing(id string, start time.Time, took time.Duration)
@@ -174,6 +178,9 @@ type step struct {
 	// PartOf names the step that ran after this one, on what it made (a source's compile:
 	// its build's link); commands.sh runs the parts of a step at once, then the step.
 	PartOf string `json:"part_of,omitempty"`
+	// Chain names the chain of steps it ran in, one after another, beside the steps of other
+	// chains (the targets' sanitizers and checks at once): commands.sh runs them so too.
+	Chain string `json:"chain,omitempty"`
 	// Cached marks a step of base's side that did not run: how it ended, and its log, came
 	// from the base cache's entry (basecache.go).
 	Cached bool `json:"cached,omitempty"`
@@ -405,7 +412,7 @@ func (l *live) add(s step) {
 	defer l.mu.Unlock()
 	for i, r := range l.j.Steps {
 		if r.reserved && r.ID == s.ID {
-			s.Parallel = true
+			s.Parallel, s.Chain = true, r.Chain
 			l.j.Steps[i] = s
 			return
 		}
@@ -426,6 +433,14 @@ func (l *live) atOnce(ids ...string) {
 	defer l.mu.Unlock()
 	for _, id := range ids {
 		l.j.Steps = append(l.j.Steps, step{ID: id, reserved: true})
+	}
+}
+
+func (l *live) atOnceChain(chain string, ids ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range ids {
+		l.j.Steps = append(l.j.Steps, step{ID: id, Chain: chain, reserved: true})
 	}
 }
 
@@ -506,9 +521,35 @@ func script(steps []step, path func(string) string) string {
 		return k
 	}
 	open, openKind := false, ""
-	for _, s := range steps {
+	for i := 0; i < len(steps); i++ {
+		s := steps[i]
 		if ran[s.PartOf] {
 			continue // in its step's group
+		}
+		if s.Chain != "" {
+			if open {
+				b.WriteString("wait\n")
+				open = false
+			}
+			// The chains next to each other ran at once, each one step after another.
+			var order []string
+			chains := map[string][]string{}
+			for ; i < len(steps) && steps[i].Chain != ""; i++ {
+				c := steps[i]
+				if _, ok := chains[c.Chain]; !ok {
+					order = append(order, c.Chain)
+				}
+				if len(c.Argv) > 0 {
+					chains[c.Chain] = append(chains[c.Chain], cmd(c))
+				}
+				chains[c.Chain] = append(chains[c.Chain], c.Script...)
+			}
+			i--
+			for _, c := range order {
+				b.WriteString("(\n" + strings.Join(chains[c], "\n") + "\n) &\n")
+			}
+			b.WriteString("wait\n")
+			continue
 		}
 		if s.Cached {
 			b.WriteString("# " + s.ID + ": restored from the base cache, not run\n")
@@ -687,6 +728,8 @@ func (r *replayer) stage(st stage) (result.Gate, error) {
 func (r *replayer) note(string, time.Duration, ...string) {}
 
 func (r *replayer) atOnce(...string) {}
+
+func (r *replayer) atOnceChain(string, ...string) {}
 
 func (r *replayer) timing(string, time.Time, time.Duration) {}
 

@@ -123,13 +123,20 @@ type pipeline struct {
 	gpuLost string
 	// gpuChecks counts the nvidia-smi checks after GPU errors (their step IDs).
 	gpuChecks int
+	// gpuSlots, while the targets' sanitizers and checks run at once (earlyStepsAtOnce),
+	// has a place for each GPU process that may run at the same time; nil otherwise.
+	gpuSlots chan struct{}
+	// aliveLater are the targets whose check hit a GPU error while the targets ran at
+	// once: the GPU is asked whether it still answers after they all end, in their order.
+	aliveLater map[string]bool
 	// cleanupBase removes the base worktree (nil when none was checked out).
 	cleanupBase func()
 	// runTargets are every target of the run: all shards' when it is sharded, else targets.
 	runTargets []config.Target
 	// replaying is set when the executor reads a recording.
 	replaying bool
-	// mu guards what builds running side by side share: the progress output and builtIn.
+	// mu guards what builds and checks running side by side share: the progress output,
+	// builtIn and aliveLater.
 	mu sync.Mutex
 	// work holds the harness targets' cache directories of a live run, one per side and
 	// target; removed when the run ends ("" when none).
@@ -160,14 +167,16 @@ func Run(ctx context.Context, cfg config.Config, o Options) (result.Result, erro
 	if len(set.Targets) == 0 {
 		return result.Result{}, exitcode.BadInputf("%s has no run.targets: kernel-gate run needs to know what to build (see kernel-gate.yml in the kernel-gate repository)", cfg.Path)
 	}
-	o.Progress = cmp.Or[io.Writer](o.Progress, io.Discard)
+	// The steps that run at once (the builds, the targets' sanitizers and checks) write
+	// their progress lines here from goroutines of their own: one write at a time.
+	o.Progress = &syncWriter{w: cmp.Or[io.Writer](o.Progress, io.Discard)}
 	p := &pipeline{cfg: cfg, set: set, o: o, start: time.Now()}
 	if o.Getenv != nil && o.Getenv("GITHUB_ACTIONS") == "true" {
 		p.gh = githubactions.New(githubactions.WithGetenv(o.Getenv), githubactions.WithWriter(o.Progress))
 		// The gates write their progress here too (the sanitizer's names the harness's
 		// command, which the config may break over lines that start "::"): only p.gh's
 		// groups are kernel-gate's commands.
-		p.o.Progress = workflowcmd.NeutralWriter{W: o.Progress}
+		p.o.Progress = &syncWriter{w: workflowcmd.NeutralWriter{W: o.Progress}}
 	}
 	var recorded *Decisions
 	if o.Replay != "" {
@@ -327,3 +336,15 @@ func (p *pipeline) wants(gate string) bool {
 
 // hasBase reports whether head is compared with a base.
 func (p *pipeline) hasBase() bool { return p.decided.BaseRev != "" }
+
+// syncWriter writes one Write at a time.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
+}

@@ -54,7 +54,10 @@ func (p *pipeline) sanitize(ctx context.Context, t target) (result.Gate, error) 
 		return result.Gate{}, exitcode.BadInput(err)
 	}
 	o.Sanitizer = p.o.Tools.Sanitizer
-	if o.AtOnce, err = p.sanitizerAtOnce(ctx, t, len(tools)); err != nil {
+	if p.gpuSlots != nil {
+		// The targets at once: every tool may start, each holding one of the GPU's places.
+		o.AtOnce, o.Slots, o.Label = len(tools), p.gpuSlots, t.Name
+	} else if o.AtOnce, err = p.sanitizerAtOnce(ctx, t, len(tools)); err != nil {
 		return result.Gate{}, err
 	}
 	o.OnTool = func(tool string, start time.Time, took time.Duration) {
@@ -117,9 +120,11 @@ func (p *pipeline) check(ctx context.Context, t target) (result.Gate, error) {
 	if err != nil {
 		return result.Gate{}, err
 	}
+	p.mu.Lock()
 	if p.builtIn == "" {
 		p.builtIn = s.Dir // a JIT harness target's tree, when nothing was built before it
 	}
+	p.mu.Unlock()
 	var g result.Gate
 	wrote := input.Exists(out)
 	if wrote {
@@ -144,7 +149,7 @@ func (p *pipeline) check(ctx context.Context, t target) (result.Gate, error) {
 				rest = "the target is not timed or profiled; compute-sanitizer runs on it to find where"
 			}
 			msg = fmt.Sprintf("%s: a GPU error (%s) in the check run: %s; %s", t.Name, why, s.failureText(), rest)
-			p.checkGPUAlive(ctx)
+			p.gpuErrorSeen(ctx, t.Name)
 		}
 		g.Name = correctness.Name
 		g.Findings = append(g.Findings, result.Finding{Severity: result.Error, Metric: abrun.MetricRun, Message: msg})

@@ -52,6 +52,10 @@ type gpuStep struct {
 	check func(t target) (skip string, failed *result.Gate)
 	// onUnchangedSASS runs it also when the target's SASS is base's (without --all).
 	onUnchangedSASS bool
+	// atOnce lets the targets run it at the same time (earlyStepsAtOnce): it judges the
+	// target's own processes, whatever else runs on the GPU beside them. The steps that
+	// may are the first ones.
+	atOnce bool
 	// ofHeadAlone marks a step that judges head by itself, not against base: when base's
 	// side came from the base cache, unchanged SASS does not skip it, since base's SASS is
 	// then the entry's word, and whoever wrote the entry (on a pull request, an earlier
@@ -70,10 +74,10 @@ func (p *pipeline) gpuSteps() []gpuStep {
 	wanted := func(gate string) func() bool { return func() bool { return p.wants(gate) } }
 	runs := func(target) (string, *result.Gate) { return "", nil }
 	return []gpuStep{
-		{gate: sanitizer.Name, enabled: wanted(sanitizer.Name), check: runs, run: p.sanitize, ofHeadAlone: true, stops: "the sanitizer"},
+		{gate: sanitizer.Name, enabled: wanted(sanitizer.Name), check: runs, run: p.sanitize, ofHeadAlone: true, stops: "the sanitizer", atOnce: true},
 		// The check is cheap and the harness's host code may have changed, so it runs also
 		// for unchanged SASS.
-		{gate: correctness.Name, enabled: wanted(correctness.Name), check: runs, run: p.check, onUnchangedSASS: true, stops: "the correctness check"},
+		{gate: correctness.Name, enabled: wanted(correctness.Name), check: runs, run: p.check, onUnchangedSASS: true, stops: "the correctness check", atOnce: true},
 		{gate: speedup.Name, enabled: wanted(speedup.Name), check: func(t target) (string, *result.Gate) {
 			switch {
 			case !p.hasBase():
@@ -119,20 +123,41 @@ func (p *pipeline) resultGates(ctx context.Context, before []result.Gate) ([]res
 }
 
 // targetGates runs every target's GPU steps, then merges each gate's per-target parts.
+// Where the GPU holds them, the targets' sanitizers and checks run at once first
+// (atonce.go); then each target's timing and profile, one target at a time.
 func (p *pipeline) targetGates(ctx context.Context, static []result.Gate) ([]result.Gate, error) {
 	steps := p.gpuSteps()
-	var outs []*targetOutcome
-	for _, t := range p.targets {
-		out := &targetOutcome{name: t.Name, parts: map[string]*targetPart{}}
-		outs = append(outs, out)
-		err := p.group("target "+t.Name, func() error {
-			return p.runTarget(ctx, target{Target: t, b: p.buildOf(t.Name)}, out, static, steps)
+	runs := make([]*targetRun, len(p.targets))
+	for i, t := range p.targets {
+		runs[i] = &targetRun{t: target{Target: t, b: p.buildOf(t.Name)}, out: &targetOutcome{name: t.Name, parts: map[string]*targetPart{}}}
+	}
+	early, late := splitSteps(steps)
+	atOnce, err := p.earlyStepsAtOnce(ctx, runs, static, steps, early)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		err := p.group("target "+r.t.Name, func() error {
+			if !atOnce {
+				if !p.beginTarget(r, static, steps) {
+					return nil
+				}
+				return p.runSteps(ctx, r, steps)
+			}
+			if r.begun && p.gpuLost != "" && r.out.stopped == "" {
+				r.out.stopped = p.gpuLost
+			}
+			return p.runSteps(ctx, r, late)
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
 	var gates []result.Gate
+	outs := make([]*targetOutcome, len(runs))
+	for i, r := range runs {
+		outs[i] = r.out
+	}
 	for _, s := range steps {
 		if !s.enabled() {
 			continue
@@ -146,13 +171,28 @@ func (p *pipeline) targetGates(ctx context.Context, static []result.Gate) ([]res
 	return gates, nil
 }
 
-func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, static []result.Gate, steps []gpuStep) error {
+// targetRun is one target's GPU steps as they go.
+type targetRun struct {
+	t   target
+	out *targetOutcome
+	// begun is set when beginTarget let its steps run.
+	begun bool
+	// afterGPUError says why only the sanitizer still runs: a harness target's first run
+	// (its check) hit a GPU error.
+	afterGPUError string
+	// sass says how its SASS compares with base's (the progress line).
+	sass string
+}
+
+// beginTarget decides whether a target's GPU steps run at all, filling the parts of those
+// that do not; it reports whether any may run.
+func (p *pipeline) beginTarget(r *targetRun, static []result.Gate, steps []gpuStep) bool {
+	t, out := r.t, r.out
 	skip := func(why, gate string) {
 		if out.parts[gate] == nil {
 			out.parts[gate] = &targetPart{skipped: why}
 		}
 	}
-	afterGPUError := ""
 	if t.b.cmd != nil && t.b.cmd.checked != nil {
 		// A harness target's check ran before the static gates (its first harness run):
 		// what it found stands, whatever stops the target's other steps. A kernel that
@@ -160,7 +200,7 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 		// the sanitizer's shapes): it is what says which line did it.
 		out.parts[correctness.Name] = &targetPart{gate: t.b.cmd.checked}
 		if why := gpuErrorIn(*t.b.cmd.checked); why != "" {
-			afterGPUError = "a GPU error in the check run: " + why
+			r.afterGPUError = "a GPU error in the check run: " + why
 		}
 	}
 	switch {
@@ -174,21 +214,37 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 			gate := failedGate(s.gate, "gpu", "did not run", fmt.Sprintf("%s: no GPU to run on: %s", t.Name, p.gpuWhy))
 			out.parts[s.gate] = &targetPart{gate: &gate}
 		}
-		return nil
+		return false
 	}
 	if out.stopped != "" {
 		for _, s := range steps {
 			skip(out.stopped, s.gate)
 		}
 		p.progress("%s: skipped: %s", t.Name, out.stopped)
-		return nil
+		return false
 	}
 	if !p.o.KeepGoing && out.stopped == "" {
 		out.stopped = cmp.Or(staticFailure(static, t.Functions, p.harnessTargetNames()), commandFailure(static, t))
 	}
 	changed, why := p.sassChanged(t.b, t.Functions)
 	out.unchanged = !changed
+	r.sass, r.begun = why, true
 	p.progress("%s: %s", t.Name, why)
+	return true
+}
+
+// runSteps runs a begun target's steps, in order, each unless the target stopped or the
+// step's rules skip it.
+func (p *pipeline) runSteps(ctx context.Context, r *targetRun, steps []gpuStep) error {
+	t, out := r.t, r.out
+	if !r.begun {
+		return nil
+	}
+	skip := func(why, gate string) {
+		if out.parts[gate] == nil {
+			out.parts[gate] = &targetPart{skipped: why}
+		}
+	}
 	for _, s := range steps {
 		if !s.enabled() {
 			continue
@@ -197,8 +253,8 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 			skip(out.stopped, s.gate)
 			continue
 		}
-		if afterGPUError != "" && s.gate != sanitizer.Name {
-			skip(afterGPUError, s.gate)
+		if r.afterGPUError != "" && s.gate != sanitizer.Name {
+			skip(r.afterGPUError, s.gate)
 			continue
 		}
 		if skipped, failed := s.check(t); failed != nil {
@@ -210,12 +266,12 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 		}
 		if out.unchanged && !s.onUnchangedSASS && !p.o.All {
 			if !s.ofHeadAlone || !p.baseRestored() {
-				skip("unchanged SASS: skipped ("+why+")", s.gate)
+				skip("unchanged SASS: skipped ("+r.sass+")", s.gate)
 				continue
 			}
 			p.progress("%s: %s runs although its SASS is unchanged: base's SASS came from the base cache", t.Name, s.gate)
 		}
-		g, err := s.run(ctx, t)
+		g, err := p.runStep(ctx, s, t)
 		if err != nil {
 			return err
 		}
@@ -225,6 +281,16 @@ func (p *pipeline) runTarget(ctx context.Context, t target, out *targetOutcome, 
 		}
 	}
 	return nil
+}
+
+// runStep runs one step. While the targets' early steps run at once (gpuSlots), a check
+// holds one of the GPU's places while it runs; a sanitizer takes one per tool itself.
+func (p *pipeline) runStep(ctx context.Context, s gpuStep, t target) (result.Gate, error) {
+	if p.gpuSlots != nil && s.gate != sanitizer.Name {
+		p.gpuSlots <- struct{}{}
+		defer func() { <-p.gpuSlots }()
+	}
+	return s.run(ctx, t)
 }
 
 // stopOnFailure stops a target's later steps after a failed gate (unless --keep-going) or

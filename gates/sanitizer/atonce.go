@@ -23,15 +23,20 @@ type toolRun struct {
 // runEach runs each tool on cmd in a compute-sanitizer process of its own, with its own
 // KG_OUT, and returns the runs in the tools' order with the harness's launch counts. One
 // after the other (o.AtOnce ≤ 1), a hung tool ends the series: the tools after it would
-// hang too. o.AtOnce at a time, every tool runs within its own timeout, as each started
+// hang too. o.AtOnce at a time (or while each holds one of o.Slots' places, shared with
+// other targets' processes), every tool runs within its own timeout, as each started
 // before anyone knew; every run is kept, so a replay of the kept logs (ReadKept) judges the
 // same runs. Each run is the same process, files and parsing either way.
 func runEach(ctx context.Context, cmd []string, o RunOptions, dir string, tools []string, progress io.Writer) ([]Run, map[string]int, error) {
 	var mu sync.Mutex // the progress writer is shared by the tools running at once
+	label := ""
+	if o.Label != "" {
+		label = o.Label + ": "
+	}
 	say := func(format string, a ...any) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(progress, format, a...)
+		fmt.Fprintf(progress, "kernel-gate sanitize: "+label+format, a...)
 	}
 	ended := make([]toolRun, len(tools))
 	one := func(i int) {
@@ -46,7 +51,7 @@ func runEach(ctx context.Context, cmd []string, o RunOptions, dir string, tools 
 			return
 		}
 		opts.ExtraEnv = append(slices.Clone(o.ExtraEnv), "KG_MODE=sanitize", "KG_OUT="+out)
-		say("kernel-gate sanitize: %s %s\n", tool, strings.Join(cmd, " "))
+		say("%s %s\n", tool, strings.Join(cmd, " "))
 		start := time.Now()
 		rs, err := RunTools(ctx, cmd, opts)
 		took := time.Since(start)
@@ -55,11 +60,14 @@ func runEach(ctx context.Context, cmd []string, o RunOptions, dir string, tools 
 		}
 		ended[i] = toolRun{ran: true, runs: rs, err: err}
 		if err == nil {
-			say("kernel-gate sanitize: %s done in %s\n", tool, took.Round(time.Millisecond))
+			say("%s done in %s\n", tool, took.Round(time.Millisecond))
 		}
 	}
-	if o.AtOnce > 1 {
-		slots := make(chan struct{}, o.AtOnce)
+	if o.AtOnce > 1 || o.Slots != nil {
+		slots := o.Slots
+		if slots == nil {
+			slots = make(chan struct{}, o.AtOnce)
+		}
 		var wg sync.WaitGroup
 		for i := range tools {
 			wg.Go(func() {

@@ -56,6 +56,13 @@ type RunOptions struct {
 	// (atonce.go); 0 or 1: one after the other. The caller decides from the GPU's free
 	// memory.
 	AtOnce int
+	// Slots, when set, is shared with other GPU processes that run at the same time (other
+	// targets' tools and checks): each tool holds one of its places while it runs, instead
+	// of the AtOnce places RunGate would make for itself.
+	Slots chan struct{}
+	// Label, when set, starts each tool's progress line: several harnesses' tools at once
+	// may run one command line.
+	Label string
 	// OnTool, when set, is told when each of RunGate's tools started and how long it ran;
 	// with AtOnce above 1 it is called from several goroutines at once.
 	OnTool func(tool string, start time.Time, took time.Duration)

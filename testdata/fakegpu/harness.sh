@@ -3,7 +3,11 @@
 # (testdata/replay/clean/TARGET/check.json, the target found from KG_KERNELS); sanitize mode
 # reports one launch; bench mode draws timings like gates/speedup/abrun/testdata/fake-harness.sh. FAKE_HARNESS_GPU_ERROR=1 makes the check
 # run die the way a faulting kernel does (and creates the file $FAKE_SMI_DEAD_AFTER, if set,
-# which makes the fake nvidia-smi fail from then on).
+# which makes the fake nvidia-smi fail from then on); FAKE_HARNESS_GPU_ERROR=KERNELS only the
+# check run of that KG_KERNELS.
+# FAKE_CHECK_RENDEZVOUS=DIR: a check run waits, up to 10 s, until three check runs have
+# arrived in DIR, and says in $FAKE_ENV_LOG whether they met ("check met" or "check
+# alone"): three targets' checks ran at once, or one after another.
 # FAKE_ENV_DUMP=DIR: write the environment this process was started with to DIR (the
 # token tests: no child of kernel-gate may hold one).
 # FAKE_HARNESS_CHECK_AFTER=SCRIPT: sh -c SCRIPT once check mode wrote KG_OUT (a pull
@@ -13,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 case $KG_MODE in
 check)
-  if [ -n "$FAKE_HARNESS_GPU_ERROR" ]; then
+  if [ "$FAKE_HARNESS_GPU_ERROR" = 1 ] || { [ -n "$FAKE_HARNESS_GPU_ERROR" ] && [ "$FAKE_HARNESS_GPU_ERROR" = "$KG_KERNELS" ]; }; then
     [ -n "$FAKE_SMI_DEAD_AFTER" ] && : >"$FAKE_SMI_DEAD_AFTER"
     echo "harness: flash_fwd small: CUDA error: unspecified launch failure" >&2
     exit 1
@@ -24,6 +28,12 @@ check)
   row_softmax) t=softmax ;;
   *) echo "fake harness: no recorded check for KG_KERNELS=$KG_KERNELS" >&2; exit 2 ;;
   esac
+  if [ -n "$FAKE_CHECK_RENDEZVOUS" ]; then
+    : >"$FAKE_CHECK_RENDEZVOUS/$$"
+    i=0
+    while [ "$(ls "$FAKE_CHECK_RENDEZVOUS" | wc -l)" -lt 3 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    if [ $i -lt 100 ]; then echo "check met" >>"$FAKE_ENV_LOG"; else echo "check alone" >>"$FAKE_ENV_LOG"; fi
+  fi
   cp "$repo/testdata/replay/clean/$t/check.json" "$KG_OUT"
   if [ -n "$FAKE_HARNESS_CHECK_AFTER" ]; then sh -c "$FAKE_HARNESS_CHECK_AFTER"; fi
   ;;

@@ -20,6 +20,12 @@
 #                  saves it, the next ones restore base's side (issue 22's "base side cached")
 # PR_MINUTE_CASES names the cases to run, in turn (default: all five, in this order), and
 # PR_MINUTE_RUNS how many turns (default 3).
+# Python's bytecode: where PYTHONDONTWRITEBYTECODE is set (the device machines: their torch
+# is installed without bytecode, so every Python start compiles torch's sources, ~2 s of
+# `import torch`), the runs get PYTHONPYCACHEPREFIX=OUTDIR/pyc, filled first by one
+# `import torch` without PYTHONDONTWRITEBYTECODE: what a pip-installed torch, which has its
+# bytecode, reads (docs/speedup-serving.md "Python's bytecode"). PR_MINUTE_PYC=0 leaves the
+# environment as it is. machine.txt says which.
 # Each run: OUTDIR/CASE-N/ is its artifacts directory (journal.json, result.json with the
 # stages and the critical path), plus wall.txt (seconds, from the shell), exit.txt, progress.txt
 # (the progress lines) and report.txt (the text report with "where the time went"). The cases
@@ -50,6 +56,14 @@ started=$(date +%s)
   echo "cores: $(nproc)"
   echo "torch: $(python3 -c 'import torch; print(torch.__version__)' 2>&1 | tail -1)"
 } >"$out/machine.txt"
+if [ "${PR_MINUTE_PYC:-1}" != 0 ] && [ -n "${PYTHONDONTWRITEBYTECODE:-}" ] && [ -z "${PYTHONPYCACHEPREFIX:-}" ]; then
+  mkdir -p "$out/pyc"
+  env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX="$out/pyc" python3 -c 'import torch, torch.utils.cpp_extension' >/dev/null 2>&1
+  export PYTHONPYCACHEPREFIX="$out/pyc"
+  echo "python bytecode: PYTHONDONTWRITEBYTECODE is set; the runs read PYTHONPYCACHEPREFIX=$out/pyc ($(find "$out/pyc" -name '*.pyc' | wc -l) files, filled by one import torch)" >>"$out/machine.txt"
+else
+  echo "python bytecode: the environment's (PYTHONDONTWRITEBYTECODE=${PYTHONDONTWRITEBYTECODE:-} PYTHONPYCACHEPREFIX=${PYTHONPYCACHEPREFIX:-})" >>"$out/machine.txt"
+fi
 cat "$out/machine.txt" >&2
 
 repo=$(mktemp -d)/repo

@@ -19,22 +19,26 @@ import (
 // verdicts, and replays; a tampered entry is ignored with a note and rebuilt; a link out of
 // base's outputs is never followed and leaves nothing saved.
 
-// cacheJournal is the journal's part these tests read.
-type cacheJournal struct {
+// testJournal is the journal's part the run tests read.
+type testJournal struct {
 	BaseCache *result.BaseCache `json:"base_cache"`
-	Steps     []struct {
-		ID     string `json:"id"`
-		Cached bool   `json:"cached"`
-	} `json:"steps"`
+	Steps     []testJournalStep `json:"steps"`
 }
 
-func readCacheJournal(t *testing.T, art string) cacheJournal {
+type testJournalStep struct {
+	ID       string `json:"id"`
+	Cached   bool   `json:"cached"`
+	Parallel bool   `json:"parallel"`
+	Chain    string `json:"chain"`
+}
+
+func readJournal(t *testing.T, art string) testJournal {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(art, "journal.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var j cacheJournal
+	var j testJournal
 	if err := json.Unmarshal(raw, &j); err != nil {
 		t.Fatal(err)
 	}
@@ -75,10 +79,7 @@ func TestRunBaseCache(t *testing.T) {
 	if n := baseFirstRuns(t, coldEnv); n != 1 {
 		t.Errorf("the cold run ran base's first run %d times, want 1", n)
 	}
-	if j := readCacheJournal(t, coldArt); slices.ContainsFunc(j.Steps, func(s struct {
-		ID     string `json:"id"`
-		Cached bool   `json:"cached"`
-	}) bool {
+	if j := readJournal(t, coldArt); slices.ContainsFunc(j.Steps, func(s testJournalStep) bool {
 		return s.Cached
 	}) {
 		t.Error("the cold run has cached steps")
@@ -126,7 +127,7 @@ func TestRunBaseCache(t *testing.T) {
 		if !timed {
 			t.Errorf("base was not timed:\n%s", strings.Join(envLines(t, envLog), "\n"))
 		}
-		j := readCacheJournal(t, art)
+		j := readJournal(t, art)
 		cached := map[string]bool{}
 		for _, s := range j.Steps {
 			if s.Cached {
@@ -251,7 +252,7 @@ func TestRunBaseCacheSourcesTarget(t *testing.T) {
 		if want != result.BaseCacheRestored {
 			continue
 		}
-		j := readCacheJournal(t, art)
+		j := readJournal(t, art)
 		for _, s := range j.Steps {
 			if isBase := strings.HasPrefix(s.ID, "compile/base/") || strings.HasPrefix(s.ID, "build/base/") || strings.HasPrefix(s.ID, "sass/base/"); isBase != s.Cached {
 				t.Errorf("step %s: cached %v", s.ID, s.Cached)

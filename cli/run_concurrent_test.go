@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -47,25 +46,8 @@ func TestRunFirstRunsAtOnce(t *testing.T) {
 		t.Errorf("the progress does not say the first runs ran at once:\n%s", stderr)
 	}
 
-	raw, err := os.ReadFile(filepath.Join(art, "journal.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var j struct {
-		Steps []struct {
-			ID       string `json:"id"`
-			Parallel bool   `json:"parallel"`
-		} `json:"steps"`
-	}
-	if err := json.Unmarshal(raw, &j); err != nil {
-		t.Fatal(err)
-	}
-	i := slices.IndexFunc(j.Steps, func(s struct {
-		ID       string `json:"id"`
-		Parallel bool   `json:"parallel"`
-	}) bool {
-		return s.ID == "check/base/attention-jit"
-	})
+	j := readJournal(t, art)
+	i := slices.IndexFunc(j.Steps, func(s testJournalStep) bool { return s.ID == "check/base/attention-jit" })
 	if i < 0 || i+1 >= len(j.Steps) || j.Steps[i+1].ID != "check/attention-jit" || !j.Steps[i].Parallel || !j.Steps[i+1].Parallel {
 		t.Errorf("the journal does not keep base's first run, then head's, both parallel: %+v", j.Steps)
 	}
@@ -163,22 +145,8 @@ func TestRunTargetsAtOnce(t *testing.T) {
 	if a, b := strings.Index(stderr, "target attention"), strings.LastIndex(stderr, "correctness check ("); a < 0 || b < 0 || a < b {
 		t.Errorf("a target's timing group starts before the last check:\n%s", stderr)
 	}
-	raw, err := os.ReadFile(filepath.Join(art, "journal.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var j struct {
-		Steps []struct {
-			ID       string `json:"id"`
-			Chain    string `json:"chain"`
-			Parallel bool   `json:"parallel"`
-		} `json:"steps"`
-	}
-	if err := json.Unmarshal(raw, &j); err != nil {
-		t.Fatal(err)
-	}
 	var chained []string
-	for _, s := range j.Steps {
+	for _, s := range readJournal(t, art).Steps {
 		if s.Chain != "" {
 			chained = append(chained, s.Chain+" "+s.ID)
 			if !s.Parallel {

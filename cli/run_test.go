@@ -162,23 +162,31 @@ func TestRunAllTimesUnchangedTargets(t *testing.T) {
 	}
 }
 
-// A GPU error in a check run fails the correctness gate naming it, skips the target's
-// timing, and, when nvidia-smi no longer answers afterwards, every later target's GPU steps.
-// Here the targets run in turn: the GPU has the memory for one sanitizer tool at a time.
-func TestRunGPUErrorStopsTheRest(t *testing.T) {
-	repo, art := fakeRepo(t), filepath.Join(t.TempDir(), "art")
-	t.Setenv("FAKE_HARNESS_GPU_ERROR", "1")
+// runGPUError runs --all on a fake repository whose harness's check runs of the kernels
+// named (1: every one) die of a GPU error, after which nvidia-smi no longer answers; the run
+// must fail.
+func runGPUError(t *testing.T, kernels string) (repo, art string, r result.Result, stderr string) {
+	t.Helper()
+	repo, art = fakeRepo(t), filepath.Join(t.TempDir(), "art")
+	t.Setenv("FAKE_HARNESS_GPU_ERROR", kernels)
 	t.Setenv("FAKE_SMI_DEAD_AFTER", filepath.Join(t.TempDir(), "dead"))
-	t.Setenv("FAKE_SMI_FREE_MIB", "12000")
 	args := append([]string{"run", "-C", repo, "--config", filepath.Join(repo, "kernel-gate.yml"), "--base", "main", "--all", "--artifacts", art, "--format", "json"}, fakeGPU(t)...)
 	code, out, stderr := kg(t, "", args...)
 	if code != exitFail {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
+	return repo, art, decode(t, out), stderr
+}
+
+// A GPU error in a check run fails the correctness gate naming it, skips the target's
+// timing, and, when nvidia-smi no longer answers afterwards, every later target's GPU steps.
+// Here the targets run in turn: the GPU has the memory for one sanitizer tool at a time.
+func TestRunGPUErrorStopsTheRest(t *testing.T) {
+	t.Setenv("FAKE_SMI_FREE_MIB", "12000")
+	repo, art, r, stderr := runGPUError(t, "1")
 	if !strings.Contains(stderr, "the targets' sanitizers and checks one target at a time: the GPU has 12000 MiB free") {
 		t.Errorf("the progress does not say the targets ran in turn:\n%s", stderr)
 	}
-	r := decode(t, out)
 	c := gateOf(t, r, "correctness")
 	if c.Verdict != result.Fail || !strings.Contains(messages(c, result.Error), "attention: a GPU error (unspecified launch failure) in the check run") {
 		t.Errorf("correctness: %s", messages(c, result.Error))
@@ -196,18 +204,10 @@ func TestRunGPUErrorStopsTheRest(t *testing.T) {
 // once they have all ended and, as it no longer answers, no target is timed or profiled.
 // The replay, which reads the same steps one target after another, agrees.
 func TestRunGPUErrorWithTargetsAtOnce(t *testing.T) {
-	repo, art := fakeRepo(t), filepath.Join(t.TempDir(), "art")
-	t.Setenv("FAKE_HARNESS_GPU_ERROR", "flash_fwd,flash_fwd_causal")
-	t.Setenv("FAKE_SMI_DEAD_AFTER", filepath.Join(t.TempDir(), "dead"))
-	args := append([]string{"run", "-C", repo, "--config", filepath.Join(repo, "kernel-gate.yml"), "--base", "main", "--all", "--artifacts", art, "--format", "json"}, fakeGPU(t)...)
-	code, out, stderr := kg(t, "", args...)
-	if code != exitFail {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
+	repo, art, r, stderr := runGPUError(t, "flash_fwd,flash_fwd_causal")
 	if !strings.Contains(stderr, "the sanitizers and checks of 3 targets at once") {
 		t.Errorf("the progress does not say the targets ran at once:\n%s", stderr)
 	}
-	r := decode(t, out)
 	c := gateOf(t, r, "correctness")
 	errs := messages(c, result.Error)
 	if c.Verdict != result.Fail || !strings.Contains(errs, "attention: a GPU error (unspecified launch failure) in the check run") || strings.Contains(errs, "gemm") || strings.Contains(errs, "softmax") {
@@ -222,21 +222,8 @@ func TestRunGPUErrorWithTargetsAtOnce(t *testing.T) {
 			t.Errorf("speedup notices lack %q:\n%s", want, notes)
 		}
 	}
-	var j struct {
-		Steps []struct {
-			ID    string `json:"id"`
-			Chain string `json:"chain"`
-		} `json:"steps"`
-	}
-	raw, err := os.ReadFile(filepath.Join(art, "journal.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &j); err != nil {
-		t.Fatal(err)
-	}
 	var alive, chained []string
-	for _, s := range j.Steps {
+	for _, s := range readJournal(t, art).Steps {
 		if strings.HasPrefix(s.ID, "gpu-after-error/") {
 			alive = append(alive, s.ID)
 		}

@@ -319,12 +319,12 @@ func TestPushAfterForcePushGatesHeadAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Write(map[string]string{"kernel-gate.yml": string(cfg), "kernels/harness.cu": "// one\n"})
+	r.Write(map[string]string{"kernel-gate.yml": string(cfg), "kernels/harness.cpp": "// one\n"})
 	r.Commit("one")
-	r.Write(map[string]string{"kernels/harness.cu": "// two\n"})
+	r.Write(map[string]string{"kernels/harness.cpp": "// two\n"})
 	gone := r.Commit("two, force-pushed away")
 	r.Git("reset", "-q", "--hard", "HEAD~1")
-	r.Write(map[string]string{"kernels/harness.cu": "// three\n"})
+	r.Write(map[string]string{"kernels/harness.cpp": "// three\n"})
 	r.Commit("three")
 	r.Git("reflog", "expire", "--expire=now", "--all")
 	r.Git("gc", "-q", "--prune=now")

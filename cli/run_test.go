@@ -25,8 +25,8 @@ func fakeRepo(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gittest.PullRequest(t, map[string]string{"kernel-gate.yml": string(cfg), "kernels/harness.cu": "// base\n"},
-		map[string]string{"kernels/harness.cu": "// head\n"}).Dir
+	return gittest.PullRequest(t, map[string]string{"kernel-gate.yml": string(cfg), "kernels/harness.cpp": "// base\n"},
+		map[string]string{"kernels/harness.cpp": "// head\n"}).Dir
 }
 
 // fakeGPU returns the flags that point kernel-gate run at the fake toolchain.

@@ -1,13 +1,16 @@
-// The comparisons of harness.cu's KG_MODE=check, run on the GPU: an output against its fp64
-// reference (stored as float), and a repeated launch's output against the first. Copying
+// The comparisons of the harness's KG_MODE=check (harness.cpp), run on the GPU: an output
+// against its fp64 reference (stored as float), and a repeated launch's output against the first. Copying
 // both to the host and looping there took most of a check run's time (row_softmax × long,
 // 67M elements: ~5 s on an H100); here each is one grid-stride pass, a block reduction and
 // a few atomics per block. The semantics are the host loops' (kernels/tests/check_errors_check.cu
 // compares the two on random data with NaN and Inf): only sum_err may differ, in its last
 // bits, because the order of the additions differs (and varies between runs).
 //
-// Self-contained (harness.cu includes it, as does its check): the host functions return the
-// CUDA error instead of throwing.
+// Self-contained (harness_device.cu includes it, as does its check): the host functions return
+// the CUDA error instead of throwing. A file compiled without nvcc's CUDA front end (no
+// __CUDACC__: harness.cpp, a .cpp) sees only the declarations of Compare and MaxDiff; a .cu of
+// the program instantiates the ones it calls (harness_device.cu: half and float), or the link
+// fails naming the one missing.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -18,11 +21,28 @@
 
 namespace kgcheck {
 
-// Errors of got against ref over one buffer, as harness.cu's Errors sums them.
+// Errors of got against ref over one buffer, as harness.cpp's Errors sums them.
 struct ErrorSums {
   double max_err = 0, sum_err = 0, ref_max_abs = 0;  // over the elements whose got is finite
   unsigned long long nan = 0, inf = 0, bad = 0;      // a NaN or Inf in got is bad
 };
+
+// Compare compares got with ref (n device elements each; T is float or __half) on the GPU: NaN
+// and Inf in got are counted (and bad) and left out of the rest; an element is bad when
+// |got - ref| > atol + rtol * |ref|. Synchronises with the device.
+template <class T>
+cudaError_t Compare(const T* got, const float* ref, size_t n, double atol, double rtol, ErrorSums* out);
+
+// MaxDiff is the largest |a - b| over n device elements (T is float or __half), elements NaN in
+// both left out; Inf when a NaN in one has no NaN in the other. Synchronises with the device.
+template <class T>
+cudaError_t MaxDiff(const T* a, const T* b, size_t n, double* out);
+
+}  // namespace kgcheck
+
+// The definitions: kernels and their launches, which only nvcc's CUDA front end compiles.
+#ifdef __CUDACC__
+namespace kgcheck {
 
 namespace detail {
 
@@ -89,7 +109,7 @@ __device__ __forceinline__ double warp_max(double v) {
   return v;
 }
 
-// One pass of harness.cu's old host loop (Errors::add) over n elements, into *out.
+// One pass of the harness's old host loop (Errors::add) over n elements, into *out.
 template <class T>
 __global__ void __launch_bounds__(kThreads) errors_kernel(const T* got, const float* ref, size_t n, double atol,
                                                           double rtol, DeviceSums* out) {
@@ -144,7 +164,7 @@ __global__ void __launch_bounds__(kThreads) errors_kernel(const T* got, const fl
   }
 }
 
-// One pass of harness.cu's old max_diff over n elements, into *out. The difference is taken
+// One pass of the harness's old max_diff over n elements, into *out. The difference is taken
 // in float, as the host did (a[i] - b[i] on floats); Inf - Inf is NaN and left out of the max.
 template <class T>
 __global__ void __launch_bounds__(kThreads) repeat_diff_kernel(const T* a, const T* b, size_t n, DeviceDiff* out) {
@@ -216,9 +236,6 @@ cudaError_t finish(const Scratch<S>& s, S* h) {
 
 }  // namespace detail
 
-// Compare compares got with ref (n device elements each; T is float or __half) on the GPU: NaN
-// and Inf in got are counted (and bad) and left out of the rest; an element is bad when
-// |got - ref| > atol + rtol * |ref|. Synchronises with the device.
 template <class T>
 cudaError_t Compare(const T* got, const float* ref, size_t n, double atol, double rtol, ErrorSums* out) {
   detail::Scratch<detail::DeviceSums> s;
@@ -236,8 +253,6 @@ cudaError_t Compare(const T* got, const float* ref, size_t n, double atol, doubl
   return cudaSuccess;
 }
 
-// MaxDiff is the largest |a - b| over n device elements (T is float or __half), elements NaN in
-// both left out; Inf when a NaN in one has no NaN in the other. Synchronises with the device.
 template <class T>
 cudaError_t MaxDiff(const T* a, const T* b, size_t n, double* out) {
   detail::Scratch<detail::DeviceDiff> s;
@@ -251,3 +266,4 @@ cudaError_t MaxDiff(const T* a, const T* b, size_t n, double* out) {
 }
 
 }  // namespace kgcheck
+#endif  // __CUDACC__

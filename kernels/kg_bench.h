@@ -3,10 +3,14 @@
 // KG_ROUNDS, KG_SAMPLES, KG_OUT), times single launches with CUDA events, and writes the
 // result file; in KG_MODE=serve, Serve answers one round per request line. Header-only;
 // C++17. Compiled by nvcc, TimeLaunches queues the timed launches behind a blocking kernel
-// (see there); compiled as plain C++ it times them unheld.
+// (see there); compiled as plain C++ it times them unheld, unless the program's kernel comes
+// from a .cu of its own (KG_BENCH_EXTERN_HOLD, "a host-only file's hold" below).
 #pragma once
 #include <cuda_runtime.h>
 
+// With KG_BENCH_DEFINE_HOLD only the stream's hold is compiled ("a host-only file's hold"):
+// the rest is host code, which would only slow that .cu's device passes.
+#ifndef KG_BENCH_DEFINE_HOLD
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -177,6 +181,11 @@ inline bool Write(const Request& req, const std::vector<Result>& results) {
   return std::fclose(f) == 0 && ok;
 }
 
+}  // namespace kgbench
+#endif  // KG_BENCH_DEFINE_HOLD
+
+namespace kgbench {
+
 // ---- holding the stream while launches are queued ----
 //
 // An event pair recorded around a launch while the GPU is idle measures the host as much as
@@ -220,7 +229,49 @@ __global__ void hold_stream(const volatile int* release, volatile int* timed_out
     }
   }
 }
+
+// launch_hold queues hold_stream on stream, through the API to see this launch's own error.
+inline cudaError_t launch_hold(const volatile int* release, volatile int* timed_out, unsigned long long timeout_ns,
+                               cudaStream_t stream) {
+  void* args[] = {&release, &timed_out, &timeout_ns};
+  return cudaLaunchKernel(reinterpret_cast<const void*>(&hold_stream<0>), dim3(1), dim3(1), args, 0, stream);
+}
 #endif
+
+// HoldLauncher queues one hold (launch_hold's arguments).
+using HoldLauncher = cudaError_t (*)(const volatile int* release, volatile int* timed_out,
+                                     unsigned long long timeout_ns, cudaStream_t stream);
+
+}  // namespace detail
+
+// ---- a host-only file's hold ----
+//
+// A file compiled without nvcc's CUDA front end (a .cpp, no __CUDACC__) cannot define the
+// hold's kernel. A harness whose driver is such a file, to keep its host C++ out of nvcc's
+// device passes (kernels/harness.cpp), defines KG_BENCH_EXTERN_HOLD before including
+// kg_bench.h there, and KG_BENCH_DEFINE_HOLD before including it in one .cu of the program
+// (kernels/harness_device.cu), which then gets the hold alone and defines LaunchHold; the
+// .cpp's TimeLaunches holds the stream through it. A program without that .cu does not link
+// (kgbench::LaunchHold is undefined): it never times unheld unnoticed.
+cudaError_t LaunchHold(const volatile int* release, volatile int* timed_out, unsigned long long timeout_ns,
+                       cudaStream_t stream);
+
+#ifdef KG_BENCH_DEFINE_HOLD
+#ifndef __CUDACC__
+#error "kg_bench.h: KG_BENCH_DEFINE_HOLD defines the stream's hold, a kernel: define it in a .cu that nvcc compiles"
+#endif
+cudaError_t LaunchHold(const volatile int* release, volatile int* timed_out, unsigned long long timeout_ns,
+                       cudaStream_t stream) {
+  return detail::launch_hold(release, timed_out, timeout_ns, stream);
+}
+#endif
+
+}  // namespace kgbench
+
+#ifndef KG_BENCH_DEFINE_HOLD
+namespace kgbench {
+
+namespace detail {
 
 // HoldSlots is pinned, mapped host memory for the holds: host[c] releases chunk c's hold,
 // host[n + c] says it timed out. Allocated once and kept for the life of the process.
@@ -273,31 +324,27 @@ inline HoldVerdict hold_verdict(bool ended_during_first, bool ended_before_relea
   return ended_before_release ? HoldVerdict::kTimedOut : HoldVerdict::kQueued;
 }
 
-// A Hold holds the stream for one chunk at a time (DeviceHold compiled by nvcc, NoHold
-// otherwise; host-only tests give their own): Start(c, stream) queues chunk c's hold and says
-// whether it did, Ended(c) whether that hold ended without being released (it timed out),
-// Release(c) lets it go once the chunk is queued.
+// A Hold holds the stream for one chunk at a time (DeviceHold compiled by nvcc or with
+// KG_BENCH_EXTERN_HOLD, NoHold otherwise; host-only tests give their own): Start(c, stream)
+// queues chunk c's hold and says whether it did, Ended(c) whether that hold ended without
+// being released (it timed out), Release(c) lets it go once the chunk is queued.
 struct NoHold {
   bool Start(int, cudaStream_t) { return false; }
   bool Ended(int) const { return false; }
   void Release(int) {}
 };
 
-#ifdef __CUDACC__
+// DeviceHold holds the stream with hold_stream, which launch queues (launch_hold in a file nvcc
+// compiles, LaunchHold in a host-only one).
 struct DeviceHold {
   HoldSlots* s;
+  HoldLauncher launch;
   bool Start(int c, cudaStream_t stream) {
     volatile int* h = s->host;
     h[c] = 0;
     h[s->n + c] = 0;
-    const volatile int* release = s->dev + c;
-    volatile int* timed_out = s->dev + s->n + c;
-    unsigned long long timeout_ns = kHoldTimeoutNs;
-    void* args[] = {&release, &timed_out, &timeout_ns};
-    // Launched through the API to see this launch's own error; a failed hold leaves its
-    // error for the harness to report and the chunk is timed unheld.
-    return cudaLaunchKernel(reinterpret_cast<const void*>(&hold_stream<0>), dim3(1), dim3(1), args, 0, stream) ==
-           cudaSuccess;
+    // A failed hold leaves its error for the harness to report and the chunk is timed unheld.
+    return launch(s->dev + c, s->dev + s->n + c, kHoldTimeoutNs, stream) == cudaSuccess;
   }
   // The hold's own write, seen once launch has waited for it to end (or at the end).
   bool Ended(int c) const { return static_cast<volatile int*>(s->host)[s->n + c] != 0; }
@@ -306,7 +353,6 @@ struct DeviceHold {
     static_cast<volatile int*>(s->host)[c] = 1;
   }
 };
-#endif
 
 // said_waits says once per process and launch's type (a lambda's type is its place in the
 // source) that launch waits for the GPU; false when it was said already.
@@ -392,10 +438,14 @@ std::vector<double> time_launches(Hold& hold, const std::function<void(int)>& la
 // goes to stderr and that chunk's timings are NaN (the speedup gate drops NaN timings and
 // warns). KG_BENCH_BLOCKING=0 in the environment times the launches unheld, as before.
 inline std::vector<double> TimeLaunches(const std::function<void(int)>& launch, int samples, cudaStream_t stream) {
-#ifdef __CUDACC__
+#if defined(__CUDACC__) || defined(KG_BENCH_EXTERN_HOLD)  // else plain C++: unheld
   if (samples > 0 && detail::blocking())
     if (detail::HoldSlots* s = detail::hold_slots((samples + kHoldChunk - 1) / kHoldChunk)) {
-      detail::DeviceHold hold{s};
+#ifdef __CUDACC__
+      detail::DeviceHold hold{s, detail::launch_hold};
+#else
+      detail::DeviceHold hold{s, LaunchHold};  // a .cu of the program defines it (KG_BENCH_DEFINE_HOLD)
+#endif
       return detail::time_launches(hold, launch, samples, stream);
     }
 #endif
@@ -608,3 +658,4 @@ inline int Serve(const Request& req, const std::function<std::vector<Result>(con
 }
 
 }  // namespace kgbench
+#endif  // KG_BENCH_DEFINE_HOLD

@@ -762,7 +762,7 @@ def exit(status: int, environ: Optional[Mapping[str, str]] = None) -> None:  # n
 
 def is_cuda_error(e: BaseException) -> bool:
     """A CUDA error raised through PyTorch: the process's CUDA context is broken, and every
-    later launch fails too (harness.cu stops at one as well)."""
+    later launch fails too (harness.cpp stops at one as well)."""
     return "CUDA error" in str(e) or "AcceleratorError" in type(e).__name__
 
 

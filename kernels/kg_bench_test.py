@@ -524,10 +524,13 @@ class TimeLaunchesTest(unittest.TestCase):
 
 
 class CppHoldTest(unittest.TestCase):
-    """kernels/tests/kg_bench_hold_test.cpp: kg_bench.h's TimeLaunches behind a fake hold,
-    built with the host's C++ compiler against the runner's CUDA stub (no CUDA)."""
+    """kernels/tests/kg_bench_hold_test.cpp: kg_bench.h's TimeLaunches behind a fake hold, and
+    kernels/tests/kg_bench_extern_hold_test.cpp: a host-only file's TimeLaunches holding the
+    stream through a fake kgbench::LaunchHold (KG_BENCH_EXTERN_HOLD, as harness.cpp does),
+    each built with the host's C++ compiler against the runner's CUDA stub (no CUDA)."""
 
-    def test_time_launches_behind_a_fake_hold(self):
+    def run_test_program(self, name):
+        """Builds kernels/tests/NAME.cpp and runs it: its exit status, stdout and stderr."""
         import shutil  # noqa: PLC0415
         import subprocess  # noqa: PLC0415
 
@@ -537,15 +540,18 @@ class CppHoldTest(unittest.TestCase):
         here = os.path.dirname(os.path.abspath(__file__))
         root = os.path.dirname(here)
         with tempfile.TemporaryDirectory() as tmp:
-            exe = os.path.join(tmp, "kg_bench_hold_test")
+            exe = os.path.join(tmp, name)
             build = subprocess.run(
                 [cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror",
                  "-I" + os.path.join(root, "gates", "speedup", "abrun", "testdata", "cudastub"), "-I" + here,
-                 os.path.join(here, "tests", "kg_bench_hold_test.cpp"), "-o", exe],
+                 os.path.join(here, "tests", name + ".cpp"), "-o", exe],
                 capture_output=True, text=True, timeout=120,
             )
             self.assertEqual(build.returncode, 0, build.stderr)
-            p = subprocess.run([exe], capture_output=True, text=True, timeout=60)
+            return subprocess.run([exe], capture_output=True, text=True, timeout=60)
+
+    def test_time_launches_behind_a_fake_hold(self):
+        p = self.run_test_program("kg_bench_hold_test")
         self.assertEqual((p.returncode, p.stdout), (0, "ok\n"), p.stdout + p.stderr)
         lines = p.stderr.splitlines()
         self.assertTrue(all(line.startswith("kg_bench: TimeLaunches: ") for line in lines), lines)
@@ -553,12 +559,20 @@ class CppHoldTest(unittest.TestCase):
         self.assertEqual(sum("launch() waits for the GPU" in line for line in lines), 2, lines)
         self.assertEqual(sum("are NaN" in line for line in lines), 1, lines)
 
+    def test_time_launches_behind_another_file_s_hold(self):
+        p = self.run_test_program("kg_bench_extern_hold_test")
+        self.assertEqual((p.returncode, p.stdout), (0, "ok\n"), p.stdout + p.stderr)
+        # The hold that ended during the first call says so, once.
+        lines = p.stderr.splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("launch() waits for the GPU", lines[0])
+
 
 class SDPAReferenceTest(unittest.TestCase):
     """kernels/sdpa_reference.py without PyTorch: what it would time, and how it fails."""
 
     def test_shapes_and_kernels_are_the_harness_s(self):
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness.cu")
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness.cpp")
         with open(path, encoding="utf-8") as f:
             src = f.read()
         attn = src[src.index("attn = {") : src.index("};", src.index("attn = {"))]

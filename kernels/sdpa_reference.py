@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """sdpa_reference.py: PyTorch's scaled_dot_product_attention, timed as the reference for the
-attention kernels of kernels/harness.cu, written as kernel-gate/bench/v1 through kg_bench.py.
+attention kernels of kernels/harness.cpp, written as kernel-gate/bench/v1 through kg_bench.py.
 
     KG_MODE=bench KG_ROUNDS=4 KG_SAMPLES=30 KG_OUT=sdpa.json python3 kernels/sdpa_reference.py
 
@@ -16,7 +16,7 @@ kernels and shapes:
 
 The environment is the harness's: KG_MODE, KG_SHAPES (default small,mission,long),
 KG_ROUNDS, KG_SAMPLES, KG_OUT (standard output when unset) and KG_KERNELS (comma-separated,
-default flash_fwd,flash_fwd_causal). As kernels/harness.cu does, it rotates through enough
+default flash_fwd,flash_fwd_causal). As kernels/harness.cpp does, it rotates through enough
 copies of Q, K and V (N(0, 1), seeded) that the L2 holds none, warms up with 3 × copies + 10
 launches, and times single launches with kg_bench.time_launches (queued behind a hold, so
 each timing is the device time of one launch).
@@ -39,7 +39,7 @@ through kg_bench.serve: the same results, one round per answer.
 
 Only bench and serve mode time anything. In check and sanitize mode it writes, for each kernel ×
 shape, a result whose `error` says that it only times (which fails any gate that reads it)
-and exits 1: check and sanitize the kernels with kernels/harness.cu. Without PyTorch or a
+and exits 1: check and sanitize the kernels with kernels/harness.cpp. Without PyTorch or a
 CUDA device, bench and serve mode write nothing and exit 2 with the reason on stderr (fail
 closed).
 An unknown kernel or shape is a result with an `error`, and exit 1, as in the harness.
@@ -56,7 +56,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kg_bench  # noqa: E402
 
-# The attention harness's shapes (kernels/harness.cu, make_case): batch, heads, seqlen,
+# The attention harness's shapes (kernels/harness.cpp, make_case): batch, heads, seqlen,
 # head_dim.
 SHAPES = {"small": (1, 8, 512, 64), "mission": (2, 8, 512, 64), "long": (2, 8, 2048, 64)}
 # The harness's kernel names, and whether each is causal.
@@ -68,7 +68,7 @@ NAME_DEFAULT = "torch.sdpa"
 
 ONLY_TIMES = (
     "sdpa_reference.py only times (KG_MODE=bench or serve): it is a reference timer with no {mode} mode; "
-    "check and sanitize the kernels with kernels/harness.cu"
+    "check and sanitize the kernels with kernels/harness.cpp"
 )
 
 
@@ -84,7 +84,7 @@ class Case:
 
 def copies_for(nbytes: int) -> int:
     """How many copies of the inputs to rotate through so the L2 (50-60 MB) holds none: as
-    kernels/harness.cu's copies_for, 256 MiB over the bytes of one copy, 1 to 64."""
+    kernels/harness.cpp's copies_for, 256 MiB over the bytes of one copy, 1 to 64."""
     return max(1, min(64, (256 << 20) // max(nbytes, 1)))
 
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,6 +120,21 @@ func (p *pipeline) nvccArgs(b *build, out string, compile bool, threads int, inp
 	}
 	args = append(args, "-o", out)
 	return append(args, inputs...)
+}
+
+// hostOnly says whether nvcc compiles src with the host compiler alone: a C or C++ file
+// (.c, .cc, .cpp, .cxx, as nvcc tells them by their suffix) while the flags name no language
+// (-x cu makes nvcc compile any file as CUDA). Such a compile has no device passes: its log
+// holds no ptxas output, and --threads would do nothing.
+func hostOnly(src string, flags []string) bool {
+	if len(withoutLanguage(flags)) != len(flags) {
+		return false
+	}
+	switch path.Ext(src) {
+	case ".c", ".cc", ".cpp", ".cxx":
+		return true
+	}
+	return false
 }
 
 // isThreadsFlag says whether an nvcc flag sets --threads (-t) itself.
@@ -284,10 +300,11 @@ func (p *pipeline) compilesApart(b *build, side int) bool {
 // most nvccJobs at once, with --threads for the archs where cores are left over. It returns
 // the objects, in the sources' order, and the first source (its index, its step) whose
 // compile failed, -1 when none did. Every compile runs to its end, so that each one's
-// errors are in its log for the ptxas gate.
+// errors are in its log for the ptxas gate. A host-only source's log holds no ptxas output,
+// which the gate reads as a log with no kernels.
 func (p *pipeline) compileApart(ctx context.Context, b *build, side int, dir string) (objs []string, failed int, fs step, err error) {
 	n, jobs := len(b.sources), p.nvccJobs()
-	threads := p.nvccThreads(jobs / min(n, jobs))
+	threads := p.sourceThreads(b, jobs)
 	objs, b.compiled[side] = make([]string, n), make([]string, n)
 	steps, errs := make([]step, n), make([]error, n)
 	slots := make(chan struct{}, min(n, jobs))
@@ -298,7 +315,7 @@ func (p *pipeline) compileApart(ctx context.Context, b *build, side int, dir str
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			steps[i], errs[i] = p.x.run(ctx, proc{id: compileID(side, b, i), argv: p.nvccArgs(b, objs[i], true, threads, src),
+			steps[i], errs[i] = p.x.run(ctx, proc{id: compileID(side, b, i), argv: p.nvccArgs(b, objs[i], true, threads[i], src),
 				dir: dir, timeout: p.set.Timeout, log: b.compiled[side][i], fresh: []string{rel + ".o"}, partOf: "build/" + sideName(side) + "/" + b.name})
 		})
 	}
@@ -310,13 +327,44 @@ func (p *pipeline) compileApart(ctx context.Context, b *build, side int, dir str
 	for _, s := range steps {
 		first, last = min(first, s.Start), max(last, s.Start+s.Seconds)
 	}
-	p.progress("%s %s: %d sources compiled apart, %d at a time (--threads %d each): %.1fs", sideName(side), b.name, n, min(n, jobs), max(threads, 1), last-first)
+	but := ""
+	if host := slices.IndexFunc(b.sources, func(src string) bool { return hostOnly(src, b.flags) }); host >= 0 {
+		but = ", none for the host-only"
+	}
+	p.progress("%s %s: %d sources compiled apart, %d at a time (--threads %d each%s): %.1fs", sideName(side), b.name, n, min(n, jobs), max(slices.Max(threads), 1), but, last-first)
 	for i, s := range steps {
 		if s.Why != "" {
 			return objs, i, s, nil
 		}
 	}
 	return objs, -1, step{}, nil
+}
+
+// sourceThreads is the --threads of each of b's sources compiled apart by jobs cores at once
+// (nvccThreads: 0 for none). A host-only source (hostOnly: a .cpp, which nvcc hands to the
+// host compiler alone) gets none, having no device passes to run at once, and the others'
+// are counted over them alone: a host-only compile is one process, as each device compile
+// is for its own front end and host compile, and the threads run only the device passes
+// (cicc and ptxas per arch). So with a side's 8 cores four .cu files keep --threads 2 beside
+// a .cpp, as they had before it.
+func (p *pipeline) sourceThreads(b *build, jobs int) []int {
+	device := 0
+	for _, src := range b.sources {
+		if !hostOnly(src, b.flags) {
+			device++
+		}
+	}
+	threads := make([]int, len(b.sources))
+	if device == 0 {
+		return threads
+	}
+	t := p.nvccThreads(jobs / min(device, jobs))
+	for i, src := range b.sources {
+		if !hostOnly(src, b.flags) {
+			threads[i] = t
+		}
+	}
+	return threads
 }
 
 // removeObjects removes a live build's objects once linked, or once a compile failed: the

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -33,6 +35,40 @@ func TestNVCCArgs(t *testing.T) {
 		}
 		if slices.Contains(tc.args, "-c") != tc.compile {
 			t.Errorf("%s: -c %v", tc.name, !tc.compile)
+		}
+	}
+}
+
+// A host-only source (a .c, .cc, .cpp or .cxx: nvcc runs only the host compiler) gets no
+// --threads, and the device sources' --threads share the cores without it; -x in the flags
+// makes every source CUDA.
+func TestSourceThreads(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, nvccVersionFile), []byte("Cuda compilation tools, release 13.0, V13.0.88\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := &pipeline{x: &replayer{dir: dir}}
+	p.set.Arch = []string{"sm_89", "sm_90a"}
+	split := []string{"kernels/harness.cpp", "kernels/harness_device.cu", "kernels/flash_fwd.cu", "kernels/gemm_wmma.cu", "kernels/softmax.cu"}
+	for _, tc := range []struct {
+		name    string
+		sources []string
+		flags   []string
+		jobs    int
+		want    []int
+	}{
+		{"a .cpp beside four .cu, 8 cores", split, []string{"-O3"}, 8, []int{0, 2, 2, 2, 2}},
+		{"five .cu, 8 cores", []string{"a.cu", "b.cu", "c.cu", "d.cu", "e.cu"}, nil, 8, []int{0, 0, 0, 0, 0}},
+		{"a .cpp beside four .cu, 4 cores", split, nil, 4, []int{0, 0, 0, 0, 0}},
+		{"a .cpp beside four .cu, 16 cores", split, nil, 16, []int{0, 2, 2, 2, 2}},
+		{"-x cu: the .cpp is CUDA", split, []string{"-x", "cu"}, 16, []int{2, 2, 2, 2, 2}},
+		{"each host-only suffix", []string{"a.c", "b.cc", "c.cxx", "d.cpp", "k.cu"}, nil, 2, []int{0, 0, 0, 0, 2}},
+		{"host-only alone", []string{"a.cpp", "b.cc"}, nil, 8, []int{0, 0}},
+		{"--x=cu: the .cpp is CUDA", split, []string{"--x=cu"}, 10, []int{2, 2, 2, 2, 2}},
+	} {
+		got := p.sourceThreads(&build{sources: tc.sources, flags: tc.flags}, tc.jobs)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: --threads %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -23,11 +23,13 @@ func verdicts(res result.Result) map[string]string {
 	return out
 }
 
-// The example config's targets share one build of four sources: each side compiles each
+// The example config's targets share one build of five sources: each side compiles each
 // source with nvcc -c (its own step, its own log, a part of the side's link), then links the
 // objects; the SASS dumps of both sides run at once; the ptxas and sass gates read every
 // log and dump as of one command, commands.sh runs each side's compiles at once and then
-// its link, and the recording replays to the same verdicts.
+// its link, and the recording replays to the same verdicts. The host-only harness.cpp is
+// compiled as the others, with no --threads, and its log, empty as nvcc leaves it, is read
+// with the others.
 func TestSourcesCompiledApartThenLinked(t *testing.T) {
 	art := filepath.Join(t.TempDir(), "art")
 	res, err := liveRun(t, Options{Dir: gitRepo(t), BaseRef: "main", Artifacts: art, Gates: []string{"ptxas", "sass"}}, "")
@@ -44,6 +46,7 @@ func TestSourcesCompiledApartThenLinked(t *testing.T) {
 	if len(sources) < 2 {
 		t.Fatalf("the example config's first target has sources %q: this test wants several", sources)
 	}
+	host := 0
 	j := readJournal(t, art)
 	steps := map[string]step{}
 	for _, s := range j.Steps {
@@ -69,11 +72,17 @@ func TestSourcesCompiledApartThenLinked(t *testing.T) {
 			if _, err := os.Stat(obj); !os.IsNotExist(err) {
 				t.Errorf("%s is left in the artifacts once linked (%v)", obj, err)
 			}
-			if _, err := os.Stat(filepath.Join(art, c.Log)); err != nil {
+			info, err := os.Stat(filepath.Join(art, c.Log))
+			if err != nil {
 				t.Errorf("compile log: %v", err)
+			} else if hostOnly(src, cfg.Run.Flags) {
+				host++
+				if info.Size() != 0 || slices.Contains(c.Argv, "--threads") {
+					t.Errorf("the host-only %s on %s: a log of %d bytes, %q", src, side, info.Size(), c.Argv)
+				}
 			}
 		}
-		if slices.ContainsFunc(link.Argv, func(a string) bool { return strings.HasSuffix(a, ".cu") }) || slices.Contains(link.Argv, "-c") {
+		if slices.ContainsFunc(link.Argv, func(a string) bool { return strings.HasSuffix(a, ".cu") || strings.HasSuffix(a, ".cpp") }) || slices.Contains(link.Argv, "-c") {
 			t.Errorf("the %s link compiles: %q", side, link.Argv)
 		}
 		if link.Start < steps["compile/"+side+"/attention/0"].Start {
@@ -82,6 +91,9 @@ func TestSourcesCompiledApartThenLinked(t *testing.T) {
 		if d := steps["sass/"+side+"/attention"]; !d.Parallel {
 			t.Errorf("the %s SASS dump did not run beside the other side's", side)
 		}
+	}
+	if host != 2 {
+		t.Errorf("%d host-only compiles, want the example config's harness.cpp on each side", host)
 	}
 	raw, err := os.ReadFile(filepath.Join(art, scriptFile))
 	if err != nil {
@@ -108,50 +120,57 @@ func TestSourcesCompiledApartThenLinked(t *testing.T) {
 	}
 }
 
-// A source that does not compile fails the ptxas gate with its own compile's error, the
-// other sources still compile (their logs are read), nothing is linked and no object is
-// left; the replay agrees.
+// A source that does not compile fails the ptxas gate with its own compile's error (nvcc's
+// for a .cu, the host compiler's for the host-only .cpp), the other sources still compile
+// (their logs are read), nothing is linked and no object is left; the replay agrees.
 func TestOneSourceFailsToCompile(t *testing.T) {
-	art := filepath.Join(t.TempDir(), "art")
-	res, err := liveRun(t, Options{Dir: gitRepo(t), BaseRef: "main", Artifacts: art, Gates: []string{"ptxas", "sass"}}, "", "FAKE_NVCC_FAIL_SOURCE=kernels/softmax.cu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := gate(t, res, "ptxas")
-	if msg := findings(g); g.Verdict != result.Fail || !strings.Contains(msg, `identifier "oops" is undefined`) {
-		t.Errorf("ptxas %s:\n%s", g.Verdict, msg)
-	}
-	j := readJournal(t, art)
-	for _, s := range j.Steps {
-		if strings.HasPrefix(s.ID, "build/") {
-			t.Errorf("linked after a failed compile: %s %q", s.ID, s.Argv)
-		}
-	}
-	n := 0
-	for _, s := range j.Steps {
-		if strings.HasPrefix(s.ID, "compile/head/") {
-			n++
-		}
-	}
-	if n != 4 {
-		t.Errorf("%d of head's 4 sources compiled", n)
-	}
-	if objs, _ := filepath.Glob(filepath.Join(art, "*", "attention", "compile", "*.o")); len(objs) > 0 {
-		t.Errorf("objects left with no link: %q", objs)
-	}
-	raw, err := os.ReadFile(filepath.Join(art, scriptFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Count(string(raw), " -c ") != 8 || strings.Contains(string(raw), "build.log") {
-		t.Errorf("commands.sh, with no link, runs the 8 compiles alone:\n%s", raw)
-	}
-	replayed, err := Run(context.Background(), loadConfig(t), Options{Replay: art, Tool: "kernel-gate test", Gates: []string{"ptxas", "sass"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if again := gate(t, replayed, "ptxas"); findings(again) != findings(g) {
-		t.Errorf("replayed:\n%s\nlive:\n%s", findings(again), findings(g))
+	for _, tc := range []struct{ source, want string }{
+		{"kernels/softmax.cu", `kernels/softmax.cu(7): error: identifier "oops" is undefined`},
+		{"kernels/harness.cpp", "kernels/harness.cpp:7:3: error: ‘oops’ was not declared in this scope"},
+	} {
+		t.Run(filepath.Base(tc.source), func(t *testing.T) {
+			art := filepath.Join(t.TempDir(), "art")
+			res, err := liveRun(t, Options{Dir: gitRepo(t), BaseRef: "main", Artifacts: art, Gates: []string{"ptxas", "sass"}}, "", "FAKE_NVCC_FAIL_SOURCE="+tc.source)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := gate(t, res, "ptxas")
+			if msg := findings(g); g.Verdict != result.Fail || !strings.Contains(msg, tc.want) || !strings.Contains(msg, tc.source) {
+				t.Errorf("ptxas %s:\n%s", g.Verdict, msg)
+			}
+			j := readJournal(t, art)
+			for _, s := range j.Steps {
+				if strings.HasPrefix(s.ID, "build/") {
+					t.Errorf("linked after a failed compile: %s %q", s.ID, s.Argv)
+				}
+			}
+			n, sources := 0, len(loadConfig(t).Run.Targets[0].Sources)
+			for _, s := range j.Steps {
+				if strings.HasPrefix(s.ID, "compile/head/") {
+					n++
+				}
+			}
+			if n != sources {
+				t.Errorf("%d of head's %d sources compiled", n, sources)
+			}
+			if objs, _ := filepath.Glob(filepath.Join(art, "*", "attention", "compile", "*.o")); len(objs) > 0 {
+				t.Errorf("objects left with no link: %q", objs)
+			}
+			raw, err := os.ReadFile(filepath.Join(art, scriptFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Count(string(raw), " -c ") != 2*sources || strings.Contains(string(raw), "build.log") {
+				t.Errorf("commands.sh, with no link, runs the %d compiles alone:\n%s", 2*sources, raw)
+			}
+			replayed, err := Run(context.Background(), loadConfig(t), Options{Replay: art, Tool: "kernel-gate test", Gates: []string{"ptxas", "sass"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again := gate(t, replayed, "ptxas"); findings(again) != findings(g) {
+				t.Errorf("replayed:\n%s\nlive:\n%s", findings(again), findings(g))
+			}
+		})
 	}
 }
 

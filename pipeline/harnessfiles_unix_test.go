@@ -140,8 +140,8 @@ func gitRepo(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return gittest.PullRequest(t, map[string]string{"kernel-gate.yml": string(cfg), "kernels/harness.cu": "// base\n"},
-		map[string]string{"kernels/harness.cu": "// head\n"}).Dir
+	return gittest.PullRequest(t, map[string]string{"kernel-gate.yml": string(cfg), "kernels/harness.cpp": "// base\n"},
+		map[string]string{"kernels/harness.cpp": "// head\n"}).Dir
 }
 
 // The artifacts directory (the action's is in the workspace, which the pull request fills)

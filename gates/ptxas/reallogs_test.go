@@ -45,6 +45,11 @@ var realLogs = []struct {
 		"error compile-error - syntax_error.cu:2 @2",
 		"error compile-error - -:0 @6",
 	}},
+	// A host-only source (a .cpp: nvcc runs the host compiler alone) as kernel-gate run compiles
+	// one of a target's sources: no ptxas output when it compiles, the host compiler's error
+	// when it does not.
+	{"cuda11.8-host-only/nvcc_host_only.txt", []string{}, []string{}},
+	{"cuda11.8-host-only/nvcc_host_only_error.txt", []string{}, []string{"error compile-error - host_only_error.cpp:5 @3"}},
 	{"cuda13-h200/nvlink_rdc.txt", []string{
 		"_Z10rdc_kernelPf sm_90a true 24 0 0 - - - 0 0=536 0 0 nvlink -",
 	}, []string{}},

@@ -97,6 +97,8 @@ func TestScannerRealFiles(t *testing.T) {
 		"cuda13-h200/nvdisasm_devfirst_sm90a.txt": {{"13.0.88", raw88, "cuda13-h200/nvdisasm_devfirst_sm90a.txt:52"}},
 		// The external repositories' GPU machine (testdata/external/run.sh: its tools' versions).
 		"external/recorded-env.txt": {{"13.0.88", raw88, "external/recorded-env.txt:4"}},
+		// The development machine's nvcc 11.8 (testdata/cuda11.8-host-only/capture.sh).
+		"cuda11.8-host-only/versions.txt": {{"11.8.89", "Cuda compilation tools, release 11.8, V11.8.89", "cuda11.8-host-only/versions.txt:4"}},
 	}
 	files := 0
 	err := filepath.WalkDir(repoTestdata, func(path string, d fs.DirEntry, err error) error {

@@ -278,7 +278,7 @@ jobs:
           mode: gate
           base-ref: HEAD~1
           results-file: kg-result.json
-`+showOutputs, map[string]string{"kernels/harness.cu": "// the pull request's change\n"})
+`+showOutputs, map[string]string{"kernels/harness.cpp": "// the pull request's change\n"})
 	dumps, stepEnv := filepath.Join(h.tmp, "dumps"), filepath.Join(h.tmp, "step.env")
 	if err := os.Mkdir(dumps, 0o755); err != nil {
 		t.Fatal(err)
@@ -354,7 +354,7 @@ jobs:
 `+showOutputs)
 	base := h.git.Git("rev-parse", "HEAD")
 	h.git.Git("checkout", "-q", "-b", "pr")
-	h.git.Write(map[string]string{"kernels/harness.cu": "// the pull request's code\n"})
+	h.git.Write(map[string]string{"kernels/harness.cpp": "// the pull request's code\n"})
 	prHead := h.git.Commit("the pull request")
 	h.git.Git("checkout", "-q", "main")
 	h.git.Git("merge", "-q", "--no-ff", "-m", "Merge "+prHead+" into "+base, "pr")

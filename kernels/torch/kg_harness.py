@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """kg_harness.py: kernels/flash_fwd.cu's attention kernel as a PyTorch extension, driven from
 Python and speaking kernel-gate/bench/v1 (docs/harness-protocol.md) through kernels/kg_bench.py,
-as kernels/harness.cu does for the C++ build. Run from anywhere:
+as kernels/harness.cpp does for the C++ build. Run from anywhere:
 
     KG_MODE=check python3 kernels/torch/kg_harness.py
 
@@ -66,12 +66,12 @@ kg_bench = _import_kg_bench()
 PROG = "kernels/torch/kg_harness.py"
 HEAD_DIM = 64
 SCALE = 0.125  # 1/sqrt(64), as launch_flash_fwd passes it
-# kernels/harness.cu's attention shapes: batch, heads, seqlen.
+# kernels/harness.cpp's attention shapes: batch, heads, seqlen.
 SHAPES = {"small": (1, 8, 512), "mission": (2, 8, 512), "long": (2, 8, 2048)}
 KERNELS = {"flash_fwd": False, "flash_fwd_causal": True}  # name -> causal
 DEFAULT_SHAPES = "small,mission,long"
 DEFAULT_KERNELS = "flash_fwd,flash_fwd_causal"
-# harness.cu's Errors::add tolerance for bad_fraction (the gate's max_err is the config's).
+# harness.cpp's Errors::add tolerance for bad_fraction (the gate's max_err is the config's).
 ATOL = RTOL = 0.02
 REPEATS = 3
 FORMS = ("load", "setup")
@@ -107,7 +107,7 @@ def kernels_from_env(environ: Mapping[str, str]) -> list[str]:
 
 def plan(req: kg_bench.Request, kernels: list[str]) -> list[tuple[str, str, Optional[Case]]]:
     """Every kernel × shape asked for with its Case (None: unknown kernel or shape); in
-    sanitize mode only the first shape, as kernels/harness.cu does."""
+    sanitize mode only the first shape, as kernels/harness.cpp does."""
     shapes = req.shapes[:1] if req.mode == "sanitize" else req.shapes
     return [
         (k, s, Case(k, s, SHAPES[s], KERNELS[k]) if k in KERNELS and s in SHAPES else None)
@@ -117,7 +117,7 @@ def plan(req: kg_bench.Request, kernels: list[str]) -> list[tuple[str, str, Opti
 
 
 def copies_for(nbytes: int) -> int:
-    """Input copies to rotate through so the L2 holds none (harness.cu's copies_for)."""
+    """Input copies to rotate through so the L2 holds none (harness.cpp's copies_for)."""
     return max(1, min(64, (256 << 20) // max(nbytes, 1)))
 
 
@@ -173,7 +173,7 @@ def reference(torch: Any, q: Any, k: Any, v: Any, causal: bool) -> Any:
 
 
 class Errors:
-    """harness.cu's Errors: NaN and Inf counted (and bad), the rest measured against the
+    """harness.cpp's Errors: NaN and Inf counted (and bad), the rest measured against the
     reference; mean over every element."""
 
     def __init__(self) -> None:

@@ -14,8 +14,8 @@
 #                                                                        (a FORM-CASE case)
 #
 # there: base (main) and head built side by side, every gate, unchanged-SASS skips. Cases
-# (default: all). The C++ harness (kernel-gate.yml, sources: kernels/harness.cu and the kernel files), each a line
-# added on top of kernels/flash_fwd.cu:
+# (default: all). The C++ harness (kernel-gate.yml, sources: kernels/harness.cpp, harness_device.cu and the kernel
+# files), each a line added on top of kernels/flash_fwd.cu:
 #   clean              a comment-only change, run with --all so that every gate runs on it
 #   spill              KG_FLASH_MIN_BLOCKS 16: __launch_bounds__ caps flash_fwd's registers
 #   race               KG_DEFECT_RACE: a shared-memory read without a barrier
@@ -40,7 +40,7 @@
 #   setup-clean        the same binding built by kernels/torch/setup.py: a comment on top of
 #                      kernels/flash_fwd.cu
 #   setup-wrong-result KG_DEFECT_WRONG on top of flash_fwd.cu: the correctness gate fails
-#   cmake-clean        kernels/harness.cu built by kernels/cmake/CMakeLists.txt, gated for
+#   cmake-clean        kernels/harness.cpp and the .cu files built by kernels/cmake/CMakeLists.txt, gated for
 #                      row_softmax: a comment on top of kernels/softmax.cu
 #   cmake-uninit       KG_DEFECT_SOFTMAX_UNINIT on top of kernels/softmax.cu: initcheck sees
 #                      row_softmax read y before anything wrote it

@@ -2,7 +2,7 @@
 # Captures compute-sanitizer output for the planted defects in kernels/ (run on a GPU machine
 # from the repository root):  testdata/sanitizer-kernels-h200/capture.sh OUTDIR
 #
-# Builds kernels/harness.cu once clean and once per defect (-DKG_DEFECT_...), then runs each
+# Builds the harness (kernels/harness.cpp and the .cu files) once clean and once per defect (-DKG_DEFECT_...), then runs each
 # tool on the harness in sanitize mode (one launch of flash_fwd on the small shape):
 #   cs_<tool>_<case>.txt      text output, the command first ("+ ..."), the exit code last
 #   xml_<tool>_<case>.xml     the same run's --xml --save record
@@ -16,7 +16,7 @@ out=${1:?usage: capture.sh OUTDIR [KERNEL_GATE_BINARY]}
 kg=${2:-}
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 bin=$(mktemp -d)
-build() { nvcc -O3 -lineinfo -arch=native "${@:2}" -o "$bin/h_$1" kernels/harness.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu 2>"$out/build_$1.txt"; }
+build() { nvcc -O3 -lineinfo -arch=native "${@:2}" -o "$bin/h_$1" kernels/harness.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu 2>"$out/build_$1.txt"; }
 build clean &
 build race -DKG_DEFECT_RACE &
 build oob -DKG_DEFECT_OOB &

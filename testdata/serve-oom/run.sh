@@ -5,19 +5,19 @@
 #
 #   KG_BIN=path/to/kernel-gate testdata/serve-oom/run.sh OUTDIR
 #
-# Each serving process of kernels/harness.cu (flash_fwd × mission) runs under hold.py, which
+# Each serving process of the C++ harness (flash_fwd × mission) runs under hold.py, which
 # first holds 30% of the GPU's memory: a set of 4 processes a side (8, 240%) cannot fit, one a
 # side (60%) can, and a restart, whose new processes set up while the old ones end (4, 120%),
 # cannot. `kernel-gate bench run` (servers 4, restart_every 4) must say both in warnings and
 # still decide. Then two out-of-memory messages are captured as the harnesses print them:
-# kernels/harness.cu in bench mode with all but SPARE MiB of the free memory held
+# the C++ harness in bench mode with all but SPARE MiB of the free memory held
 # (harness-oom-SPARE.*), and hold.py itself asking for more than the GPU has (torch-oom.stderr).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 out=${1:?OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-nvcc -O3 -lineinfo -arch=native -o "$out/A" kernels/harness.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu || exit 2
+nvcc -O3 -lineinfo -arch=native -o "$out/A" kernels/harness.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu || exit 2
 total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits --id=0) || exit 2
 hold=$((total * 30 / 100))
 echo "GPU memory: $total MiB; each serving process holds $hold MiB first" | tee "$out/plan.txt"

@@ -6,7 +6,7 @@
 #
 #   testdata/timing/measure-serve.sh [OUTDIR]
 #
-# It builds kernels/harness.cu five times: A, A' (a second build of the same source, so A/A
+# It builds the harness (kernels/harness.cpp and the .cu files) five times: A, A' (a second build of the same source, so A/A
 # compares two binaries, as base and head are), A with the planted slowdown KG_DEFECT_SLOW5
 # at SLOW3_CYCLES and SLOW5_CYCLES cycles per tile (about 3% and 5% on flash_fwd × mission),
 # and A with KG_DEFECT_SOFTMAX_SLOW at LSLOW3_CYCLES cycles per block (about 3% on the
@@ -67,7 +67,7 @@ if [ -n "${KG_BIN:-}" ]; then cp "$KG_BIN" "$out/kernel-gate" || exit 2; else go
 build() { # name, extra nvcc flags...
   local name=$1
   shift
-  nvcc -O3 -lineinfo -arch=native "$@" -o "$out/$name" kernels/harness.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu >"$out/$name.build.log" 2>&1
+  nvcc -O3 -lineinfo -arch=native "$@" -o "$out/$name" kernels/harness.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu >"$out/$name.build.log" 2>&1
 }
 build A & build A2 & build slow3 -DKG_DEFECT_SLOW5 -DKG_SLOW_CYCLES="$SLOW3_CYCLES" &
 build slow5 -DKG_DEFECT_SLOW5 -DKG_SLOW_CYCLES="$SLOW5_CYCLES" &

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <new>
 
 typedef int cudaError_t;
 enum { cudaSuccess = 0, cudaErrorUnknown = 999 };
@@ -40,7 +41,25 @@ inline cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
 }
 inline cudaError_t cudaRuntimeGetVersion(int* v) { *v = 13000; return cudaSuccess; }
 inline cudaError_t cudaDriverGetVersion(int* v) { *v = 13000; return cudaSuccess; }
+#ifdef KG_STUB_PINNED
+// Pinned, mapped memory as ordinary host memory whose device pointer is itself (unified
+// addressing): for tests of kg_bench.h's holds, whose "kernel" is the test's own function.
+inline cudaError_t cudaHostAlloc(void** p, size_t n, unsigned) {
+  *p = ::operator new(n);
+  std::memset(*p, 0, n);
+  return cudaSuccess;
+}
+inline cudaError_t cudaFreeHost(void* p) {
+  ::operator delete(p);
+  return cudaSuccess;
+}
+inline cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned) {
+  *d = h;
+  return cudaSuccess;
+}
+#else
 inline cudaError_t cudaHostAlloc(void**, size_t, unsigned) { return cudaErrorUnknown; }
 inline cudaError_t cudaFreeHost(void*) { return cudaSuccess; }
 inline cudaError_t cudaHostGetDevicePointer(void**, void*, unsigned) { return cudaErrorUnknown; }
+#endif
 inline cudaError_t cudaGetLastError() { return cudaSuccess; }

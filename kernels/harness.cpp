@@ -11,8 +11,14 @@
 //
 // KG_KERNELS picks kernels (default all), KG_SHAPES shapes (default small,mission,long),
 // KG_OUT the result file (default stdout). Build, each kernel its own translation unit: nvcc -O3
-// -lineinfo -arch=native harness.cu flash_fwd.cu gemm_wmma.cu softmax.cu (defects: -DKG_DEFECT_...).
+// -lineinfo -arch=native harness.cpp harness_device.cu flash_fwd.cu gemm_wmma.cu softmax.cu
+// (defects: -DKG_DEFECT_...).
+//
+// Host-only: nvcc hands a .cpp to the host compiler alone (no __CUDACC__), so none of its
+// device passes parses this driver, whose host C++ made harness.cu the slowest file of the
+// build. Its device code, with the launchers it calls, is harness_device.cu's.
 #include <cuda_fp16.h>
+#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
@@ -27,57 +33,12 @@
 #include "check_errors.cuh"
 #include "flash_fwd.h"
 #include "gemm_wmma.h"
+#include "harness_device.h"
+#define KG_BENCH_EXTERN_HOLD  // TimeLaunches holds the stream with harness_device.cu's kernel
 #include "kg_bench.h"
 #include "softmax.h"
 
 namespace {
-
-// ---- fp64 references, one thread per output row or element ----
-
-__global__ void attention_reference(const half* q, const half* k, const half* v, float* o, int bh_count,
-                                    int n, bool causal, double scale) {
-  const int row = blockIdx.x * blockDim.x + threadIdx.x;
-  if (row >= bh_count * n) return;
-  const int bh = row / n, i = row % n;
-  const half* qi = q + (size_t)row * 64;
-  const half* kb = k + (size_t)bh * n * 64;
-  const half* vb = v + (size_t)bh * n * 64;
-  const int jend = causal ? i + 1 : n;
-  double m = -INFINITY;
-  for (int j = 0; j < jend; ++j) {
-    double s = 0;
-    for (int d = 0; d < 64; ++d) s += (double)__half2float(qi[d]) * __half2float(kb[(size_t)j * 64 + d]);
-    m = fmax(m, s * scale);
-  }
-  double acc[64] = {0}, l = 0;
-  for (int j = 0; j < jend; ++j) {
-    double s = 0;
-    for (int d = 0; d < 64; ++d) s += (double)__half2float(qi[d]) * __half2float(kb[(size_t)j * 64 + d]);
-    const double p = exp(s * scale - m);
-    l += p;
-    for (int d = 0; d < 64; ++d) acc[d] += p * __half2float(vb[(size_t)j * 64 + d]);
-  }
-  for (int d = 0; d < 64; ++d) o[(size_t)row * 64 + d] = (float)(acc[d] / l);
-}
-
-__global__ void gemm_reference(const half* a, const half* b, float* c, int M, int N, int K) {
-  const int idx = blockIdx.x * blockDim.x + threadIdx.x;
-  if (idx >= M * N) return;
-  const int i = idx / N, j = idx % N;
-  double s = 0;
-  for (int kk = 0; kk < K; ++kk) s += (double)__half2float(a[(size_t)i * K + kk]) * __half2float(b[(size_t)kk * N + j]);
-  c[idx] = (float)s;
-}
-
-__global__ void softmax_reference(const float* x, float* y, int rows, int cols) {
-  const int r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= rows) return;
-  const float* xr = x + (size_t)r * cols;
-  double m = -INFINITY, s = 0;
-  for (int c = 0; c < cols; ++c) m = fmax(m, (double)xr[c]);
-  for (int c = 0; c < cols; ++c) s += exp((double)xr[c] - m);
-  for (int c = 0; c < cols; ++c) y[(size_t)r * cols + c] = (float)(exp((double)xr[c] - m) / s);
-}
 
 // ---- buffers and errors ----
 
@@ -102,29 +63,11 @@ struct Buf {
   Buf& operator=(const Buf&) = delete;
 };
 
-// Fresh N(0, scale²) inputs from a seed; every check draws new ones. Drawn on the GPU
-// (a counter-based hash and Box-Muller), because drawing hundreds of MB of rotating timing
-// buffers with std::normal_distribution on the host took ~10 s per bench run.
-__device__ inline unsigned long long splitmix64(unsigned long long x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-template <class T>
-__global__ void normal_kernel(T* p, size_t n, unsigned seed, float scale) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-    const unsigned long long r = splitmix64(((unsigned long long)seed << 40) ^ i);
-    const float u1 = ((r >> 40) + 0.5f) * (1.0f / 16777216.0f);  // (0, 1): log is finite
-    const float u2 = ((r & 0xFFFFFFu) + 0.5f) * (1.0f / 16777216.0f);
-    p[i] = (T)(scale * sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2));
-  }
-}
-
+// Fresh N(0, scale²) inputs from a seed; every check draws new ones (on the GPU:
+// harness_device.cu's normal_kernel).
 template <class T>
 void fill_normal(Buf<T>& b, unsigned seed, float scale = 1.0f) {
-  normal_kernel<<<1024, 256>>>(b.p, b.n, seed, scale);
+  kgharness::launch_fill_normal(b.p, b.n, seed, scale);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
 }
@@ -216,7 +159,7 @@ struct Attention : Case {
       fill_normal(k, 101 + 3 * c);
       fill_normal(v, 102 + 3 * c);
       CK(kg::launch_flash_fwd(q.p, k.p, v.p, o.p, b * h, n, causal));
-      attention_reference<<<(b * h * n + 127) / 128, 128>>>(q.p, k.p, v.p, ref.p, b * h, n, causal, 0.125);
+      kgharness::launch_attention_reference(q.p, k.p, v.p, ref.p, b * h, n, causal, 0.125);
       CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
       err.add(o.p, ref.p, elems(), 0.02, 0.02);
@@ -282,7 +225,7 @@ struct Gemm : Case {
       fill_normal(a, 200 + 2 * i);
       fill_normal(b, 201 + 2 * i);
       CK(kg::launch_gemm_wmma(a.p, b.p, c.p, m, nn, kk));
-      gemm_reference<<<(m * nn + 255) / 256, 256>>>(a.p, b.p, ref.p, m, nn, kk);
+      kgharness::launch_gemm_reference(a.p, b.p, ref.p, m, nn, kk);
       CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
       err.add(c.p, ref.p, c.n, 1e-2, 1e-3);
@@ -333,7 +276,7 @@ struct Softmax : Case {
     for (int i = 0; i < checks; ++i) {
       fill_normal(x, 300 + i, 4.0f);
       CK(kg::launch_row_softmax(x.p, y.p, rows, cols));
-      softmax_reference<<<(rows + 127) / 128, 128>>>(x.p, ref.p, rows, cols);
+      kgharness::launch_softmax_reference(x.p, ref.p, rows, cols);
       CK(cudaGetLastError());
       CK(cudaDeviceSynchronize());
       err.add(y.p, ref.p, y.n, 1e-6, 1e-3);

@@ -25,6 +25,8 @@ FUZZ_TARGETS = \
 	./gates/ptxas:FuzzParse \
 	./gates/sass:FuzzParse \
 	./gates/sass:FuzzParseListELF \
+	./gates/sass:FuzzHeaderFlagsArch \
+	./pipeline:FuzzCubinsFile \
 	./gates/toolkit:FuzzScanner \
 	./gates/correctness:FuzzEvaluate \
 	./gates/speedup:FuzzJudge \

@@ -17,6 +17,7 @@ func runAction(ctx context.Context, args []string, e env) (int, error) {
 	fs := flagSet("action", e, nil, nil)
 	fs.StringVar(&tools.NVCC, "nvcc", "", "nvcc `PATH` (default: the config's run.nvcc, else nvcc)")
 	fs.StringVar(&tools.Cuobjdump, "cuobjdump", "cuobjdump", "cuobjdump `PATH`")
+	fs.StringVar(&tools.Nvdisasm, "nvdisasm", "", "nvdisasm `PATH` (default: the one beside cuobjdump; none: cuobjdump --dump-sass)")
 	fs.StringVar(&tools.Sanitizer, "sanitizer", "compute-sanitizer", "compute-sanitizer `PATH`")
 	fs.StringVar(&tools.NCU, "ncu", "ncu", "Nsight Compute's ncu `PATH`")
 	fs.StringVar(&tools.NvidiaSMI, "nvidia-smi", "nvidia-smi", "nvidia-smi `PATH`")

@@ -326,3 +326,57 @@ func TestRunBaseCacheInsideTheCheckoutIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// With nvdisasm, base's SASS dumps by cubins are kept and restored as every other step of
+// base's side: the listing, the extraction (whose record, cubins.json, comes back with the
+// logs; its cubins do not, nor are they needed) and each cubin's nvdisasm are answered from
+// the entry, the verdicts and the sass gate's data are the cold run's, and the recording
+// replays. A run without nvdisasm has another key: its digests would not compare.
+func TestRunBaseCacheSASSByCubins(t *testing.T) {
+	cfg := jitConfig(t, "")
+	i := strings.Index(cfg, "sass:\n")
+	cfg = cfg[:i] + "sass:\n  kernels:\n    - match: \"gemm_wmma<*>\"\n      require: [\"HMMA|HGMMA\"]\n"
+	repo := commandRepo(t, cfg)
+	t.Setenv("TMPDIR", t.TempDir())
+	cubins := absPath(t, "testdata/cuda11.8-cpu")
+	t.Setenv("FAKE_ELF", "sm_89 sm_90")
+	t.Setenv("FAKE_BIN_CUBINS", cubins)
+	t.Setenv("FAKE_BIN_SASS", filepath.Join(cubins, "cuobjdump-sass.txt.gz"))
+	cache := filepath.Join(t.TempDir(), "base-cache")
+	run := func(t *testing.T, wantAction string, more ...string) (result.Result, string) {
+		t.Helper()
+		art := filepath.Join(t.TempDir(), "art")
+		t.Setenv("FAKE_ENV_LOG", filepath.Join(t.TempDir(), "env.log"))
+		code, out, stderr := kg(t, "", runArgs(t, repo, art, append([]string{"--base", "main", "--all", "--base-cache", cache}, more...)...)...)
+		res := decode(t, out)
+		if code != exitPass && code != exitFail || res.BaseCache == nil || res.BaseCache.Action != wantAction {
+			t.Fatalf("exit %d, base_cache %+v, want %s\n%s", code, res.BaseCache, wantAction, stderr)
+		}
+		return res, art
+	}
+	nvdisasm := absPath(t, "testdata/fakegpu/disasm/nvdisasm")
+	cold, _ := run(t, result.BaseCacheSaved, "--nvdisasm", nvdisasm)
+	warm, art := run(t, result.BaseCacheRestored, "--nvdisasm", nvdisasm)
+	if warm.BaseCache.Key != cold.BaseCache.Key || !slices.Equal(verdicts(warm), verdicts(cold)) {
+		t.Errorf("key %s, verdicts %v; cold %s, %v", warm.BaseCache.Key, verdicts(warm), cold.BaseCache.Key, verdicts(cold))
+	}
+	if w, c := gateOf(t, warm, "sass"), gateOf(t, cold, "sass"); w.Verdict != result.Pass || string(w.Data) != string(c.Data) {
+		t.Errorf("sass %s, data\n%s\ncold\n%s", w.Verdict, w.Data, c.Data)
+	}
+	cached := map[string]bool{}
+	for _, s := range readCacheJournal(t, art).Steps {
+		cached[s.ID] = s.Cached
+	}
+	for _, id := range []string{"elf/base/attention-jit/0", "xelf/base/attention-jit/0", "sass/base/attention-jit/0/1", "sass/base/attention-jit/0/6"} {
+		if !cached[id] {
+			t.Errorf("step %s is not restored (steps: %v)", id, cached)
+		}
+	}
+	if _, ok := cached["sass/base/attention-jit/0"]; ok {
+		t.Error("base's binary was dumped whole")
+	}
+	replayAgrees(t, repo, art, warm, map[bool]int{true: exitPass, false: exitFail}[warm.Verdict == result.Pass])
+	if other, _ := run(t, result.BaseCacheSaved); other.BaseCache.Key == cold.BaseCache.Key {
+		t.Error("a run without nvdisasm has the key of one with it")
+	}
+}

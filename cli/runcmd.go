@@ -25,6 +25,7 @@ func runRun(ctx context.Context, args []string, e env) (int, error) {
 	fs.StringVar(&shardSpec, "shard", "", "gate only shard `I/N` of the targets (1-based: 1/4 to 4/4), those whose names hash to it; the result records the shard for kernel-gate merge")
 	fs.StringVar(&o.Tools.NVCC, "nvcc", "", "nvcc `PATH` (default: the config's run.nvcc, else nvcc)")
 	fs.StringVar(&o.Tools.Cuobjdump, "cuobjdump", "cuobjdump", "cuobjdump `PATH`")
+	fs.StringVar(&o.Tools.Nvdisasm, "nvdisasm", "", "nvdisasm `PATH`, which disassembles the cubins cuobjdump extracts, at once (default: the one beside cuobjdump; none: cuobjdump --dump-sass, slower)")
 	fs.StringVar(&o.Tools.Sanitizer, "sanitizer", "compute-sanitizer", "compute-sanitizer `PATH`")
 	fs.StringVar(&o.Tools.NCU, "ncu", "ncu", "Nsight Compute's ncu `PATH` (for the config's ncu rules)")
 	fs.StringVar(&baselineStore, "baseline-store", "", "with no base build (--no-base, --base none, a push): judge ptxas growth against the newest comparable entry of this GPU in the baseline store, a `DIR` or git (default: the config's baseline.store)")

@@ -51,10 +51,10 @@ import (
 // (backdateSources).
 
 // cachedKinds are the steps of base's side an entry stands in for: its builds (with a
-// sources build's compiles), their SASS
-// dumps, its first harness runs (check mode, where a JIT harness builds) and cuobjdump's
-// reading of its binaries.
-var cachedKinds = []string{"compile", "build", "sass", "check", "elf", "res"}
+// sources build's compiles), their SASS dumps (cuobjdump's listing and extraction of the
+// cubins, nvdisasm of each), its first harness runs (check mode, where a JIT harness
+// builds) and cuobjdump's reading of its binaries.
+var cachedKinds = []string{"compile", "build", "sass", "check", "elf", "xelf", "res"}
 
 // keyEnv are the inherited variables that change what base's builds make.
 var keyEnv = []string{"NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS", "TORCH_CUDA_ARCH_LIST", "CMAKE_CUDA_ARCHITECTURES", "CUDAHOSTCXX", "CC", "CXX"}
@@ -154,7 +154,7 @@ func (p *pipeline) baseCacheKey(ctx context.Context, nvcc step) (basecache.Key, 
 	}
 	k = basecache.Key{Tree: tree, Toolkit: string(version), Driver: p.gpu.Driver, GPU: p.gpu.Name,
 		Config: hex.EncodeToString(cfg.Sum(nil)), Tool: toolBuild(p.o.Tool), Arch: slices.Clone(p.decided.Arch),
-		Targets: slices.Clone(p.decided.Targets), Env: []string{}}
+		Targets: slices.Clone(p.decided.Targets), Env: []string{}, SASS: p.disassembler()}
 	for _, name := range keyEnv {
 		if v, ok := abrun.LookupEnv(p.o.Environ, name); ok {
 			k.Env = append(k.Env, name+"="+v)

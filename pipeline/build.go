@@ -45,6 +45,9 @@ type build struct {
 	compiled [2][]string
 	sass     [2]string
 	dump     [2]*sass.Dump
+	// sassProblem says why a side's SASS, dumped by its cubins, cannot be judged ("" when
+	// it can): the sass gate fails on head's naming it (sassdump.go).
+	sassProblem [2]string
 }
 
 const (
@@ -396,59 +399,53 @@ func (p *pipeline) noteBuiltIn(dir string) {
 	}
 }
 
-// dumpAll dumps the SASS of every nvcc build that built, on each of sides, at once: each
-// cuobjdump is a process on one core, at most as many as the machine has.
+// dumpAll dumps the SASS of every nvcc build that built, on each of sides, all at once
+// (sassdump.go: by their cubins with nvdisasm, else cuobjdump --dump-sass), every side's
+// processes sharing the machine's cores.
 func (p *pipeline) dumpAll(ctx context.Context, sides []int) error {
-	type dump struct {
+	type owner struct {
 		b    *build
 		side int
 	}
-	var dumps []dump
-	var ids []string
+	var ds []*sassDump
+	var owners []owner
 	for _, side := range sides {
 		for _, b := range p.builds {
 			if b.cmd == nil && b.ok[side] {
-				dumps = append(dumps, dump{b, side})
-				ids = append(ids, "sass/"+sideName(side)+"/"+b.name)
+				rel := sideName(side) + "/" + b.name
+				ds = append(ds, &sassDump{bin: b.bin[side], id: rel, prefix: rel + "/"})
+				owners = append(owners, owner{b, side})
 			}
 		}
 	}
-	if len(ids) > 1 {
-		p.x.atOnce(ids...)
-	}
-	errs := make([]error, len(dumps))
-	slots := make(chan struct{}, buildJobs(1))
-	var wg sync.WaitGroup
-	for i, d := range dumps {
-		wg.Go(func() {
-			slots <- struct{}{}
-			defer func() { <-slots }()
-			errs[i] = p.dumpSASS(ctx, d.b, d.side)
-		})
-	}
-	wg.Wait()
-	return cmp.Or(errs...)
-}
-
-func (p *pipeline) dumpSASS(ctx context.Context, b *build, side int) error {
-	if !b.ok[side] {
-		return nil
-	}
-	rel := sideName(side) + "/" + b.name + "/sass.txt"
-	s, err := p.x.run(ctx, proc{id: "sass/" + sideName(side) + "/" + b.name, argv: []string{p.o.Tools.Cuobjdump, "--dump-sass", b.bin[side]}, timeout: sassStepTimeout, log: rel})
-	if err != nil {
+	if err := p.dumpBinaries(ctx, ds, true); err != nil {
 		return err
 	}
+	for i, d := range ds {
+		b, side := owners[i].b, owners[i].side
+		if d.wholeStep != nil {
+			p.readWholeDump(b, side, *d.wholeStep, d.prefix+sassFile)
+			continue
+		}
+		b.sass[side], b.dump[side], b.sassProblem[side] = d.sass, d.dump, d.problem
+		if d.problem == "" && d.dump == nil {
+			b.sassProblem[side] = fmt.Sprintf("nvdisasm found no function in its %d cubin(s)", len(d.cubins))
+		}
+	}
+	return nil
+}
+
+// readWholeDump keeps an nvcc build's cuobjdump --dump-sass: the SASS gate reads the
+// dump, and fails on cuobjdump's error or on the cut; only a dump that ended well and
+// whole is the build's digest.
+func (p *pipeline) readWholeDump(b *build, side int, s step, rel string) {
 	b.sass[side] = rel
 	if s.Why != "" || s.LogCut != "" {
-		// The SASS gate reads the dump and fails on cuobjdump's error, or on the cut; a dump
-		// cut short is no digest of the build's SASS.
-		return nil
+		return
 	}
 	if d, err := readSASS(p.x.path(rel)); err == nil {
 		b.dump[side] = d
 	}
-	return nil
 }
 
 // readSASS parses a dump kept in the artifacts (or its .gz, as recordings keep them).
@@ -542,6 +539,9 @@ func (p *pipeline) staticGates(ctx context.Context) ([]result.Gate, error) {
 			fmt.Sprintf("cuobjdump's SASS could not be read: %v", err))
 	}
 	extra := append(p.binaryFindings(), cutDumps...)
+	for _, msg := range p.sassProblemFindings() {
+		extra = append(extra, result.Finding{Severity: result.Error, Metric: metricDump, Message: msg})
+	}
 	failed := slices.ContainsFunc(extra, func(f result.Finding) bool { return f.Severity == result.Error })
 	if len(sassFiles) == 0 && failed {
 		// The binaries' findings say why there is no SASS; "no head build" would not.

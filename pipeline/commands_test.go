@@ -131,7 +131,7 @@ func TestBinaryFindings(t *testing.T) {
 			[]string{"neither its cubins' names nor its SASS give an arch"}, result.Warning},
 		{"a cubin --list-elf does not list", h200, commandSide{list: binaryList{Binaries: []listedBinary{{}}}, binaries: []readBinary{cubin}}, nil, ""},
 		{"listed but no SASS dumped", h200, commandSide{list: binaryList{Binaries: []listedBinary{{}}}, binaries: []readBinary{listedNoDump}},
-			[]string{"t: build/k.so: cuobjdump --list-elf lists 1 cubin(s) but --dump-sass shows no function"}, result.Error},
+			[]string{"t: build/k.so: cuobjdump --list-elf lists 1 cubin(s) but its SASS dump shows no function"}, result.Error},
 		{"no GPU", nil, commandSide{list: binaryList{Binaries: []listedBinary{{}}}, binaries: []readBinary{bin(listing("sm_90"))}},
 			[]string{"there is no GPU to ask for its arch"}, result.Warning},
 		{"cuobjdump failed", h200, commandSide{list: binaryList{Binaries: []listedBinary{{}}}, binaries: []readBinary{{listedBinary: listedBinary{Path: "build/k.so"}, problem: "cuobjdump --list-elf: exited with status 1"}}},

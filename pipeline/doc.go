@@ -15,7 +15,9 @@
 //     (targets with the same sources share a build; several sources are compiled each by an
 //     nvcc -c of its own, at once within the side's share of the cores, then linked), or the
 //     repository's own build command and first harness run for a target of commands, then
-//     cuobjdump of what they made (every side's at once).
+//     the SASS of what they made: each binary's cubins listed and extracted by cuobjdump and
+//     disassembled by nvdisasm, a process per cubin, at once (every side's), kept as one
+//     sass.txt; cuobjdump --dump-sass where there is no nvdisasm (sassdump.go).
 //     With Options.BaseCache, base's side is restored from the entry of its key instead
 //     of run, when one verifies, and saved there after it is built (basecache.go).
 //  5. The static gates on the builds: ptxas (base's records as the baseline, or, with no

@@ -504,7 +504,11 @@ func script(steps []step, path func(string) string) string {
 	cmd := func(s step) string {
 		line := ""
 		if s.Dir != "" {
-			line = "cd " + procgroup.ShellQuote(s.Dir) + " && "
+			if isDumpDir(s.Dir, path("")) {
+				// Made by the run for the step (cuobjdump -xelf's) and removed after it.
+				line = "mkdir -p " + procgroup.ShellQuote(s.Dir) + " && "
+			}
+			line += "cd " + procgroup.ShellQuote(s.Dir) + " && "
 		}
 		if len(s.Env) > 0 {
 			line += "env " + procgroup.ShellJoin(s.Env) + " "

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kernel-gate/kernel-gate/config"
 	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gittest"
 	"github.com/kernel-gate/kernel-gate/internal/hangtest"
@@ -28,6 +29,12 @@ const hangGuard = 30 * time.Second
 // knows where its artifacts go from KG_OUT).
 func liveRun(t *testing.T, o Options, after string, env ...string) (result.Result, error) {
 	t.Helper()
+	return liveRunConfig(t, loadConfig(t), o, after, env...)
+}
+
+// liveRunConfig is liveRun with a config of the test's (o.Tools.Nvdisasm is kept).
+func liveRunConfig(t *testing.T, cfg config.Config, o Options, after string, env ...string) (result.Result, error) {
+	t.Helper()
 	tools, err := filepath.Abs(filepath.Join(root, "testdata", "fakegpu"))
 	if err != nil {
 		t.Fatal(err)
@@ -37,13 +44,12 @@ func liveRun(t *testing.T, o Options, after string, env ...string) (result.Resul
 	}
 	o.Tool = "kernel-gate test"
 	o.Tools = Tools{NVCC: filepath.Join(tools, "nvcc"), Cuobjdump: filepath.Join(tools, "cuobjdump"), Sanitizer: filepath.Join(tools, "compute-sanitizer"),
-		NCU: filepath.Join(tools, "ncu"), NvidiaSMI: filepath.Join(tools, "nvidia-smi")}
+		NCU: filepath.Join(tools, "ncu"), NvidiaSMI: filepath.Join(tools, "nvidia-smi"), Nvdisasm: o.Tools.Nvdisasm}
 	o.Environ = append(append(os.Environ(), "FAKE_HARNESS_CHECK_AFTER="+after), env...)
 	type ran struct {
 		res result.Result
 		err error
 	}
-	cfg := loadConfig(t)
 	r := hangtest.Within(t, hangGuard, "the run", func() ran {
 		res, err := Run(context.Background(), cfg, o)
 		return ran{res, err}

@@ -86,6 +86,10 @@ type Options struct {
 // Tools are the paths of the programs a run starts.
 type Tools struct {
 	NVCC, Cuobjdump, Sanitizer, NCU, NvidiaSMI string
+	// Nvdisasm disassembles the cubins cuobjdump extracts (sassdump.go); empty: the one
+	// beside Cuobjdump, else (Cuobjdump found on PATH) on PATH, else none, and the SASS is
+	// dumped by cuobjdump --dump-sass.
+	Nvdisasm string
 }
 
 // DefaultArtifacts is Options.Artifacts when none is given.
@@ -153,6 +157,11 @@ type pipeline struct {
 	profileSpent time.Duration
 	// cacheKey is the base cache's key for this run's base (nil when there is none).
 	cacheKey *basecache.Key
+	// nvdisasm is the nvdisasm a live run dumps SASS with, "" when there is none
+	// (nvdisasmWhy says why): sassdump.go.
+	nvdisasm, nvdisasmWhy string
+	// saidNoNvdisasm: the progress said why there is no nvdisasm.
+	saidNoNvdisasm sync.Once
 }
 
 // Run runs the pipeline on the config's run.targets, live or replaying a recording, and
@@ -282,6 +291,7 @@ func (p *pipeline) group(title string, fn func() error) error {
 // run is the stages in order; replaying, the base and the arch are the recording's.
 func (p *pipeline) run(ctx context.Context, replaying bool) (result.Result, error) {
 	p.replaying = replaying
+	p.locateNvdisasm()
 	defer func() {
 		if p.work != "" {
 			_ = os.RemoveAll(p.work) // kernel-gate's own temporary directory

@@ -336,7 +336,8 @@ func (p *pipeline) readBinaries(ctx context.Context, b *build, side int) error {
 }
 
 // readBinary runs cuobjdump --list-elf on one binary, then, when it holds cubins,
-// --dump-resource-usage and --dump-sass.
+// --dump-resource-usage, and dumps its SASS (sassdump.go: by its cubins with nvdisasm, at
+// once, else cuobjdump --dump-sass).
 func (p *pipeline) readBinary(ctx context.Context, bin listedBinary, id, prefix string) (readBinary, error) {
 	rb := readBinary{listedBinary: bin}
 	run := func(what, flag, suffix string) (string, error) {
@@ -377,9 +378,24 @@ func (p *pipeline) readBinary(ctx context.Context, bin listedBinary, id, prefix 
 	if rb.res, err = run("res", "--dump-resource-usage", "resource-usage.txt"); err != nil || rb.res == "" {
 		return rb, err
 	}
-	if rb.sass, err = run("sass", "--dump-sass", "sass.txt"); err != nil || rb.sass == "" {
+	d := &sassDump{bin: bin.File, id: id, prefix: prefix, listing: rb.listing}
+	if err := p.dumpBinaries(ctx, []*sassDump{d}, false); err != nil {
 		return rb, err
 	}
+	if d.wholeStep == nil {
+		rb.sass, rb.dump, rb.problem = d.sass, d.dump, d.problem
+		return rb, nil
+	}
+	// Dumped whole by cuobjdump, read as it always was.
+	switch s := *d.wholeStep; {
+	case s.Why != "":
+		rb.problem = fmt.Sprintf("cuobjdump --dump-sass: %s", s.failureText())
+		return rb, nil
+	case s.LogCut != "":
+		rb.problem = fmt.Sprintf("cuobjdump --dump-sass (%s): %s, so what it printed after them was never read", s.Log, s.LogCut)
+		return rb, nil
+	}
+	rb.sass = d.prefix + sassFile
 	switch rb.dump, err = readSASS(p.x.path(rb.sass)); {
 	case errors.Is(err, sass.ErrNoFunctions) && !errors.Is(err, sass.ErrToolFailed):
 		rb.dump, rb.sass = nil, "" // no SASS in it (PTX only): binaryFindings says so
@@ -586,7 +602,7 @@ func (p *pipeline) binaryFindings() (fs []result.Finding) {
 			case rb.listing.NoDeviceCode:
 				fs = append(fs, result.Finding{Severity: result.Notice, Metric: metricBinaries, Message: fmt.Sprintf("%s: %s holds no device code: nothing to read in it", b.name, rb.Path)})
 			case rb.dump == nil && len(rb.listing.Files) > 0:
-				bad("%s: cuobjdump --list-elf lists %d cubin(s) but --dump-sass shows no function", rb.Path, len(rb.listing.Files))
+				bad("%s: cuobjdump --list-elf lists %d cubin(s) but its SASS dump shows no function", rb.Path, len(rb.listing.Files))
 			case rb.dump == nil:
 				bad("%s holds no SASS at all: every kernel in it would be JIT-compiled from PTX when it loads, so what runs would not be what was gated", rb.Path)
 			default:

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -55,8 +56,11 @@ func stagesOf(steps []step) []result.Stage {
 			st.Target = rest[0]
 		}
 		switch st.Name {
-		case "sass", "elf", "res":
+		case "sass", "elf", "xelf", "res":
 			st.Name = "cuobjdump"
+			if len(s.Argv) > 0 && strings.Contains(filepath.Base(s.Argv[0]), "nvdisasm") {
+				st.Name = "nvdisasm" // a cubin's SASS (sassdump.go)
+			}
 		case "check":
 			if st.Side == "base" {
 				st.Name = "first run"

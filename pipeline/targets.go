@@ -346,6 +346,10 @@ func (p *pipeline) sassChanged(b *build, globs []string) (bool, string) {
 	if head == nil || base == nil {
 		return true, "a SASS dump is missing: every step runs"
 	}
+	if head.Format != base.Format {
+		// nvdisasm prints a function differently from cuobjdump: its digest never matches.
+		return true, fmt.Sprintf("base's SASS was dumped by %s and head's by %s, whose digests do not compare: every step runs", base.Format, head.Format)
+	}
 	pick := func(d *sass.Dump) map[string]string {
 		m := map[string]string{}
 		for _, f := range d.Functions {

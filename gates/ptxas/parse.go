@@ -898,7 +898,8 @@ func failureLine(s string) (Diagnostic, bool) {
 	switch {
 	case strings.HasPrefix(s, logCutMarker):
 		d.Kind = KindLogCut
-	case strings.HasPrefix(s, "nvcc fatal") || strings.HasPrefix(s, "nvcc error") || strings.HasPrefix(s, "cuobjdump fatal") || strings.HasPrefix(s, "nvlink error") || strings.HasPrefix(s, "nvlink fatal"):
+	case strings.HasPrefix(s, "nvcc fatal") || strings.HasPrefix(s, "nvcc error") || strings.HasPrefix(s, "cuobjdump fatal") || strings.HasPrefix(s, "nvlink error") || strings.HasPrefix(s, "nvlink fatal") ||
+		strings.HasPrefix(s, "nvdisasm fatal") || strings.HasPrefix(s, "nvdisasm error"):
 		d.Kind = "tool-error"
 	case edgError.MatchString(s):
 		m := edgError.FindStringSubmatch(s)

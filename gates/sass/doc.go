@@ -12,9 +12,15 @@
 //     encoding, older archs on a second, encoding-only line that is not an instruction;
 //   - cuobjdump -sass of a .cubin (one arch, no fatbin headers);
 //   - nvdisasm of a .cubin, with or without -g/-gi (line-info comments), -c (code only),
-//     -hex or -plr: a ".target sm_XX" header, then ".section .text.NAME" per function; data
-//     sections (.nv.info, .debug_frame, ...) print ".byte"/".word" lines with addresses
-//     that are not instructions and are not counted;
+//     -hex or -plr: a header that names the arch (".target sm_90a" in CUDA 13; before,
+//     `.headerflags @"... EF_CUDA_SM90 ..."`, with EF_CUDA_ACCELERATORS for the "a"
+//     variant), then ".section .text.NAME" per function; data sections (.nv.info,
+//     .debug_frame, ...) print ".byte"/".word" lines with addresses that are not
+//     instructions and are not counted;
+//   - several nvdisasm outputs concatenated (one per cubin of a binary, as kernel-gate run
+//     keeps them): each header starts a cubin, whose functions take its arch and never the
+//     one before's; a .headerflags with a flag the parser does not know names no arch,
+//     rather than a guess;
 //   - either of those filtered through grep (grep -n 'Function\|HMMA' keeps the "NN:"
 //     prefix) or captured into a log: a "+ command" echo and an "exit=N" trailer are
 //     skipped, CRLF line ends and ANSI colour escapes are removed, lines longer than 64 KiB

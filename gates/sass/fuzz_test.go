@@ -41,6 +41,14 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("\t\tFunction : k\n        /*0000*/ EXIT ;\n\t\t..........\n        /*0010*/ LDL R0, [R1] ;\n"))
 	f.Add([]byte("\t.target\tsm_90a\n\t.section\t.text.k,\"ax\",@progbits\n\t.size\tk,(.L_x_1 - k)\n.text.k:\n        /*0000*/ EXIT ;\n"))
 	f.Add([]byte("\t.section\t.text.k,\"ax\",@progbits\n\t.size\tk,(.L_x_1 - k)\n.text.k:\n.L_x_1:\n\t.section\t.text.j,\"ax\",@progbits\n.text.j:\n        /*0000*/ EXIT ;\n"))
+	// nvdisasm of CUDA 11.8: each cubin's arch only in its .headerflags, .sectionflags in a
+	// text section; two outputs concatenated, as kernel-gate run keeps a binary's.
+	_, cubins := cuda118Cubins(f)
+	head := func(b []byte, n int) []byte { return []byte(strings.Join(strings.SplitAfter(string(b), "\n")[:n], "")) }
+	f.Add(head(cubins[2], 20))
+	f.Add(append(head(cubins[0], 3), head(cubins[5], 18)...))
+	f.Add([]byte("\t.headerflags\t@\"EF_CUDA_SM89\"\n\t.section\t.text.k,\"ax\",@progbits\n\t.sectionflags\t@\"SHF_BARRIERS=1\"\n.text.k:\n        /*0000*/ EXIT ;\n" +
+		"\t.headerflags\t@\"EF_CUDA_SW_1 EF_CUDA_SM90\"\n\t.section\t.text.j,\"ax\",@progbits\n.text.j:\n        /*0000*/ EXIT ;\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d, err := Parse(bytes.NewReader(in), ParseOptions{})
 		if err != nil {
@@ -60,6 +68,9 @@ func FuzzParse(f *testing.F) {
 			for _, fn := range d.Functions {
 				if fn.Name.Mangled == "" || strings.ContainsAny(fn.Name.Mangled, " \t\n") {
 					t.Fatalf("function name %q", fn.Name.Mangled)
+				}
+				if fn.Arch != "" && !archPattern.MatchString(fn.Arch) {
+					t.Fatalf("%s: arch %q", fn.Name.Mangled, fn.Arch)
 				}
 				sum := 0
 				for op, n := range fn.Opcodes {

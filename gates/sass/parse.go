@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -129,7 +130,10 @@ type parser struct {
 	format Format
 	funcs  []Function
 	cur    int    // index of the function that instructions go to, -1 outside one
-	arch   string // from the latest "code for" / ".target" / "arch =" line
+	arch   string // from the latest "code for" / ".target" / "arch =" line, or nvdisasm's .headerflags
+	// inHeader: the lines since the last other line are a cubin's header as nvdisasm prints
+	// it (.target, .headerflags, .elftype): one cubin's, whose arch they say together.
+	inHeader bool
 	// intern shares one string per distinct opcode across functions, so counting an
 	// instruction allocates nothing.
 	intern  map[string]string
@@ -178,6 +182,9 @@ func (p *parser) line(raw []byte) {
 	if len(t) == 0 {
 		return
 	}
+	if p.inHeader && !isDirective(t, ".headerflags") && !isDirective(t, ".target") && !isDirective(t, ".elftype") {
+		p.inHeader = false
+	}
 	switch {
 	case hasPrefix(t, "/*"):
 		p.content++
@@ -204,11 +211,14 @@ func (p *parser) line(raw []byte) {
 		if p.cur >= 0 && p.frames[p.cur].format == FormatCuobjdump {
 			p.frames[p.cur].ended, p.frames[p.cur].framed = true, true
 		}
-	case hasPrefix(t, ".headerflags"):
+	case isDirective(t, ".headerflags"):
 		if p.cur >= 0 && p.frames[p.cur].format == FormatCuobjdump {
 			p.frames[p.cur].framed = true
+			break
 		}
-	case hasPrefix(t, ".size") && p.cur >= 0:
+		// Outside a cuobjdump function: the header of a cubin that nvdisasm printed.
+		p.cubinHeader(headerFlagsArch(t[len(".headerflags"):]))
+	case isDirective(t, ".size") && p.cur >= 0:
 		p.size(t[len(".size"):])
 	case t[len(t)-1] == ':' && p.cur >= 0 && p.frames[p.cur].endLabel != "" && string(t[:len(t)-1]) == p.frames[p.cur].endLabel:
 		p.frames[p.cur].ended = true
@@ -219,8 +229,12 @@ func (p *parser) line(raw []byte) {
 	case hasPrefix(t, "code for "):
 		p.cur = -1
 		p.setArch(t[len("code for "):])
-	case hasPrefix(t, ".target"):
-		p.setArch(t[len(".target"):])
+	case isDirective(t, ".target"):
+		if p.cur >= 0 && p.frames[p.cur].format == FormatCuobjdump {
+			p.setArch(t[len(".target"):])
+			break
+		}
+		p.cubinHeader(archField(t[len(".target"):]))
 	case hasPrefix(t, "arch = "):
 		p.setArch(t[len("arch = "):])
 	case hasPrefix(t, "Fatbin "):
@@ -228,11 +242,11 @@ func (p *parser) line(raw []byte) {
 		p.cur = -1
 		p.sawPTX = p.sawPTX || hasPrefix(t, "Fatbin ptx")
 		p.sawELF = p.sawELF || hasPrefix(t, "Fatbin elf")
-	case hasPrefix(t, ".sectioninfo"):
+	case isDirective(t, ".sectioninfo"):
 		p.sectionInfo(t[len(".sectioninfo"):])
-	case hasPrefix(t, ".section"):
+	case isDirective(t, ".section"):
 		p.section(t[len(".section"):])
-	case hasPrefix(t, ".other"):
+	case isDirective(t, ".other"):
 		p.other(t[len(".other"):])
 	case hasPrefix(t, ".text.") && t[len(t)-1] == ':':
 		p.start(string(t[len(".text."):len(t)-1]), FormatNvdisasm)
@@ -360,15 +374,104 @@ func (p *parser) other(rest []byte) {
 }
 
 func (p *parser) setArch(rest []byte) {
+	if a := archField(rest); a != "" {
+		p.arch = a
+	}
+}
+
+// archField is the arch a "code for", ".target" or "arch =" line names ("sm_90a"), "" when
+// its first field is none.
+func archField(rest []byte) string {
 	f := fields(rest)
 	if len(f) == 0 {
-		return
+		return ""
 	}
 	a := bytes.TrimRight(f[0], ",")
-	if !hasPrefix(a, "sm_") || len(a) > 16 {
-		return
+	if !isArch(a) {
+		return ""
 	}
-	p.arch = string(a)
+	return string(a)
+}
+
+// isArch reports whether a names a SASS arch: sm_, 2 to 4 digits, and a variant letter or
+// none ("sm_89", "sm_90a", "sm_100f").
+func isArch(a []byte) bool {
+	n, ok := bytes.CutPrefix(a, []byte("sm_"))
+	if !ok {
+		return false
+	}
+	if l := len(n); l > 0 && n[l-1] >= 'a' && n[l-1] <= 'z' {
+		n = n[:l-1]
+	}
+	if len(n) < 2 || len(n) > 4 {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// cubinHeader handles a line of the header nvdisasm prints before a cubin's sections
+// (".target sm_90a" in CUDA 13, ".headerflags @"... EF_CUDA_SM90 ..."" before), with the
+// arch it names ("" for none). Several nvdisasm outputs concatenated (one per cubin of a
+// binary) each start with one: no function continues past it, and a cubin's functions
+// never take the arch of the one before. Within one header the arch a line names wins
+// over a line that names none.
+func (p *parser) cubinHeader(arch string) {
+	p.cur = -1
+	if arch != "" || !p.inHeader {
+		p.arch = arch
+	}
+	p.inHeader = true
+}
+
+// knownHeaderFlags are the e_flags names nvdisasm and cuobjdump print in .headerflags that
+// say nothing of the arch, or say it in the EF_CUDA_SM token: any other name (a flag of a
+// newer toolkit, such as a family variant) might change what the arch is, so headerFlagsArch
+// then names none rather than guess.
+var knownHeaderFlags = []string{"EF_CUDA_TEXMODE_UNIFIED", "EF_CUDA_TEXMODE_INDEPENDANT", "EF_CUDA_64BIT_ADDRESS", "EF_CUDA_SW_FLAG_V2"}
+
+// headerFlagsArch is the arch nvdisasm's `.headerflags @"EF_CUDA_TEXMODE_UNIFIED
+// EF_CUDA_64BIT_ADDRESS EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"` names: sm_ and the
+// number of its one EF_CUDA_SM token, with "a" when EF_CUDA_ACCELERATORS (the
+// arch-specific features of sm_90a, sm_100a: the _V1 name is the older ELF layout's bit)
+// is set. "" when the flags name no arch, more than one, or a flag this parser does not
+// know (knownHeaderFlags): the functions then have no arch, and kernel-gate run, which
+// knows each cubin's arch from its name, refuses the dump.
+func headerFlagsArch(rest []byte) string {
+	v := trimSpace(rest)
+	if len(v) < 3 || v[0] != '@' || v[1] != '"' || v[len(v)-1] != '"' {
+		return ""
+	}
+	var sm string
+	accel := false
+	for _, tok := range fields(v[2 : len(v)-1]) {
+		switch s := string(tok); {
+		case strings.HasPrefix(s, "EF_CUDA_VIRTUAL_SM(") || strings.HasPrefix(s, "EF_CUDA_PTX_SM("):
+			// the PTX the cubin was made from, not its SASS's arch
+		case s == "EF_CUDA_ACCELERATORS" || s == "EF_CUDA_ACCELERATORS_V1":
+			accel = true
+		case strings.HasPrefix(s, "EF_CUDA_SM"):
+			n := s[len("EF_CUDA_SM"):]
+			if sm != "" || len(n) < 2 || len(n) > 4 || strings.Trim(n, "0123456789") != "" {
+				return ""
+			}
+			sm = n
+		case slices.Contains(knownHeaderFlags, s):
+		default:
+			return ""
+		}
+	}
+	if sm == "" {
+		return ""
+	}
+	if accel {
+		return "sm_" + sm + "a"
+	}
+	return "sm_" + sm
 }
 
 // start begins a function. nvdisasm names a function up to three times (banner,
@@ -635,6 +738,13 @@ func trimSpace(b []byte) []byte {
 		b = b[1:]
 	}
 	return trimRightSpace(b)
+}
+
+// isDirective reports whether t is the directive name with its operands: ".section X" but
+// not ".sectionflags X" (nvdisasm of CUDA 12 and older prints .sectionflags and
+// .sectionentsize inside sections, text ones included).
+func isDirective(t []byte, name string) bool {
+	return hasPrefix(t, name) && (len(t) == len(name) || t[len(name)] == ' ' || t[len(name)] == '\t')
 }
 
 func hasPrefix(b []byte, s string) bool {

@@ -95,6 +95,11 @@ func TestScannerRealFiles(t *testing.T) {
 		"cuda13-h200/nvdisasm_softmax_sm80.txt":   {{"13.0.88", raw88, "cuda13-h200/nvdisasm_softmax_sm80.txt:834"}},
 		"cuda13-h200/nvdisasm_softmax_sm89.txt":   {{"13.0.88", raw88, "cuda13-h200/nvdisasm_softmax_sm89.txt:835"}},
 		"cuda13-h200/nvdisasm_devfirst_sm90a.txt": {{"13.0.88", raw88, "cuda13-h200/nvdisasm_devfirst_sm90a.txt:52"}},
+		// CUDA 11.8 on the development machine: nvcc, then cuobjdump (nvdisasm's 11.8.86 at :14 is the same).
+		"cuda11.8-cpu/versions.txt": {
+			{"11.8.89", "Cuda compilation tools, release 11.8, V11.8.89", "cuda11.8-cpu/versions.txt:4"},
+			{"11.8.86", "Cuda compilation tools, release 11.8, V11.8.86", "cuda11.8-cpu/versions.txt:9"},
+		},
 		// The external repositories' GPU machine (testdata/external/run.sh: its tools' versions).
 		"external/recorded-env.txt": {{"13.0.88", raw88, "external/recorded-env.txt:4"}},
 		// The development machine's nvcc 11.8 (testdata/cuda11.8-host-only/capture.sh).

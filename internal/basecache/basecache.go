@@ -84,6 +84,9 @@ type Key struct {
 	Targets []string `json:"targets"`
 	// Env are the inherited variables that change what a build makes (NAME=value).
 	Env []string `json:"env"`
+	// SASS is how base's SASS was dumped ("nvdisasm", "cuobjdump --dump-sass"): the two
+	// print a function differently, so its digest compares only with one dumped the same way.
+	SASS string `json:"sass,omitempty"`
 }
 
 // Sum is the key's hash: the entry's directory name.

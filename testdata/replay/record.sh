@@ -50,7 +50,7 @@
 #   triton-wrong-result KG_DEFECT = "wrong-result" in softmax.py: the masked load pads with 0
 #                      instead of -inf, and the correctness gate fails
 # Each OUTDIR/CASE is the run's artifacts directory (journal.json, gpu.csv, nvcc-version.txt,
-# {base,head}/<target>/{build.log,sass.txt.gz}, per target sanitize/, check.json, bench/),
+# {base,head}/<target>/{build.log,sass.txt.gz,sass/N.txt.gz}, per target sanitize/, check.json, bench/),
 # plus report.txt (what the run printed), exit.txt (its exit status) and RECORDED. Binaries
 # are deleted (harness executables and any ELF file: a form's .so, .o, .cubin, built
 # executables) and the SASS dumps compressed, to keep the recording small; the size of each
@@ -167,7 +167,8 @@ PY
   # Any other binary (a form's .so, .o, .cubin or executable, should the run's work
   # directory hold one): never committed.
   find "$d" -type f -exec sh -c 'for f; do [ "$(head -c 4 "$f" | od -An -c | tr -d " ")" = 177ELF ] && rm -f "$f"; done' sh {} +
-  find "$d" -type f -name sass.txt -exec gzip -9n {} +
+  # The dumps: a binary's sass.txt, and each cubin's nvdisasm output (<binary>/sass/N.txt).
+  find "$d" -type f \( -name sass.txt -o -path '*/sass/*.txt' \) -exec gzip -9n {} +
   git checkout -q -f main
   git clean -qfdx
 done

@@ -364,7 +364,7 @@ func TestRunBaseCacheSASSByCubins(t *testing.T) {
 		t.Errorf("sass %s, data\n%s\ncold\n%s", w.Verdict, w.Data, c.Data)
 	}
 	cached := map[string]bool{}
-	for _, s := range readCacheJournal(t, art).Steps {
+	for _, s := range readJournal(t, art).Steps {
 		cached[s.ID] = s.Cached
 	}
 	for _, id := range []string{"elf/base/attention-jit/0", "xelf/base/attention-jit/0", "sass/base/attention-jit/0/1", "sass/base/attention-jit/0/6"} {

@@ -56,8 +56,10 @@
 // cannot be kernels: names that start with "$" or "__cuda_" or "__internal_" (compiler
 // helpers), functions in the nvcuda namespace (the WMMA header, shown as functions of their
 // own in -G builds), and templates whose mangled name gives a return type other than void.
-// The config's top-level require and forbid skip functions known not to be kernels; rules
-// with a glob apply to whatever function they match.
+// The config's top-level require skips functions known not to be kernels; its top-level
+// forbid applies to every function, since a device function's code runs inside the kernels
+// that call it (a forbidden instruction moved into a __noinline__ helper is still found).
+// Rules with a glob apply to whatever function they match.
 //
 // # Patterns
 //

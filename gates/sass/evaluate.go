@@ -142,8 +142,12 @@ type evaluation struct {
 
 func (e *evaluation) function(f Function, data *Data) {
 	var applied []check
-	if !f.EntryKnown || f.Entry {
-		applied = append(applied, e.cc.top...)
+	for _, c := range e.cc.top {
+		// A device function's code runs inside the kernels that call it, so what the
+		// config forbids is forbidden there too; what it requires, a kernel must have.
+		if !f.EntryKnown || f.Entry || c.kind == kindForbid {
+			applied = append(applied, c)
+		}
 	}
 	for i, r := range e.cc.rules {
 		if !f.Name.Matches(r.glob) {

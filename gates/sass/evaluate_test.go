@@ -3,6 +3,7 @@ package sass
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -358,4 +359,41 @@ func TestDataCarriesDigests(t *testing.T) {
 			seen[f.Digest] = f.Name + " " + f.Arch
 		}
 	}
+}
+
+// A device function's code runs inside the kernels that call it: the top-level forbid
+// judges it (a forbidden instruction moved into a __noinline__ helper that the dump shows
+// as a function of its own, as nvdisasm does for -rdc and -G builds, is still found), the
+// top-level require does not (a helper need not hold what a kernel must). The real sm_89
+// dump of row_softmax, with nvdisasm's entry mark taken off, stands for such a helper.
+func TestTopLevelForbidJudgesDeviceFunctions(t *testing.T) {
+	raw := strings.Replace(string(readFile(t, testdata("cuda13-h200/nvdisasm_softmax_sm89.txt"))),
+		`_ZN2kg11row_softmaxILi256EEEvPKfPfi,@"STO_CUDA_ENTRY STV_DEFAULT"`, `_ZN2kg11row_softmaxILi256EEEvPKfPfi,@"STV_DEFAULT"`, 1)
+	d := mustParse(t, []byte(raw), ParseOptions{})
+	i := slices.IndexFunc(d.Functions, func(f Function) bool { return f.Name.Short == "kg::row_softmax<256>" })
+	if i < 0 || !d.Functions[i].EntryKnown || d.Functions[i].Entry {
+		t.Fatalf("row_softmax is not read as a device function: %+v", d.Functions)
+	}
+	g, err := Evaluate(d, Config{Forbid: []string{"SHFL"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Verdict != result.Fail || !strings.Contains(findingText(g), "row_softmax") {
+		t.Errorf("forbid SHFL in a device function: %s %+v", g.Verdict, g.Findings)
+	}
+	g, err = Evaluate(d, Config{Require: []string{"HMMA"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(findingText(g), "row_softmax") {
+		t.Errorf("the top-level require judged a device function: %+v", g.Findings)
+	}
+}
+
+func findingText(g result.Gate) string {
+	var b strings.Builder
+	for _, f := range g.Findings {
+		b.WriteString(f.Kernel + " " + f.Message + "\n")
+	}
+	return b.String()
 }

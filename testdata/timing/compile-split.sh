@@ -5,7 +5,7 @@
 # target at BEFORE_REV (default b7b9499, the last commit with the one-file harness.cu) and in
 # the working tree, timed in turns, ROUNDS times (default 5), on one machine. Per round: all
 # of a side's sources at once (the wall time and each compile's), the link, then each source
-# alone (its own critical path, with the cores to itself). Needs nvcc (no GPU), git, bc and
+# alone (its own critical path, with the cores to itself). Needs nvcc (no GPU), git, awk and
 # python3; run from the repository root:
 #
 #   testdata/timing/compile-split.sh [ROUNDS] [BEFORE_REV]
@@ -36,7 +36,7 @@ compile() {
   s=$(now)
   # shellcheck disable=SC2086 # flags are words
   (cd "$1" && nvcc $flags --threads 2 -c -o "$3" "$2" >/dev/null 2>&1) || echo "compile-split.sh: $1/$2 did not compile" >&2
-  echo "$(now) - $s" | bc
+  awk -v a="$s" -v b="$(now)" 'BEGIN { print b - a }'
 }
 side() {
   local r=$1 name=$2 dir="$work/$2" s i=0 src objs=""
@@ -50,7 +50,7 @@ side() {
     i=$((i + 1))
   done
   wait
-  printf '%s\t%s\tat once\t(wall)\t%.2f\n' "$r" "$name" "$(echo "$(now) - $s" | bc)"
+  printf '%s\t%s\tat once\t(wall)\t%.2f\n' "$r" "$name" "$(awk -v a="$s" -v b="$(now)" 'BEGIN { print b - a }')"
   i=0
   for src in "${srcs[@]}"; do
     printf '%s\t%s\tat once\t%s\t%.2f\n' "$r" "$name" "$src" "$(cat "$work/obj/$name.$i.t")"
@@ -59,7 +59,7 @@ side() {
   s=$(now)
   # shellcheck disable=SC2086
   nvcc $flags -o "$work/obj/$name.bin" $objs >/dev/null 2>&1 || echo "compile-split.sh: the $name link failed" >&2
-  printf '%s\t%s\tlink\t(wall)\t%.2f\n' "$r" "$name" "$(echo "$(now) - $s" | bc)"
+  printf '%s\t%s\tlink\t(wall)\t%.2f\n' "$r" "$name" "$(awk -v a="$s" -v b="$(now)" 'BEGIN { print b - a }')"
   for src in "${srcs[@]}"; do
     printf '%s\t%s\talone\t%s\t%.2f\n' "$r" "$name" "$src" "$(compile "$dir" "$src" "$work/obj/alone.o")"
   done

@@ -71,7 +71,9 @@ mkdir -p "$repo"
 # The files git tracks or would track (no build outputs); a copy without git history takes
 # the directories as they are.
 if git rev-parse --git-dir >/dev/null 2>&1; then
-  git ls-files -z --cached --others --exclude-standard -- kernels kernel-gate.yml .gitignore | xargs -0 cp --parents -t "$repo" || exit 2
+  # (only those there: a copy of the tree may come with an index older than its files)
+  git ls-files -z --cached --others --exclude-standard -- kernels kernel-gate.yml .gitignore |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | xargs -0 cp --parents -t "$repo" || exit 2
 else
   cp -r kernels kernel-gate.yml "$repo"/ || exit 2
   [ -e .gitignore ] && cp .gitignore "$repo"/

@@ -41,6 +41,6 @@ for r in $(seq 1 "$runs"); do
     t1=$(now)
     name=$1
     [ "$name" = whole ] && name=whole_one
-    printf '%s\t%d\t%.2f\n' "$name" "$r" "$(echo "$t1 - $t0" | bc)"
+    printf '%s\t%d\t%.2f\n' "$name" "$r" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')"
   done
 done

@@ -11,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-$(mktemp -d)}
+mkdir -p "$out"
 # The GPU machines may have no Go: KG_BIN names a kernel-gate built elsewhere
 # (CGO_ENABLED=0 go build -o kernel-gate ./cmd/kernel-gate).
 if [ -n "${KG_BIN:-}" ]; then cp "$KG_BIN" "$out/kernel-gate"; else go build -o "$out/kernel-gate" ./cmd/kernel-gate; fi

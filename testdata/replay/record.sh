@@ -102,7 +102,9 @@ repo=$(mktemp -d)/repo
 mkdir -p "$repo"
 # The files git tracks or would track (build outputs, caches and binaries stay behind),
 # with the .gitignore that keeps the forms' build outputs out of the throwaway repository.
-git ls-files -z --cached --others --exclude-standard -- kernels kernel-gate.yml .gitignore | xargs -0 cp --parents -t "$repo" || exit 2
+# Only those there: a copy of the tree may come with an index older than its files.
+git ls-files -z --cached --others --exclude-standard -- kernels kernel-gate.yml .gitignore |
+  while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done | xargs -0 cp --parents -t "$repo" || exit 2
 cd "$repo" || exit 2
 git init -q && git add -A && git -c user.name=kg -c user.email=kg@localhost commit -qm "clean sources" && git branch -M main
 

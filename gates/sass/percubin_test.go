@@ -209,3 +209,59 @@ func FuzzHeaderFlagsArch(f *testing.F) {
 		}
 	})
 }
+
+// CUDA 13 on an H200 (testdata/cuda13-h200-cubins, capture.sh there): cuobjdump -xelf all
+// writes each cubin under the name --list-elf gives it (what the pipeline's per-cubin dump
+// relies on), and nvdisasm -c -hex of softmax's cubins, concatenated in listing order, reads
+// as one function per cubin with that cubin's arch (sm_90a from ".target sm_90a"), a kernel.
+func TestCUDA13PerCubinCapture(t *testing.T) {
+	dir := "cuda13-h200-cubins"
+	l, err := ParseListELF(bytes.NewReader(readFile(t, testdata(dir, "list-elf.txt"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, f := range l.Files {
+		listed = append(listed, f.Name)
+	}
+	if len(listed) != 10 {
+		t.Fatalf("listed %q, want the harness's 10 cubins", listed)
+	}
+	extracted := regexp.MustCompile(`(?m)^Extracting ELF file +\d+: (\S+)$`).FindAllStringSubmatch(string(readFile(t, testdata(dir, "xelf.txt"))), -1)
+	var names []string
+	for _, m := range extracted {
+		names = append(names, m[1])
+	}
+	if !slices.Equal(names, listed) {
+		t.Errorf("-xelf extracted %q, --list-elf listed %q", names, listed)
+	}
+	_, ls, _ := strings.Cut(string(readFile(t, testdata(dir, "xelf.txt"))), "\n+ ls\n")
+	written := regexp.MustCompile(`(?m) (\S+\.cubin)$`).FindAllStringSubmatch(ls, -1)
+	var files []string
+	for _, m := range written {
+		files = append(files, m[1])
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(files)), slices.Sorted(slices.Values(listed))) {
+		t.Errorf("the directory holds %q, --list-elf listed %q", files, listed)
+	}
+	var outputs [][]byte
+	var want []string
+	for _, name := range listed {
+		if !strings.HasPrefix(name, "softmax.") {
+			continue
+		}
+		outputs = append(outputs, readFile(t, testdata(dir, "nvdisasm_"+strings.TrimSuffix(name, ".cubin")+".txt")))
+		want = append(want, archOf(name)+" _ZN2kg11row_softmaxILi256EEEvPKfPfi")
+	}
+	d := mustParse(t, bytes.Join(outputs, nil), ParseOptions{})
+	var got []string
+	for _, f := range d.Functions {
+		got = append(got, fnKey(f))
+		if !f.EntryKnown || !f.Entry || f.Instructions == 0 {
+			t.Errorf("%s: entry known %v, entry %v, %d instructions", fnKey(f), f.EntryKnown, f.Entry, f.Instructions)
+		}
+	}
+	if !slices.Equal(got, want) || len(want) != 2 {
+		t.Errorf("functions %q, want %q", got, want)
+	}
+}

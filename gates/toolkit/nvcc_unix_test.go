@@ -118,17 +118,16 @@ func TestFromNVCCHangs(t *testing.T) {
 	pids := filepath.Join(dir, "pids")
 	// The script and a child it waits for, both holding stdout, both recorded.
 	nvcc := fakeTool(t, "nvcc", "sleep 300 &\necho $$ $! >"+pids+".tmp\nmv "+pids+".tmp "+pids+"\nwait\n")
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// 2 s, so that even a loaded machine's shell has started its child and written the pids
+	// before the deadline (at 300 ms it sometimes had not).
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	start := time.Now()
 	_, err := FromNVCC(ctx, nvcc)
-	elapsed := time.Since(start)
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), nvcc) {
 		t.Errorf("error = %v, want DeadlineExceeded naming %s", err, nvcc)
 	}
-	if elapsed > 1500*time.Millisecond { // well under waitDelay: the group was killed
-		t.Errorf("FromNVCC returned after %v", elapsed)
-	}
+	// The whole group was killed, the child holding stdout included: a kill of the script
+	// alone would leave the sleep running (and FromNVCC waiting waitDelay for its pipe).
 	hangtest.WaitGone(t, pids)
 }
 

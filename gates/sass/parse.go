@@ -49,8 +49,9 @@ type Function struct {
 	// without predicate and operands.
 	Opcodes map[string]int
 	// Digest is the SHA-256 (hex) of the function's instruction and encoding lines as
-	// printed, surrounding space trimmed: two builds whose digests of a function agree have
-	// byte-identical SASS for it, so nothing measured of it can have changed.
+	// printed, surrounding space trimmed, with what names the build rather than the code
+	// taken out (digestText): two builds whose digests of a function agree have the same
+	// SASS for it, so nothing measured of it can have changed.
 	Digest string
 	// Filtered is set when the dump shows only some lines of the function: a dump
 	// filtered through grep keeps neither cuobjdump's "......" end line nor its
@@ -139,7 +140,11 @@ type parser struct {
 	intern  map[string]string
 	scratch []byte
 	// hashes[i] accumulates funcs[i].Digest.
-	hashes  []hash.Hash
+	hashes []hash.Hash
+	// labels numbers the current function's nvdisasm labels in the order they appear
+	// (digestText); digestBuf is its scratch.
+	labels    map[string]int
+	digestBuf []byte
 	newline [1]byte
 	// frames[i] is what says whether funcs[i] is whole.
 	frames []frame
@@ -192,7 +197,7 @@ func (p *parser) line(raw []byte) {
 		p.instruction(t)
 		if p.cur >= 0 {
 			h := p.hashes[p.cur]
-			h.Write(t)
+			h.Write(p.digestText(t))
 			h.Write(p.newline[:])
 		}
 		return
@@ -499,6 +504,7 @@ func (p *parser) start(name string, format Format) {
 		Opcodes: map[string]int{},
 	})
 	p.hashes = append(p.hashes, sha256.New())
+	p.labels = map[string]int{}
 	p.frames = append(p.frames, frame{format: format, line: p.lines})
 	p.cur = len(p.funcs) - 1
 }
@@ -795,4 +801,63 @@ func quote(t []byte) string {
 		s += "..."
 	}
 	return s
+}
+
+// digestText is an instruction or encoding line as a function's digest reads it. Two parts
+// of nvdisasm's text name the build, not the code: the hash in the namespace nvcc gives an
+// anonymous namespace or an internal-linkage symbol (_GLOBAL__N__0fd4f9d3_..., _INTERNAL_
+// 29c3d034_...), which depends on the source file's path, so a function's own name in its
+// RET.REL.NODEC differs between the base worktree and the checkout; and the .L_x_N labels,
+// which nvdisasm numbers across a whole cubin, so a change to one function renumbers the
+// next one's. The hash becomes "~" and each label its order of first use in the function;
+// the encodings (-hex) still hold every relative offset. cuobjdump prints neither.
+func (p *parser) digestText(t []byte) []byte {
+	if !bytes.Contains(t, []byte("_GLOBAL__N__")) && !bytes.Contains(t, []byte("_INTERNAL_")) && !bytes.Contains(t, []byte(".L_x_")) {
+		return t
+	}
+	out := p.digestBuf[:0]
+	for i := 0; i < len(t); {
+		rest := t[i:]
+		switch {
+		case bytes.HasPrefix(rest, []byte("_GLOBAL__N__")) && hexRun(rest[12:]) == 8:
+			out = append(out, "_GLOBAL__N__~"...)
+			i += 12 + 8
+		case bytes.HasPrefix(rest, []byte("_INTERNAL_")) && hexRun(rest[10:]) == 8:
+			out = append(out, "_INTERNAL_~"...)
+			i += 10 + 8
+		case bytes.HasPrefix(rest, []byte(".L_x_")) && digitRun(rest[5:]) > 0:
+			n := digitRun(rest[5:])
+			name := string(rest[:5+n])
+			k, ok := p.labels[name]
+			if !ok {
+				k = len(p.labels)
+				p.labels[name] = k
+			}
+			out = append(out, ".L~"...)
+			out = strconv.AppendInt(out, int64(k), 10)
+			i += 5 + n
+		default:
+			out = append(out, t[i])
+			i++
+		}
+	}
+	p.digestBuf = out
+	return out
+}
+
+// hexRun is how many lower-case hex digits b starts with; digitRun how many decimal digits.
+func hexRun(b []byte) int {
+	n := 0
+	for n < len(b) && (b[n] >= '0' && b[n] <= '9' || b[n] >= 'a' && b[n] <= 'f') {
+		n++
+	}
+	return n
+}
+
+func digitRun(b []byte) int {
+	n := 0
+	for n < len(b) && b[n] >= '0' && b[n] <= '9' {
+		n++
+	}
+	return n
 }

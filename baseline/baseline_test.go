@@ -12,14 +12,20 @@ import (
 )
 
 func TestLoadPtxasKernels(t *testing.T) {
-	// A baseline saved from the real recorded build.
-	log, err := os.ReadFile(filepath.Join("..", "testdata", "replay", "clean", "head", "attention", "build.log"))
-	if err != nil {
-		t.Fatal(err)
+	// A baseline saved from the real recorded build: the compile of each of its sources.
+	logs, err := filepath.Glob(filepath.Join("..", "testdata", "replay", "clean", "head", "attention", "compile", "*.log"))
+	if err != nil || len(logs) != 5 {
+		t.Fatalf("the clean recording's compile logs: %q, %v", logs, err)
 	}
 	var l ptxas.Log
-	if err := l.Parse(bytes.NewReader(log), "build.log", nil); err != nil {
-		t.Fatal(err)
+	for _, name := range logs {
+		log, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Parse(bytes.NewReader(log), name, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	g, err := ptxas.Evaluate(&l, ptxas.Config{}, nil)
 	if err != nil {

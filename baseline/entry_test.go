@@ -24,7 +24,8 @@ import (
 var when = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 // replayResult is the recorded run of a case under testdata/replay, with the device the
-// live pipeline now records (the recording predates result.Device).
+// live pipeline records (the recordings of 2026-11-27 have it; older ones predate
+// result.Device).
 func replayResult(t *testing.T, name string) result.Result {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "testdata", "replay", name, "result.json"))
@@ -72,7 +73,7 @@ func TestEntryFromRecordedRun(t *testing.T) {
 		t.Errorf("missing %v", e.Missing)
 	}
 	// Every ptxas record joined with its SASS, without the runner's paths.
-	if len(e.Kernels) != 20 {
+	if len(e.Kernels) != 28 {
 		t.Fatalf("%d kernels", len(e.Kernels))
 	}
 	for _, k := range e.Kernels {
@@ -110,8 +111,8 @@ func TestEntryFromRecordedRun(t *testing.T) {
 	if err := e.AddBench("attention", readBench(t, filepath.Join("..", "testdata", "replay", "clean", "attention", "bench", "head.json"))); err != nil {
 		t.Fatal(err)
 	}
-	if flash.MedianUs == nil || flash.LowUs == nil || flash.HighUs == nil || flash.Rounds != 16 || flash.Samples != 16*30 ||
-		len(flash.QuantilesUs) != 101 || len(flash.RoundMediansUs) != 16 {
+	if flash.MedianUs == nil || flash.LowUs == nil || flash.HighUs == nil || flash.Rounds != 32 || flash.Samples != 32*30 ||
+		len(flash.QuantilesUs) != 101 || len(flash.RoundMediansUs) != 32 {
 		t.Fatalf("flash_fwd mission after AddBench: %+v", flash)
 	}
 	if !(*flash.LowUs <= *flash.MedianUs && *flash.MedianUs <= *flash.HighUs) ||
@@ -124,7 +125,8 @@ func TestEntryFromRecordedRun(t *testing.T) {
 	}
 }
 
-// The recording predates result.Device: the harness's own device report stands in.
+// A result that predates result.Device (as the recording is made to here): the harness's
+// own device report stands in.
 func TestFingerprintFromTheHarness(t *testing.T) {
 	res := replayResult(t, "clean")
 	res.Device = nil
@@ -212,12 +214,13 @@ func TestPtxasBaselineFromEntry(t *testing.T) {
 	if base == nil || !strings.Contains(base.Name, "NVIDIA H200 (sm_90) at c, 2026-03-04T05:06:07Z") {
 		t.Fatalf("baseline %+v", base)
 	}
-	raw, err := os.ReadFile(filepath.Join("..", "testdata", "replay", "spill", "head", "attention", "build.log"))
+	// The spill case's compile of flash_fwd.cu, the source it changes.
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "replay", "spill", "head", "attention", "compile", "2.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var l ptxas.Log
-	if err := l.Parse(bytes.NewReader(raw), "build.log", nil); err != nil {
+	if err := l.Parse(bytes.NewReader(raw), "2.log", nil); err != nil {
 		t.Fatal(err)
 	}
 	limit := int64(0)

@@ -14,7 +14,7 @@ func TestConfigOfTwoDocumentsIsRefused(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "k.yml")
 	os.WriteFile(cfg, []byte("cuda: \">=12\"\n---\nptxas:\n  max_registers: 64\n"), 0o644)
 	for _, args := range [][]string{
-		{"ptxas", "--config", cfg, "testdata/replay/clean/head/attention/build.log"},
+		{"ptxas", "--config", cfg, "testdata/replay/clean/head/attention/compile/2.log"},
 		{"sass", "--config", cfg, "testdata/replay/clean/head/attention/sass.txt.gz"},
 	} {
 		code, _, stderr := kg(t, "", args...)

@@ -9,7 +9,7 @@ import (
 )
 
 const (
-	cleanLog    = "testdata/replay/clean/head/attention/build.log"
+	cleanLog    = "testdata/replay/clean/head/attention/compile/2.log" // nvcc -Xptxas -v of flash_fwd.cu
 	cleanResult = "testdata/replay/clean/result.json"
 )
 

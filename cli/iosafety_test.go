@@ -37,8 +37,8 @@ func TestCommandsRefuseInputsThatAreNotFiles(t *testing.T) {
 	for _, bad := range []string{fifo, "/dev/zero", dir} {
 		for _, args := range [][]string{
 			{"ptxas", bad},
-			{"ptxas", "--baseline", bad, "testdata/replay/clean/head/attention/build.log"},
-			{"ptxas", "--config", bad, "testdata/replay/clean/head/attention/build.log"},
+			{"ptxas", "--baseline", bad, "testdata/replay/clean/head/attention/compile/2.log"},
+			{"ptxas", "--config", bad, "testdata/replay/clean/head/attention/compile/2.log"},
 			{"sass", "--sass", bad},
 			{"check", bad},
 			{"report", bad},
@@ -88,7 +88,7 @@ func TestCommandsStopReadingStdinOnSignal(t *testing.T) {
 func TestCommandsRefuseOversizedInputs(t *testing.T) {
 	big := filepath.Join(t.TempDir(), "big.yml")
 	os.WriteFile(big, bytes.Repeat([]byte("#\n"), 1<<20), 0o644)
-	code, stderr := kgCtx(t, context.Background(), 10*time.Second, nil, "ptxas", "--config", big, "testdata/replay/clean/head/attention/build.log")
+	code, stderr := kgCtx(t, context.Background(), 10*time.Second, nil, "ptxas", "--config", big, "testdata/replay/clean/head/attention/compile/2.log")
 	if code != exitUsage || !strings.Contains(stderr, "big.yml holds more than 1 MiB, the limit for a config file") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
@@ -108,7 +108,7 @@ func TestOutNeverOverwritesAnInput(t *testing.T) {
 		return p
 	}
 	check := copyFile("testdata/replay/clean/attention/check.json", "check.json")
-	build := copyFile("testdata/replay/clean/head/attention/build.log", "build.log")
+	build := copyFile("testdata/replay/clean/head/attention/compile/2.log", "build.log")
 	cfg := copyFile("kernel-gate.yml", "kernel-gate.yml")
 	memlog := copyFile("testdata/replay/clean/attention/sanitize/memcheck.log", "memcheck.log")
 	res := filepath.Join(dir, "result.json")

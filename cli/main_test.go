@@ -60,8 +60,11 @@ func TestExitCodes(t *testing.T) {
 		{"no command", "", nil, exitUsage, "Usage"},
 		{"unknown command", "", []string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{"help", "", []string{"help"}, exitPass, ""},
-		{"clean build passes", "", []string{"ptxas", "--config", "kernel-gate.yml", "testdata/replay/clean/nvcc-version.txt", "testdata/replay/clean/head/attention/build.log"}, exitPass, ""},
-		{"spilling build fails", "", []string{"ptxas", "--config", "kernel-gate.yml", "testdata/replay/spill/nvcc-version.txt", "testdata/replay/spill/head/attention/build.log"}, exitFail, ""},
+		// The recordings' compile of each source (compile/N.log; 0.log is the host-only
+		// harness.cpp, which prints nothing), as kernel-gate run reads them.
+		{"clean build passes", "", []string{"ptxas", "--config", "kernel-gate.yml", "testdata/replay/clean/nvcc-version.txt", "testdata/replay/clean/head/attention/compile/1.log",
+			"testdata/replay/clean/head/attention/compile/2.log", "testdata/replay/clean/head/attention/compile/3.log", "testdata/replay/clean/head/attention/compile/4.log"}, exitPass, ""},
+		{"spilling build fails", "", []string{"ptxas", "--config", "kernel-gate.yml", "testdata/replay/spill/nvcc-version.txt", "testdata/replay/spill/head/attention/compile/2.log"}, exitFail, ""},
 		{"missing config file", "", []string{"ptxas", "--config", "testdata/none.yml", "testdata/shared-h200-cuda13.0/ptxas_warnspills.txt"}, exitUsage, "testdata/none.yml"},
 		{"ptxas fatal, default config", "", []string{"ptxas", "testdata/shared-h200-cuda13.0/ptxas_warnspills.txt"}, exitFail, ""},
 		{"compile error is a failed gate", "", []string{"ptxas", "testdata/cuda13-h200/nvcc_syntax_error.txt"}, exitFail, ""},
@@ -71,7 +74,7 @@ func TestExitCodes(t *testing.T) {
 		{"missing file", "", []string{"ptxas", "nope.log"}, exitUsage, "nope.log"},
 		{"log on stdin", "ptxas info    : Compiling entry function '_Z1kv' for 'sm_90'\nptxas info    : Function properties for _Z1kv\n    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 300 registers, used 0 barriers\n",
 			[]string{"ptxas", "-"}, exitFail, ""},
-		{"bad format", "", []string{"ptxas", "--format", "xml", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "text, json, markdown"},
+		{"bad format", "", []string{"ptxas", "--format", "xml", "testdata/replay/clean/head/attention/compile/2.log"}, exitUsage, "text, json, markdown"},
 		{"sass clean (gzip)", "", []string{"sass", "--sass", "testdata/replay/clean/head/attention/sass.txt.gz"}, exitPass, ""},
 		{"sass spill forbids LDL", "", []string{"sass", "--config", forbidLDL, "--sass", "testdata/replay/spill/head/attention/sass.txt.gz"}, exitFail, ""},
 		{"sass uncompressed", "", []string{"sass", "--sass", "testdata/cuda13-h200/cuobjdump_sass_gemm_multi.txt"}, exitFail, ""},
@@ -81,10 +84,10 @@ func TestExitCodes(t *testing.T) {
 		{"sanitize read and run", "", []string{"sanitize", "--log", "x.log", "--", "./harness"}, exitUsage, "not both"},
 		{"sanitize nothing", "", []string{"sanitize"}, exitUsage, "nothing to sanitize"},
 		{"sanitize without compute-sanitizer fails the gate", "", []string{"sanitize", "--sanitizer", "/nonexistent/compute-sanitizer", "--", "true"}, exitFail, ""},
-		{"sanitize of a ptxas log", "", []string{"sanitize", "--log", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "build.log"},
+		{"sanitize of a ptxas log", "", []string{"sanitize", "--log", "testdata/replay/clean/head/attention/compile/2.log"}, exitUsage, "compile/2.log"},
 		{"check clean", "", []string{"check", "testdata/replay/clean/attention/check.json"}, exitPass, ""},
 		{"check wrong result", "", []string{"check", "testdata/replay/wrong-result/attention/check.json"}, exitFail, ""},
-		{"check of a log", "", []string{"check", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "not a kernel-gate/bench/v1 file"},
+		{"check of a log", "", []string{"check", "testdata/replay/clean/head/attention/compile/2.log"}, exitUsage, "not a kernel-gate/bench/v1 file"},
 		{"check nothing", "", []string{"check"}, exitUsage, "no harness result"},
 		{"guard the repository", "", []string{"guard"}, exitPass, ""},
 		{"guard the dangerous corpus", "", []string{"guard", "--config", "testdata/none.yml", "testdata/guard/dangerous/001-gcp-stop-after-build"}, exitUsage, "none.yml"},
@@ -99,15 +102,15 @@ func TestExitCodes(t *testing.T) {
 		{"bench, speedup's old name, without compare", "", []string{"bench"}, exitUsage, "speedup compare"},
 		{"speedup compare bad margin", "", []string{"speedup", "compare", "--max-slowdown", "2", "a", "b"}, exitUsage, "fraction"},
 		{"sass without input", "", []string{"sass"}, exitUsage, "--sass FILE"},
-		{"sass of a ptxas log", "", []string{"sass", "--sass", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "no SASS functions"},
+		{"sass of a ptxas log", "", []string{"sass", "--sass", "testdata/replay/clean/head/attention/compile/2.log"}, exitUsage, "no SASS functions"},
 		{"demo", "", []string{"demo"}, exitPass, ""},
 		{"demo spill", "", []string{"demo", "--case", "spill"}, exitFail, ""},
 		{"demo unknown case", "", []string{"demo", "--case", "nope"}, exitUsage, "recorded: clean, cmake-clean, cmake-ptx-only, cmake-uninit, divergent-barrier, occupancy, oob, race, setup-clean, setup-wrong-result, slow5, spill, torch-clean, torch-oob, torch-spill, triton-clean, triton-wrong-result, uninit, wrong-result"},
 		{"version", "", []string{"version"}, exitPass, ""},
 		{"report needs a file", "", []string{"report"}, exitUsage, "exactly one"},
-		{"report of a log", "", []string{"report", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "not a kernel-gate result"},
-		{"flags after files", "", []string{"ptxas", "testdata/replay/spill/head/attention/build.log", "--format", "json"}, exitFail, ""},
-		{"a report that cannot be written (a full disk) is kernel-gate's own failure", "", []string{"ptxas", "--out", "/dev/full", "testdata/replay/clean/nvcc-version.txt", "testdata/replay/clean/head/attention/build.log"}, exitInternal, "writing the report"},
+		{"report of a log", "", []string{"report", "testdata/replay/clean/head/attention/compile/2.log"}, exitUsage, "not a kernel-gate result"},
+		{"flags after files", "", []string{"ptxas", "testdata/replay/spill/head/attention/compile/2.log", "--format", "json"}, exitFail, ""},
+		{"a report that cannot be written (a full disk) is kernel-gate's own failure", "", []string{"ptxas", "--out", "/dev/full", "testdata/replay/clean/nvcc-version.txt", "testdata/replay/clean/head/attention/compile/2.log"}, exitInternal, "writing the report"},
 		{"a bad flag", "", []string{"ptxas", "--no-such-flag"}, exitUsage, "no-such-flag"},
 	}
 	for _, tt := range tests {
@@ -140,7 +143,7 @@ func TestCancelledRunExitsUsage(t *testing.T) {
 func TestConfigErrorsNameKeyAndLine(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "k.yml")
 	os.WriteFile(cfg, []byte("ptxas:\n  max_registers: 128\n  kernels:\n    - match: flash_*\n      max_register: 96\n"), 0o644)
-	code, _, stderr := kg(t, "", "ptxas", "--config", cfg, "testdata/replay/clean/head/attention/build.log")
+	code, _, stderr := kg(t, "", "ptxas", "--config", cfg, "testdata/replay/clean/head/attention/compile/2.log")
 	if code != exitUsage || !strings.Contains(stderr, "k.yml:5: unknown key \"max_register\" in ptxas.kernels[0]") ||
 		!strings.Contains(stderr, `did you mean "max_registers"`) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
@@ -231,34 +234,56 @@ func TestReplayAgreesWithLiveRun(t *testing.T) {
 	for c := range replayCases {
 		t.Run(c, func(t *testing.T) {
 			_, out, _ := kg(t, "", "demo", "--case", c, "--format", "json")
-			replayed := decode(t, out)
-			raw, err := os.ReadFile(filepath.Join("testdata", "replay", c, "result.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			live := decode(t, string(raw)).Gates
-			if len(live)+1 != len(replayed.Gates) {
-				t.Fatalf("live gates %d, replayed %d", len(live), len(replayed.Gates))
-			}
-			for _, lg := range live {
-				i := slices.IndexFunc(replayed.Gates, func(g result.Gate) bool { return g.Name == lg.Name })
-				if i < 0 {
-					t.Fatalf("gate %s missing from the replay", lg.Name)
-				}
-				rg := replayed.Gates[i]
-				if rg.Verdict != lg.Verdict {
-					t.Errorf("%s: replay %s, live %s", lg.Name, rg.Verdict, lg.Verdict)
-				}
-				if got, want := judged(rg), judged(lg); !slices.Equal(got, want) {
-					t.Errorf("%s findings:\n replay %q\n   live %q", lg.Name, got, want)
-				}
-				if lg.Name == "ptxas" {
-					if got, want := kernels(t, rg), kernels(t, lg); !slices.Equal(got, want) {
-						t.Errorf("kernel records differ:\n replay %q\n   live %q", got, want)
-					}
-				}
-			}
+			agreesWithLive(t, decode(t, out), filepath.Join("testdata", "replay", c), 1)
 		})
+	}
+}
+
+// A recording made before issue 22 (the harness one harness.cu built by one nvcc command,
+// its SASS one cuobjdump --dump-sass step, the targets' checks one after another) still
+// replays the way it was made and agrees with its live result: the clean recording of
+// 2026-11-23, kept in testdata/replay-old when the C++ cases were recorded again. (The
+// target forms' recordings, torch-* and the others above, dump their binaries with
+// cuobjdump --dump-sass too.)
+func TestOldRecordingReplaysAsMade(t *testing.T) {
+	dir := filepath.Join("testdata", "replay-old", "clean-cuobjdump")
+	code, out, stderr := kg(t, "", "run", "--replay", dir, "--format", "json")
+	if code != exitPass {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	agreesWithLive(t, decode(t, out), dir, 0)
+}
+
+// agreesWithLive compares a replay's result with the live result.json kept in dir: the same
+// gates (and extra more in the replay: the guard the demo adds), verdicts, findings and, for
+// ptxas, kernel records.
+func agreesWithLive(t *testing.T, replayed result.Result, dir string, extra int) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := decode(t, string(raw)).Gates
+	if len(live)+extra != len(replayed.Gates) {
+		t.Fatalf("live gates %d, replayed %d", len(live), len(replayed.Gates))
+	}
+	for _, lg := range live {
+		i := slices.IndexFunc(replayed.Gates, func(g result.Gate) bool { return g.Name == lg.Name })
+		if i < 0 {
+			t.Fatalf("gate %s missing from the replay", lg.Name)
+		}
+		rg := replayed.Gates[i]
+		if rg.Verdict != lg.Verdict {
+			t.Errorf("%s: replay %s, live %s", lg.Name, rg.Verdict, lg.Verdict)
+		}
+		if got, want := judged(rg), judged(lg); !slices.Equal(got, want) {
+			t.Errorf("%s findings:\n replay %q\n   live %q", lg.Name, got, want)
+		}
+		if lg.Name == "ptxas" {
+			if got, want := kernels(t, rg), kernels(t, lg); !slices.Equal(got, want) {
+				t.Errorf("kernel records differ:\n replay %q\n   live %q", got, want)
+			}
+		}
 	}
 }
 
@@ -357,10 +382,10 @@ func TestReportRoundTrip(t *testing.T) {
 func TestBaselineDeltas(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.json")
-	if code, _, stderr := kg(t, "", "ptxas", "testdata/replay/clean/nvcc-version.txt", "testdata/replay/clean/head/attention/build.log", "--format", "json", "--out", base); code != exitPass {
+	if code, _, stderr := kg(t, "", "ptxas", "testdata/replay/clean/nvcc-version.txt", "testdata/replay/clean/head/attention/compile/2.log", "--format", "json", "--out", base); code != exitPass {
 		t.Fatalf("saving the baseline: exit %d: %s", code, stderr)
 	}
-	code, out, _ := kg(t, "", "ptxas", "testdata/replay/spill/head/attention/build.log", "--baseline", base, "--format", "json")
+	code, out, _ := kg(t, "", "ptxas", "testdata/replay/spill/head/attention/compile/2.log", "--baseline", base, "--format", "json")
 	if code != exitFail {
 		t.Fatalf("exit %d", code)
 	}
@@ -380,7 +405,7 @@ func TestBaselineDeltas(t *testing.T) {
 	if !strings.Contains(strings.Join(r.Gates[0].Table.Rows[0].Cells, " "), "32 (-121)") {
 		t.Errorf("table row %q should show registers 32 (-121 vs baseline 153)", r.Gates[0].Table.Rows[0].Cells)
 	}
-	code, _, stderr := kg(t, "", "ptxas", "testdata/replay/spill/head/attention/build.log", "--baseline", "testdata/replay/clean/head/attention/build.log")
+	code, _, stderr := kg(t, "", "ptxas", "testdata/replay/spill/head/attention/compile/2.log", "--baseline", "testdata/replay/clean/head/attention/compile/2.log")
 	if code != exitUsage || !strings.Contains(stderr, "not a kernel-gate result") {
 		t.Errorf("a log as baseline: exit %d, %s", code, stderr)
 	}

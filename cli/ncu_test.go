@@ -80,7 +80,7 @@ func TestNCUExitCodes(t *testing.T) {
 		{"a section CSV names labels, not metrics", "", []string{"ncu", "--csv", ncuSOL}, exitFail, ""},
 		{"stdin", "==WARNING== No kernels were profiled.\n", []string{"ncu", "--csv", "-"}, exitFail, ""},
 		{"an empty file", "", []string{"ncu", "--csv", empty}, exitUsage, "the input is empty"},
-		{"another tool's output", "", []string{"ncu", "--csv", "testdata/replay/clean/head/attention/build.log"}, exitUsage, "not Nsight Compute output"},
+		{"another tool's output", "", []string{"ncu", "--csv", "testdata/replay/clean/head/attention/compile/2.log"}, exitUsage, "not Nsight Compute output"},
 		{"a missing file", "", []string{"ncu", "--csv", "nope.csv"}, exitUsage, "nope.csv"},
 		{"nothing to do", "", []string{"ncu"}, exitUsage, "nothing to profile"},
 		{"both", "", []string{"ncu", "--csv", ncuMetrics, "--", "./h"}, exitUsage, "not both"},

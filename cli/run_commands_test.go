@@ -425,10 +425,10 @@ func cmpName(s string) string {
 
 // Spills of a kernel read from cuobjdump (which prints none) are counted in its SASS: the
 // spilling build's STL bytes fail max_spill_stores, and the finding says how they were
-// counted.
+// counted. The SASS is cuobjdump --dump-sass of the torch-spill recording's extension.
 func TestRunSpillsCountedInTheSASS(t *testing.T) {
 	repo, art := commandRepo(t, jitConfig(t, "")), filepath.Join(t.TempDir(), "art")
-	t.Setenv("FAKE_BIN_SASS", absPath(t, "testdata/replay/spill/head/attention/sass.txt.gz"))
+	t.Setenv("FAKE_BIN_SASS", absPath(t, "testdata/replay/torch-spill/head/attention-torch/bin0/sass.txt.gz"))
 	code, out, stderr := kg(t, "", runArgs(t, repo, art, "--no-base")...)
 	if code != exitFail {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)

@@ -66,10 +66,10 @@ func TestDemoTrend(t *testing.T) {
 	for _, want := range []string{
 		// occupancy was recorded on an H100: a GPU of its own in the store.
 		"Trend of 9 recorded replays (synthetic commit order: clean, divergent-barrier, occupancy, oob, race, slow5, spill, uninit, wrong-result)",
-		"NVIDIA H100 80GB HBM3 (sm_90): 1 commit, occupancy (2026-11-23 02:00)",
+		"NVIDIA H100 80GB HBM3 (sm_90): 1 commit, occupancy (2026-11-27 02:00)",
 		"Page: " + page + " (",
-		"NVIDIA H200 (sm_90): 8 commits, clean (2026-11-23 00:00) … wrong-result (2026-11-23 08:00)",
-		"flash_fwd × mission (attention): median 38.77 µs (clean) → 41.1 µs (slow5), +6.0%; measured at 2 of 8 commits",
+		"NVIDIA H200 (sm_90): 8 commits, clean (2026-11-27 00:00) … wrong-result (2026-11-27 08:00)",
+		"flash_fwd × mission (attention): median 38.94 µs (clean) → 41.01 µs (slow5), +5.3%; measured at 2 of 8 commits",
 		"kg::flash_fwd<64, 64, false> (sm_90a): registers 153 → 157 (32 to 157); spills up to 3360 B (spill)",
 		"… and ",
 	} {
@@ -81,7 +81,7 @@ func TestDemoTrend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<strong>replays</strong>", "recorded case wrong-result: recorded 2026-11-21 on NVIDIA H200", `<svg class="chart"`} {
+	for _, want := range []string{"<strong>replays</strong>", "recorded case wrong-result: recorded 2026-11-27 on NVIDIA H200", `<svg class="chart"`} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("the page lacks %q", want)
 		}

@@ -25,19 +25,27 @@ func recorded(t *testing.T, rcase, side, kernel, arch string) Side {
 	return recordedIn(t, filepath.Join("..", "testdata", "replay", rcase, side, "attention"), kernel, arch)
 }
 
-// recordedIn reads a build directory of a recording (build.log, sass.txt.gz or
-// bin0/sass.txt.gz): the kernel's ptxas record for arch and its SASS opcodes.
+// recordedIn reads a build directory of a recording (build.log and each source's
+// compile/N.log, sass.txt.gz or bin0/sass.txt.gz): the kernel's ptxas record for arch and
+// its SASS opcodes.
 func recordedIn(t *testing.T, dir, kernel, arch string) Side {
 	t.Helper()
 	rcase, side := filepath.Base(filepath.Dir(filepath.Dir(dir))), filepath.Base(filepath.Dir(dir))
-	f, err := os.Open(filepath.Join(dir, "build.log"))
+	compiles, err := filepath.Glob(filepath.Join(dir, "compile", "*.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	var l ptxas.Log
-	if err := l.Parse(f, "build.log", nil); err != nil {
-		t.Fatal(err)
+	for _, log := range append([]string{filepath.Join(dir, "build.log")}, compiles...) {
+		f, err := os.Open(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = l.Parse(f, log, nil)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	var s Side
 	for i, k := range l.Kernels {

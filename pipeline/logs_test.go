@@ -55,11 +55,17 @@ func TestBuildLogCutAtTheCapFailsThePtxasGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clean, err := os.ReadFile(filepath.Join(root, "testdata/replay/clean/head/attention/build.log"))
-	if err != nil {
-		t.Fatal(err)
+	// The clean recording's compiles of its sources, one after the other (the fake nvcc
+	// prints the whole of it for each compile), and the spill recording's of flash_fwd.cu.
+	var clean []byte
+	for _, log := range []string{"1.log", "2.log", "3.log", "4.log"} {
+		raw, err := os.ReadFile(filepath.Join(root, "testdata/replay/clean/head/attention/compile", log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		clean = append(clean, raw...)
 	}
-	spill, err := os.ReadFile(filepath.Join(root, "testdata/replay/spill/head/attention/build.log"))
+	spill, err := os.ReadFile(filepath.Join(root, "testdata/replay/spill/head/attention/compile/2.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +108,12 @@ func findings(g result.Gate) string {
 	return b.String()
 }
 
-// A replay reads what the journal says of a cut: the spill recording's head build log cut
-// before its spill report passes the ptxas gate when nothing says it was cut, and fails it,
-// naming the cap, when the journal does (the live run recorded it). A cut SASS dump fails
-// the sass gate.
+// A replay reads what the journal says of a cut: the spill recording's log of its
+// flash_fwd.cu compile cut before its spill report passes the ptxas gate when nothing says
+// it was cut, and fails it, naming the cap, when the journal does (the live run recorded
+// it). A cubin's cut SASS (nvdisasm's log) fails the sass gate, and so does a whole
+// cuobjdump --dump-sass dump cut in a recording made before the dumps by cubins
+// (occupancy's).
 func TestReplayOfACutLogFailsItsGate(t *testing.T) {
 	cutAt := func(t *testing.T, dir, rel string, lines int) {
 		t.Helper()
@@ -122,19 +130,24 @@ func TestReplayOfACutLogFailsItsGate(t *testing.T) {
 	const why = "it printed more than the 64 MiB a step's log keeps: the 6291456 bytes after them were cut"
 	for _, tc := range []struct {
 		name    string
+		rcase   string // the recording
 		cut     string // the step recorded as cut ("" none)
 		gate    string
 		verdict result.Verdict
 		says    string
 	}{
-		{"not recorded as cut", "", "ptxas", result.Pass, ""},
-		{"build log recorded as cut", "build/head/attention", "ptxas", result.Fail, "log head/attention/build.log is cut: " + why},
-		{"base's build log recorded as cut", "build/base/attention", "ptxas", result.Fail, "base's log base/attention/build.log is cut: " + why},
-		{"SASS dump recorded as cut", "sass/head/attention", "sass", result.Fail, "head/attention/sass.txt is cut: " + why},
+		{"not recorded as cut", "spill", "", "ptxas", result.Pass, ""},
+		{"compile log recorded as cut", "spill", "compile/head/attention/2", "ptxas", result.Fail, "log head/attention/compile/2.log is cut: " + why},
+		{"base's compile log recorded as cut", "spill", "compile/base/attention/2", "ptxas", result.Fail, "base's log base/attention/compile/2.log is cut: " + why},
+		{"a cubin's SASS recorded as cut", "spill", "sass/head/attention/6", "sass", result.Fail,
+			`attention: nvdisasm of its cubin "flash_fwd.sm_90a.cubin" (head/attention/sass/6.txt): ` + why + ", so the functions it printed after them were never read"},
+		{"whole SASS dump recorded as cut", "occupancy", "sass/head/attention", "sass", result.Fail, "head/attention/sass.txt is cut: " + why},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := recording(t, "spill")
-			cutAt(t, dir, "head/attention/build.log", 84) // before the flash kernels of sm_90a, which spill
+			dir := recording(t, tc.rcase)
+			if tc.rcase == "spill" {
+				cutAt(t, dir, "head/attention/compile/2.log", 13) // before the flash kernels of sm_90a, which spill
+			}
 			if tc.cut != "" {
 				editJournal(t, dir, func(j *journal) { stepOf(t, j, tc.cut).LogCut = why })
 			}
@@ -159,7 +172,8 @@ func TestFailedBuildWithASilentLogFailsThePtxasGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clean, err := filepath.Abs(filepath.Join(root, "testdata/replay/clean/head/attention/build.log"))
+	// What the fake nvcc prints for every compile: the H200's records of the whole harness.
+	clean, err := filepath.Abs(filepath.Join(root, "testdata/replay-old/clean-cuobjdump/head/attention/build.log"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,7 +102,7 @@ func TestAddingAGate(t *testing.T) {
 	}
 	last := res.Gates[len(res.Gates)-1]
 	if last.Name != toyName || last.Verdict != result.Fail || res.Verdict != result.Fail ||
-		len(last.Findings) != 1 || last.Findings[0].Message != "20 kernel records > max_kernels 16 (k.yml)" {
+		len(last.Findings) != 1 || last.Findings[0].Message != "28 kernel records > max_kernels 16 (k.yml)" {
 		t.Fatalf("the toy gate: %+v; overall %s", last, res.Verdict)
 	}
 	if got := slices.Collect(func(yield func(string) bool) {
@@ -121,9 +121,9 @@ func TestAddingAGate(t *testing.T) {
 
 	// report: rendered like every gate.
 	for f, want := range map[report.Format]string{
-		report.Text:     "20 kernel records > max_kernels 16",
-		report.SARIF:    "20 kernel records > max_kernels 16",
-		report.Markdown: `20 kernel records &gt; max\_kernels 16`,
+		report.Text:     "28 kernel records > max_kernels 16",
+		report.SARIF:    "28 kernel records > max_kernels 16",
+		report.Markdown: `28 kernel records &gt; max\_kernels 16`,
 	} {
 		var b bytes.Buffer
 		if err := report.Render(&b, res, f, report.Options{}); err != nil {

@@ -18,8 +18,9 @@ import (
 )
 
 // TestExplainedReplayGolden renders the recordings of issue 24's defects as a replay
-// judges them today, explanations included (the recorded result.json files predate them
-// and stay as recorded), in text and markdown: testdata/golden/CASE/explained.{txt,md}.
+// judges them today, explanations included (occupancy's result.json predates them and stays
+// as recorded; spill's and slow5's of 2026-11-27 have them), in text and markdown:
+// testdata/golden/CASE/explained.{txt,md}.
 // Besides the planted ones, llm.c's real slowdown (testdata/external/karpathy-llm.c, with
 // its own config and sources). Against the same result rendered without explanations, the
 // only lines that differ are the explained findings', and in markdown the <details> that
@@ -250,7 +251,7 @@ func TestExplainTwoResultsGolden(t *testing.T) {
 
 // explainedKernel is the kernel × arch of kernel-gate explain's output that a live run's
 // finding explained: a ptxas finding names it, a speedup finding's headline does
-// ("4.8% slower (kg::flash_fwd<64, 64, false>, sm_90a, ...").
+// ("5.2% slower (kg::flash_fwd<64, 64, false>, sm_90a, ...").
 func explainedKernel(ex explain.Explained, f result.Finding) *explain.Kernel {
 	for i, k := range ex.Kernels {
 		if k.Kernel == f.Kernel && k.Arch == f.Arch || strings.Contains(f.Explain.Sentence, "("+k.Kernel+", "+k.Arch) {

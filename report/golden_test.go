@@ -25,8 +25,8 @@ var goldenFiles = []struct {
 
 // TestReplayGolden renders real recorded results (testdata/replay) in every format and
 // compares each with its golden file: a clean run (every gate passes; the speedup gate's
-// comparisons), a race the sanitizer finds (a finding at an absolute path under the
-// recording's checkout, which SARIF makes relative), and a kernel that spills (the ptxas
+// comparisons), a race the sanitizer finds (at a file relative to the recording's checkout,
+// which SARIF names as the root), and a kernel that spills (the ptxas
 // gate fails with findings on no file, which SARIF locates at the config). go test -update
 // rewrites them.
 func TestReplayGolden(t *testing.T) {

@@ -16,8 +16,9 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// raceRoot is the checkout the race recording was made in (its findings' absolute paths).
-const raceRoot = "/tmp/tmp.MO4oCf2Mv3/repo"
+// raceRoot is the checkout the race recording was made in: its findings name files relative
+// to it, its sanitizer records by their absolute paths under it.
+const raceRoot = "/tmp/tmp.lxz0v7y59n/repo"
 
 func readRace(t *testing.T) result.Result {
 	t.Helper()

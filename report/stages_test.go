@@ -10,10 +10,11 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// The clean recording's result with a live run's stages (base and head built at once, the
-// sanitizer's tools at once) shows where the time went in text and markdown, after the
-// gates: the table, which stages ran at once, and the critical path; the recording itself
-// (a replay) shows nothing (TestReplayGolden's files have no such section).
+// The clean recording's result with a few stages of a live run in place of its own (base
+// and head built at once, the sanitizer's tools at once) shows where the time went in text
+// and markdown, after the gates: the table, which stages ran at once, and the critical path.
+// (The recording of 2026-11-27 keeps every step's stages, which TestReplayGolden's clean
+// files show; a replay of it shows none.)
 func TestStagesGolden(t *testing.T) {
 	r := readReplay(t, "clean")
 	r.Replay = ""

@@ -103,8 +103,8 @@ func TestListingArchs(t *testing.T) {
 }
 
 // On the recorded spill build the SASS's STL and LDL bytes equal what ptxas printed as the
-// spill stores and loads of the same kernels (head/attention/build.log: 1676 and 1684,
-// 1704 and 1744 bytes on sm_90a), and the clean build has none.
+// spill stores and loads of the same kernels (head/attention/compile/2.log, flash_fwd.cu's
+// compile: 1676 and 1684, 1704 and 1744 bytes on sm_90a), and the clean build has none.
 func TestLocalAccessMatchesPtxasSpills(t *testing.T) {
 	read := func(c string) *Dump {
 		f, err := os.Open(testdata("replay", c, "head", "attention", "sass.txt.gz"))

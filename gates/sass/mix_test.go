@@ -57,12 +57,14 @@ func TestMixOfRealDumps(t *testing.T) {
 	}
 }
 
-// The spill recording's head (KG_FLASH_MIN_BLOCKS 16), flash_fwd on sm_90a, counted with
+// The spill recording's head (KG_FLASH_MIN_BLOCKS 16), flash_fwd on sm_90a, counted in its
+// nvdisasm dump (the recording of 2026-11-27) with
 //
-//	zcat sass.txt.gz | awk '/code for/{a=$3} /Function :/{f=$3} f=="_ZN2kg9flash_fwd...if" &&
-//	  a=="sm_90a" && /\/\*[0-9a-f]{4}\*\/ +[@A-Z]/{...}'
+//	zcat sass.txt.gz | awk '/^\t\.target/{a=$2} /\.section/{f=$2} a=="sm_90a" &&
+//	  f ~ /^\.text\._ZN2kg9flash_fwd...if,/ && /\/\*[0-9a-f]{4}\*\/ +[@A-Z]/{...}'
 //
-// has 2424 instructions: 315 LDL, 295 STL, 64 HMMA, and 4 barriers (3 BAR.SYNC, 1 WARPSYNC).
+// has 2424 instructions: 315 LDL, 295 STL, 64 HMMA, and 4 barriers (3 BAR.SYNC, 1 WARPSYNC),
+// as cuobjdump --dump-sass of the recording of 2026-11-21 had.
 func TestMixOfTheSpillRecording(t *testing.T) {
 	z := readFile(t, testdata("replay", "spill", "head", "attention", "sass.txt.gz"))
 	zr, err := gzip.NewReader(bytes.NewReader(z))

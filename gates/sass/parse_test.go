@@ -568,11 +568,15 @@ func TestParseMemoryBounded(t *testing.T) {
 }
 
 // The digest decides kernel-gate run's "unchanged SASS: skipped". On the recorded H200 runs
-// (testdata/replay): base and head of the comment-only change dump identical SASS for every
-// function; the race change alters both flash_fwd instantiations on both archs and nothing
-// else; and no two functions of one dump share a digest by accident of the hashing.
+// (testdata/replay), in both forms a run has dumped SASS in: base and head of the
+// comment-only change dump identical SASS for every function; the race change alters both
+// flash_fwd instantiations on both archs and nothing else; and no two functions of one
+// dump share a digest by accident of the hashing. The nvdisasm dumps (cubin by cubin, the
+// recordings of 2026-11-27) are their cubins' logs concatenated (sass.txt.gz); the
+// cuobjdump --dump-sass dump is the recording of 2026-11-23 kept in testdata/replay-old.
 func TestDigestOnRecordedBuilds(t *testing.T) {
-	digests := func(rel string) map[string]string {
+	digests := func(t *testing.T, rel string) map[string]string {
+		t.Helper()
 		f, err := os.Open(testdata(rel))
 		if err != nil {
 			t.Fatal(err)
@@ -595,27 +599,45 @@ func TestDigestOnRecordedBuilds(t *testing.T) {
 		}
 		return m
 	}
-	base, head := digests("replay/clean/base/attention/sass.txt.gz"), digests("replay/clean/head/attention/sass.txt.gz")
-	if len(base) < 16 || !maps.Equal(base, head) {
-		t.Errorf("clean: %d functions in base, %d in head, equal %v", len(base), len(head), maps.Equal(base, head))
-	}
-	race := digests("replay/race/head/attention/sass.txt.gz")
-	var changed []string
-	for k, d := range race {
-		if base[k] != d {
-			changed = append(changed, k)
-		}
-	}
-	slices.Sort(changed)
-	if len(changed) != 4 || !strings.Contains(changed[0], "flash_fwd") || !strings.Contains(changed[3], "flash_fwd") {
-		t.Errorf("race changed %q, want the 4 flash_fwd function × arch pairs", changed)
-	}
-	seen := map[string]string{}
-	for k, d := range head {
-		if other, ok := seen[d]; ok {
-			t.Errorf("%s and %s share a digest", k, other)
-		}
-		seen[d] = k
+	for _, tc := range []struct {
+		name, clean, race string // race: "" where that recording is gone
+	}{
+		{"nvdisasm", "replay/clean", "replay/race/head/attention/sass.txt.gz"},
+		{"cuobjdump", "replay-old/clean-cuobjdump", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base, head := digests(t, tc.clean+"/base/attention/sass.txt.gz"), digests(t, tc.clean+"/head/attention/sass.txt.gz")
+			if len(base) < 16 || !maps.Equal(base, head) {
+				var differ []string
+				for k, d := range head {
+					if base[k] != d {
+						differ = append(differ, k)
+					}
+				}
+				slices.Sort(differ)
+				t.Errorf("clean: %d functions in base, %d in head, equal %v; differ: %q", len(base), len(head), maps.Equal(base, head), differ)
+			}
+			if tc.race != "" {
+				race := digests(t, tc.race)
+				var changed []string
+				for k, d := range race {
+					if base[k] != d {
+						changed = append(changed, k)
+					}
+				}
+				slices.Sort(changed)
+				if len(changed) != 4 || !strings.Contains(changed[0], "flash_fwd") || !strings.Contains(changed[3], "flash_fwd") {
+					t.Errorf("race changed %q, want the 4 flash_fwd function × arch pairs", changed)
+				}
+			}
+			seen := map[string]string{}
+			for k, d := range head {
+				if other, ok := seen[d]; ok {
+					t.Errorf("%s and %s share a digest", k, other)
+				}
+				seen[d] = k
+			}
+		})
 	}
 }
 

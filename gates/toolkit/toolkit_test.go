@@ -54,11 +54,14 @@ const (
 	raw85 = "Cuda compilation tools, release 13.0, V13.0.85"
 )
 
-// Every recorded `kernel-gate run` (testdata/replay/record.sh) kept `nvcc --version`.
+// Every recorded `kernel-gate run` (testdata/replay/record.sh; testdata/replay-old keeps
+// one recording made before the current pipeline) kept `nvcc --version`.
 func TestScannerRecordedRuns(t *testing.T) {
 	logs, err := filepath.Glob(filepath.Join(repoTestdata, "replay", "*", "nvcc-version.txt"))
-	if err != nil || len(logs) < 8 {
-		t.Fatalf("recorded build logs: %v, %v", logs, err)
+	old, oldErr := filepath.Glob(filepath.Join(repoTestdata, "replay-old", "*", "nvcc-version.txt"))
+	logs = append(logs, old...)
+	if err != nil || oldErr != nil || len(logs) < 8 || len(old) == 0 {
+		t.Fatalf("recorded build logs: %v, %v, %v", logs, err, oldErr)
 	}
 	for _, path := range logs {
 		rel, _ := filepath.Rel(repoTestdata, path)
@@ -119,7 +122,7 @@ func TestScannerRealFiles(t *testing.T) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if strings.HasPrefix(rel, "replay/") || strings.HasPrefix(rel, "sanitizer-kernels-h200/kg_") {
+		if strings.HasPrefix(rel, "replay/") || strings.HasPrefix(rel, "replay-old/") || strings.HasPrefix(rel, "sanitizer-kernels-h200/kg_") {
 			return nil // recorded runs: TestScannerRecordedRuns
 		}
 		if strings.HasPrefix(rel, "external/") && strings.Contains(rel, "/recorded/") {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # A fake build command (setup.py build_ext, make, cmake --build), run from a tree's root: when
 # NVCC_APPEND_FLAGS asks for -Xptxas=-v it prints the nvcc -Xptxas -v output recorded on the
-# H200 (testdata/replay/clean/head/attention/build.log), as a build whose nvcc reads the
+# H200 (testdata/replay-old/clean-cuobjdump/head/attention/build.log), as a build whose nvcc reads the
 # variable does; then it writes build/lib/kg_ext.so (fake-binary.sh). A tree holding
 # kernels/BROKEN fails the way a compile error does. Every run appends what it saw to
 # $FAKE_ENV_LOG, when set.
@@ -18,6 +18,6 @@ if [ -e kernels/BROKEN ]; then
   exit 1
 fi
 case " $NVCC_APPEND_FLAGS " in
-*" -Xptxas=-v "*) cat "$repo/testdata/replay/clean/head/attention/build.log" >&2 ;;
+*" -Xptxas=-v "*) cat "$repo/testdata/replay-old/clean-cuobjdump/head/attention/build.log" >&2 ;;
 esac
 sh "$here/fake-binary.sh" build/lib/kg_ext.so

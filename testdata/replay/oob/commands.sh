@@ -1,18 +1,67 @@
 #!/bin/sh
 # The processes of one `kernel-gate run`, as a plain script (written by kernel-gate run).
-(nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader >/tmp/rec/oob/gpu.csv.plain 2>&1)
-git -C /tmp/tmp.MO4oCf2Mv3/repo worktree add --detach /tmp/kernel-gate-base-4002018443/base c2dbe451542322f17fe1bf062e85788ee8dc61ee >/dev/null 2>&1
-(nvcc --version >/tmp/rec/oob/nvcc-version.txt.plain 2>&1)
-(cd /tmp/kernel-gate-base-4002018443/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -o /tmp/rec/oob/base/attention/harness kernels/harness.cu >/tmp/rec/oob/base/attention/build.log.plain 2>&1) &
-(cd /tmp/tmp.MO4oCf2Mv3/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -o /tmp/rec/oob/head/attention/harness kernels/harness.cu >/tmp/rec/oob/head/attention/build.log.plain 2>&1) &
+(nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader >/root/out/rec/oob/gpu.csv.plain 2>&1)
+git -C /tmp/tmp.lxz0v7y59n/repo worktree add --detach /tmp/kernel-gate-base-3019133047/base 18598335cfc3d351626c9b21e9f291d4e26376ac >/dev/null 2>&1
+(nvcc --version >/root/out/rec/oob/nvcc-version.txt.plain 2>&1)
+(
+(cd /tmp/kernel-gate-base-3019133047/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -c -o /root/out/rec/oob/base/attention/compile/0.o kernels/harness.cpp >/root/out/rec/oob/base/attention/compile/0.log.plain 2>&1) &
+(cd /tmp/kernel-gate-base-3019133047/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/base/attention/compile/1.o kernels/harness_device.cu >/root/out/rec/oob/base/attention/compile/1.log.plain 2>&1) &
+(cd /tmp/kernel-gate-base-3019133047/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/base/attention/compile/2.o kernels/flash_fwd.cu >/root/out/rec/oob/base/attention/compile/2.log.plain 2>&1) &
+(cd /tmp/kernel-gate-base-3019133047/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/base/attention/compile/3.o kernels/gemm_wmma.cu >/root/out/rec/oob/base/attention/compile/3.log.plain 2>&1) &
+(cd /tmp/kernel-gate-base-3019133047/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/base/attention/compile/4.o kernels/softmax.cu >/root/out/rec/oob/base/attention/compile/4.log.plain 2>&1) &
 wait
-(cuobjdump --dump-sass /tmp/rec/oob/base/attention/harness >/tmp/rec/oob/base/attention/sass.txt.plain 2>&1)
-(cuobjdump --dump-sass /tmp/rec/oob/head/attention/harness >/tmp/rec/oob/head/attention/sass.txt.plain 2>&1)
-env KG_SHAPES=small KG_KERNELS=flash_fwd,flash_fwd_causal KG_MODE=sanitize KG_OUT=/tmp/rec/oob/attention/sanitize/harness-memcheck.json.plain compute-sanitizer --tool memcheck --xml --save /tmp/rec/oob/attention/sanitize/memcheck.xml.plain --error-exitcode 86 --print-limit 10000 --demangle no --leak-check full --padding 4096 /tmp/rec/oob/head/attention/harness >/tmp/rec/oob/attention/sanitize/memcheck.log.plain 2>&1
-env KG_SHAPES=small KG_KERNELS=flash_fwd,flash_fwd_causal KG_MODE=sanitize KG_OUT=/tmp/rec/oob/attention/sanitize/harness-racecheck.json.plain compute-sanitizer --tool racecheck --xml --save /tmp/rec/oob/attention/sanitize/racecheck.xml.plain --error-exitcode 86 --print-limit 10000 --demangle no --racecheck-report analysis /tmp/rec/oob/head/attention/harness >/tmp/rec/oob/attention/sanitize/racecheck.log.plain 2>&1
-env KG_SHAPES=small KG_KERNELS=flash_fwd,flash_fwd_causal KG_MODE=sanitize KG_OUT=/tmp/rec/oob/attention/sanitize/harness-initcheck.json.plain compute-sanitizer --tool initcheck --xml --save /tmp/rec/oob/attention/sanitize/initcheck.xml.plain --error-exitcode 86 --print-limit 10000 --demangle no /tmp/rec/oob/head/attention/harness >/tmp/rec/oob/attention/sanitize/initcheck.log.plain 2>&1
-env KG_SHAPES=small KG_KERNELS=flash_fwd,flash_fwd_causal KG_MODE=sanitize KG_OUT=/tmp/rec/oob/attention/sanitize/harness-synccheck.json.plain compute-sanitizer --tool synccheck --xml --save /tmp/rec/oob/attention/sanitize/synccheck.xml.plain --error-exitcode 86 --print-limit 10000 --demangle no /tmp/rec/oob/head/attention/harness >/tmp/rec/oob/attention/sanitize/synccheck.log.plain 2>&1
-(cd /tmp/tmp.MO4oCf2Mv3/repo && env KG_MODE=check KG_SHAPES=small,mission KG_KERNELS=gemm_wmma KG_ROUNDS=3 KG_OUT=/tmp/rec/oob/gemm/check.json /tmp/rec/oob/head/attention/harness >/tmp/rec/oob/gemm/check.log.plain 2>&1)
-(cd /tmp/tmp.MO4oCf2Mv3/repo && env KG_MODE=check KG_SHAPES=small,mission,long KG_KERNELS=row_softmax KG_ROUNDS=3 KG_OUT=/tmp/rec/oob/softmax/check.json /tmp/rec/oob/head/attention/harness >/tmp/rec/oob/softmax/check.log.plain 2>&1)
-git -C /tmp/tmp.MO4oCf2Mv3/repo worktree remove --force /tmp/kernel-gate-base-4002018443/base
-rm -rf /tmp/kernel-gate-base-4002018443
+cd /tmp/kernel-gate-base-3019133047/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -o /root/out/rec/oob/base/attention/harness /root/out/rec/oob/base/attention/compile/0.o /root/out/rec/oob/base/attention/compile/1.o /root/out/rec/oob/base/attention/compile/2.o /root/out/rec/oob/base/attention/compile/3.o /root/out/rec/oob/base/attention/compile/4.o >/root/out/rec/oob/base/attention/build.log.plain 2>&1
+) &
+(
+(cd /tmp/tmp.lxz0v7y59n/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -c -o /root/out/rec/oob/head/attention/compile/0.o kernels/harness.cpp >/root/out/rec/oob/head/attention/compile/0.log.plain 2>&1) &
+(cd /tmp/tmp.lxz0v7y59n/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/head/attention/compile/1.o kernels/harness_device.cu >/root/out/rec/oob/head/attention/compile/1.log.plain 2>&1) &
+(cd /tmp/tmp.lxz0v7y59n/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/head/attention/compile/2.o kernels/flash_fwd.cu >/root/out/rec/oob/head/attention/compile/2.log.plain 2>&1) &
+(cd /tmp/tmp.lxz0v7y59n/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/head/attention/compile/3.o kernels/gemm_wmma.cu >/root/out/rec/oob/head/attention/compile/3.log.plain 2>&1) &
+(cd /tmp/tmp.lxz0v7y59n/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/head/attention/compile/4.o kernels/softmax.cu >/root/out/rec/oob/head/attention/compile/4.log.plain 2>&1) &
+wait
+cd /tmp/tmp.lxz0v7y59n/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -o /root/out/rec/oob/head/attention/harness /root/out/rec/oob/head/attention/compile/0.o /root/out/rec/oob/head/attention/compile/1.o /root/out/rec/oob/head/attention/compile/2.o /root/out/rec/oob/head/attention/compile/3.o /root/out/rec/oob/head/attention/compile/4.o >/root/out/rec/oob/head/attention/build.log.plain 2>&1
+) &
+wait
+(cuobjdump --list-elf /root/out/rec/oob/base/attention/harness >/root/out/rec/oob/base/attention/list-elf.txt.plain 2>&1) &
+(cuobjdump --list-elf /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/head/attention/list-elf.txt.plain 2>&1) &
+wait
+(mkdir -p /root/out/rec/oob/base/attention/cubins && cd /root/out/rec/oob/base/attention/cubins && cuobjdump -xelf all /root/out/rec/oob/base/attention/harness >/root/out/rec/oob/base/attention/xelf.txt.plain 2>&1) &
+(mkdir -p /root/out/rec/oob/head/attention/cubins && cd /root/out/rec/oob/head/attention/cubins && cuobjdump -xelf all /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/head/attention/xelf.txt.plain 2>&1) &
+wait
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/0-1-2-3-4.sm_89.cubin >/root/out/rec/oob/base/attention/sass/1.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/0-1-2-3-4.sm_90a.cubin >/root/out/rec/oob/base/attention/sass/2.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/harness_device.sm_89.cubin >/root/out/rec/oob/base/attention/sass/3.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/harness_device.sm_90a.cubin >/root/out/rec/oob/base/attention/sass/4.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/flash_fwd.sm_89.cubin >/root/out/rec/oob/base/attention/sass/5.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/flash_fwd.sm_90a.cubin >/root/out/rec/oob/base/attention/sass/6.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/gemm_wmma.sm_89.cubin >/root/out/rec/oob/base/attention/sass/7.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/gemm_wmma.sm_90a.cubin >/root/out/rec/oob/base/attention/sass/8.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/softmax.sm_89.cubin >/root/out/rec/oob/base/attention/sass/9.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/softmax.sm_90a.cubin >/root/out/rec/oob/base/attention/sass/10.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/0-1-2-3-4.sm_89.cubin >/root/out/rec/oob/head/attention/sass/1.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/0-1-2-3-4.sm_90a.cubin >/root/out/rec/oob/head/attention/sass/2.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/harness_device.sm_89.cubin >/root/out/rec/oob/head/attention/sass/3.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/harness_device.sm_90a.cubin >/root/out/rec/oob/head/attention/sass/4.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/flash_fwd.sm_89.cubin >/root/out/rec/oob/head/attention/sass/5.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/flash_fwd.sm_90a.cubin >/root/out/rec/oob/head/attention/sass/6.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/gemm_wmma.sm_89.cubin >/root/out/rec/oob/head/attention/sass/7.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/gemm_wmma.sm_90a.cubin >/root/out/rec/oob/head/attention/sass/8.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/softmax.sm_89.cubin >/root/out/rec/oob/head/attention/sass/9.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/softmax.sm_90a.cubin >/root/out/rec/oob/head/attention/sass/10.txt.plain 2>&1) &
+wait
+(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits >/root/out/rec/oob/gpu-memory.txt.plain 2>&1)
+(
+env KG_SHAPES=small KG_KERNELS=flash_fwd,flash_fwd_causal KG_MODE=sanitize KG_OUT=/root/out/rec/oob/attention/sanitize/harness-memcheck.json.plain compute-sanitizer --tool memcheck --xml --save /root/out/rec/oob/attention/sanitize/memcheck.xml.plain --log-file /root/out/rec/oob/attention/sanitize/memcheck.log.plain --error-exitcode 86 --print-limit 10000 --demangle no --leak-check full --padding 4096 /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/attention/sanitize/memcheck.out.plain 2>&1
+env KG_SHAPES=small KG_KERNELS=flash_fwd,flash_fwd_causal KG_MODE=sanitize KG_OUT=/root/out/rec/oob/attention/sanitize/harness-racecheck.json.plain compute-sanitizer --tool racecheck --xml --save /root/out/rec/oob/attention/sanitize/racecheck.xml.plain --log-file /root/out/rec/oob/attention/sanitize/racecheck.log.plain --error-exitcode 86 --print-limit 10000 --demangle no --racecheck-report analysis /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/attention/sanitize/racecheck.out.plain 2>&1
+env KG_SHAPES=small KG_KERNELS=flash_fwd,flash_fwd_causal KG_MODE=sanitize KG_OUT=/root/out/rec/oob/attention/sanitize/harness-initcheck.json.plain compute-sanitizer --tool initcheck --xml --save /root/out/rec/oob/attention/sanitize/initcheck.xml.plain --log-file /root/out/rec/oob/attention/sanitize/initcheck.log.plain --error-exitcode 86 --print-limit 10000 --demangle no /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/attention/sanitize/initcheck.out.plain 2>&1
+env KG_SHAPES=small KG_KERNELS=flash_fwd,flash_fwd_causal KG_MODE=sanitize KG_OUT=/root/out/rec/oob/attention/sanitize/harness-synccheck.json.plain compute-sanitizer --tool synccheck --xml --save /root/out/rec/oob/attention/sanitize/synccheck.xml.plain --log-file /root/out/rec/oob/attention/sanitize/synccheck.log.plain --error-exitcode 86 --print-limit 10000 --demangle no /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/attention/sanitize/synccheck.out.plain 2>&1
+) &
+(
+cd /tmp/tmp.lxz0v7y59n/repo && env KG_MODE=check KG_SHAPES=small,mission KG_KERNELS=gemm_wmma KG_ROUNDS=3 KG_OUT=/root/out/rec/oob/gemm/check.json /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/gemm/check.log.plain 2>&1
+) &
+(
+cd /tmp/tmp.lxz0v7y59n/repo && env KG_MODE=check KG_SHAPES=small,mission,long KG_KERNELS=row_softmax KG_ROUNDS=3 KG_OUT=/root/out/rec/oob/softmax/check.json /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/softmax/check.log.plain 2>&1
+) &
+wait
+git -C /tmp/tmp.lxz0v7y59n/repo worktree remove --force /tmp/kernel-gate-base-3019133047/base
+rm -rf /tmp/kernel-gate-base-3019133047

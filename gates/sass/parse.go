@@ -145,7 +145,7 @@ type parser struct {
 	// (digestText); digestBuf is its scratch.
 	labels    map[string]int
 	digestBuf []byte
-	newline [1]byte
+	newline   [1]byte
 	// frames[i] is what says whether funcs[i] is whole.
 	frames []frame
 

@@ -10,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -713,5 +715,46 @@ func TestParseNvdisasmSectionInfoCaptures(t *testing.T) {
 		if !found || !strings.Contains(string(readFile(t, testdata(file))), `.sectioninfo	@"SHI_REGISTERS=`) {
 			t.Errorf("%s: no row_softmax, or no .sectioninfo line in the capture: %+v", file, d.Functions)
 		}
+	}
+}
+
+// A digest reads the code, not the build: nvdisasm's label numbers (cubin-wide, so another
+// function's change renumbers them) and the anonymous namespace's path hash do not change
+// it; an instruction does. The real sm_90a dump of row_softmax stands for both builds.
+func TestDigestIgnoresLabelNumbersAndPathHashes(t *testing.T) {
+	raw := string(readFile(t, testdata("cuda13-h200-cubins/nvdisasm_softmax.sm_90a.txt")))
+	if !strings.Contains(raw, ".L_x_") {
+		t.Fatal("the capture has no labels")
+	}
+	digest := func(text string) string {
+		t.Helper()
+		d := mustParse(t, []byte(text), ParseOptions{})
+		if len(d.Functions) != 1 {
+			t.Fatalf("%d functions", len(d.Functions))
+		}
+		return d.Functions[0].Digest
+	}
+	shifted := regexp.MustCompile(`\.L_x_(\d+)`).ReplaceAllStringFunc(raw, func(l string) string {
+		n, _ := strconv.Atoi(strings.TrimPrefix(l, ".L_x_"))
+		return ".L_x_" + strconv.Itoa(n+100)
+	})
+	if digest(shifted) != digest(raw) {
+		t.Error("renumbered labels changed the digest")
+	}
+	line := regexp.MustCompile(`(?m)^\s+/\*[0-9a-f]{4}\*/\s+BRA .*$`).FindString(raw)
+	if line == "" {
+		t.Fatal("no BRA line")
+	}
+	hashed := strings.Replace(raw, line, line+" /* _GLOBAL__N__0fd4f9d3_17_a_cu */", 1)
+	other := strings.Replace(raw, line, line+" /* _GLOBAL__N__ae983fb4_17_a_cu */", 1)
+	if digest(hashed) != digest(other) {
+		t.Error("the anonymous namespace's path hash changed the digest")
+	}
+	if digest(hashed) == digest(raw) {
+		t.Error("a changed instruction line kept the digest")
+	}
+	changed := strings.Replace(raw, "FMUL", "FADD", 1)
+	if changed == raw || digest(changed) == digest(raw) {
+		t.Error("a changed opcode kept the digest")
 	}
 }

@@ -273,6 +273,27 @@ func TestSASSByCubinsFailsClosed(t *testing.T) {
 		{"a directory", nil, []string{"FAKE_XELF=dir"}, 0, `"softmax-gemm_wmma.sm_89.cubin" is a directory, not a regular file`, true},
 		{"nvdisasm fails on one", nil, []string{"FAKE_NVDISASM_FAIL=softmax.sm_90.cubin"}, 0, `nvdisasm of its cubin "softmax.sm_90.cubin": ` + "`", true},
 		{"a dump cut", nil, nil, 64 << 10, `nvdisasm of its cubin "softmax.sm_89.cubin" (head/attention/sass/3.txt): it printed more than the 64 KiB a step's log keeps`, true},
+		// testdata/cuda11.8-crafted: a cubin whose one kernel's code nvdisasm prints in a
+		// section not named .text.NAME is not a cubin without code.
+		{"code outside any function", func(t *testing.T) string {
+			dir := listing(t, "softmax.sm_89.cubin", "gemm_wmma.sm_89.cubin", "dk.sm_89.cubin")
+			os.Mkdir(filepath.Join(dir, "nvdisasm"), 0o755)
+			for _, name := range []string{"softmax.sm_89.cubin", "gemm_wmma.sm_89.cubin"} {
+				os.Symlink(filepath.Join(cuda118(t), "nvdisasm", name+".txt.gz"), filepath.Join(dir, "nvdisasm", name+".txt.gz"))
+			}
+			var gz bytes.Buffer
+			zw := gzip.NewWriter(&gz)
+			raw, err := os.ReadFile(filepath.Join(root, "testdata", "cuda11.8-crafted", "nvdisasm-renamed-dk.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			zw.Write(raw)
+			zw.Close()
+			if err := os.WriteFile(filepath.Join(dir, "nvdisasm", "dk.sm_89.cubin.txt.gz"), gz.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, nil, 0, `nvdisasm of its cubin "dk.sm_89.cubin": `, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := ""

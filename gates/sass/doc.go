@@ -45,9 +45,12 @@
 // every function of that tool must reach its end and hold an instruction: a function cut
 // short (a dump cut mid-function, one function's lines run into the next header) or empty
 // fails Parse with ErrIncomplete and the line of the function, since a forbid rule would
-// pass on the instructions the cut removed. A dump that shows none of them is
-// grep-filtered: its functions are marked Function.Filtered, require rules judge them,
-// and forbid rules fail on them, since what the filter dropped cannot be ruled out.
+// pass on the instructions the cut removed. So does an instruction outside any function
+// (nvdisasm prints a code section under its name, and one a build renamed from .text.NAME
+// starts no function): no rule could judge it, so a forbidden one would pass. A dump
+// that shows none of the marks of a whole one is grep-filtered: its functions are marked
+// Function.Filtered, require rules judge them, and forbid rules fail on them, since what
+// the filter dropped cannot be ruled out.
 //
 // # Entry points
 //

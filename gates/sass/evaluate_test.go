@@ -318,16 +318,25 @@ func TestEvaluateArchUnknown(t *testing.T) {
 	}
 }
 
-// Only device functions and only top-level rules: nothing to judge, the gate skips and
-// says why.
+// Only device functions and only a top-level require: nothing to judge, the gate skips and
+// says why, without saying the top-level forbid would not have judged them (it judges
+// every function); with a top-level forbid it judges them.
 func TestEvaluateNothingToCheck(t *testing.T) {
-	d := &Dump{Functions: []Function{{Name: kernelname.Parse("$__internal_0_$__cuda_sm20_rcp_rn_f32_slowpath"), EntryKnown: true, Opcodes: map[string]int{}}}}
+	d := &Dump{Functions: []Function{{Name: kernelname.Parse("$__internal_0_$__cuda_sm20_rcp_rn_f32_slowpath"), EntryKnown: true, Opcodes: map[string]int{"FFMA": 1}, Instructions: 1}}}
 	g, err := Evaluate(d, Config{Require: []string{"HMMA"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Verdict != result.Skip || len(g.Findings) != 1 || g.Findings[0].Severity != result.Warning {
+	if g.Verdict != result.Skip || len(g.Findings) != 1 || g.Findings[0].Severity != result.Warning ||
+		!strings.Contains(g.Findings[0].Message, "sass.require applies to kernels") || strings.Contains(g.Findings[0].Message, "sass.forbid apply to kernels") {
 		t.Errorf("%q %+v", g.Verdict, g.Findings)
+	}
+	g, err = Evaluate(d, Config{Require: []string{"HMMA"}, Forbid: []string{"DFMA"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Verdict != result.Pass || len(g.Findings) != 0 || g.Summary != "1 checks passed on 1 functions" {
+		t.Errorf("with a forbid: %q %q %+v", g.Verdict, g.Summary, g.Findings)
 	}
 }
 

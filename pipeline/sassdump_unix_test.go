@@ -533,3 +533,32 @@ func TestSASSChangedComparesOneFormat(t *testing.T) {
 		})
 	}
 }
+
+// A kernel's SASS is its own code and the device functions it calls (testdata/cuda11.8-rdc:
+// built with -rdc=true, kern calls helper through a relocation, so only helper's bytes
+// differ between base and head). A target whose functions globs name kern is not
+// "unchanged" while a function no target names changed: its sanitizer, timing and profile
+// run. The same with cuobjdump's dumps, which do not say which functions are kernels.
+func TestSASSChangedSeesTheDeviceFunctionsItCalls(t *testing.T) {
+	read := func(name string) *sass.Dump {
+		d, err := readSASS(filepath.Join(root, "testdata", "cuda11.8-rdc", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	p := &pipeline{decided: Decisions{BaseRev: "abc"}, runTargets: []config.Target{{Name: "kern", Functions: []string{"kern"}}}}
+	for _, tool := range []string{"nvdisasm", "cuobjdump"} {
+		t.Run(tool, func(t *testing.T) {
+			b := &build{}
+			b.dump[sideBase], b.dump[sideHead] = read(tool+"-base.txt"), read(tool+"-head.txt")
+			if changed, why := p.sassChanged(b, []string{"kern"}); !changed || !strings.Contains(why, "e.g. helper(float) on sm_89") {
+				t.Errorf("changed %v (%s), want helper's change seen", changed, why)
+			}
+			b.dump[sideBase] = b.dump[sideHead]
+			if changed, why := p.sassChanged(b, []string{"kern"}); changed || !strings.Contains(why, "the SASS of its 1 function × arch pair(s) is byte-identical to base's, and so is that of the 1 that no target names") {
+				t.Errorf("against itself: changed %v (%s)", changed, why)
+			}
+		})
+	}
+}

@@ -613,7 +613,11 @@ func (p *parser) finish() (*Dump, error) {
 	for i := range p.funcs {
 		f := &p.funcs[i]
 		f.Digest = hex.EncodeToString(p.hashes[i].Sum(nil))
-		if !f.EntryKnown && notKernel(f.Name) {
+		// nvdisasm prints ".other NAME,@"STO_CUDA_ENTRY ..."" beside a kernel's .size, and no
+		// .other for a device function (testdata/cuda11.8-rdc): a function shown whole with
+		// none is no kernel.
+		fr := p.frames[i]
+		if !f.EntryKnown && (notKernel(f.Name) || fr.format == FormatNvdisasm && fr.framed && !f.Filtered) {
 			f.EntryKnown, f.Entry = true, false
 		}
 	}

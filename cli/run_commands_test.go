@@ -125,6 +125,12 @@ func replayAgrees(t *testing.T, repo, art string, live result.Result, wantCode i
 		rg := replayed.Gates[i]
 		if rg.Name != g.Name || rg.Verdict != g.Verdict || len(rg.Findings) != len(g.Findings) {
 			t.Errorf("replay %s %s (%d findings), live %s %s (%d)", rg.Name, rg.Verdict, len(rg.Findings), g.Name, g.Verdict, len(g.Findings))
+			continue
+		}
+		for j, f := range g.Findings {
+			if rf := rg.Findings[j]; rf.Severity != f.Severity || rf.Message != f.Message {
+				t.Errorf("replay's %s finding %d: %s %q\nlive's: %s %q", g.Name, j, rf.Severity, rf.Message, f.Severity, f.Message)
+			}
 		}
 	}
 }

@@ -241,6 +241,40 @@ func TestRunGPUErrorWithTargetsAtOnce(t *testing.T) {
 	replayAgrees(t, repo, art, r, exitFail)
 }
 
+// GPU errors in two targets' checks, which ran at once: each fails its own correctness
+// finding; nvidia-smi is asked once per failed check after the phase, in the targets' order
+// (gpu-after-error/1 for attention's, /2 for gemm's, whichever check ended first), and as it
+// no longer answers no target is timed; the replay, which reads the steps one target after
+// another, agrees finding for finding.
+func TestRunGPUErrorInTwoTargetsAtOnce(t *testing.T) {
+	repo, art, r, stderr := runGPUError(t, "flash_fwd,flash_fwd_causal;gemm_wmma")
+	if !strings.Contains(stderr, "the sanitizers and checks of 3 targets at once") {
+		t.Errorf("the progress does not say the targets ran at once:\n%s", stderr)
+	}
+	errs := messages(gateOf(t, r, "correctness"), result.Error)
+	for _, target := range []string{"attention", "gemm"} {
+		if !strings.Contains(errs, target+": a GPU error (unspecified launch failure) in the check run") {
+			t.Errorf("correctness does not name %s's GPU error:\n%s", target, errs)
+		}
+	}
+	if strings.Contains(errs, "softmax") {
+		t.Errorf("correctness blames softmax:\n%s", errs)
+	}
+	if notes := messages(gateOf(t, r, "speedup"), result.Notice); !strings.Contains(notes, "softmax: after a GPU error nvidia-smi no longer answers") {
+		t.Errorf("softmax was timed after the GPU stopped answering:\n%s", notes)
+	}
+	var alive []string
+	for _, s := range readJournal(t, art).Steps {
+		if strings.HasPrefix(s.ID, "gpu-after-error/") {
+			alive = append(alive, s.ID)
+		}
+	}
+	if !slices.Equal(alive, []string{"gpu-after-error/1", "gpu-after-error/2"}) {
+		t.Errorf("nvidia-smi checks after the errors: %q, want one per failed check", alive)
+	}
+	replayAgrees(t, repo, art, r, exitFail)
+}
+
 // A head that does not build fails the ptxas gate with nvcc's error and file:line, the
 // SASS gate for want of a dump, and runs nothing on the GPU.
 func TestRunBuildFailure(t *testing.T) {

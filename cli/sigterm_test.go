@@ -111,6 +111,13 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 			"INPUT_CONFIG=" + repo("kernel-gate.yml")}, env...)
 	}
 
+	// The fake toolchain's flags, with sanitizer as compute-sanitizer.
+	fakeTools := func(sanitizer string) []string {
+		f := repo("testdata/fakegpu")
+		return []string{"--nvcc", filepath.Join(f, "nvcc"), "--cuobjdump", filepath.Join(f, "cuobjdump"), "--sanitizer", sanitizer,
+			"--nvidia-smi", filepath.Join(f, "nvidia-smi"), "--ncu", filepath.Join(f, "ncu")}
+	}
+
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -125,6 +132,8 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 		// backstop: the command waits where no context reaches (a blocking system call in a
 		// part of kernel-gate this test does not cover), so main's last-resort exit may end it.
 		backstop bool
+		// progress, when set, is what the command must have said it was doing (where it waits).
+		progress string
 	}{
 		{name: "action/event FIFO", args: []string{"action"}, env: append(actions(), "GITHUB_EVENT_PATH="+fifo), done: []int{exitUsage}},
 		{name: "action/summary FIFO", args: []string{"action"}, env: actions("INPUT_REPLAY="+repo("testdata/replay/clean"), "INPUT_ANNOTATIONS=none", "INPUT_GATES=ptxas,sass", // not the guard, which fails the FIFO in the directory it reads
@@ -135,6 +144,12 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 			"INPUT_RESULTS-FILE="+filepath.Join(tmp, "action-smi", "kg-result.json")), tool: "nvidia-smi"},
 		{name: "run/nvcc hangs", args: []string{"run", "-C", root, "--config", repo("kernel-gate.yml"), "--no-base", "--artifacts", filepath.Join(tmp, "run-art"),
 			"--nvcc", "{tool}", "--nvidia-smi", repo("testdata/fakegpu/nvidia-smi")}, tool: "nvcc"},
+		// The targets' sanitizers and checks at once (issue 22): every tool hangs, each holding
+		// one of the GPU's places; with two places, the others wait for one.
+		{name: "run/the targets' sanitizers hang at once", args: append([]string{"run", "-C", root, "--config", repo("kernel-gate.yml"), "--no-base", "--artifacts", filepath.Join(tmp, "run-san-art")},
+			fakeTools("{tool}")...), tool: "compute-sanitizer", progress: "up to 15 of their processes at once"},
+		{name: "run/the targets' sanitizers hang, two places", args: append([]string{"run", "-C", root, "--config", repo("kernel-gate.yml"), "--no-base", "--artifacts", filepath.Join(tmp, "run-san2-art")},
+			fakeTools("{tool}")...), env: []string{"FAKE_SMI_FREE_MIB=16384"}, tool: "compute-sanitizer", progress: "up to 2 of their processes at once"},
 		{name: "ptxas/stdin", args: []string{"ptxas"}, stdin: true},
 		{name: "ptxas/FIFO", args: []string{"ptxas", fifo}, done: []int{exitUsage}},
 		{name: "ptxas/output FIFO", args: []string{"ptxas", repo("testdata/replay/clean/head/attention/compile/2.log")},
@@ -235,6 +250,9 @@ func TestSIGTERMStopsEveryCommand(t *testing.T) {
 				code := hangtest.ExitCode(t, err)
 				if code != exitUsage {
 					t.Errorf("exit %d after SIGTERM, want %d: %s", code, exitUsage, stderr.String())
+				}
+				if !strings.Contains(stderr.String(), tc.progress) {
+					t.Errorf("it did not wait where the case means it to (no %q): %s", tc.progress, stderr.String())
 				}
 				if !tc.backstop && strings.Contains(stderr.String(), signalstop.GraceMessage) {
 					t.Errorf("it needed main's last-resort exit (%s after SIGTERM): something waits where the signal's context does not reach: %s",

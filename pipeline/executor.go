@@ -204,6 +204,19 @@ func (s step) failureText() string {
 	return msg
 }
 
+// notWhole says why what a step printed into log (relative to the artifacts) cannot be
+// read as all of it ("" when it can): the step failed, or the log was cut, and lost says
+// what the cut took. what names the step in the message.
+func (s step) notWhole(what, log, lost string) string {
+	switch {
+	case s.Why != "":
+		return what + ": " + s.failureText()
+	case s.LogCut != "":
+		return fmt.Sprintf("%s (%s): %s, so %s", what, log, s.LogCut, lost)
+	}
+	return ""
+}
+
 // cleanText makes text from a process or a recording safe to show (msgtext.Clean) and
 // neutralizes any line GitHub Actions would read as a workflow command.
 func cleanText(s string, max int, multiline bool) string {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -346,13 +345,8 @@ func (p *pipeline) readBinary(ctx context.Context, bin listedBinary, id, prefix 
 		if err != nil {
 			return "", err
 		}
-		switch {
-		case s.Why != "":
-			rb.problem = fmt.Sprintf("cuobjdump %s: %s", flag, s.failureText())
-			return "", nil
-		case s.LogCut != "":
-			// What was cut could list a cubin, a kernel's registers or its spills.
-			rb.problem = fmt.Sprintf("cuobjdump %s (%s): %s, so what it printed after them was never read", flag, log, s.LogCut)
+		// What was cut could list a cubin, a kernel's registers or its spills.
+		if rb.problem = s.notWhole("cuobjdump "+flag, log, "what it printed after them was never read"); rb.problem != "" {
 			return "", nil
 		}
 		return log, nil
@@ -387,17 +381,12 @@ func (p *pipeline) readBinary(ctx context.Context, bin listedBinary, id, prefix 
 		return rb, nil
 	}
 	// Dumped whole by cuobjdump, read as it always was.
-	switch s := *d.wholeStep; {
-	case s.Why != "":
-		rb.problem = fmt.Sprintf("cuobjdump --dump-sass: %s", s.failureText())
-		return rb, nil
-	case s.LogCut != "":
-		rb.problem = fmt.Sprintf("cuobjdump --dump-sass (%s): %s, so what it printed after them was never read", s.Log, s.LogCut)
+	if rb.problem = d.wholeStep.notWhole("cuobjdump --dump-sass", d.prefix+sassFile, "what it printed after them was never read"); rb.problem != "" {
 		return rb, nil
 	}
 	rb.sass = d.prefix + sassFile
 	switch rb.dump, err = readSASS(p.x.path(rb.sass)); {
-	case errors.Is(err, sass.ErrNoFunctions) && !errors.Is(err, sass.ErrToolFailed):
+	case sass.NoSASS(err):
 		rb.dump, rb.sass = nil, "" // no SASS in it (PTX only): binaryFindings says so
 	case err != nil:
 		rb.problem = fmt.Sprintf("cuobjdump --dump-sass: %v", err)

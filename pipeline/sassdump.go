@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -308,15 +309,10 @@ func (p *pipeline) wholeJobs(ds []*sassDump) []dumpJob {
 
 // readListing reads a sources build's cuobjdump --list-elf.
 func (p *pipeline) readListing(d *sassDump, s step) {
-	switch {
-	case s.Why != "":
-		d.failf("cuobjdump --list-elf: %s", s.failureText())
-		return
-	case s.LogCut != "":
-		d.failf("cuobjdump --list-elf (%s): %s, so the cubins it listed after them were never read", s.Log, s.LogCut)
+	log := d.prefix + listELFLog
+	if d.problem = s.notWhole("cuobjdump --list-elf", log, "the cubins it listed after them were never read"); d.problem != "" {
 		return
 	}
-	log := d.prefix + listELFLog
 	err := input.Files([]string{input.ExistingOrGz(p.x.path(log))}, nil, func(r io.Reader, _ string) error {
 		l, err := sass.ParseListELF(r)
 		if err != nil {
@@ -396,12 +392,7 @@ func (p *pipeline) extractAll(ctx context.Context, ds []*sassDump) error {
 	for i, d := range ds {
 		s := steps[i]
 		d.cached = s.Cached
-		switch {
-		case s.Why != "":
-			d.failf("cuobjdump -xelf all: %s", s.failureText())
-			continue
-		case s.LogCut != "":
-			d.failf("cuobjdump -xelf all (%s): %s", s.Log, s.LogCut)
+		if d.problem = s.notWhole("cuobjdump -xelf all", d.prefix+xelfLog, "what it said of the cubins it wrote was never read"); d.problem != "" {
 			continue
 		}
 		rec, err := p.extracted(ctx, d)
@@ -547,13 +538,23 @@ func (p *pipeline) extracted(ctx context.Context, d *sassDump) (cubinsFile, erro
 	return c, procgroup.WriteArtifact(p.x.path(""), rel, append(raw, '\n'), 0o644)
 }
 
-// readCubinsFile reads cubins.json strictly: a key twice or one it does not know refuses it.
+// readCubinsFile reads cubins.json strictly: a key twice or one it does not know refuses it,
+// and so does a kind of entry extracted never writes (its message shows the kind as it is).
 func readCubinsFile(raw []byte, c *cubinsFile) error {
 	if err := strictjson.UnmarshalKnown(raw, c, strictjson.Options{}); err != nil {
 		return err
 	}
 	if c.Entries == nil {
 		return errors.New("no entries")
+	}
+	kinds := []string{"file", "unreadable"}
+	for _, m := range []fs.FileMode{fs.ModeDir, fs.ModeSymlink, fs.ModeNamedPipe, fs.ModeSocket, fs.ModeDevice | fs.ModeCharDevice, fs.ModeDevice, fs.ModeIrregular} {
+		kinds = append(kinds, input.KindOf(m))
+	}
+	for i, e := range c.Entries {
+		if !slices.Contains(kinds, e.Kind) {
+			return fmt.Errorf("entry %d (%s): kind %s is none a directory's entry has", i+1, strconv.Quote(e.Name), strconv.Quote(e.Kind))
+		}
 	}
 	return nil
 }
@@ -581,17 +582,12 @@ func (p *pipeline) readCubins(d *sassDump) {
 	var all sass.Dump
 	for i, name := range d.cubins {
 		s, q := d.steps[i], strconv.Quote(name)
-		switch {
-		case s.Why != "":
-			d.failf("nvdisasm of its cubin %s: %s", q, s.failureText())
-			return
-		case s.LogCut != "":
-			d.failf("nvdisasm of its cubin %s (%s): %s, so the functions it printed after them were never read", q, s.Log, s.LogCut)
+		if d.problem = s.notWhole("nvdisasm of its cubin "+q, d.cubinLog(i), "the functions it printed after them were never read"); d.problem != "" {
 			return
 		}
 		dump, err := readSASS(p.x.path(d.cubinLog(i)))
 		switch {
-		case errors.Is(err, sass.ErrNoFunctions) && !errors.Is(err, sass.ErrToolFailed):
+		case sass.NoSASS(err):
 			continue // a cubin without code (a link's stub)
 		case err != nil:
 			d.failf("nvdisasm of its cubin %s: %v", q, err)

@@ -63,6 +63,26 @@ func TestCubinNameProblem(t *testing.T) {
 	}
 }
 
+// cubins.json (a recording's, or a restored base's) holds only kinds of entries a run writes:
+// a check's message shows the kind as it is, so any other text is refused where it is read.
+func TestCubinsFileRefusesKindsNoRunWrites(t *testing.T) {
+	for _, kind := range []string{"file", "a symbolic link", "a directory", "unreadable", "a FIFO (named pipe)", "not a regular file"} {
+		var c cubinsFile
+		if err := readCubinsFile([]byte(`{"entries": [{"name": "softmax.sm_89.cubin", "kind": "`+kind+`"}]}`), &c); err != nil {
+			t.Errorf("%s: %v", kind, err)
+		}
+	}
+	for _, kind := range []string{"\u001b[31m::error::forged", "a link](https://example.com)", "", "File"} {
+		var c cubinsFile
+		err := readCubinsFile([]byte(`{"entries": [{"name": "softmax.sm_89.cubin", "kind": "`+kind+`"}]}`), &c)
+		if err == nil {
+			t.Errorf("kind %q read; check says %q", kind, c.check([]string{"softmax.sm_89.cubin"}))
+		} else if strings.ContainsAny(err.Error(), "\x1b\n") {
+			t.Errorf("kind %q: the refusal shows it as it is: %q", kind, err)
+		}
+	}
+}
+
 func FuzzCubinsFile(f *testing.F) {
 	f.Add([]byte(`{"entries": [{"name": "softmax.sm_89.cubin", "kind": "file", "size": 27360}]}`))
 	f.Add([]byte(`{"entries": [{"name": "softmax.sm_89.cubin", "kind": "a symbolic link"}], "more": true}`))

@@ -273,6 +273,27 @@ func TestSASSByCubinsFailsClosed(t *testing.T) {
 		{"a directory", nil, []string{"FAKE_XELF=dir"}, 0, `"softmax-gemm_wmma.sm_89.cubin" is a directory, not a regular file`, true},
 		{"nvdisasm fails on one", nil, []string{"FAKE_NVDISASM_FAIL=softmax.sm_90.cubin"}, 0, `nvdisasm of its cubin "softmax.sm_90.cubin": ` + "`", true},
 		{"a dump cut", nil, nil, 64 << 10, `nvdisasm of its cubin "softmax.sm_89.cubin" (head/attention/sass/3.txt): it printed more than the 64 KiB a step's log keeps`, true},
+		// testdata/cuda11.8-crafted: a cubin whose one kernel's code nvdisasm prints in a
+		// section not named .text.NAME is not a cubin without code.
+		{"code outside any function", func(t *testing.T) string {
+			dir := listing(t, "softmax.sm_89.cubin", "gemm_wmma.sm_89.cubin", "dk.sm_89.cubin")
+			os.Mkdir(filepath.Join(dir, "nvdisasm"), 0o755)
+			for _, name := range []string{"softmax.sm_89.cubin", "gemm_wmma.sm_89.cubin"} {
+				os.Symlink(filepath.Join(cuda118(t), "nvdisasm", name+".txt.gz"), filepath.Join(dir, "nvdisasm", name+".txt.gz"))
+			}
+			var gz bytes.Buffer
+			zw := gzip.NewWriter(&gz)
+			raw, err := os.ReadFile(filepath.Join(root, "testdata", "cuda11.8-crafted", "nvdisasm-renamed-dk.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			zw.Write(raw)
+			zw.Close()
+			if err := os.WriteFile(filepath.Join(dir, "nvdisasm", "dk.sm_89.cubin.txt.gz"), gz.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, nil, 0, `nvdisasm of its cubin "dk.sm_89.cubin": `, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := ""
@@ -508,6 +529,35 @@ func TestSASSChangedComparesOneFormat(t *testing.T) {
 			changed, why := p.sassChanged(b, []string{"row_softmax<*>"})
 			if changed != tc.changed || !strings.Contains(why, tc.why) {
 				t.Errorf("changed %v (%s), want %v (%s)", changed, why, tc.changed, tc.why)
+			}
+		})
+	}
+}
+
+// A kernel's SASS is its own code and the device functions it calls (testdata/cuda11.8-rdc:
+// built with -rdc=true, kern calls helper through a relocation, so only helper's bytes
+// differ between base and head). A target whose functions globs name kern is not
+// "unchanged" while a function no target names changed: its sanitizer, timing and profile
+// run. The same with cuobjdump's dumps, which do not say which functions are kernels.
+func TestSASSChangedSeesTheDeviceFunctionsItCalls(t *testing.T) {
+	read := func(name string) *sass.Dump {
+		d, err := readSASS(filepath.Join(root, "testdata", "cuda11.8-rdc", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	p := &pipeline{decided: Decisions{BaseRev: "abc"}, runTargets: []config.Target{{Name: "kern", Functions: []string{"kern"}}}}
+	for _, tool := range []string{"nvdisasm", "cuobjdump"} {
+		t.Run(tool, func(t *testing.T) {
+			b := &build{}
+			b.dump[sideBase], b.dump[sideHead] = read(tool+"-base.txt"), read(tool+"-head.txt")
+			if changed, why := p.sassChanged(b, []string{"kern"}); !changed || !strings.Contains(why, "e.g. helper(float) on sm_89") {
+				t.Errorf("changed %v (%s), want helper's change seen", changed, why)
+			}
+			b.dump[sideBase] = b.dump[sideHead]
+			if changed, why := p.sassChanged(b, []string{"kern"}); changed || !strings.Contains(why, "the SASS of its 1 function × arch pair(s) is byte-identical to base's, and so is that of the 1 that no target names") {
+				t.Errorf("against itself: changed %v (%s)", changed, why)
 			}
 		})
 	}

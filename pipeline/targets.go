@@ -350,17 +350,28 @@ func (p *pipeline) sassChanged(b *build, globs []string) (bool, string) {
 		// nvdisasm prints a function differently from cuobjdump: its digest never matches.
 		return true, fmt.Sprintf("base's SASS was dumped by %s and head's by %s, whose digests do not compare: every step runs", base.Format, head.Format)
 	}
-	pick := func(d *sass.Dump) map[string]string {
+	// A kernel's SASS is its own code and that of the device functions it calls, which a
+	// build with relocatable device code (-rdc, CMake's separable compilation) keeps as
+	// functions of their own, called through a relocation, and of the kernels it may launch
+	// (dynamic parallelism): a change there leaves the kernel's bytes as they were. Which
+	// function calls or launches which is not in a dump, so every function no target's globs
+	// name counts for every target.
+	own := 0
+	pick := func(d *sass.Dump, count bool) map[string]string {
 		m := map[string]string{}
 		for _, f := range d.Functions {
-			if len(globs) == 0 || matchesAny(f.Name, globs) {
+			mine := len(globs) == 0 || matchesAny(f.Name, globs)
+			if mine || !p.claimed(f.Name) {
 				m[f.Arch+" "+f.Name.Identity()] = f.Digest
+			}
+			if mine && count {
+				own++
 			}
 		}
 		return m
 	}
-	h, bs := pick(head), pick(base)
-	if len(h) == 0 {
+	h, bs := pick(head, true), pick(base, false)
+	if own == 0 {
 		return true, fmt.Sprintf("run.targets functions %q match no function of the build: every step runs", globs)
 	}
 	var diff []string
@@ -375,11 +386,22 @@ func (p *pipeline) sassChanged(b *build, globs []string) (bool, string) {
 		}
 	}
 	if len(diff) == 0 {
-		return false, fmt.Sprintf("the SASS of its %d function × arch pair(s) is byte-identical to base's", len(h))
+		why := fmt.Sprintf("the SASS of its %d function × arch pair(s) is byte-identical to base's", own)
+		if others := len(h) - own; others > 0 {
+			why += fmt.Sprintf(", and so is that of the %d that no target names (code its kernels may call or launch)", others)
+		}
+		return false, why
 	}
 	slices.Sort(diff)
 	arch, name, _ := strings.Cut(diff[0], " ")
 	return true, fmt.Sprintf("SASS changed in %d of %d function × arch pair(s), e.g. %s on %s", len(diff), len(h), name, arch)
+}
+
+// claimed reports whether a function is named by a target's functions globs (any target of
+// the run, every shard's): one that no target names may be a device function that any
+// target's kernels call.
+func (p *pipeline) claimed(n kernelname.Name) bool {
+	return slices.ContainsFunc(p.runTargets, func(t config.Target) bool { return len(t.Functions) > 0 && matchesAny(n, t.Functions) })
 }
 
 // targetConfig is the config as one target sees it: the correctness and speedup rules whose

@@ -45,17 +45,22 @@
 // every function of that tool must reach its end and hold an instruction: a function cut
 // short (a dump cut mid-function, one function's lines run into the next header) or empty
 // fails Parse with ErrIncomplete and the line of the function, since a forbid rule would
-// pass on the instructions the cut removed. A dump that shows none of them is
-// grep-filtered: its functions are marked Function.Filtered, require rules judge them,
-// and forbid rules fail on them, since what the filter dropped cannot be ruled out.
+// pass on the instructions the cut removed. So does an instruction outside any function
+// (nvdisasm prints a code section under its name, and one a build renamed from .text.NAME
+// starts no function): no rule could judge it, so a forbidden one would pass. A dump
+// that shows none of the marks of a whole one is grep-filtered: its functions are marked
+// Function.Filtered, require rules judge them, and forbid rules fail on them, since what
+// the filter dropped cannot be ruled out.
 //
 // # Entry points
 //
-// nvdisasm says which functions are kernels (".other NAME,@"STO_CUDA_ENTRY ...""). The
-// output of cuobjdump does not; there, Function.EntryKnown is set only for functions that
-// cannot be kernels: names that start with "$" or "__cuda_" or "__internal_" (compiler
-// helpers), functions in the nvcuda namespace (the WMMA header, shown as functions of their
-// own in -G builds), and templates whose mangled name gives a return type other than void.
+// nvdisasm says which functions are kernels (".other NAME,@"STO_CUDA_ENTRY ..."") and prints
+// no .other line for a device function: a function it shows whole (with its .size) without
+// one is no kernel; one of a grep-filtered dump is not known. The output of cuobjdump does
+// not say; there, Function.EntryKnown is set only for functions that cannot be kernels:
+// names that start with "$" or "__cuda_" or "__internal_" (compiler helpers), functions in
+// the nvcuda namespace (the WMMA header, shown as functions of their own in -G builds), and
+// templates whose mangled name gives a return type other than void.
 // The config's top-level require skips functions known not to be kernels; its top-level
 // forbid applies to every function, since a device function's code runs inside the kernels
 // that call it (a forbidden instruction moved into a __noinline__ helper is still found).

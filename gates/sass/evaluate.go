@@ -118,7 +118,7 @@ func Evaluate(d *Dump, cfg Config) (result.Gate, error) {
 		g.Findings = append(g.Findings, result.Finding{
 			Severity: result.Warning,
 			File:     cc.file,
-			Message: fmt.Sprintf("no function to check: sass.require and sass.forbid apply to kernels, and all %d functions in the SASS are device functions",
+			Message: fmt.Sprintf("no function to check: sass.require applies to kernels (sass.forbid to every function), and all %d functions in the SASS are device functions",
 				len(d.Functions)),
 		})
 	}

@@ -2,6 +2,7 @@ package sass
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -318,16 +319,25 @@ func TestEvaluateArchUnknown(t *testing.T) {
 	}
 }
 
-// Only device functions and only top-level rules: nothing to judge, the gate skips and
-// says why.
+// Only device functions and only a top-level require: nothing to judge, the gate skips and
+// says why, without saying the top-level forbid would not have judged them (it judges
+// every function); with a top-level forbid it judges them.
 func TestEvaluateNothingToCheck(t *testing.T) {
-	d := &Dump{Functions: []Function{{Name: kernelname.Parse("$__internal_0_$__cuda_sm20_rcp_rn_f32_slowpath"), EntryKnown: true, Opcodes: map[string]int{}}}}
+	d := &Dump{Functions: []Function{{Name: kernelname.Parse("$__internal_0_$__cuda_sm20_rcp_rn_f32_slowpath"), EntryKnown: true, Opcodes: map[string]int{"FFMA": 1}, Instructions: 1}}}
 	g, err := Evaluate(d, Config{Require: []string{"HMMA"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Verdict != result.Skip || len(g.Findings) != 1 || g.Findings[0].Severity != result.Warning {
+	if g.Verdict != result.Skip || len(g.Findings) != 1 || g.Findings[0].Severity != result.Warning ||
+		!strings.Contains(g.Findings[0].Message, "sass.require applies to kernels") || strings.Contains(g.Findings[0].Message, "sass.forbid apply to kernels") {
 		t.Errorf("%q %+v", g.Verdict, g.Findings)
+	}
+	g, err = Evaluate(d, Config{Require: []string{"HMMA"}, Forbid: []string{"DFMA"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Verdict != result.Pass || len(g.Findings) != 0 || g.Summary != "1 checks passed on 1 functions" {
+		t.Errorf("with a forbid: %q %q %+v", g.Verdict, g.Summary, g.Findings)
 	}
 }
 
@@ -396,4 +406,40 @@ func findingText(g result.Gate) string {
 		b.WriteString(f.Kernel + " " + f.Message + "\n")
 	}
 	return b.String()
+}
+
+// Real nvdisasm output of a device function (testdata/cuda11.8-rdc: built with -rdc=true, a
+// function of its own that the kernel calls): nvdisasm prints no .other line for it at all,
+// where a kernel's says STO_CUDA_ENTRY. Shown whole without one, it is no kernel: the
+// top-level require judges kern alone (helper need not make the CALL a kernel must), the
+// top-level forbid judges helper too.
+func TestRealDeviceFunctionIsNoKernel(t *testing.T) {
+	d := mustParse(t, readFile(t, testdata("cuda11.8-rdc/nvdisasm-base.txt")), ParseOptions{})
+	entry := map[string]string{}
+	for _, f := range d.Functions {
+		entry[f.Name.Short] = fmt.Sprintf("known %v, kernel %v", f.EntryKnown, f.Entry)
+	}
+	if entry["kern"] != "known true, kernel true" || entry["helper"] != "known true, kernel false" {
+		t.Fatalf("entries: %v", entry)
+	}
+	g, err := Evaluate(d, Config{Require: []string{"CALL"}})
+	if err != nil || g.Verdict != result.Pass {
+		t.Errorf("require CALL: %v %s %s", err, g.Verdict, findingText(g))
+	}
+	g, err = Evaluate(d, Config{Forbid: []string{"FADD"}})
+	if err != nil || g.Verdict != result.Fail || !strings.Contains(findingText(g), "forbidden instruction FADD found in helper (sm_89)") {
+		t.Errorf("forbid FADD: %v %s %s", err, g.Verdict, findingText(g))
+	}
+	// A grep-filtered dump (no .size, no .other) says nothing of which are kernels.
+	var kept []string
+	for _, l := range strings.Split(string(readFile(t, testdata("cuda11.8-rdc/nvdisasm-base.txt"))), "\n") {
+		if strings.Contains(l, ".text.") || strings.Contains(l, "CALL") {
+			kept = append(kept, l)
+		}
+	}
+	for _, f := range mustParse(t, []byte(strings.Join(kept, "\n")), ParseOptions{}).Functions {
+		if f.EntryKnown {
+			t.Errorf("%s: entry known in a filtered dump", f.Name.Short)
+		}
+	}
 }

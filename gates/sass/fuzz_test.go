@@ -49,6 +49,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(append(head(cubins[0], 3), head(cubins[5], 18)...))
 	f.Add([]byte("\t.headerflags\t@\"EF_CUDA_SM89\"\n\t.section\t.text.k,\"ax\",@progbits\n\t.sectionflags\t@\"SHF_BARRIERS=1\"\n.text.k:\n        /*0000*/ EXIT ;\n" +
 		"\t.headerflags\t@\"EF_CUDA_SW_1 EF_CUDA_SM90\"\n\t.section\t.text.j,\"ax\",@progbits\n.text.j:\n        /*0000*/ EXIT ;\n"))
+	// A code section nvdisasm prints under a name that is not .text.NAME (a cubin a build
+	// changed: testdata/cuda11.8-crafted): instructions outside any function.
+	f.Add(readFile(f, testdata("cuda11.8-crafted", "nvdisasm-renamed-crafted.txt")))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d, err := Parse(bytes.NewReader(in), ParseOptions{})
 		if err != nil {

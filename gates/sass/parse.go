@@ -113,7 +113,9 @@ const (
 // line. It fails, wrapping ErrNoFunctions, when the input holds no function, wrapping
 // ErrToolFailed, when the tool printed a fatal or error line, and, wrapping ErrIncomplete
 // with the line of the function, when a function of a whole (not grep-filtered) dump has
-// no end or no instruction.
+// no end or no instruction, or with the line of the first, when instructions stand outside
+// any function (with ErrNoFunctions too when no function holds any: NoSASS tells that from
+// an input without SASS).
 func Parse(r io.Reader, opts ParseOptions) (*Dump, error) {
 	if r == nil {
 		return nil, fmt.Errorf("%w: no input", ErrNoFunctions)
@@ -149,15 +151,17 @@ type parser struct {
 	// frames[i] is what says whether funcs[i] is whole.
 	frames []frame
 
-	lines    int // lines read
-	content  int // lines with content other than a command echo or exit status
-	first    string
-	diags    []string // fatal/error lines of the tool
-	info     string   // first info/warning line of cuobjdump or nvdisasm
-	orphans  int      // instruction lines outside any function
-	sawPTX   bool
-	sawELF   bool
-	exitCode string
+	lines   int // lines read
+	content int // lines with content other than a command echo or exit status
+	first   string
+	diags   []string // fatal/error lines of the tool
+	info    string   // first info/warning line of cuobjdump or nvdisasm
+	orphans int      // instruction lines outside any function
+	// orphanLine is the line of the first of them.
+	orphanLine int
+	sawPTX     bool
+	sawELF     bool
+	exitCode   string
 }
 
 // frame records where a function starts and whether its end was seen.
@@ -536,7 +540,9 @@ func (p *parser) instruction(t []byte) {
 		return
 	}
 	if p.cur < 0 {
-		p.orphans++
+		if p.orphans++; p.orphans == 1 {
+			p.orphanLine = p.lines
+		}
 		return
 	}
 	key, ok := p.intern[string(op)]
@@ -576,6 +582,14 @@ func (p *parser) diagnostic(t []byte) {
 	}
 }
 
+// NoSASS reports whether err, Parse's, says the input holds no SASS at all: no function,
+// no tool error, no instruction (PTX only, a cubin whose output is its header alone).
+// Instructions that no function holds are not that: they are code the dump does not
+// attribute, which must fail whatever judges it.
+func NoSASS(err error) bool {
+	return errors.Is(err, ErrNoFunctions) && !errors.Is(err, ErrToolFailed) && !errors.Is(err, ErrIncomplete)
+}
+
 func (p *parser) finish() (*Dump, error) {
 	if len(p.diags) > 0 {
 		msg := strings.Join(p.diags, "; ")
@@ -584,8 +598,20 @@ func (p *parser) finish() (*Dump, error) {
 		}
 		return nil, fmt.Errorf("%w after %d functions, so the dump may be incomplete: %s", ErrToolFailed, len(p.funcs), msg)
 	}
+	if len(p.funcs) == 0 && p.orphans > 0 {
+		// Code, but no function to judge it as: not "no SASS" (NoSASS), a dump that cannot
+		// be judged.
+		return nil, fmt.Errorf("%w: %w: %s", ErrNoFunctions, ErrIncomplete, p.nothingFound())
+	}
 	if len(p.funcs) == 0 {
 		return nil, fmt.Errorf("%w: %s", ErrNoFunctions, p.nothingFound())
+	}
+	if p.orphans > 0 {
+		// nvdisasm prints a code section whose name is not .text.NAME (a cubin a build
+		// post-processed) without any line that starts a function: its instructions would
+		// be judged as nobody's, a forbidden one among them.
+		return nil, fmt.Errorf("line %d: %w: %d instruction lines outside any function (no \"Function :\" header or .text.NAME section before them): the dump shows code it does not say the function of, which cannot be judged",
+			p.orphanLine, ErrIncomplete, p.orphans)
 	}
 	if err := p.checkFrames(); err != nil {
 		return nil, err
@@ -593,7 +619,11 @@ func (p *parser) finish() (*Dump, error) {
 	for i := range p.funcs {
 		f := &p.funcs[i]
 		f.Digest = hex.EncodeToString(p.hashes[i].Sum(nil))
-		if !f.EntryKnown && notKernel(f.Name) {
+		// nvdisasm prints ".other NAME,@"STO_CUDA_ENTRY ..."" beside a kernel's .size, and no
+		// .other for a device function (testdata/cuda11.8-rdc): a function shown whole with
+		// none is no kernel.
+		fr := p.frames[i]
+		if !f.EntryKnown && (notKernel(f.Name) || fr.format == FormatNvdisasm && fr.framed && !f.Filtered) {
 			f.EntryKnown, f.Entry = true, false
 		}
 	}

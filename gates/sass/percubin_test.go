@@ -3,12 +3,15 @@ package sass
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"io"
 	"maps"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
 // gunzip reads a gzipped testdata file.
@@ -263,5 +266,43 @@ func TestCUDA13PerCubinCapture(t *testing.T) {
 	}
 	if !slices.Equal(got, want) || len(want) != 2 {
 		t.Errorf("functions %q, want %q", got, want)
+	}
+}
+
+// A cubin whose code section is not named .text.NAME (testdata/cuda11.8-crafted: kernel dk's
+// section renamed by a build that post-processed its cubin): nvdisasm prints dk's
+// instructions, its DFMA among them, with no line that starts a function, where cuobjdump
+// still names the function. Those instructions are nobody's to judge, so the dump is
+// refused as incomplete, naming the first line: a forbid of DFMA must never pass on the
+// other kernel alone. A cubin of nothing else holds code too, not "no SASS" (NoSASS), which
+// the pipeline takes for a cubin without code.
+func TestCodeOutsideAnyFunctionIsIncomplete(t *testing.T) {
+	dir := "cuda11.8-crafted"
+	cuobj := mustParse(t, readFile(t, testdata(dir, "cuobjdump-renamed-crafted.txt")), ParseOptions{})
+	g, err := Evaluate(cuobj, Config{Forbid: []string{"DFMA"}})
+	if err != nil || g.Verdict != result.Fail || !strings.Contains(findingText(g), "forbidden instruction DFMA found in dk (sm_89)") {
+		t.Fatalf("cuobjdump's dump of the cubin: %v %s %s", err, g.Verdict, findingText(g))
+	}
+	_, err = Parse(bytes.NewReader(readFile(t, testdata(dir, "nvdisasm-renamed-crafted.txt"))), ParseOptions{})
+	if !errors.Is(err, ErrIncomplete) || errors.Is(err, ErrNoFunctions) || NoSASS(err) ||
+		!strings.Contains(err.Error(), "line 15: ") || !strings.Contains(err.Error(), "24 instruction lines outside any function") {
+		t.Errorf("nvdisasm's dump with dk's code outside any function: %v", err)
+	}
+	_, err = Parse(bytes.NewReader(readFile(t, testdata(dir, "nvdisasm-renamed-dk.txt"))), ParseOptions{})
+	if !errors.Is(err, ErrIncomplete) || !errors.Is(err, ErrNoFunctions) || NoSASS(err) {
+		t.Errorf("nvdisasm's dump of dk alone: %v", err)
+	}
+	// What NoSASS is for: a cubin whose output is its header alone (a link's stub), and PTX.
+	names, outputs := cuda118Cubins(t)
+	for i, name := range names {
+		if !strings.HasPrefix(name, "softmax-gemm_wmma.") {
+			continue
+		}
+		if _, err := Parse(bytes.NewReader(outputs[i]), ParseOptions{}); !NoSASS(err) {
+			t.Errorf("%s, which holds no code: %v", name, err)
+		}
+	}
+	if _, err := Parse(strings.NewReader("Fatbin ptx code:\n================\narch = sm_90\n.version 8.0\n"), ParseOptions{}); !NoSASS(err) {
+		t.Errorf("PTX alone: %v", err)
 	}
 }

@@ -105,10 +105,10 @@ func TestScannerRealFiles(t *testing.T) {
 		},
 		// The external repositories' GPU machine (testdata/external/run.sh: its tools' versions).
 		"external/recorded-env.txt": {{"13.0.88", raw88, "external/recorded-env.txt:4"}},
-		// The H200's toolkit of testdata/cuda13-h200-cubins/capture.sh: nvcc's version, and
-		// cuobjdump's as testdata/timing/sass-dump.sh prints it.
+		// The H200's per-cubin captures (testdata/cuda13-h200-cubins): the machine's nvcc, and
+		// the timing script's header naming the cuobjdump it timed.
 		"cuda13-h200-cubins/versions.txt":         {{"13.0.88", raw88, "cuda13-h200-cubins/versions.txt:3"}},
-		"cuda13-h200-cubins/sass-dump-timing.txt": {{"13.0.85", "Cuda compilation tools, release 13.0, V13.0.85", "cuda13-h200-cubins/sass-dump-timing.txt:1"}},
+		"cuda13-h200-cubins/sass-dump-timing.txt": {{"13.0.85", raw85, "cuda13-h200-cubins/sass-dump-timing.txt:1"}},
 		// The development machine's nvcc 11.8 (testdata/cuda11.8-host-only/capture.sh).
 		"cuda11.8-host-only/versions.txt": {{"11.8.89", "Cuda compilation tools, release 11.8, V11.8.89", "cuda11.8-host-only/versions.txt:4"}},
 	}

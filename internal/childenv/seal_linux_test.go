@@ -19,6 +19,9 @@ func TestReadPassed(t *testing.T) {
 		}
 		w.WriteString(content)
 		w.Close()
+		// Held until the test ends: an *os.File that nothing refers to is closed by its
+		// finalizer, and its descriptor number then names whatever opens next (a flake).
+		t.Cleanup(func() { r.Close() })
 		return strconv.Itoa(int(r.Fd()))
 	}
 	got, err := readPassed(pipe(`{"GITHUB_TOKEN":"t1","PATH":"/evil","INPUT_GITHUB-TOKEN":"t2"}`))
@@ -29,6 +32,7 @@ func TestReadPassed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close() // held open: its descriptor is the test's input
 	f.WriteString(`{"GITHUB_TOKEN":"t"}`)
 	f.Seek(0, 0)
 	for _, tc := range []struct{ name, fd, want string }{

@@ -230,6 +230,7 @@ func splitSteps(steps []gpuStep) (early, late []gpuStep) {
 // runs each target's as one chain, the chains at once). A GPU error in a check is followed
 // by the nvidia-smi check (gpu-after-error/<n>) after every target's early steps ended, in
 // the targets' order; when the GPU no longer answers, no target's later steps run.
+// Why: docs/threat-model.md, threat-model T20.
 func (p *pipeline) earlyStepsAtOnce(ctx context.Context, runs []*targetRun, static []result.Gate, steps, early []gpuStep) (bool, error) {
 	if len(runs) < 2 || p.gpuWhy != "" || p.gpuLost != "" || !slices.ContainsFunc(early, func(s gpuStep) bool { return s.enabled() }) {
 		return false, nil
@@ -237,9 +238,8 @@ func (p *pipeline) earlyStepsAtOnce(ctx context.Context, runs []*targetRun, stat
 	if p.replaying && !p.x.has(targetsMemoryID) {
 		return false, nil // recorded with the targets in turn
 	}
-	title := fmt.Sprintf("the sanitizers and checks of %d targets at once", len(runs))
 	atOnce := false
-	err := p.group(title, func() error {
+	err := p.group("the targets' sanitizers and checks", func() error {
 		per := 1 // the check
 		if slices.ContainsFunc(early, func(s gpuStep) bool { return s.gate == sanitizer.Name && s.enabled() }) {
 			tools := p.cfg.Sanitizer.Tools
@@ -256,7 +256,7 @@ func (p *pipeline) earlyStepsAtOnce(ctx context.Context, runs []*targetRun, stat
 			p.progress("the targets' sanitizers and checks one target at a time: %s", why)
 			return nil
 		}
-		p.progress("up to %d of their processes at once: %s", k, why)
+		p.progress("the sanitizers and checks of %d targets at once, up to %d of their processes at once: %s", len(runs), k, why)
 		atOnce = true
 		var begun []*targetRun
 		for _, r := range runs {

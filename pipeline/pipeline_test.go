@@ -171,7 +171,7 @@ func TestGatesSubsetStagesAndDevice(t *testing.T) {
 	}
 	// The recording's checks ran for the three targets at once (its journal's chained steps),
 	// as its progress.txt says, before each target's own steps.
-	if got := strings.Join(stages, "|"); got != "GPU|base|build|ptxas and sass gates|the sanitizers and checks of 3 targets at once|target attention|target gemm|target softmax" {
+	if got := strings.Join(stages, "|"); got != "GPU|base|build|ptxas and sass gates|the targets' sanitizers and checks|target attention|target gemm|target softmax" {
 		t.Errorf("stages %q", got)
 	}
 	if res.Device == nil || res.Device.Name != "NVIDIA H200" || res.Device.Arch != "sm_90" {

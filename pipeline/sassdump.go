@@ -357,6 +357,7 @@ func (p *pipeline) planCubins(d *sassDump) bool {
 
 // cubinNameProblem says why a listed cubin's name could not be extracted as a file of the
 // extraction directory, and only there ("" when it can).
+// Why: docs/threat-model.md, threat-model T20.
 func cubinNameProblem(name string) string {
 	switch {
 	case name == "":
@@ -632,20 +633,52 @@ func (p *pipeline) concatenate(rel string, d *sassDump) error {
 	if err != nil {
 		return err
 	}
+	paths := make([]string, len(d.cubins))
 	for i := range d.cubins {
-		in, err := input.Open(p.x.path(d.cubinLog(i)))
+		paths[i] = p.x.path(d.cubinLog(i))
+	}
+	if err := concatOutputs(out, paths); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// concatOutputs copies the files to out in order; one that does not end its last line gets
+// a newline, so that the next one's header (which says its cubin's arch) stays a line of its
+// own.
+func concatOutputs(out io.Writer, paths []string) error {
+	for _, path := range paths {
+		in, err := input.Open(path)
 		if err != nil {
-			out.Close()
 			return err
 		}
-		_, err = io.Copy(out, in)
+		last := &lastByte{w: out}
+		_, err = io.Copy(last, in)
 		in.Close()
+		if err == nil && last.n > 0 && last.b != '\n' {
+			_, err = out.Write([]byte{'\n'})
+		}
 		if err != nil {
-			out.Close()
 			return err
 		}
 	}
-	return out.Close()
+	return nil
+}
+
+// lastByte passes writes on to w and keeps the last byte written.
+type lastByte struct {
+	w io.Writer
+	b byte
+	n int64
+}
+
+func (l *lastByte) Write(b []byte) (int, error) {
+	n, err := l.w.Write(b)
+	if n > 0 {
+		l.b, l.n = b[n-1], l.n+int64(n)
+	}
+	return n, err
 }
 
 // sassProblemFindings are the sass gate's errors about head's sources builds whose SASS

@@ -1,7 +1,11 @@
 package pipeline
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -110,4 +114,28 @@ func FuzzCubinsFile(f *testing.F) {
 			t.Fatalf("entries %q (more %v) passed for %q", names, c.More, want)
 		}
 	})
+}
+
+// The cubins' outputs are joined a line apart: one that does not end its last line must not
+// glue the next one's first line (its .target or .headerflags, which says its arch) to it.
+func TestConcatOutputsKeepsLinesApart(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i, text := range []string{"\t.target\tsm_89\nLAST", "\t.target\tsm_90a\nend\n", ""} {
+		path := filepath.Join(dir, strconv.Itoa(i)+".txt")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
+	}
+	var b bytes.Buffer
+	if err := concatOutputs(&b, paths); err != nil {
+		t.Fatal(err)
+	}
+	if want := "\t.target\tsm_89\nLAST\n\t.target\tsm_90a\nend\n"; b.String() != want {
+		t.Errorf("joined %q, want %q", b.String(), want)
+	}
+	if err := concatOutputs(&b, []string{filepath.Join(dir, "missing.txt")}); err == nil {
+		t.Error("a missing output joined without an error")
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/sanitizer"
 	"github.com/kernel-gate/kernel-gate/gates/speedup/abrun"
 	"github.com/kernel-gate/kernel-gate/gates/toolkit"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/gpuinfo"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/msgtext"
@@ -242,11 +243,11 @@ func (p *pipeline) earlyStepsAtOnce(ctx context.Context, runs []*targetRun, stat
 	err := p.group("the targets' sanitizers and checks", func() error {
 		per := 1 // the check
 		if slices.ContainsFunc(early, func(s gpuStep) bool { return s.gate == sanitizer.Name && s.enabled() }) {
-			tools := p.cfg.Sanitizer.Tools
-			if len(tools) == 0 {
-				tools = sanitizer.AllTools()
+			o, err := p.cfg.Sanitizer.RunOptions()
+			if err != nil {
+				return exitcode.BadInput(err)
 			}
-			per += len(tools)
+			per += len(o.Tools)
 		}
 		k, why, err := p.gpuPlaces(ctx, targetsMemoryID, "gpu-memory.txt", per*len(runs))
 		if err != nil {

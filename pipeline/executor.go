@@ -441,13 +441,7 @@ func (l *live) dropReserved() {
 	l.j.Steps = slices.DeleteFunc(l.j.Steps, func(s step) bool { return s.reserved })
 }
 
-func (l *live) atOnce(ids ...string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, id := range ids {
-		l.j.Steps = append(l.j.Steps, step{ID: id, reserved: true})
-	}
-}
+func (l *live) atOnce(ids ...string) { l.atOnceChain("", ids...) }
 
 func (l *live) atOnceChain(chain string, ids ...string) {
 	l.mu.Lock()

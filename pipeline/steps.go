@@ -44,15 +44,12 @@ func harnessEnv(t config.Target, mode string, shapes []string, extra ...string) 
 func (p *pipeline) sanitize(ctx context.Context, t target) (result.Gate, error) {
 	rel := t.Name + "/sanitize"
 	dir := p.x.path(rel)
-	tools := p.cfg.Sanitizer.Tools
-	if len(tools) == 0 {
-		tools = sanitizer.AllTools()
-	}
-	p.progress("%s: compute-sanitizer (%s)", t.Name, strings.Join(tools, ", "))
 	o, err := p.cfg.Sanitizer.RunOptions()
 	if err != nil {
 		return result.Gate{}, exitcode.BadInput(err)
 	}
+	tools := o.Tools // the config's, else every tool
+	p.progress("%s: compute-sanitizer (%s)", t.Name, strings.Join(tools, ", "))
 	o.Sanitizer = p.o.Tools.Sanitizer
 	if p.gpuSlots != nil {
 		// The targets at once: every tool may start, each holding one of the GPU's places.

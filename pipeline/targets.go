@@ -35,6 +35,14 @@ type targetPart struct {
 	skipped string
 }
 
+// skip records why a gate's step did not run for the target, unless its part is already
+// decided.
+func (o *targetOutcome) skip(why, gate string) {
+	if o.parts[gate] == nil {
+		o.parts[gate] = &targetPart{skipped: why}
+	}
+}
+
 // target is what a GPU step is given: the target and its build.
 type target struct {
 	config.Target
@@ -188,11 +196,6 @@ type targetRun struct {
 // that do not; it reports whether any may run.
 func (p *pipeline) beginTarget(r *targetRun, static []result.Gate, steps []gpuStep) bool {
 	t, out := r.t, r.out
-	skip := func(why, gate string) {
-		if out.parts[gate] == nil {
-			out.parts[gate] = &targetPart{skipped: why}
-		}
-	}
 	if t.b.cmd != nil && t.b.cmd.checked != nil {
 		// A harness target's check ran before the static gates (its first harness run):
 		// what it found stands, whatever stops the target's other steps. A kernel that
@@ -218,7 +221,7 @@ func (p *pipeline) beginTarget(r *targetRun, static []result.Gate, steps []gpuSt
 	}
 	if out.stopped != "" {
 		for _, s := range steps {
-			skip(out.stopped, s.gate)
+			out.skip(out.stopped, s.gate)
 		}
 		p.progress("%s: skipped: %s", t.Name, out.stopped)
 		return false
@@ -240,33 +243,28 @@ func (p *pipeline) runSteps(ctx context.Context, r *targetRun, steps []gpuStep) 
 	if !r.begun {
 		return nil
 	}
-	skip := func(why, gate string) {
-		if out.parts[gate] == nil {
-			out.parts[gate] = &targetPart{skipped: why}
-		}
-	}
 	for _, s := range steps {
 		if !s.enabled() {
 			continue
 		}
 		if out.stopped != "" {
-			skip(out.stopped, s.gate)
+			out.skip(out.stopped, s.gate)
 			continue
 		}
 		if r.afterGPUError != "" && s.gate != sanitizer.Name {
-			skip(r.afterGPUError, s.gate)
+			out.skip(r.afterGPUError, s.gate)
 			continue
 		}
 		if skipped, failed := s.check(t); failed != nil {
 			out.parts[s.gate] = &targetPart{gate: failed}
 			continue
 		} else if skipped != "" {
-			skip(skipped, s.gate)
+			out.skip(skipped, s.gate)
 			continue
 		}
 		if out.unchanged && !s.onUnchangedSASS && !p.o.All {
 			if !s.ofHeadAlone || !p.baseRestored() {
-				skip("unchanged SASS: skipped ("+r.sass+")", s.gate)
+				out.skip("unchanged SASS: skipped ("+r.sass+")", s.gate)
 				continue
 			}
 			p.progress("%s: %s runs although its SASS is unchanged: base's SASS came from the base cache", t.Name, s.gate)

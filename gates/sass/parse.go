@@ -842,7 +842,9 @@ func quote(t []byte) string {
 // next one's. The hash becomes "~" and each label its order of first use in the function;
 // the encodings (-hex) still hold every relative offset. cuobjdump prints neither.
 func (p *parser) digestText(t []byte) []byte {
-	if !bytes.Contains(t, []byte("_GLOBAL__N__")) && !bytes.Contains(t, []byte("_INTERNAL_")) && !bytes.Contains(t, []byte(".L_x_")) {
+	// Every name it rewrites holds a '_'; most lines (every encoding line) hold none.
+	if bytes.IndexByte(t, '_') < 0 ||
+		!bytes.Contains(t, []byte("_GLOBAL__N__")) && !bytes.Contains(t, []byte("_INTERNAL_")) && !bytes.Contains(t, []byte(".L_x_")) {
 		return t
 	}
 	out := p.digestBuf[:0]

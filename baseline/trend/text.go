@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/internal/numtext"
+	"github.com/kernel-gate/kernel-gate/internal/workflowcmd"
 )
 
 // WriteText says what the page draws in a few lines per key, for a terminal: the commits,
@@ -39,7 +40,9 @@ func WriteText(w io.Writer, hs []History, maxLines int) error {
 			fmt.Fprintf(&b, "  … and %d more on the page\n", len(lines)-len(shown))
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	// A key, kernel or target name may begin a line, and a line beginning "::" is a
+	// workflow command when this text reaches a runner's log (the demo prints it there).
+	_, err := io.WriteString(w, workflowcmd.Neutralize(b.String()))
 	return err
 }
 

@@ -261,10 +261,16 @@ func benchScript(g result.Gate, o abrun.Options, dir string) []string {
 		return "  (cd " + procgroup.ShellQuote(c.Dir) + " && env " + procgroup.ShellJoin(e) + " " + procgroup.ShellJoin(c.Argv) + ") >>" + procgroup.ShellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
 	}
 	smi := "  " + procgroup.ShellJoin(append([]string{o.NvidiaSMI}, abrun.ClockQueryArgs()...)) + " >/dev/null"
+	// The reference is timed up to its last round: ReferenceLastRound when the runner stopped
+	// timing it early, else every round.
+	refLast := d.Runner.RoundsRun
+	if l := d.Runner.ReferenceLastRound; l > 0 {
+		refLast = min(l, refLast)
+	}
 	if d.Runner.Serve == nil || !d.Runner.Serve.Serving {
 		lines := []string{fmt.Sprintf("for round in $(seq 0 %d); do", d.Runner.RoundsRun), smi, run(o.Base, "base"), run(o.Head, "head")}
 		if len(o.Reference.Argv) > 0 {
-			lines = append(lines, run(o.Reference, "reference"))
+			lines = append(lines, fmt.Sprintf("  [ $round -gt %d ] ||", refLast)+run(o.Reference, "reference"))
 		}
 		return append(lines, "done")
 	}
@@ -280,27 +286,28 @@ func benchScript(g result.Gate, o abrun.Options, dir string) []string {
 		req += `, "shapes": ` + string(raw)
 	}
 	req += "}\\n"
-	serve := func(c abrun.Command, side string) string {
+	serve := func(c abrun.Command, side, last string) string {
 		e := append(slices.Clone(o.Settings.Env), "KG_MODE="+abrun.ModeServe, "KG_ROUNDS=1", fmt.Sprintf("KG_SAMPLES=%d", o.Settings.Samples),
 			"KG_OUT="+filepath.Join(dir, side+".plain.json"), abrun.ServeFDVar+"=3")
 		if len(o.Settings.Shapes) > 0 {
 			e = append(e, "KG_SHAPES="+strings.Join(o.Settings.Shapes, ","))
 		}
-		return "    { printf " + procgroup.ShellQuote(req) + " 0; for round in $(seq $((first + s)) " + strconv.Itoa(p) + " $last); do printf " + procgroup.ShellQuote(req) + " $round; done; } | (cd " + procgroup.ShellQuote(c.Dir) + " && env " + procgroup.ShellJoin(e) + " " + procgroup.ShellJoin(c.Argv) + " 3>>" + procgroup.ShellQuote(filepath.Join(dir, side+"-answers.plain")) + ") >>" + procgroup.ShellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
+		return "    { printf " + procgroup.ShellQuote(req) + " 0; for round in $(seq $((first + s)) " + strconv.Itoa(p) + " " + last + "); do printf " + procgroup.ShellQuote(req) + " $round; done; } | (cd " + procgroup.ShellQuote(c.Dir) + " && env " + procgroup.ShellJoin(e) + " " + procgroup.ShellJoin(c.Argv) + " 3>>" + procgroup.ShellQuote(filepath.Join(dir, side+"-answers.plain")) + ") >>" + procgroup.ShellQuote(filepath.Join(dir, side+"-harness.log.plain")) + " 2>&1"
 	}
 	set := p * k
 	lines := []string{fmt.Sprintf("for first in $(seq 1 %d %d); do", set, max(d.Runner.RoundsRun, 1)),
 		fmt.Sprintf("  last=$((first + %d)); [ $last -le %d ] || last=%d", set-1, d.Runner.RoundsRun, d.Runner.RoundsRun),
-		smi, fmt.Sprintf("  for s in $(seq 0 %d); do", p-1), serve(o.Base, "base"), serve(o.Head, "head")}
+		fmt.Sprintf("  reflast=$((last < %d ? last : %d))", refLast, refLast),
+		smi, fmt.Sprintf("  for s in $(seq 0 %d); do", p-1), serve(o.Base, "base", "$last"), serve(o.Head, "head", "$last")}
 	for _, s := range d.Runner.Serve.Sides {
 		if s.Side == abrun.Reference && s.Serving {
-			lines = append(lines, serve(o.Reference, "reference"))
+			lines = append(lines, fmt.Sprintf("  [ $first -gt %d ] ||", refLast)+serve(o.Reference, "reference", "$reflast"))
 		}
 	}
 	lines = append(lines, "  done")
 	for _, s := range d.Runner.Serve.Sides {
 		if s.Side == abrun.Reference && !s.Serving {
-			lines = append(lines, "  for round in $(seq $((first == 1 ? 0 : first)) $last); do", "  "+run(o.Reference, "reference"), "  done")
+			lines = append(lines, "  for round in $(seq $((first == 1 ? 0 : first)) $reflast); do", "  "+run(o.Reference, "reference"), "  done")
 		}
 	}
 	return append(lines, "done")

@@ -71,3 +71,38 @@ func TestBenchScriptServed(t *testing.T) {
 		t.Errorf("the reference ran %d times, want once per round (10)\n%s", n, strings.Join(lines, "\n"))
 	}
 }
+
+// Where the runner stopped timing the reference (ReferenceLastRound 4 of 9 rounds), the
+// plain script asks it for rounds up to 4 only: served, one set's processes (rounds 1-4,
+// each after its warm-up); not served, the warm-up and rounds 1-4.
+func TestBenchScriptReferenceStopped(t *testing.T) {
+	for _, serving := range []bool{true, false} {
+		dir := t.TempDir()
+		harness := filepath.Join(dir, "harness.sh")
+		os.WriteFile(harness, []byte("#!/bin/sh\nif [ \"$KG_MODE\" = bench ]; then echo run >>\"$0.runs\"; exit 0; fi\nwhile read -r l; do echo \"$l\" >&3; done\n"), 0o755)
+		var g result.Gate
+		if err := g.SetData(abrun.Data{Runner: abrun.RunnerData{RoundsRun: 9, ReferenceLastRound: 4, Serve: &abrun.ServeData{Serving: true, RestartEvery: 2, Servers: 2,
+			Sides: []abrun.SideServe{{Side: abrun.Base, Serving: true}, {Side: abrun.Head, Serving: true}, {Side: abrun.Reference, Serving: serving}}}}}); err != nil {
+			t.Fatal(err)
+		}
+		ref := filepath.Join(dir, "ref.sh")
+		os.WriteFile(ref, []byte("#!/bin/sh\nexec \""+harness+"\"\n"), 0o755)
+		cmd := abrun.Command{Argv: []string{harness}, Dir: dir}
+		o := abrun.Options{Base: cmd, Head: cmd, Reference: abrun.Command{Argv: []string{ref}, Dir: dir}, NvidiaSMI: "true", Settings: abrun.Settings{Samples: 30}}
+		lines := benchScript(g, o, dir)
+		sh := filepath.Join(dir, "commands.sh")
+		os.WriteFile(sh, []byte(strings.Join(lines, "\n")+"\n"), 0o755)
+		if out, err := exec.Command("sh", sh).CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s\n%s", err, out, strings.Join(lines, "\n"))
+		}
+		answers, _ := os.ReadFile(filepath.Join(dir, "reference-answers.plain"))
+		runs, _ := os.ReadFile(harness + ".runs")
+		rounds := strings.Count(string(answers), `"round": `)
+		if serving && (rounds != 2+4 || strings.Contains(string(answers), `"round": 5`) || len(runs) != 0) {
+			t.Errorf("served: the reference answered %d requests (want 2 warm-ups and rounds 1-4), ran %d times\n%s", rounds, strings.Count(string(runs), "run"), answers)
+		}
+		if !serving && (rounds != 0 || strings.Count(string(runs), "run") != 5) {
+			t.Errorf("not served: the reference ran %d times, want 5 (the warm-up and rounds 1-4)\n%s", strings.Count(string(runs), "run"), strings.Join(lines, "\n"))
+		}
+	}
+}

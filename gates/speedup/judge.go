@@ -153,7 +153,8 @@ type Speedup struct {
 
 // Pair is one kernel × shape's timings in microseconds, grouped by round: round i of Base
 // ran beside round i of Head. Reference holds the head run's reference implementation,
-// round i beside Head's round i; nil when there is none.
+// round i beside Head's round i; nil when there is none. It may hold fewer rounds than
+// Head (the A/B runner stops timing it once its goal is decided): Head's first ones.
 type Pair struct {
 	Base, Head, Reference [][]float64
 }
@@ -322,8 +323,13 @@ func JudgePair(p Pair, lim Limits, family int) (Judgement, error) {
 		GPUSeconds:     (base.recorded + head.recorded) / 1e6,
 	}
 	if p.Reference != nil {
-		ref := prepare(p.Reference)
-		sp := goal(ratioEstimate(ref, head, level), lim)
+		ref, beside := prepare(p.Reference), head
+		if len(p.Reference) < len(p.Head) {
+			// The runner stops timing the reference once its goal is decided: its rounds
+			// are head's first ones, and only those stand beside it.
+			beside = prepare(p.Head[:len(p.Reference)])
+		}
+		sp := goal(ratioEstimate(ref, beside, level), lim)
 		j.Reference = &sp
 		j.RecordedRounds = max(j.RecordedRounds, len(p.Reference))
 		j.GPUSeconds += ref.recorded / 1e6

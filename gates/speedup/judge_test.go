@@ -415,3 +415,29 @@ func TestGEMMDrift(t *testing.T) {
 		t.Errorf("%s at %.4f [%.4f, %.4f], want slower at about 1.025", j.Verdict, j.Center, j.Lo, j.Hi)
 	}
 }
+
+// A reference timed in head's first rounds only (the runner stopped once its goal was
+// decided) is judged beside those rounds of head: the same estimate as the pair cut there,
+// no round counted as dropped, and the pair's recorded rounds are head's.
+func TestReferenceShorterThanHead(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	head := rounds(rng, 32, 20, 10, 1, 0.05)
+	ref := rounds(rand.New(rand.NewPCG(7, 7)), 16, 20, 10, 2, 0.05)
+	lim := DefaultLimits()
+	lim.MinSpeedupVsReference = 1.5
+	j, err := JudgePair(Pair{Base: head, Head: head, Reference: ref}, lim, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut, err := JudgePair(Pair{Base: head[:16], Head: head[:16], Reference: ref}, lim, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := j.Reference
+	if r == nil || r.Rounds != 16 || r.DroppedRounds != 0 || r.Verdict != GoalMet || j.RecordedRounds != 32 {
+		t.Fatalf("reference %+v, recorded rounds %d", r, j.RecordedRounds)
+	}
+	if r.Center != cut.Reference.Center || r.Lo != cut.Reference.Lo || r.Hi != cut.Reference.Hi {
+		t.Errorf("estimate %v [%v, %v], want head's first 16 rounds' %v [%v, %v]", r.Center, r.Lo, r.Hi, cut.Reference.Center, cut.Reference.Lo, cut.Reference.Hi)
+	}
+}

@@ -51,7 +51,13 @@
 // every pair is decided, NeedMore says max_rounds or gpu_seconds_budget is reached, or the
 // runner's own rounds budget (default twice max_rounds, dropped rounds included) or wall
 // budget (speedup.wall_budget, and what speedup.run_wall_budget leaves; checked before each
-// round) is spent. Then Judge judges the merged files with speedup.CompareWith and adds the
+// round) is spent. The reference is timed until a look finds its goal decided for every pair
+// (or there is no goal to decide): the rounds added after that time base and head only, no
+// new reference process starts, and each pair's reference estimate stays the one over the
+// rounds it was timed in, beside the same rounds of head (RunnerData.ReferenceLastRound).
+// A new set's start-up is its slowest process's, and a PyTorch one's is the slowest
+// (3.0-3.1 s a serving process on an H200, against 1.1-1.4 s for the C++ harness:
+// testdata/timing/serve-h200-split). Then Judge judges the merged files with speedup.CompareWith and adds the
 // runner's findings and data (Data): an undecided pair is inconclusive with the reason the
 // runner stopped, and each comparison records the wall time it took to its verdict. A
 // replay of a recording calls Judge with the same files and record.

@@ -144,6 +144,10 @@ type RunnerData struct {
 	// Pairs says, per kernel × shape judged in the add-rounds loop, when a look first
 	// found it decided (and it stayed decided).
 	Pairs []PairTime `json:"pairs,omitempty"`
+	// ReferenceLastRound, when the reference stopped being timed before the last round, is
+	// the last round (RoundsRun's numbering) it was timed in: a look had found every pair's
+	// reference goal decided, and the rounds it added timed base and head only.
+	ReferenceLastRound int `json:"reference_last_round,omitempty"`
 }
 
 // ServeData is how the harnesses were run (speedup.serve).
@@ -247,6 +251,10 @@ type runner struct {
 	cur       int
 	sides     [3]SideServe
 	lifetimes [3]int
+	// refKept, once the reference is no longer timed (refStopped), is how many kept rounds
+	// it was timed in: each pair's reference rounds are the first refKept of head's.
+	refStopped bool
+	refKept    int
 	// timing is when the harnesses were first started: the wall budget's clock.
 	timing time.Time
 	// art is the artifact directory (nil: none), held open for the whole run: the
@@ -539,7 +547,7 @@ func (r *runner) requestKernels() []string {
 // results the reference's timings of the same kernel × shape. The reference must run on
 // the device head ran on.
 func (r *runner) attachReference(ctx context.Context, head *benchfile.File, round int) (*Failure, error) {
-	if len(r.cmds[2].Argv) == 0 {
+	if len(r.cmds[2].Argv) == 0 || r.refStopped {
 		return nil, nil
 	}
 	f, fail, err := r.timeSide(ctx, Reference, round)
@@ -684,6 +692,9 @@ func (r *runner) take(files [2]*benchfile.File, round int, mode string) {
 				p.missing[i]++
 			}
 			p.rounds[i] = append(pad(p.rounds[i], r.kept), nonNil(c[i].t))
+			if r.refStopped {
+				continue
+			}
 			if c[i].rok {
 				p.refTimed[i] = true
 			}
@@ -726,11 +737,22 @@ func floats(rounds [][]benchfile.Float) [][]float64 {
 	return out
 }
 
-// judgeAll judges every comparable pair as the gate will and returns how many rounds to
-// add (the most any undecided pair needs, 0 when none needs more or none can have more)
-// and how many pairs are undecided. At a look of the add-rounds loop (look) it also keeps
-// when each pair was first found decided.
-func (r *runner) judgeAll(look bool) (need, undecided, judged int, err error) {
+// refRounds is how many kept rounds the reference was timed in.
+func (r *runner) refRounds() int {
+	if r.refStopped {
+		return r.refKept
+	}
+	return r.kept
+}
+
+// judgement is what judgeAll found: the rounds to add (the most any undecided pair needs,
+// 0 when none needs more or none can have more), how many pairs it judged, how many of them
+// are undecided, and of how many the reference goal is undecided.
+type judgement struct{ need, judged, undecided, refUndecided int }
+
+// judgeAll judges every comparable pair as the gate will. At a look of the add-rounds loop
+// (look) it also keeps when each pair was first found decided.
+func (r *runner) judgeAll(look bool) (out judgement, err error) {
 	family := 0
 	for _, p := range r.pairs {
 		if !p.comparable() {
@@ -745,7 +767,7 @@ func (r *runner) judgeAll(look bool) (need, undecided, judged int, err error) {
 		if !p.comparable() {
 			continue
 		}
-		judged++
+		out.judged++
 		lim := r.o.Speedup.Limits(p.kernel, p.shape)
 		pr := speedup.Pair{Base: floats(p.rounds[0]), Head: floats(p.rounds[1])}
 		if p.refTimed[1] {
@@ -753,12 +775,16 @@ func (r *runner) judgeAll(look bool) (need, undecided, judged int, err error) {
 		}
 		j, err := speedup.JudgePair(pr, lim, family)
 		if err != nil {
-			return 0, 0, 0, err
+			return judgement{}, err
 		}
 		j.GPUSeconds += p.droppedSeconds
-		decided := !(j.Verdict == speedup.Inconclusive || (j.Reference != nil && j.Reference.Verdict == speedup.GoalInconclusive))
+		refOpen := j.Reference != nil && j.Reference.Verdict == speedup.GoalInconclusive
+		decided := !(j.Verdict == speedup.Inconclusive || refOpen)
 		if !decided {
-			undecided++
+			out.undecided++
+		}
+		if refOpen && !j.Reference.SummaryOnly {
+			out.refUndecided++
 		}
 		if look {
 			switch {
@@ -768,9 +794,9 @@ func (r *runner) judgeAll(look bool) (need, undecided, judged int, err error) {
 				p.decidedRounds, p.decidedAt = r.kept, time.Since(r.timing).Seconds()
 			}
 		}
-		need = max(need, speedup.NeedMore(j, lim))
+		out.need = max(out.need, speedup.NeedMore(j, lim))
 	}
-	return need, undecided, judged, nil
+	return out, nil
 }
 
 // wallBudget is this run's wall budget and the stop it gives when spent: speedup.wall_budget,
@@ -1034,10 +1060,11 @@ func (r *runner) timedRounds(ctx context.Context, minRounds, budget int, wall ti
 // RunnerData.Stopped) when nothing is judged or no pair needs more rounds, else how many
 // rounds to add.
 func (r *runner) look() (need int, done bool, err error) {
-	need, undecided, judged, err := r.judgeAll(true)
+	j, err := r.judgeAll(true)
 	if err != nil {
 		return 0, true, err
 	}
+	need, undecided, judged := j.need, j.undecided, j.judged
 	if judged == 0 {
 		r.data.Stopped = StopNothing
 		return 0, true, nil
@@ -1051,7 +1078,21 @@ func (r *runner) look() (need int, done bool, err error) {
 		return 0, true, nil
 	}
 	r.progress("%d rounds: %d of %d pair(s) decided; adding %d round(s)", r.kept, judged-undecided, judged, need)
+	if j.refUndecided == 0 && len(r.cmds[2].Argv) > 0 && !r.refStopped {
+		r.stopReference()
+	}
 	return need, false, nil
+}
+
+// stopReference ends the reference's timing once a look found its goal decided for every
+// pair: the rounds added for base and head do not time it (its Python start-up would be
+// most of a new set's), and each pair's reference estimate stays the one of the rounds
+// that decided it, beside the same rounds of head. Its serving processes end with their
+// set, at the next restart or the end, never while a round is timed.
+func (r *runner) stopReference() {
+	r.refStopped, r.refKept = true, r.kept
+	r.data.ReferenceLastRound = r.data.RoundsRun
+	r.progress("the reference goal is decided for every pair after %d rounds: the added rounds time base and head only", r.kept)
 }
 
 // budgetSpent stops the loop at the runner's rounds budget or its wall budget, warning
@@ -1059,11 +1100,11 @@ func (r *runner) look() (need int, done bool, err error) {
 func (r *runner) budgetSpent(budget, target int, wall time.Duration, wallStop string) (bool, error) {
 	if r.data.RoundsRun >= budget {
 		r.data.Stopped = StopRounds
-		_, undecided, _, err := r.judgeAll(false)
+		j, err := r.judgeAll(false)
 		if err != nil {
 			return true, err
 		}
-		if undecided > 0 || r.kept < target {
+		if undecided := j.undecided; undecided > 0 || r.kept < target {
 			r.warn("rounds-budget", result.Warning, MetricRounds, "",
 				"the runner stopped at its rounds budget (%d rounds run, %d kept) with %d pair(s) undecided: they are reported as inconclusive, not passed", r.data.RoundsRun, r.kept, undecided)
 		}
@@ -1142,10 +1183,11 @@ func (r *runner) headFirst(serving bool, t *turns) bool {
 // inconclusive at the rounds they reached (the judge's findings say so per pair), never
 // passed.
 func (r *runner) wallSpent(stop string, spent time.Duration) {
-	_, undecided, _, err := r.judgeAll(false)
+	j, err := r.judgeAll(false)
 	if err != nil {
 		return // the gate's own judging reports it
 	}
+	undecided := j.undecided
 	if r.kept == 0 {
 		undecided += r.reportedPairs()
 	}
@@ -1176,7 +1218,7 @@ func (r *runner) merged(i int) *benchfile.File {
 			res.RoundsUs = pad(p.rounds[i], r.kept)
 		}
 		if p.refTimed[i] {
-			res.Reference = &benchfile.Reference{Name: p.refName[i], RoundsUs: pad(p.ref[i], r.kept)}
+			res.Reference = &benchfile.Reference{Name: p.refName[i], RoundsUs: pad(p.ref[i], r.refRounds())}
 		}
 		f.Results = append(f.Results, res)
 	}

@@ -728,3 +728,83 @@ func TestOutOfGPUMemoryOnRealOutput(t *testing.T) {
 		t.Errorf("the recorded run: %s", dump(g))
 	}
 }
+
+// A look that adds rounds for base and head with every pair's reference goal decided stops
+// timing the reference: no new reference processes start (its set's end with the set, at
+// the next restart, mid-set here), the added rounds ask it nothing, and each pair's
+// reference estimate is over the rounds it was timed in, beside the same rounds of head,
+// none of them counted as dropped. The merged files judge again (as a replay) to the same
+// gate.
+func TestReferenceStopsOnceDecided(t *testing.T) {
+	const p, k, first, most = 2, 4, 12, 24
+	f := newServeFakes(t, nil, []string{"factor=1.02"}) // gemm at the margin: undecided to the end
+	art := t.TempDir()
+	o := serveOptions(f, art)
+	o.Settings.Servers = p
+	o.Reference = f.referent // 2× slower gemm, the same softmax: both meet 0.5
+	goal, lo, hi := 0.5, first, most
+	o.Speedup = speedup.Config{MinRounds: &lo, MaxRounds: &hi, Kernels: []speedup.Rule{{Match: "*", MinSpeedupVsReference: &goal}}}
+	var progress strings.Builder
+	o.Progress = &progress
+	g, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeData(t, g)
+	if d.Runner.Rounds != most || d.Runner.ReferenceLastRound != first {
+		t.Fatalf("%d rounds, the reference's last %d: want %d and %d\n%s\n%s", d.Runner.Rounds, d.Runner.ReferenceLastRound, most, first, dump(g), progress.String())
+	}
+	es := readLog(t, f.log)
+	if got, want := count(es, "start", "head", "serve"), lifetimes(most, p, k); got != want {
+		t.Errorf("head: %d serving processes, want %d", got, want)
+	}
+	if got, want := count(es, "start", "reference", "serve"), lifetimes(first, p, k); got != want {
+		t.Errorf("reference: %d serving processes for its %d rounds, want %d", got, first, want)
+	}
+	if got := count(es, "exit", "reference", ""); got != lifetimes(first, p, k) {
+		t.Errorf("reference: %d processes ended at the end of their input", got)
+	}
+	asked := 0
+	for _, e := range es {
+		if e.kind == "round" && e.side == "reference" && e.n > 0 {
+			asked++
+			if e.n > first {
+				t.Errorf("the reference was asked for round %d, after its goal was decided at %d", e.n, first)
+			}
+		}
+	}
+	if asked != first {
+		t.Errorf("the reference answered %d timed rounds, want %d", asked, first)
+	}
+	if !strings.Contains(progress.String(), "the reference goal is decided for every pair after 12 rounds") {
+		t.Errorf("progress:\n%s", progress.String())
+	}
+	for _, c := range d.Comparisons {
+		r := c.SpeedupVsReference
+		if r == nil || r.Rounds != first || r.Verdict != speedup.GoalMet {
+			t.Errorf("%s × %s: reference %+v, want met over %d rounds", c.Kernel, c.Shape, r, first)
+		}
+	}
+	if v := verdicts(d); v["gemm × small"] != speedup.Inconclusive {
+		t.Errorf("gemm at the margin: %v", v)
+	}
+	head := readBench(t, d.Runner.HeadFile)
+	for _, r := range head.Results {
+		if len(r.RoundsUs) != most || r.Reference == nil || len(r.Reference.RoundsUs) != first {
+			t.Errorf("merged head %s × %s: %d rounds, reference %+v", r.Kernel, r.Shape, len(r.RoundsUs), r.Reference)
+		}
+	}
+	var rec []result.Finding
+	for _, fd := range g.Findings {
+		if slices.Contains(Metrics(), fd.Metric) {
+			rec = append(rec, fd)
+		}
+	}
+	again, err := Judge(readBench(t, d.Runner.BaseFile), head, o.Speedup, d.Runner, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Verdict != g.Verdict || string(again.Data) != string(g.Data) {
+		t.Errorf("judged again: %s\nlive: %s", dump(again), dump(g))
+	}
+}

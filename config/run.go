@@ -34,7 +34,7 @@ const (
 //	  flags: ["-O3", "-std=c++17"] # every build
 //	  targets:
 //	    - name: attention
-//	      sources: [kernels/harness.cpp, kernels/harness_device.cu, kernels/flash_fwd.cu]  # several: compiled apart, linked
+//	      sources: [kernels/harness.cpp, kernels/harness_cases.cpp, kernels/harness_device.cu, kernels/flash_fwd.cu]  # several: compiled apart, linked
 //	      kernels: [flash_fwd, flash_fwd_causal]   # KG_KERNELS
 //	      functions: ["flash_fwd<*>"]              # whose SASS decides "unchanged"
 //	      shapes: {check: [small, mission, long], sanitize: [small], bench: [mission, long]}

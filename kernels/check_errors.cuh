@@ -1,4 +1,4 @@
-// The comparisons of the harness's KG_MODE=check (harness.cpp), run on the GPU: an output
+// The comparisons of the harness's KG_MODE=check (harness_cases.cpp), run on the GPU: an output
 // against its fp64 reference (stored as float), and a repeated launch's output against the first. Copying
 // both to the host and looping there took most of a check run's time (row_softmax × long,
 // 67M elements: ~5 s on an H100); here each is one grid-stride pass, a block reduction and
@@ -8,7 +8,7 @@
 //
 // Self-contained (harness_device.cu includes it, as does its check): the host functions return
 // the CUDA error instead of throwing. A file compiled without nvcc's CUDA front end (no
-// __CUDACC__: harness.cpp, a .cpp) sees only the declarations of Compare and MaxDiff; a .cu of
+// __CUDACC__: harness_cases.cpp, a .cpp) sees only the declarations of Compare and MaxDiff; a .cu of
 // the program instantiates the ones it calls (harness_device.cu: half and float), or the link
 // fails naming the one missing.
 #pragma once
@@ -21,7 +21,7 @@
 
 namespace kgcheck {
 
-// Errors of got against ref over one buffer, as harness.cpp's Errors sums them.
+// Errors of got against ref over one buffer, as harness_cases.cpp's Errors sums them.
 struct ErrorSums {
   double max_err = 0, sum_err = 0, ref_max_abs = 0;  // over the elements whose got is finite
   unsigned long long nan = 0, inf = 0, bad = 0;      // a NaN or Inf in got is bad

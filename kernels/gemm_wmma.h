@@ -1,5 +1,5 @@
 // The host launcher of gemm_wmma.cu, which is a translation unit of its own (kernel-gate.yml
-// compiles each kernel file apart, in parallel): what harness.cpp calls.
+// compiles each kernel file apart, in parallel): what harness_cases.cpp calls.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>

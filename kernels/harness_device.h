@@ -1,7 +1,7 @@
-// The harness's own device code, as harness.cpp (host-only, compiled without CUDA's front end)
+// The harness's own device code, as harness_cases.cpp (host-only, compiled without CUDA's front end)
 // calls it: the launchers of harness_device.cu's fp64 reference kernels and random fills.
 // Each queues its kernel on the default stream and returns, as the <<<...>>> launch it stands
-// for did in harness.cpp: the caller checks cudaGetLastError() and synchronises. The
+// for did in harness.cu: the caller checks cudaGetLastError() and synchronises. The
 // comparisons on the GPU are check_errors.cuh's (instantiated in harness_device.cu), the
 // stream's hold kg_bench.h's (KG_BENCH_EXTERN_HOLD, defined in harness_device.cu).
 #pragma once

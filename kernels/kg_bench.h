@@ -248,7 +248,7 @@ using HoldLauncher = cudaError_t (*)(const volatile int* release, volatile int* 
 //
 // A file compiled without nvcc's CUDA front end (a .cpp, no __CUDACC__) cannot define the
 // hold's kernel. A harness whose driver is such a file, to keep its host C++ out of nvcc's
-// device passes (kernels/harness.cpp), defines KG_BENCH_EXTERN_HOLD before including
+// device passes (kernels/harness_cases.h), defines KG_BENCH_EXTERN_HOLD before including
 // kg_bench.h there, and KG_BENCH_DEFINE_HOLD before including it in one .cu of the program
 // (kernels/harness_device.cu), which then gets the hold alone and defines LaunchHold; the
 // .cpp's TimeLaunches holds the stream through it. A program without that .cu does not link

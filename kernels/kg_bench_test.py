@@ -572,7 +572,7 @@ class SDPAReferenceTest(unittest.TestCase):
     """kernels/sdpa_reference.py without PyTorch: what it would time, and how it fails."""
 
     def test_shapes_and_kernels_are_the_harness_s(self):
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness.cpp")
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "harness_cases.cpp")
         with open(path, encoding="utf-8") as f:
             src = f.read()
         attn = src[src.index("attn = {") : src.index("};", src.index("attn = {"))]

@@ -56,7 +56,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kg_bench  # noqa: E402
 
-# The attention harness's shapes (kernels/harness.cpp, make_case): batch, heads, seqlen,
+# The attention harness's shapes (kernels/harness_cases.cpp, make_case): batch, heads, seqlen,
 # head_dim.
 SHAPES = {"small": (1, 8, 512, 64), "mission": (2, 8, 512, 64), "long": (2, 8, 2048, 64)}
 # The harness's kernel names, and whether each is causal.
@@ -84,7 +84,7 @@ class Case:
 
 def copies_for(nbytes: int) -> int:
     """How many copies of the inputs to rotate through so the L2 (50-60 MB) holds none: as
-    kernels/harness.cpp's copies_for, 256 MiB over the bytes of one copy, 1 to 64."""
+    kernels/harness_cases.cpp's copies_for, 256 MiB over the bytes of one copy, 1 to 64."""
     return max(1, min(64, (256 << 20) // max(nbytes, 1)))
 
 

@@ -49,7 +49,7 @@ func TestSourceThreads(t *testing.T) {
 	}
 	p := &pipeline{x: &replayer{dir: dir}}
 	p.set.Arch = []string{"sm_89", "sm_90a"}
-	split := []string{"kernels/harness.cpp", "kernels/harness_device.cu", "kernels/flash_fwd.cu", "kernels/gemm_wmma.cu", "kernels/softmax.cu"}
+	split := []string{"kernels/harness.cpp", "kernels/harness_cases.cpp", "kernels/harness_device.cu", "kernels/flash_fwd.cu", "kernels/gemm_wmma.cu", "kernels/softmax.cu"}
 	for _, tc := range []struct {
 		name    string
 		sources []string

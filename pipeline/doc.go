@@ -27,7 +27,10 @@
 //     Options.KeepGoing: the sanitizer, the correctness check, the speedup gate (base and
 //     head harnesses side by side, package abrun), for a kernel it finds slower one
 //     Nsight Compute profile of each side within a 60 s budget (profile.go), and Nsight
-//     Compute where a rule names its kernels. A target whose functions have byte-identical SASS to base's on every arch
+//     Compute where a rule names its kernels: one run for the later targets of the same
+//     harness and shape too, each judged on its own launches, unless that run proves less
+//     than the runs apart (ncutogether.go). The reference is timed until its goal is
+//     decided (package abrun). A target whose functions have byte-identical SASS to base's on every arch
 //     is not sanitized, timed or profiled again unless Options.All (with base restored from
 //     the base cache it is still sanitized and profiled: threat-model T19); a GPU error ends the
 //     target's steps, and every later target's when nvidia-smi no longer answers.

@@ -189,7 +189,7 @@ func TestFailedBuildWithASilentLogFailsThePtxasGate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sources := "    - name: gemm\n      sources: [kernels/harness.cpp, kernels/harness_device.cu, kernels/flash_fwd.cu, kernels/gemm_wmma.cu, kernels/softmax.cu]"
+	sources := "    - name: gemm\n      sources: [kernels/harness.cpp, kernels/harness_cases.cpp, kernels/harness_device.cu, kernels/flash_fwd.cu, kernels/gemm_wmma.cu, kernels/softmax.cu]"
 	if !strings.Contains(string(raw), sources) {
 		t.Fatalf("kernel-gate.yml has no %q", sources)
 	}

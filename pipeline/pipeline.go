@@ -151,6 +151,9 @@ type pipeline struct {
 	// records are each side's ptxas records as the static gates read them, kept for the
 	// explanations (explain.go).
 	records [2][]ptxas.Kernel
+	// runs are the targets' GPU steps as they go (targetGates), for a step that looks at
+	// the later targets (profileGroup).
+	runs []*targetRun
 	// profiles are the base-vs-head profiles of slow kernels (profile.go), and
 	// profileSpent their wall time so far, against profileBudget.
 	profiles     map[profileKey]*ncu.Report

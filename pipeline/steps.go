@@ -361,20 +361,29 @@ func readRunnerRecord(ctx context.Context, path string) (runnerRecord, error) {
 
 // profile runs Nsight Compute on head's harness with the rules that name its kernels.
 func (p *pipeline) profile(ctx context.Context, t target) (result.Gate, error) {
-	cfg := p.targetNCU(t)
-	rel := t.Name + "/ncu"
-	dir := p.x.path(rel)
-	p.progress("%s: Nsight Compute (%d rule(s), --clock-control none)", t.Name, len(cfg.Kernels))
-	cmd, env := p.inTree(t, sideHead, t.Harness)
-	o, err := cfg.Options(cmd)
+	group, err := p.profileGroup(t)
 	if err != nil {
 		return result.Gate{}, exitcode.BadInput(err)
 	}
-	o.NCU, o.ArtifactDir = p.o.Tools.NCU, dir
-	o.ExtraEnv = append(o.ExtraEnv, env...)
-	if len(t.Kernels) > 0 {
-		o.ExtraEnv = append(o.ExtraEnv, "KG_KERNELS="+strings.Join(t.Kernels, ","))
+	if len(group) > 1 {
+		gates, ok, err := p.profileTogether(ctx, group)
+		if err != nil {
+			return result.Gate{}, err
+		}
+		if ok {
+			for i, g := range group[1:] {
+				gate := gates[i+1]
+				g.r.out.parts[ncu.Name] = &targetPart{gate: &gate}
+				g.r.profiledWith = t.Name
+			}
+			return gates[0], nil
+		}
 	}
+	cfg, o := group[0].cfg, group[0].o
+	rel := t.Name + "/ncu"
+	dir := p.x.path(rel)
+	p.progress("%s: Nsight Compute (%d rule(s), --clock-control none)", t.Name, len(cfg.Kernels))
+	o.ArtifactDir = dir
 	return p.x.stage(stage{
 		id: "ncu/" + t.Name,
 		live: func() (result.Gate, error) {

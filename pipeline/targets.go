@@ -139,6 +139,8 @@ func (p *pipeline) targetGates(ctx context.Context, static []result.Gate) ([]res
 	for i, t := range p.targets {
 		runs[i] = &targetRun{t: target{Target: t, b: p.buildOf(t.Name)}, out: &targetOutcome{name: t.Name, parts: map[string]*targetPart{}}}
 	}
+	p.runs = runs
+	defer func() { p.runs = nil }()
 	early, late := splitSteps(steps)
 	atOnce, err := p.earlyStepsAtOnce(ctx, runs, static, steps, early)
 	if err != nil {
@@ -190,6 +192,9 @@ type targetRun struct {
 	afterGPUError string
 	// sass says how its SASS compares with base's (the progress line).
 	sass string
+	// profiledWith names the earlier target whose Nsight Compute run profiled this one's
+	// kernels too (profileTogether): its ncu part is decided, its own run not needed.
+	profiledWith string
 }
 
 // beginTarget decides whether a target's GPU steps run at all, filling the parts of those
@@ -244,30 +249,19 @@ func (p *pipeline) runSteps(ctx context.Context, r *targetRun, steps []gpuStep) 
 		return nil
 	}
 	for _, s := range steps {
-		if !s.enabled() {
-			continue
+		if !s.enabled() || s.gate == ncu.Name && r.profiledWith != "" {
+			continue // a profile run with an earlier target's judged it (profileTogether)
 		}
-		if out.stopped != "" {
-			out.skip(out.stopped, s.gate)
-			continue
-		}
-		if r.afterGPUError != "" && s.gate != sanitizer.Name {
-			out.skip(r.afterGPUError, s.gate)
-			continue
-		}
-		if skipped, failed := s.check(t); failed != nil {
+		skipped, failed, note := p.stepDecision(r, s)
+		if failed != nil {
 			out.parts[s.gate] = &targetPart{gate: failed}
 			continue
 		} else if skipped != "" {
 			out.skip(skipped, s.gate)
 			continue
 		}
-		if out.unchanged && !s.onUnchangedSASS && !p.o.All {
-			if !s.ofHeadAlone || !p.baseRestored() {
-				out.skip("unchanged SASS: skipped ("+r.sass+")", s.gate)
-				continue
-			}
-			p.progress("%s: %s runs although its SASS is unchanged: base's SASS came from the base cache", t.Name, s.gate)
+		if note != "" {
+			p.progress("%s", note)
 		}
 		g, err := p.runStep(ctx, s, t)
 		if err != nil {
@@ -279,6 +273,29 @@ func (p *pipeline) runSteps(ctx context.Context, r *targetRun, steps []gpuStep) 
 		}
 	}
 	return nil
+}
+
+// stepDecision says whether a begun target's step runs now: why it is skipped, or the gate
+// it already failed; both empty, it runs, and note (when set) says why it runs although its
+// SASS is unchanged.
+func (p *pipeline) stepDecision(r *targetRun, s gpuStep) (skipped string, failed *result.Gate, note string) {
+	t, out := r.t, r.out
+	switch {
+	case out.stopped != "":
+		return out.stopped, nil, ""
+	case r.afterGPUError != "" && s.gate != sanitizer.Name:
+		return r.afterGPUError, nil, ""
+	}
+	if skipped, failed := s.check(t); failed != nil || skipped != "" {
+		return skipped, failed, ""
+	}
+	if out.unchanged && !s.onUnchangedSASS && !p.o.All {
+		if !s.ofHeadAlone || !p.baseRestored() {
+			return "unchanged SASS: skipped (" + r.sass + ")", nil, ""
+		}
+		return "", nil, fmt.Sprintf("%s: %s runs although its SASS is unchanged: base's SASS came from the base cache", t.Name, s.gate)
+	}
+	return "", nil, ""
 }
 
 // runStep runs one step. While the targets' early steps run at once (gpuSlots), a check

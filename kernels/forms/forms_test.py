@@ -136,7 +136,7 @@ class _FakePrepare:
 
 class TorchHarnessTest(unittest.TestCase):
     def test_shapes_and_kernels_are_the_cpp_harness_s(self):
-        src = _read("kernels", "harness.cpp")
+        src = _read("kernels", "harness_cases.cpp")
         attn = src[src.index("attn = {") : src.index("};", src.index("attn = {"))]
         found = {m[0]: (int(m[1]), int(m[2]), int(m[3])) for m in re.findall(r'\{"(\w+)", \{(\d+), (\d+), (\d+)\}\}', attn)}
         self.assertEqual(found, kg_harness.SHAPES)
@@ -381,7 +381,7 @@ class RecorderTest(unittest.TestCase):
             src = _read(path)
             if text.startswith("#define "):
                 macro = text.split()[1]
-                used = src + (_read("kernels", "harness.cpp") if path.endswith(".cu") else "")
+                used = src + (_read("kernels", "harness.cpp") + _read("kernels", "harness_cases.cpp") if path.endswith(".cu") else "")
                 self.assertRegex(used, rf"(#ifdef|#ifndef|defined\(|\b){macro}\b", f"{cases}: {macro} is not used")
             elif text.startswith("sed:s/"):
                 pattern = re.split(r"(?<!\\)/", text[len("sed:s/") :])[0]

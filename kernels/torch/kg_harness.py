@@ -66,12 +66,12 @@ kg_bench = _import_kg_bench()
 PROG = "kernels/torch/kg_harness.py"
 HEAD_DIM = 64
 SCALE = 0.125  # 1/sqrt(64), as launch_flash_fwd passes it
-# kernels/harness.cpp's attention shapes: batch, heads, seqlen.
+# kernels/harness_cases.cpp's attention shapes: batch, heads, seqlen.
 SHAPES = {"small": (1, 8, 512), "mission": (2, 8, 512), "long": (2, 8, 2048)}
 KERNELS = {"flash_fwd": False, "flash_fwd_causal": True}  # name -> causal
 DEFAULT_SHAPES = "small,mission,long"
 DEFAULT_KERNELS = "flash_fwd,flash_fwd_causal"
-# harness.cpp's Errors::add tolerance for bad_fraction (the gate's max_err is the config's).
+# harness_cases.cpp's Errors::add tolerance for bad_fraction (the gate's max_err is the config's).
 ATOL = RTOL = 0.02
 REPEATS = 3
 FORMS = ("load", "setup")
@@ -117,7 +117,7 @@ def plan(req: kg_bench.Request, kernels: list[str]) -> list[tuple[str, str, Opti
 
 
 def copies_for(nbytes: int) -> int:
-    """Input copies to rotate through so the L2 holds none (harness.cpp's copies_for)."""
+    """Input copies to rotate through so the L2 holds none (harness_cases.cpp's copies_for)."""
     return max(1, min(64, (256 << 20) // max(nbytes, 1)))
 
 
@@ -173,7 +173,7 @@ def reference(torch: Any, q: Any, k: Any, v: Any, causal: bool) -> Any:
 
 
 class Errors:
-    """harness.cpp's Errors: NaN and Inf counted (and bad), the rest measured against the
+    """harness_cases.cpp's Errors: NaN and Inf counted (and bad), the rest measured against the
     reference; mean over every element."""
 
     def __init__(self) -> None:

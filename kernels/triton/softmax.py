@@ -12,7 +12,7 @@ The column counts are not powers of two on purpose: the kernel's block is, so it
 tail is exercised on every row.
 
     KG_MODE=check     KG_ROUNDS checks on fresh N(0, 1) inputs against torch.softmax in fp64
-                      (bad_fraction: atol 1e-6, rtol 1e-3, as harness.cpp's row_softmax), then
+                      (bad_fraction: atol 1e-6, rtol 1e-3, as harness_cases.cpp's row_softmax), then
                       3 more launches on the last input that must agree with the first
     KG_MODE=bench     KG_ROUNDS rounds of KG_SAMPLES single launches after a warm-up that also
                       compiles the kernel, rotating through enough copies that L2 holds none

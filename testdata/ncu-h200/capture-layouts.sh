@@ -6,7 +6,7 @@
 set -u
 out=${1:?usage: capture-layouts.sh OUTDIR}
 mkdir -p "$out"
-nvcc -O3 -lineinfo -Xptxas -v -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -o /tmp/kg-h kernels/harness.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu >/dev/null 2>&1 || { echo "harness build failed"; exit 3; }
+nvcc -O3 -lineinfo -Xptxas -v -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -o /tmp/kg-h kernels/harness.cpp kernels/harness_cases.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu >/dev/null 2>&1 || { echo "harness build failed"; exit 3; }
 M=sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum,dram__bytes_read.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__block_size
 K="regex:flash_fwd|gemm_wmma|row_softmax"
 cap() { local f=$1; shift; { echo "+ $*"; KG_MODE=check KG_SHAPES=mission KG_ROUNDS=1 KG_OUT=/tmp/kg-out.json "$@" 2>&1; echo "exit=$?"; } >"$out/$f"; }

@@ -16,7 +16,7 @@ out=${1:?usage: capture.sh OUTDIR [KERNEL_GATE_BINARY]}
 kg=${2:-}
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 bin=$(mktemp -d)
-build() { nvcc -O3 -lineinfo -arch=native "${@:2}" -o "$bin/h_$1" kernels/harness.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu 2>"$out/build_$1.txt"; }
+build() { nvcc -O3 -lineinfo -arch=native "${@:2}" -o "$bin/h_$1" kernels/harness.cpp kernels/harness_cases.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu 2>"$out/build_$1.txt"; }
 build clean &
 build race -DKG_DEFECT_RACE &
 build oob -DKG_DEFECT_OOB &

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.." || exit 2
 out=${1:?OUTDIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-nvcc -O3 -lineinfo -arch=native -o "$out/A" kernels/harness.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu || exit 2
+nvcc -O3 -lineinfo -arch=native -o "$out/A" kernels/harness.cpp kernels/harness_cases.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu || exit 2
 total=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits --id=0) || exit 2
 hold=$((total * 30 / 100))
 echo "GPU memory: $total MiB; each serving process holds $hold MiB first" | tee "$out/plan.txt"

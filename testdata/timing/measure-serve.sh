@@ -67,7 +67,7 @@ if [ -n "${KG_BIN:-}" ]; then cp "$KG_BIN" "$out/kernel-gate" || exit 2; else go
 build() { # name, extra nvcc flags...
   local name=$1
   shift
-  nvcc -O3 -lineinfo -arch=native "$@" -o "$out/$name" kernels/harness.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu >"$out/$name.build.log" 2>&1
+  nvcc -O3 -lineinfo -arch=native "$@" -o "$out/$name" kernels/harness.cpp kernels/harness_cases.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu >"$out/$name.build.log" 2>&1
 }
 build A & build A2 & build slow3 -DKG_DEFECT_SLOW5 -DKG_SLOW_CYCLES="$SLOW3_CYCLES" &
 build slow5 -DKG_DEFECT_SLOW5 -DKG_SLOW_CYCLES="$SLOW5_CYCLES" &

@@ -23,7 +23,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 N=${N:-8}
 REPEAT=${REPEAT:-3}
-nvcc -O3 -lineinfo -arch=native -o "$out/A" kernels/harness.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu >"$out/A.build.log" 2>&1 || { cat "$out/A.build.log"; exit 2; }
+nvcc -O3 -lineinfo -arch=native -o "$out/A" kernels/harness.cpp kernels/harness_cases.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu >"$out/A.build.log" 2>&1 || { cat "$out/A.build.log"; exit 2; }
 export TORCH_EXTENSIONS_DIR="$out/te"
 KG_MODE=check KG_SHAPES=small KG_ROUNDS=1 KG_OUT="$out/torch-build-check.json" \
   python3 kernels/torch/kg_harness.py >"$out/torch-build.log" 2>&1 || { cat "$out/torch-build.log"; exit 2; }

@@ -77,7 +77,7 @@ const (
 // gpu_seconds_budget, margins) are the judge's.
 //
 //	speedup:
-//	  build: "nvcc -O3 -lineinfo -arch=native -o build/harness kernels/harness.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu"
+//	  build: "nvcc -O3 -lineinfo -arch=native -o build/harness kernels/harness.cpp kernels/harness_cases.cpp kernels/harness_device.cu kernels/flash_fwd.cu kernels/gemm_wmma.cu kernels/softmax.cu"
 //	  harness: "./build/harness"    # sh -c in each tree, from its root
 //	  base_ref: origin/main         # base = git merge-base base_ref HEAD
 //	  shapes: [mission, long]       # KG_SHAPES

@@ -1,0 +1,236 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kernel-gate/kernel-gate/gates/ncu"
+	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/procgroup"
+	"github.com/kernel-gate/kernel-gate/internal/result"
+)
+
+// One Nsight Compute run for targets that share a harness. Every ncu run pays ncu's and
+// the harness's start-up, which on an H200 was most of each target's 2-3 s profile; targets
+// built into one binary, profiled on the same shape, need not pay it once each. When a
+// target's profile comes due, the later targets whose profile would run now with the same
+// harness command, environment, shape and timeout join it: one ncu run asks for every
+// rule's metrics, every target's kernels (KG_KERNELS) and every target's launches (-c, the
+// sum), and each target is judged on its own rules' launches, the first of them up to its
+// own ncu.launches, as if profiled alone.
+//
+// The joint run stands for the runs apart only where it proves as much: a run that ncu or
+// the harness failed, that printed an error or profiled nothing, or that reached its -c (a
+// target's launches may lie beyond it) is not used: each target is then profiled alone, as
+// before. A replay decides the same from the recorded run.
+
+// profileRun is one target's Nsight Compute run as it would be alone: its config (the rules
+// of its kernels) and options.
+type profileRun struct {
+	r   *targetRun
+	cfg ncu.Config
+	o   ncu.Options
+}
+
+// profileOptions are the target's Nsight Compute config and run options (head's harness,
+// in its tree).
+func (p *pipeline) profileOptions(t target) (ncu.Config, ncu.Options, error) {
+	cfg := p.targetNCU(t)
+	cmd, env := p.inTree(t, sideHead, t.Harness)
+	o, err := cfg.Options(cmd)
+	if err != nil {
+		return cfg, o, err
+	}
+	o.NCU = p.o.Tools.NCU
+	o.ExtraEnv = append(o.ExtraEnv, env...)
+	if len(t.Kernels) > 0 {
+		o.ExtraEnv = append(o.ExtraEnv, "KG_KERNELS="+strings.Join(t.Kernels, ","))
+	}
+	return cfg, o, nil
+}
+
+// profileGroup is the target's profile and those of the later targets that would run now
+// with the same harness, shape and timeout: the target alone when none would.
+func (p *pipeline) profileGroup(t target) ([]profileRun, error) {
+	first := slices.IndexFunc(p.runs, func(r *targetRun) bool { return r.t.Name == t.Name })
+	cfg, o, err := p.profileOptions(t)
+	if err != nil || first < 0 {
+		return []profileRun{{cfg: cfg, o: o}}, err
+	}
+	group := []profileRun{{r: p.runs[first], cfg: cfg, o: o}}
+	steps := p.gpuSteps()
+	ncuStep := steps[slices.IndexFunc(steps, func(s gpuStep) bool { return s.gate == ncu.Name })]
+	for _, r := range p.runs[first+1:] {
+		if !r.begun || r.profiledWith != "" {
+			continue
+		}
+		if skipped, failed, _ := p.stepDecision(r, ncuStep); skipped != "" || failed != nil {
+			continue
+		}
+		c, ro, err := p.profileOptions(r.t)
+		if err != nil {
+			continue // its own run says so
+		}
+		if sameHarnessRun(o, ro) {
+			group = append(group, profileRun{r: r, cfg: c, o: ro})
+		}
+	}
+	return group, nil
+}
+
+// sameHarnessRun: the two runs differ in their rules, kernels and launches at most.
+func sameHarnessRun(a, b ncu.Options) bool {
+	others := func(env []string) []string {
+		return slices.DeleteFunc(slices.Clone(env), func(v string) bool { return strings.HasPrefix(v, "KG_KERNELS=") })
+	}
+	return a.NCU == b.NCU && slices.Equal(a.Command, b.Command) && a.Shape == b.Shape && a.Timeout == b.Timeout &&
+		slices.Equal(others(a.ExtraEnv), others(b.ExtraEnv))
+}
+
+// togetherOptions are the joint run's: every target's metrics, kernels and launches.
+func togetherOptions(group []profileRun) (ncu.Config, ncu.Options, bool) {
+	o := group[0].o
+	var cfg ncu.Config
+	var kernels []string
+	all, launches := false, 0
+	for _, g := range group {
+		cfg.Kernels = append(cfg.Kernels, g.cfg.Kernels...)
+		launches += launchLimit(g.o)
+		if len(g.r.t.Kernels) == 0 {
+			all = true // a target of every kernel: KG_KERNELS stays unset
+		}
+		for _, k := range g.r.t.Kernels {
+			if !slices.Contains(kernels, k) {
+				kernels = append(kernels, k)
+			}
+		}
+	}
+	if launches > ncu.MaxLaunches {
+		return cfg, o, false
+	}
+	o.Metrics, o.KernelFilter, o.Launches = ncu.Metrics(cfg), ncu.KernelFilter(cfg), launches
+	o.ExtraEnv = slices.DeleteFunc(slices.Clone(o.ExtraEnv), func(v string) bool { return strings.HasPrefix(v, "KG_KERNELS=") })
+	if !all {
+		o.ExtraEnv = append(o.ExtraEnv, "KG_KERNELS="+strings.Join(kernels, ","))
+	}
+	return cfg, o, true
+}
+
+// profileTogether runs (or re-reads) the group's joint profile and judges each target of
+// it on its own launches. ok is false when the joint run proves less than the runs apart
+// (see above) or was recorded apart: each target is then profiled alone.
+func (p *pipeline) profileTogether(ctx context.Context, group []profileRun) (gates []result.Gate, ok bool, err error) {
+	cfg, o, fits := togetherOptions(group)
+	if !fits {
+		return nil, false, nil
+	}
+	var names []string
+	for _, g := range group {
+		names = append(names, g.r.t.Name)
+	}
+	id := "ncu/" + strings.Join(names, "+")
+	if p.replaying && !p.x.has(id) {
+		return nil, false, nil // recorded with each target profiled alone
+	}
+	rel := names[0] + "/ncu-together"
+	dir := p.x.path(rel)
+	o.ArtifactDir = dir
+	p.progress("%s: Nsight Compute, one run for %s (the same harness and shape; %d rule(s), --clock-control none)",
+		names[0], strings.Join(names, ", "), len(cfg.Kernels))
+	var rep *ncu.Report
+	var runErr error
+	_, err = p.x.stage(stage{
+		id: id,
+		live: func() (result.Gate, error) {
+			if err := procgroup.MkdirArtifact(p.x.path(""), rel); err != nil {
+				return result.Gate{}, err
+			}
+			rep, runErr = ncu.Run(ctx, o)
+			if ctx.Err() != nil {
+				return result.Gate{}, ctx.Err()
+			}
+			return result.Gate{}, nil
+		},
+		script: func(result.Gate) []string { return ncuScript(o, dir) },
+		reread: func() (result.Gate, error) {
+			return result.Gate{}, input.Read(ctx, []string{filepath.Join(dir, ncu.LogFile)}, nil, input.Log, func(r io.Reader, _ string) error {
+				var perr error
+				rep, perr = ncu.Parse(r, rel+"/"+ncu.LogFile)
+				if perr != nil {
+					rep = nil
+				}
+				return nil
+			})
+		},
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if why := provesLess(rep, runErr, o.Launches); why != "" {
+		p.progress("%s: the joint Nsight Compute run is not used (%s): each target is profiled alone", names[0], why)
+		return nil, false, nil
+	}
+	for _, g := range group {
+		gate, err := ncu.Evaluate(launchesOf(rep, g.cfg, launchLimit(g.o)), g.cfg)
+		if err != nil {
+			return nil, false, err
+		}
+		gates = append(gates, gate)
+	}
+	return gates, true, nil
+}
+
+// provesLess says why a joint run does not stand for the runs apart ("" when it does): it
+// did not run or was not read, failed, printed an error or profiled nothing, or reached its
+// launch limit, beyond which a target's launches may lie.
+func provesLess(rep *ncu.Report, err error, limit int) string {
+	switch {
+	case err != nil:
+		return err.Error()
+	case rep == nil:
+		return "its output could not be read"
+	case len(rep.Problems) > 0:
+		return rep.Problems[0]
+	case len(rep.Errors) > 0:
+		return "ncu reported errors"
+	case len(rep.Launches) == 0:
+		return "it profiled nothing"
+	case len(rep.Launches) >= limit:
+		return fmt.Sprintf("it reached its launch limit, %d", limit)
+	}
+	return ""
+}
+
+// launchLimit is a run's -c.
+func launchLimit(o ncu.Options) int {
+	if o.Launches > 0 {
+		return o.Launches
+	}
+	return ncu.DefaultLaunches
+}
+
+// launchesOf is the joint report as one target's run alone would have it: the launches of
+// its rules' kernels, the first limit of them.
+func launchesOf(rep *ncu.Report, cfg ncu.Config, limit int) *ncu.Report {
+	out := *rep
+	out.Launches = nil
+	globs := make([]kernelname.Glob, len(cfg.Kernels))
+	for i, r := range cfg.Kernels {
+		globs[i] = kernelname.Glob(r.Match)
+	}
+	for _, l := range rep.Launches {
+		if len(out.Launches) == limit {
+			break
+		}
+		if slices.ContainsFunc(globs, func(g kernelname.Glob) bool { return l.Name.Matches(g) }) {
+			out.Launches = append(out.Launches, l)
+		}
+	}
+	out.Limit = limit
+	return &out
+}

@@ -73,7 +73,7 @@ func TestSummaryTrend(t *testing.T) {
 		{"trend", []string{"clean", "spill", "slow5"}, map[string]string{"trend-url": page},
 			[]string{"### 📈 Trend on NVIDIA H200 (sm\\_90)", "[trend page](" + page + ")",
 				// head's medians of flash_fwd × mission in the clean and slow5 recordings of 2026-11-27
-				"| flash\\_fwd × mission | attention | 38.94 µs | – | 41.01 µs | `▁·█` | **▲5.3%** |"}, nil, ""},
+				"| flash\\_fwd × mission | attention | 38.58 µs | – | 40.67 µs | `▁·█` | **▲5.4%** |"}, nil, ""},
 		{"no trend-url", []string{"clean"}, nil, nil, []string{"Trend"}, ""},
 		{"no history yet", nil, map[string]string{"trend-url": page}, nil, []string{"Trend"},
 			"no trend in the summary: the baseline holds no history for NVIDIA H200 (sm_90) yet"},

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,18 +14,22 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// kernel-gate explain on the occupancy recording's two builds (logs and dumps) and on two
-// recorded results; bad input exits 2.
+// kernel-gate explain on the occupancy recording's two builds (each source's compile log, and
+// the dumps) and on two recorded results; bad input exits 2.
 func TestExplainCommand(t *testing.T) {
 	occ := "testdata/replay/occupancy/"
-	builds := []string{"explain", "--base-log", occ + "base/attention/build.log", "--head-log", occ + "head/attention/build.log",
-		"--base-sass", occ + "base/attention/sass.txt.gz", "--head-sass", occ + "head/attention/sass.txt.gz", "--gpu", "9.0", "--block-size", "128"}
+	builds := []string{"explain", "--base-sass", occ + "base/attention/sass.txt.gz", "--head-sass", occ + "head/attention/sass.txt.gz", "--gpu", "9.0", "--block-size", "128"}
+	for i := range 6 { // harness.cpp, harness_cases.cpp, harness_device.cu and the three kernels' files
+		for _, side := range []string{"base", "head"} {
+			builds = append(builds, "--"+side+"-log", fmt.Sprintf("%s%s/attention/compile/%d.log", occ, side, i))
+		}
+	}
 	code, out, stderr := kg(t, "", builds...)
 	if code != exitPass {
 		t.Fatalf("explain: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"kernel-gate explain: 2 kernel × arch changed, 18 unchanged",
+		"kernel-gate explain: 2 kernel × arch changed, 26 unchanged",
 		// A heavier kernel: the occupancy it lost leads, with the registers that limit it.
 		"kg::gemm_wmma<64, 64, 32> (sm_90a): occupancy 28 → 16 warps/SM (44% → 25% of the SM) at 128 threads per block, limited by registers; registers 72 → 108",
 	} {

@@ -64,12 +64,11 @@ func TestDemoTrend(t *testing.T) {
 		t.Fatalf("demo --trend: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		// occupancy was recorded on an H100: a GPU of its own in the store.
 		"Trend of 9 recorded replays (synthetic commit order: clean, divergent-barrier, occupancy, oob, race, slow5, spill, uninit, wrong-result)",
-		"NVIDIA H100 80GB HBM3 (sm_90): 1 commit, occupancy (2026-11-27 02:00)",
 		"Page: " + page + " (",
-		"NVIDIA H200 (sm_90): 8 commits, clean (2026-11-27 00:00) … wrong-result (2026-11-27 08:00)",
-		"flash_fwd × mission (attention): median 38.94 µs (clean) → 41.01 µs (slow5), +5.3%; measured at 2 of 8 commits",
+		"NVIDIA H200 (sm_90): 9 commits, clean (2026-11-27 00:00) … wrong-result (2026-11-27 08:00)",
+		"flash_fwd × mission (attention): median 38.58 µs (clean) → 40.67 µs (slow5), +5.4%; measured at 2 of 9 commits",
+		"gemm_wmma × mission (gemm): median 267.1 µs (clean) → 242.8 µs (occupancy), -9.1%; measured at 2 of 9 commits",
 		"kg::flash_fwd<64, 64, false> (sm_90a): registers 153 → 157 (32 to 157); spills up to 3360 B (spill)",
 		"… and ",
 	} {

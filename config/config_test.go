@@ -151,7 +151,7 @@ func TestLimitSourcesCarryLines(t *testing.T) {
 	// The clean recording's compiles of flash_fwd.cu and gemm_wmma.cu (each source has its
 	// own log since the kernels' own translation units).
 	var l ptxas.Log
-	for _, log := range []string{"2.log", "3.log"} {
+	for _, log := range []string{"3.log", "4.log"} {
 		raw, err := os.ReadFile(filepath.Join("..", "testdata", "replay", "clean", "head", "attention", "compile", log))
 		if err != nil {
 			t.Fatal(err)

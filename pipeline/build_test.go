@@ -57,14 +57,14 @@ func TestSourceThreads(t *testing.T) {
 		jobs    int
 		want    []int
 	}{
-		{"a .cpp beside four .cu, 8 cores", split, []string{"-O3"}, 8, []int{0, 2, 2, 2, 2}},
+		{"two .cpp beside four .cu, 8 cores", split, []string{"-O3"}, 8, []int{0, 0, 2, 2, 2, 2}},
 		{"five .cu, 8 cores", []string{"a.cu", "b.cu", "c.cu", "d.cu", "e.cu"}, nil, 8, []int{0, 0, 0, 0, 0}},
-		{"a .cpp beside four .cu, 4 cores", split, nil, 4, []int{0, 0, 0, 0, 0}},
-		{"a .cpp beside four .cu, 16 cores", split, nil, 16, []int{0, 2, 2, 2, 2}},
-		{"-x cu: the .cpp is CUDA", split, []string{"-x", "cu"}, 16, []int{2, 2, 2, 2, 2}},
+		{"two .cpp beside four .cu, 4 cores", split, nil, 4, []int{0, 0, 0, 0, 0, 0}},
+		{"two .cpp beside four .cu, 16 cores", split, nil, 16, []int{0, 0, 2, 2, 2, 2}},
+		{"-x cu: the .cpp is CUDA", split, []string{"-x", "cu"}, 16, []int{2, 2, 2, 2, 2, 2}},
 		{"each host-only suffix", []string{"a.c", "b.cc", "c.cxx", "d.cpp", "k.cu"}, nil, 2, []int{0, 0, 0, 0, 2}},
 		{"host-only alone", []string{"a.cpp", "b.cc"}, nil, 8, []int{0, 0}},
-		{"--x=cu: the .cpp is CUDA", split, []string{"--x=cu"}, 10, []int{2, 2, 2, 2, 2}},
+		{"--x=cu: the .cpp is CUDA", split, []string{"--x=cu"}, 12, []int{2, 2, 2, 2, 2, 2}},
 	} {
 		got := p.sourceThreads(&build{sources: tc.sources, flags: tc.flags}, tc.jobs)
 		if !slices.Equal(got, tc.want) {

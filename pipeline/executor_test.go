@@ -19,7 +19,7 @@ import (
 // recording copies a recorded case to a directory of the test's own.
 func recording(t *testing.T, name string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), name)
+	dir := filepath.Join(t.TempDir(), filepath.Base(name)) // name may be ../replay-old/CASE
 	if err := os.CopyFS(dir, os.DirFS(filepath.Join(root, "testdata/replay", name))); err != nil {
 		t.Fatal(err)
 	}
@@ -144,10 +144,13 @@ func TestReplayUsesTheRecordedExitStatus(t *testing.T) {
 			t.Errorf("err %v", err)
 		}
 	})
+	// gemm's: a failed check/attention would stop attention's profile, which the recording
+	// made together with softmax's (ncu/attention+softmax), so that softmax's alone would be
+	// asked of it; the journal so edited is no run's.
 	t.Run("a recorded failure fails", func(t *testing.T) {
 		dir := recording(t, "clean")
 		editJournal(t, dir, func(j *journal) {
-			s := stepOf(t, j, "check/attention")
+			s := stepOf(t, j, "check/gemm")
 			s.Exit, s.Why = 1, "exited with status 1"
 		})
 		res, err := Run(context.Background(), loadConfig(t), Options{Replay: dir})
@@ -167,7 +170,7 @@ func TestReplayNeutralisesTheJournalsText(t *testing.T) {
 	dir := recording(t, "clean")
 	hostile := "\x1b]0;owned\x07\x1b[31mred\n::add-mask::x\n::error file=a::forged\n" + strings.Repeat("A", 1<<20) + "\nunspecified launch failure\n"
 	editJournal(t, dir, func(j *journal) {
-		s := stepOf(t, j, "check/attention")
+		s := stepOf(t, j, "check/gemm") // not attention's: see TestReplayUsesTheRecordedExitStatus
 		s.Exit, s.Why, s.Tail = 1, "exited with status 1\x1b[2J\n::warning::x", hostile
 		s.Argv = []string{"harness\x1b[1m", strings.Repeat("x", 5000)}
 	})

@@ -58,14 +58,14 @@ func TestBuildLogCutAtTheCapFailsThePtxasGate(t *testing.T) {
 	// The clean recording's compiles of its sources, one after the other (the fake nvcc
 	// prints the whole of it for each compile), and the spill recording's of flash_fwd.cu.
 	var clean []byte
-	for _, log := range []string{"1.log", "2.log", "3.log", "4.log"} {
+	for _, log := range []string{"2.log", "3.log", "4.log", "5.log"} {
 		raw, err := os.ReadFile(filepath.Join(root, "testdata/replay/clean/head/attention/compile", log))
 		if err != nil {
 			t.Fatal(err)
 		}
 		clean = append(clean, raw...)
 	}
-	spill, err := os.ReadFile(filepath.Join(root, "testdata/replay/spill/head/attention/compile/2.log"))
+	spill, err := os.ReadFile(filepath.Join(root, "testdata/replay/spill/head/attention/compile/3.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func findings(g result.Gate) string {
 // it was cut, and fails it, naming the cap, when the journal does (the live run recorded
 // it). A cubin's cut SASS (nvdisasm's log) fails the sass gate, and so does a whole
 // cuobjdump --dump-sass dump cut in a recording made before the dumps by cubins
-// (occupancy's).
+// (testdata/replay-old's clean).
 func TestReplayOfACutLogFailsItsGate(t *testing.T) {
 	cutAt := func(t *testing.T, dir, rel string, lines int) {
 		t.Helper()
@@ -137,16 +137,16 @@ func TestReplayOfACutLogFailsItsGate(t *testing.T) {
 		says    string
 	}{
 		{"not recorded as cut", "spill", "", "ptxas", result.Pass, ""},
-		{"compile log recorded as cut", "spill", "compile/head/attention/2", "ptxas", result.Fail, "log head/attention/compile/2.log is cut: " + why},
-		{"base's compile log recorded as cut", "spill", "compile/base/attention/2", "ptxas", result.Fail, "base's log base/attention/compile/2.log is cut: " + why},
+		{"compile log recorded as cut", "spill", "compile/head/attention/3", "ptxas", result.Fail, "log head/attention/compile/3.log is cut: " + why},
+		{"base's compile log recorded as cut", "spill", "compile/base/attention/3", "ptxas", result.Fail, "base's log base/attention/compile/3.log is cut: " + why},
 		{"a cubin's SASS recorded as cut", "spill", "sass/head/attention/6", "sass", result.Fail,
 			`attention: nvdisasm of its cubin "flash_fwd.sm_90a.cubin" (head/attention/sass/6.txt): ` + why + ", so the functions it printed after them were never read"},
-		{"whole SASS dump recorded as cut", "occupancy", "sass/head/attention", "sass", result.Fail, "head/attention/sass.txt is cut: " + why},
+		{"whole SASS dump recorded as cut", "../replay-old/clean-cuobjdump", "sass/head/attention", "sass", result.Fail, "head/attention/sass.txt is cut: " + why},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := recording(t, tc.rcase)
 			if tc.rcase == "spill" {
-				cutAt(t, dir, "head/attention/compile/2.log", 13) // before the flash kernels of sm_90a, which spill
+				cutAt(t, dir, "head/attention/compile/3.log", 13) // before the flash kernels of sm_90a, which spill
 			}
 			if tc.cut != "" {
 				editJournal(t, dir, func(j *journal) { stepOf(t, j, tc.cut).LogCut = why })

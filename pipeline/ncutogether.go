@@ -28,6 +28,7 @@ import (
 // the harness failed, that printed an error or profiled nothing, or that reached its -c (a
 // target's launches may lie beyond it) is not used: each target is then profiled alone, as
 // before. A replay decides the same from the recorded run.
+// Why: docs/threat-model.md, threat-model T21.
 
 // profileRun is one target's Nsight Compute run as it would be alone: its config (the rules
 // of its kernels) and options.

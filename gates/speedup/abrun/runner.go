@@ -1089,6 +1089,7 @@ func (r *runner) look() (need int, done bool, err error) {
 // most of a new set's), and each pair's reference estimate stays the one of the rounds
 // that decided it, beside the same rounds of head. Its serving processes end with their
 // set, at the next restart or the end, never while a round is timed.
+// Why: docs/threat-model.md, threat-model T21.
 func (r *runner) stopReference() {
 	r.refStopped, r.refKept = true, r.kept
 	r.data.ReferenceLastRound = r.data.RoundsRun

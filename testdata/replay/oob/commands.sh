@@ -1,25 +1,27 @@
 #!/bin/sh
 # The processes of one `kernel-gate run`, as a plain script (written by kernel-gate run).
 (nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader >/root/out/rec/oob/gpu.csv.plain 2>&1)
-git -C /tmp/tmp.lxz0v7y59n/repo worktree add --detach /tmp/kernel-gate-base-3019133047/base 18598335cfc3d351626c9b21e9f291d4e26376ac >/dev/null 2>&1
+git -C /tmp/tmp.2MGJcR2rnW/repo worktree add --detach /tmp/kernel-gate-base-2553956428/base 827f3c034ae72426a4bb7f1fa2444e0bc6b7e26a >/dev/null 2>&1
 (nvcc --version >/root/out/rec/oob/nvcc-version.txt.plain 2>&1)
 (
-(cd /tmp/kernel-gate-base-3019133047/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -c -o /root/out/rec/oob/base/attention/compile/0.o kernels/harness.cpp >/root/out/rec/oob/base/attention/compile/0.log.plain 2>&1) &
-(cd /tmp/kernel-gate-base-3019133047/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/base/attention/compile/1.o kernels/harness_device.cu >/root/out/rec/oob/base/attention/compile/1.log.plain 2>&1) &
-(cd /tmp/kernel-gate-base-3019133047/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/base/attention/compile/2.o kernels/flash_fwd.cu >/root/out/rec/oob/base/attention/compile/2.log.plain 2>&1) &
-(cd /tmp/kernel-gate-base-3019133047/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/base/attention/compile/3.o kernels/gemm_wmma.cu >/root/out/rec/oob/base/attention/compile/3.log.plain 2>&1) &
-(cd /tmp/kernel-gate-base-3019133047/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/base/attention/compile/4.o kernels/softmax.cu >/root/out/rec/oob/base/attention/compile/4.log.plain 2>&1) &
+(cd /tmp/kernel-gate-base-2553956428/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -c -o /root/out/rec/oob/base/attention/compile/0.o kernels/harness.cpp >/root/out/rec/oob/base/attention/compile/0.log.plain 2>&1) &
+(cd /tmp/kernel-gate-base-2553956428/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -c -o /root/out/rec/oob/base/attention/compile/1.o kernels/harness_cases.cpp >/root/out/rec/oob/base/attention/compile/1.log.plain 2>&1) &
+(cd /tmp/kernel-gate-base-2553956428/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/base/attention/compile/2.o kernels/harness_device.cu >/root/out/rec/oob/base/attention/compile/2.log.plain 2>&1) &
+(cd /tmp/kernel-gate-base-2553956428/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/base/attention/compile/3.o kernels/flash_fwd.cu >/root/out/rec/oob/base/attention/compile/3.log.plain 2>&1) &
+(cd /tmp/kernel-gate-base-2553956428/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/base/attention/compile/4.o kernels/gemm_wmma.cu >/root/out/rec/oob/base/attention/compile/4.log.plain 2>&1) &
+(cd /tmp/kernel-gate-base-2553956428/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/base/attention/compile/5.o kernels/softmax.cu >/root/out/rec/oob/base/attention/compile/5.log.plain 2>&1) &
 wait
-cd /tmp/kernel-gate-base-3019133047/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -o /root/out/rec/oob/base/attention/harness /root/out/rec/oob/base/attention/compile/0.o /root/out/rec/oob/base/attention/compile/1.o /root/out/rec/oob/base/attention/compile/2.o /root/out/rec/oob/base/attention/compile/3.o /root/out/rec/oob/base/attention/compile/4.o >/root/out/rec/oob/base/attention/build.log.plain 2>&1
+cd /tmp/kernel-gate-base-2553956428/base && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -o /root/out/rec/oob/base/attention/harness /root/out/rec/oob/base/attention/compile/0.o /root/out/rec/oob/base/attention/compile/1.o /root/out/rec/oob/base/attention/compile/2.o /root/out/rec/oob/base/attention/compile/3.o /root/out/rec/oob/base/attention/compile/4.o /root/out/rec/oob/base/attention/compile/5.o >/root/out/rec/oob/base/attention/build.log.plain 2>&1
 ) &
 (
-(cd /tmp/tmp.lxz0v7y59n/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -c -o /root/out/rec/oob/head/attention/compile/0.o kernels/harness.cpp >/root/out/rec/oob/head/attention/compile/0.log.plain 2>&1) &
-(cd /tmp/tmp.lxz0v7y59n/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/head/attention/compile/1.o kernels/harness_device.cu >/root/out/rec/oob/head/attention/compile/1.log.plain 2>&1) &
-(cd /tmp/tmp.lxz0v7y59n/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/head/attention/compile/2.o kernels/flash_fwd.cu >/root/out/rec/oob/head/attention/compile/2.log.plain 2>&1) &
-(cd /tmp/tmp.lxz0v7y59n/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/head/attention/compile/3.o kernels/gemm_wmma.cu >/root/out/rec/oob/head/attention/compile/3.log.plain 2>&1) &
-(cd /tmp/tmp.lxz0v7y59n/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/head/attention/compile/4.o kernels/softmax.cu >/root/out/rec/oob/head/attention/compile/4.log.plain 2>&1) &
+(cd /tmp/tmp.2MGJcR2rnW/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -c -o /root/out/rec/oob/head/attention/compile/0.o kernels/harness.cpp >/root/out/rec/oob/head/attention/compile/0.log.plain 2>&1) &
+(cd /tmp/tmp.2MGJcR2rnW/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -c -o /root/out/rec/oob/head/attention/compile/1.o kernels/harness_cases.cpp >/root/out/rec/oob/head/attention/compile/1.log.plain 2>&1) &
+(cd /tmp/tmp.2MGJcR2rnW/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/head/attention/compile/2.o kernels/harness_device.cu >/root/out/rec/oob/head/attention/compile/2.log.plain 2>&1) &
+(cd /tmp/tmp.2MGJcR2rnW/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/head/attention/compile/3.o kernels/flash_fwd.cu >/root/out/rec/oob/head/attention/compile/3.log.plain 2>&1) &
+(cd /tmp/tmp.2MGJcR2rnW/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/head/attention/compile/4.o kernels/gemm_wmma.cu >/root/out/rec/oob/head/attention/compile/4.log.plain 2>&1) &
+(cd /tmp/tmp.2MGJcR2rnW/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a --threads 2 -c -o /root/out/rec/oob/head/attention/compile/5.o kernels/softmax.cu >/root/out/rec/oob/head/attention/compile/5.log.plain 2>&1) &
 wait
-cd /tmp/tmp.lxz0v7y59n/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -o /root/out/rec/oob/head/attention/harness /root/out/rec/oob/head/attention/compile/0.o /root/out/rec/oob/head/attention/compile/1.o /root/out/rec/oob/head/attention/compile/2.o /root/out/rec/oob/head/attention/compile/3.o /root/out/rec/oob/head/attention/compile/4.o >/root/out/rec/oob/head/attention/build.log.plain 2>&1
+cd /tmp/tmp.2MGJcR2rnW/repo && nvcc -lineinfo -Xptxas -v -O3 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90a,code=sm_90a -o /root/out/rec/oob/head/attention/harness /root/out/rec/oob/head/attention/compile/0.o /root/out/rec/oob/head/attention/compile/1.o /root/out/rec/oob/head/attention/compile/2.o /root/out/rec/oob/head/attention/compile/3.o /root/out/rec/oob/head/attention/compile/4.o /root/out/rec/oob/head/attention/compile/5.o >/root/out/rec/oob/head/attention/build.log.plain 2>&1
 ) &
 wait
 (cuobjdump --list-elf /root/out/rec/oob/base/attention/harness >/root/out/rec/oob/base/attention/list-elf.txt.plain 2>&1) &
@@ -28,8 +30,8 @@ wait
 (mkdir -p /root/out/rec/oob/base/attention/cubins && cd /root/out/rec/oob/base/attention/cubins && cuobjdump -xelf all /root/out/rec/oob/base/attention/harness >/root/out/rec/oob/base/attention/xelf.txt.plain 2>&1) &
 (mkdir -p /root/out/rec/oob/head/attention/cubins && cd /root/out/rec/oob/head/attention/cubins && cuobjdump -xelf all /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/head/attention/xelf.txt.plain 2>&1) &
 wait
-(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/0-1-2-3-4.sm_89.cubin >/root/out/rec/oob/base/attention/sass/1.txt.plain 2>&1) &
-(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/0-1-2-3-4.sm_90a.cubin >/root/out/rec/oob/base/attention/sass/2.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/0-1-2-3-4-5.sm_89.cubin >/root/out/rec/oob/base/attention/sass/1.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/0-1-2-3-4-5.sm_90a.cubin >/root/out/rec/oob/base/attention/sass/2.txt.plain 2>&1) &
 (/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/harness_device.sm_89.cubin >/root/out/rec/oob/base/attention/sass/3.txt.plain 2>&1) &
 (/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/harness_device.sm_90a.cubin >/root/out/rec/oob/base/attention/sass/4.txt.plain 2>&1) &
 (/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/flash_fwd.sm_89.cubin >/root/out/rec/oob/base/attention/sass/5.txt.plain 2>&1) &
@@ -38,8 +40,8 @@ wait
 (/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/gemm_wmma.sm_90a.cubin >/root/out/rec/oob/base/attention/sass/8.txt.plain 2>&1) &
 (/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/softmax.sm_89.cubin >/root/out/rec/oob/base/attention/sass/9.txt.plain 2>&1) &
 (/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/base/attention/cubins/softmax.sm_90a.cubin >/root/out/rec/oob/base/attention/sass/10.txt.plain 2>&1) &
-(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/0-1-2-3-4.sm_89.cubin >/root/out/rec/oob/head/attention/sass/1.txt.plain 2>&1) &
-(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/0-1-2-3-4.sm_90a.cubin >/root/out/rec/oob/head/attention/sass/2.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/0-1-2-3-4-5.sm_89.cubin >/root/out/rec/oob/head/attention/sass/1.txt.plain 2>&1) &
+(/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/0-1-2-3-4-5.sm_90a.cubin >/root/out/rec/oob/head/attention/sass/2.txt.plain 2>&1) &
 (/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/harness_device.sm_89.cubin >/root/out/rec/oob/head/attention/sass/3.txt.plain 2>&1) &
 (/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/harness_device.sm_90a.cubin >/root/out/rec/oob/head/attention/sass/4.txt.plain 2>&1) &
 (/usr/local/cuda/bin/nvdisasm -c -hex /root/out/rec/oob/head/attention/cubins/flash_fwd.sm_89.cubin >/root/out/rec/oob/head/attention/sass/5.txt.plain 2>&1) &
@@ -57,11 +59,11 @@ env KG_SHAPES=small KG_KERNELS=flash_fwd,flash_fwd_causal KG_MODE=sanitize KG_OU
 env KG_SHAPES=small KG_KERNELS=flash_fwd,flash_fwd_causal KG_MODE=sanitize KG_OUT=/root/out/rec/oob/attention/sanitize/harness-synccheck.json.plain compute-sanitizer --tool synccheck --xml --save /root/out/rec/oob/attention/sanitize/synccheck.xml.plain --log-file /root/out/rec/oob/attention/sanitize/synccheck.log.plain --error-exitcode 86 --print-limit 10000 --demangle no /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/attention/sanitize/synccheck.out.plain 2>&1
 ) &
 (
-cd /tmp/tmp.lxz0v7y59n/repo && env KG_MODE=check KG_SHAPES=small,mission KG_KERNELS=gemm_wmma KG_ROUNDS=3 KG_OUT=/root/out/rec/oob/gemm/check.json /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/gemm/check.log.plain 2>&1
+cd /tmp/tmp.2MGJcR2rnW/repo && env KG_MODE=check KG_SHAPES=small,mission KG_KERNELS=gemm_wmma KG_ROUNDS=3 KG_OUT=/root/out/rec/oob/gemm/check.json /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/gemm/check.log.plain 2>&1
 ) &
 (
-cd /tmp/tmp.lxz0v7y59n/repo && env KG_MODE=check KG_SHAPES=small,mission,long KG_KERNELS=row_softmax KG_ROUNDS=3 KG_OUT=/root/out/rec/oob/softmax/check.json /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/softmax/check.log.plain 2>&1
+cd /tmp/tmp.2MGJcR2rnW/repo && env KG_MODE=check KG_SHAPES=small,mission,long KG_KERNELS=row_softmax KG_ROUNDS=3 KG_OUT=/root/out/rec/oob/softmax/check.json /root/out/rec/oob/head/attention/harness >/root/out/rec/oob/softmax/check.log.plain 2>&1
 ) &
 wait
-git -C /tmp/tmp.lxz0v7y59n/repo worktree remove --force /tmp/kernel-gate-base-3019133047/base
-rm -rf /tmp/kernel-gate-base-3019133047
+git -C /tmp/tmp.2MGJcR2rnW/repo worktree remove --force /tmp/kernel-gate-base-2553956428/base
+rm -rf /tmp/kernel-gate-base-2553956428

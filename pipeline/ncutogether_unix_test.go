@@ -16,24 +16,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
 
-// journalSteps are the step ids of a run's journal, in its order.
-func journalSteps(t *testing.T, art string) []string {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(art, journalFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var j journal
-	if err := json.Unmarshal(raw, &j); err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, s := range j.Steps {
-		ids = append(ids, s.ID)
-	}
-	return ids
-}
-
 // ncuKernels are the kernels each target's ncu part judged (their short names).
 func ncuKernels(t *testing.T, res result.Result) map[string][]string {
 	t.Helper()
@@ -90,9 +72,9 @@ func TestTargetsShareOneProfile(t *testing.T) {
 				t.Fatal(err)
 			}
 			var ncuSteps []string
-			for _, id := range journalSteps(t, art) {
-				if strings.HasPrefix(id, "ncu/") {
-					ncuSteps = append(ncuSteps, id)
+			for _, st := range readJournal(t, art).Steps {
+				if strings.HasPrefix(st.ID, "ncu/") {
+					ncuSteps = append(ncuSteps, st.ID)
 				}
 			}
 			if !slices.Equal(ncuSteps, tc.steps) {

@@ -57,6 +57,7 @@ func Run(ctx context.Context, o Options) (int, error) {
 	gh := githubactions.New(githubactions.WithGetenv(o.Getenv), githubactions.WithWriter(io.Discard))
 	in, err := ReadInputs(gh.GetInput)
 	if err != nil {
+		notRunSummary(o.Getenv, o.Log, err)
 		return exitcode.Usage, err
 	}
 	if in.Token != "" {
@@ -65,15 +66,18 @@ func Run(ctx context.Context, o Options) (int, error) {
 	}
 	ev, err := ReadEvent(o.Getenv)
 	if err != nil {
+		notRunSummary(o.Getenv, o.Log, err)
 		return exitcode.Usage, err
 	}
 	root := cmp.Or(o.Getenv("GITHUB_WORKSPACE"), ".")
 	headRev, _ := abrun.Git(ctx, root, "rev-parse", "HEAD")
 	plan, err := Decide(in, ev, headRev)
 	if err != nil {
+		notRunSummary(o.Getenv, o.Log, err)
 		return exitcode.Usage, err
 	}
 	if err := CheckCheckout(ctx, root, in, ev, plan); err != nil {
+		notRunSummary(o.Getenv, o.Log, err)
 		return exitcode.Of(err), err
 	}
 	r := &run{o: o, in: in, ev: ev, plan: plan, root: root, budget: githubapi.NewBudget(o.APIBudget)}
@@ -89,6 +93,7 @@ func Run(ctx context.Context, o Options) (int, error) {
 		res, err = r.gate(ctx)
 		if err != nil {
 			r.abandon(ctx, err)
+			notRunSummary(o.Getenv, o.Log, err)
 			return exitcode.Of(err), err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kernel-gate/kernel-gate/baseline"
+	"github.com/kernel-gate/kernel-gate/internal/exitcode"
 	"github.com/kernel-gate/kernel-gate/internal/fakegithub"
 	"github.com/kernel-gate/kernel-gate/internal/githubapi"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -458,5 +459,25 @@ func TestPushStoresOnTheConfiguredBranch(t *testing.T) {
 	}
 	if d := l.Keys[0].Entries[0]; len(d.Kernels) == 0 || d.Kernels[0].SASS == nil || len(d.Kernels[0].SASS.Digest) != 64 {
 		t.Errorf("the stored entry's SASS has no digest: %+v", d.Kernels[0].SASS)
+	}
+}
+
+// What keeps kernel-gate from judging the change (here an input it refuses, and a mode
+// quoting a code fence) is said in the job summary too, where a reader of the summary page
+// looks: each line of the cause under "- " in a code block no input can close.
+func TestNotRunSaidInTheSummary(t *testing.T) {
+	env, dir := actionEnv(t, nil, map[string]string{"mode": "gate```\n**bold**"})
+	code, _, err := runAction(t, env, nil)
+	if code != exitcode.Usage || err == nil {
+		t.Fatalf("exit %d (%v), want %d", code, err, exitcode.Usage)
+	}
+	raw, rerr := os.ReadFile(filepath.Join(dir, "summary"))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	s := string(raw)
+	first, _, _ := strings.Cut(strings.ReplaceAll(err.Error(), "```", "'''"), "\n")
+	if !strings.HasPrefix(s, "**kernel-gate could not run** (the step fails):\n\n```\n- "+first) || strings.Count(s, "```") != 2 || !strings.HasSuffix(s, "```\n") {
+		t.Errorf("summary:\n%s", s)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -24,6 +25,25 @@ func (j jobSummary) Report(_ context.Context, f *Findings) error {
 		return fmt.Errorf("the job summary: %s", msgtext.FirstLine(err.Error()))
 	}
 	return nil
+}
+
+// notRunSummary says in the job summary why kernel-gate did not judge the change (a refusal,
+// bad inputs, a step it could not run), as stage B's refusals do: where the log is not read,
+// the summary page shows it, each line of the cause under "- " in a code block. Writing it
+// is best effort: a failure is said in the log.
+func notRunSummary(getenv func(string) string, log io.Writer, cause error) {
+	if getenv("GITHUB_STEP_SUMMARY") == "" {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("**kernel-gate could not run** (the step fails):\n\n```\n")
+	for _, line := range strings.Split(strings.TrimRight(cause.Error(), "\n"), "\n") {
+		b.WriteString("- " + strings.ReplaceAll(line, "```", "'''") + "\n")
+	}
+	b.WriteString("```\n")
+	if err := workflowcmd.AppendSummary(getenv, b.String(), workflowcmd.DefaultSummaryLimit); err != nil {
+		logf(log, "kernel-gate action: the job summary: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
+	}
 }
 
 // summaryFile keeps the summary's markdown beside the result file, for the summary-path

@@ -74,8 +74,9 @@ func (p *pipeline) explainBuild(ctx context.Context, gates []result.Gate, f resu
 }
 
 // explainSlowdown is the input for a speedup finding of a slower kernel, which names a
-// harness's kernel ("gemm_wmma"): its target's functions on the runner's GPU arch, the
-// first whose SASS changed where several match.
+// harness's kernel ("gemm_wmma"): of its target's functions on the runner's GPU arch, the one
+// head's profile of that kernel launched, else the first whose SASS changed where several
+// match.
 func (p *pipeline) explainSlowdown(ctx context.Context, gates []result.Gate, f result.Finding) (explain.Input, bool) {
 	if f.Metric != speedup.MetricSlowdown || f.Value == nil || *f.Value <= 1 {
 		return explain.Input{}, false
@@ -91,9 +92,12 @@ func (p *pipeline) explainSlowdown(ctx context.Context, gates []result.Gate, f r
 	if len(matched) == 0 {
 		return explain.Input{}, false
 	}
-	head := matched[0]
-	if i := slices.IndexFunc(matched, p.sassChangedOf); i >= 0 {
-		head = matched[i]
+	all := fmt.Sprintf("%d functions matching %s", len(matched), strings.Join(globs, ", "))
+	head, which := matched[0], "the first of "+all
+	if k := p.profiledFunction(f.Kernel, matched); k != nil {
+		head, which = k, fmt.Sprintf("the one the harness's %s ran in its profile, of %s", f.Kernel, all)
+	} else if i := slices.IndexFunc(matched, p.sassChangedOf); i >= 0 {
+		head, which = matched[i], "the first with changed SASS of "+all
 	}
 	in, ok := p.explainInput(ctx, gates, head, t)
 	if !ok {
@@ -105,7 +109,7 @@ func (p *pipeline) explainSlowdown(ctx context.Context, gates []result.Gate, f r
 	in.Kind = explain.Slower
 	in.Headline = fmt.Sprintf("%.1f%% slower (%s, %s", 100*(*f.Value-1), kernelname.Parse(head.Name).Short, head.Arch)
 	if len(matched) > 1 {
-		in.Headline += fmt.Sprintf(", the first with changed SASS of %d functions matching %s", len(matched), strings.Join(globs, ", "))
+		in.Headline += ", " + which
 	}
 	if baseName.Identity() != kernelname.Parse(head.Name).Identity() {
 		in.Headline += "; " + explain.RenamedHeadline(baseName)

@@ -49,7 +49,8 @@ func findExplained(t *testing.T, fs []result.Finding, kernel, arch, metric strin
 // then the register cap; the spill recording stopped before the harness ran, so no block
 // size: the clause says why), occupancy (the harness's block size 128 in gemm/check.json:
 // 28 → 16 warps/SM, limited by registers) and slow5 (the wait stalls of the timed wait,
-// then the duration that shows it and its clock reads; ncu's block size). want is said in
+// then the duration that shows it and its clock reads; ncu's block size; flash_fwd_causal
+// as the function its profile ran). want is said in
 // the explanation's clauses, in the sentence or after it.
 func TestReplayExplanations(t *testing.T) {
 	for _, tt := range []struct {
@@ -67,10 +68,16 @@ func TestReplayExplanations(t *testing.T) {
 			nil, "harness"},
 		{"slow5", "speedup", "flash_fwd", "", "slowdown",
 			// The base-vs-head profile (the recording of 2026-11-27 has it): the wait shows.
-			"5.6% slower (kg::flash_fwd<64, 64, false>, sm_90a, the first with changed SASS of 2 functions matching flash_fwd<*>): " +
+			"5.6% slower (kg::flash_fwd<64, 64, false>, sm_90a, the one the harness's flash_fwd ran in its profile, of 2 functions matching flash_fwd<*>): " +
 				"wait stalls +18% (1.14 → 1.34 warps per issued instruction); duration 36384 → 38528 ns (+6%); " +
 				"clock reads 0 → 2 (a timed wait or in-kernel timing: S2R/CS2R of SR_CLOCKLO); occupancy unchanged (12 warps/SM, limited by registers); ",
 			[]string{"registers 153 → 148"}, "ncu"},
+		// The harness's label names no function: its own profile says which it ran (the causal
+		// instantiation), where the first with changed SASS would be the other one.
+		{"slow5", "speedup", "flash_fwd_causal", "", "slowdown",
+			"6.0% slower (kg::flash_fwd<64, 64, true>, sm_90a, the one the harness's flash_fwd_causal ran in its profile, of 2 functions matching flash_fwd<*>): " +
+				"wait stalls +15% (1.13 → 1.30 warps per issued instruction); mio-throttle stalls +150% (0.08 → 0.20 warps per issued instruction); duration 32896 → 34784 ns (+6%); ",
+			[]string{"registers 154 → 160"}, "ncu"},
 	} {
 		t.Run(tt.rcase, func(t *testing.T) {
 			f := findExplained(t, explained(t, tt.rcase)[tt.gate], tt.kernel, tt.arch, tt.metric)

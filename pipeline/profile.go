@@ -14,8 +14,10 @@ import (
 
 	"github.com/kernel-gate/kernel-gate/explain"
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
+	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
 	"github.com/kernel-gate/kernel-gate/internal/input"
+	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -169,4 +171,33 @@ func (p *pipeline) profileOf(side int, kernel, id string) []explain.Metric {
 		out = append(out, explain.Metric{Name: name, Unit: units[name], Value: med})
 	}
 	return out
+}
+
+// profiledFunction is which of the candidates (a harness kernel's functions, by the target's
+// globs) head's base-vs-head profile of the harness's kernel launched most (the first, on
+// a tie): the function the harness's label runs, which its name does not say
+// ("flash_fwd_causal" runs flash_fwd<64, 64, true>); nil without a profile or a launch of one.
+func (p *pipeline) profiledFunction(kernel string, candidates []*ptxas.Kernel) *ptxas.Kernel {
+	rep := p.profiles[profileKey{sideHead, kernel}]
+	if rep == nil {
+		return nil
+	}
+	launches := make([]int, len(candidates))
+	for _, l := range rep.Launches {
+		for i, c := range candidates {
+			if kernelname.Parse(c.Name).Identity() == l.Name.Identity() {
+				launches[i]++
+			}
+		}
+	}
+	best := -1
+	for i, n := range launches {
+		if n > 0 && (best < 0 || n > launches[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return candidates[best]
 }

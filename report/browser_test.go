@@ -225,7 +225,7 @@ func TestBrowserSummary(t *testing.T) {
 	dom := browsertest.Run(t, chromium, page, "--virtual-time-budget=5000", "--dump-dom", "--screenshot="+shot, "--window-size=1220,"+strconv.Itoa(window))
 	checkDOM(t, dom, body)
 	labels := chartTexts(dom)
-	for _, label := range []string{"flash_fwd_causal × mission: head +5.6%", "flash_fwd × long: base", "kernel × shape"} {
+	for _, label := range []string{"flash_fwd_causal × mission: head +6.0%", "flash_fwd × long: base", "kernel × shape"} {
 		if !slices.Contains(labels, label) {
 			t.Errorf("the chart lacks the label %q; its texts:\n%q", label, labels)
 		}

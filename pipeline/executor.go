@@ -82,6 +82,10 @@ type proc struct {
 	// partOf names the step that runs after this one and uses what it made (a source's
 	// compile, for its build's link): commands.sh runs the two so.
 	partOf string
+	// logShare, when set, names steps whose logs keep one step's log cap together: a
+	// binary's cubins' nvdisasm outputs, whose number the binary decides.
+	// Why: docs/threat-model.md, threat-model T3.
+	logShare string
 }
 
 // stage is a step that runs its processes itself.
@@ -238,6 +242,39 @@ type live struct {
 	timed   []result.Stage
 	// cached are the steps a restored base cache entry answers, by id (basecache.go).
 	cached map[string]step
+	// shares are what each proc.logShare's logs may still keep.
+	shares map[string]*logShare
+}
+
+// logShare is the bytes that the logs of a group of steps may still keep together.
+type logShare struct {
+	mu   sync.Mutex
+	left int
+}
+
+// take is how many of n bytes a log may still keep, counted against the share.
+func (s *logShare) take(n int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := min(n, s.left)
+	s.left -= k
+	return k
+}
+
+// share is the logShare of name (nil for none), made with one step's log cap on first use.
+func (l *live) share(name string) *logShare {
+	if name == "" {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.shares == nil {
+		l.shares = map[string]*logShare{}
+	}
+	if l.shares[name] == nil {
+		l.shares[name] = &logShare{left: l.logCap}
+	}
+	return l.shares[name]
 }
 
 // newLive prepares an empty artifacts directory. A directory that holds an earlier run's
@@ -332,7 +369,7 @@ func (l *live) run(ctx context.Context, p proc) (step, error) {
 	defer f.Close()
 	environ := append(append([]string(nil), l.environ...), p.env...)
 	// The step's log is capped here, where the cut is known (stepLog), not by procgroup.
-	lw := &stepLog{w: f, max: l.logCap, left: l.logCap}
+	lw := &stepLog{w: f, max: l.logCap, left: l.logCap, share: l.share(p.logShare)}
 	s.Start = sinceStart(l.started, time.Now())
 	out, err := procgroup.Run(ctx, procgroup.Spec{Argv: p.argv, Dir: p.dir, Env: environ, Timeout: p.timeout, Log: lw, LogCap: math.MaxInt, TailBytes: 4000})
 	s.Why, s.Exit, s.TimedOut, s.Tail = out.Why, out.ExitCode, out.TimedOut, out.Output
@@ -363,8 +400,12 @@ func (l *live) logCut(rel string) string {
 type stepLog struct {
 	w         io.Writer
 	max, left int
-	dropped   int64
-	err       error
+	// share, when set, is what this log and the others of its group may still keep
+	// together; shareCut is set when it, not this log's own cap, cut it.
+	share    *logShare
+	shareCut bool
+	dropped  int64
+	err      error
 }
 
 // cutMarker begins the line a cut log ends with (procgroup's cut says the same).
@@ -372,8 +413,13 @@ const cutMarker = "[kernel-gate: output cut here"
 
 func (s *stepLog) Write(p []byte) (int, error) {
 	n := 0
-	if s.err == nil && s.left > 0 {
+	if s.err == nil && s.left > 0 && s.dropped == 0 {
 		n = min(len(p), s.left)
+		if s.share != nil {
+			if k := s.share.take(n); k < n {
+				n, s.shareCut = k, true
+			}
+		}
 		if _, err := s.w.Write(p[:n]); err != nil {
 			s.err = err
 		}
@@ -381,11 +427,19 @@ func (s *stepLog) Write(p []byte) (int, error) {
 	}
 	if n < len(p) {
 		if s.dropped == 0 && s.err == nil {
-			_, s.err = fmt.Fprintf(s.w, "\n%s at the %s log cap: the rest is not kept, and no gate passes on this log]\n", cutMarker, numtext.Bytes(int64(s.max)))
+			_, s.err = fmt.Fprintf(s.w, "\n%s at the %s log cap%s: the rest is not kept, and no gate passes on this log]\n", cutMarker, numtext.Bytes(int64(s.max)), s.sharedText())
 		}
 		s.dropped += int64(len(p) - n)
 	}
 	return len(p), nil
+}
+
+// sharedText says that the cap was the group's, when it was.
+func (s *stepLog) sharedText() string {
+	if s.shareCut {
+		return " of its binary's cubins' logs together"
+	}
+	return ""
 }
 
 // why is "" for a whole log, else what is missing from it.
@@ -393,6 +447,8 @@ func (s *stepLog) why() string {
 	switch {
 	case s.err != nil:
 		return fmt.Sprintf("its log could not be written whole (%v)", s.err)
+	case s.dropped > 0 && s.shareCut:
+		return fmt.Sprintf("it and the other cubins of its binary printed more than the %s their logs keep together: the %d bytes after them were cut", numtext.Bytes(int64(s.max)), s.dropped)
 	case s.dropped > 0:
 		return fmt.Sprintf("it printed more than the %s a step's log keeps: the %d bytes after them were cut", numtext.Bytes(int64(s.max)), s.dropped)
 	}

@@ -47,6 +47,50 @@ func TestStepLogCutAtTheCap(t *testing.T) {
 	}
 }
 
+// The logs of one share (a binary's cubins' nvdisasm outputs) keep one step's cap
+// together: cubins of 800 bytes each, under a cap of 1000, cannot write 1000 bytes each.
+// The second is cut where the share ran out, saying so; the third keeps nothing; a step of
+// another share, or of none, has its own cap.
+func TestLogShareCutsTheGroup(t *testing.T) {
+	dir := t.TempDir()
+	l, err := newLive(dir, nil, "t", timeZero(), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	print800 := []string{"sh", "-c", `i=0; while [ $i -lt 20 ]; do echo "        /*0010*/ MOV R1, c[0x0][0x28] ;"; i=$((i+1)); done`}
+	run := func(id, share string) step {
+		t.Helper()
+		s, err := l.run(context.Background(), proc{id: id, argv: print800, timeout: time.Minute, log: id + ".txt", logShare: share})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if s := run("sass/head/x/1", "sass/head/x"); s.LogCut != "" {
+		t.Errorf("the first cubin, within the share: cut %q", s.LogCut)
+	}
+	s := run("sass/head/x/2", "sass/head/x")
+	if !strings.Contains(s.LogCut, "it and the other cubins of its binary printed more than the 1000 bytes their logs keep together") {
+		t.Errorf("the second cubin: cut %q", s.LogCut)
+	}
+	raw, _ := os.ReadFile(filepath.Join(dir, "sass/head/x/2.txt"))
+	if !strings.Contains(string(raw), "log cap of its binary's cubins' logs together: the rest is not kept") || len(raw) > 400 {
+		t.Errorf("the second cubin's log (%d bytes) ends %q", len(raw), raw[max(len(raw)-200, 0):])
+	}
+	if s := run("sass/head/x/3", "sass/head/x"); !strings.Contains(s.LogCut, "their logs keep together: the 800 bytes after them were cut") {
+		t.Errorf("the third cubin: cut %q", s.LogCut)
+	}
+	for _, id := range []string{"sass/base/x/1", "alone"} {
+		share := ""
+		if strings.HasPrefix(id, "sass/") {
+			share = "sass/base/x"
+		}
+		if s := run(id, share); s.LogCut != "" {
+			t.Errorf("%s, of another share: cut %q", id, s.LogCut)
+		}
+	}
+}
+
 // A build whose ptxas report comes after the log cap (70 MB of output first, here a cap of
 // 64 KiB and 100 KiB) fails the ptxas gate naming the cap: the spill report behind it was
 // never read. It passed, on the records before the cut, with no spill finding.

@@ -262,7 +262,8 @@ func (p *pipeline) dumpBinaries(ctx context.Context, ds []*sassDump, list bool) 
 		d.steps = make([]step, len(d.cubins))
 		for i, name := range d.cubins {
 			argv := append(append([]string{p.nvdisasm}, nvdisasmArgs...), filepath.Join(p.x.path(d.dir()), name))
-			jobs = append(jobs, dumpJob{proc: proc{id: d.cubinID(i), argv: argv, timeout: sassStepTimeout, log: d.cubinLog(i)}, weight: d.sizes[i], out: &d.steps[i]})
+			jobs = append(jobs, dumpJob{proc: proc{id: d.cubinID(i), argv: argv, timeout: sassStepTimeout, log: d.cubinLog(i), logShare: d.wholeID()},
+				weight: d.sizes[i], out: &d.steps[i]})
 		}
 	}
 	jobs = append(jobs, p.wholeJobs(ds)...)

@@ -4,9 +4,11 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -258,4 +260,80 @@ func TestFailedBuildWithASilentLogFailsThePtxasGate(t *testing.T) {
 	if res.Verdict != result.Fail {
 		t.Errorf("verdict %s", res.Verdict)
 	}
+}
+
+// failAfter is a writer that takes n bytes, then fails.
+type failAfter struct {
+	strings.Builder
+	n int
+}
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if f.Len()+len(p) > f.n {
+		k := f.n - f.Len()
+		f.Builder.Write(p[:k])
+		return k, errors.New("no space left on device")
+	}
+	return f.Builder.Write(p)
+}
+
+// No log of a share gets past it: a log cut by the share keeps nothing it printed later,
+// though its own cap has room (no cut-then-resume); a write that failed counts against the
+// share and leaves the log not whole; logs written at once keep the share together, and
+// every one that lost bytes says so.
+func TestLogShareHasNoWayAround(t *testing.T) {
+	t.Run("no resume", func(t *testing.T) {
+		var b strings.Builder
+		l := &stepLog{w: &b, max: 1000, left: 1000, share: &logShare{left: 100}}
+		for _, s := range []string{strings.Repeat("x", 60), strings.Repeat("y", 60), "zzz", "\n"} {
+			l.Write([]byte(s))
+		}
+		got, _, _ := strings.Cut(b.String(), "\n")
+		if got != strings.Repeat("x", 60)+strings.Repeat("y", 40) || strings.Contains(b.String(), "z") || !strings.Contains(l.why(), "their logs keep together") {
+			t.Errorf("log %q, why %q", b.String(), l.why())
+		}
+	})
+	t.Run("write error", func(t *testing.T) {
+		share := &logShare{left: 100}
+		w := &failAfter{n: 30}
+		l := &stepLog{w: w, max: 1000, left: 1000, share: share}
+		l.Write([]byte(strings.Repeat("x", 50)))
+		l.Write([]byte(strings.Repeat("y", 10)))
+		if !strings.Contains(l.why(), "could not be written whole") || strings.Contains(w.String(), "y") {
+			t.Errorf("log %q, why %q", w.String(), l.why())
+		}
+		var b strings.Builder
+		next := &stepLog{w: &b, max: 1000, left: 1000, share: share}
+		next.Write([]byte(strings.Repeat("z", 51)))
+		if !strings.HasPrefix(b.String(), strings.Repeat("z", 50)+"\n") || next.why() == "" {
+			t.Errorf("the next log of the share %q, why %q", b.String(), next.why())
+		}
+	})
+	t.Run("at once", func(t *testing.T) {
+		share := &logShare{left: 5000}
+		logs := make([]*stepLog, 8)
+		bufs := make([]*strings.Builder, 8)
+		var wg sync.WaitGroup
+		for i := range logs {
+			bufs[i] = &strings.Builder{}
+			logs[i] = &stepLog{w: bufs[i], max: 1000, left: 1000, share: share}
+			wg.Go(func() {
+				for range 100 {
+					logs[i].Write([]byte("0123456789"))
+				}
+			})
+		}
+		wg.Wait()
+		kept := 0
+		for i, l := range logs {
+			k := 1000 - l.left
+			kept += k
+			if (k < 1000) != (l.why() != "") {
+				t.Errorf("log %d kept %d bytes, why %q", i, k, l.why())
+			}
+		}
+		if kept != 5000 || share.left != 0 {
+			t.Errorf("the logs kept %d bytes together, the share has %d left", kept, share.left)
+		}
+	})
 }

@@ -26,8 +26,8 @@ import (
 //
 // The joint run stands for the runs apart only where it proves as much: a run that ncu or
 // the harness failed, that printed an error or profiled nothing, or that reached its -c (a
-// target's launches may lie beyond it) is not used: each target is then profiled alone, as
-// before. A replay decides the same from the recorded run.
+// target's launches may lie beyond it) is not used, nor one in which a target's launches
+// cannot be told from the others' (notWhose): each target is then profiled alone, as before. A replay decides the same from the recorded run.
 // Why: docs/threat-model.md, threat-model T21.
 
 // profileRun is one target's Nsight Compute run as it would be alone: its config (the rules
@@ -172,18 +172,34 @@ func (p *pipeline) profileTogether(ctx context.Context, group []profileRun) (gat
 	if err != nil {
 		return nil, false, err
 	}
-	if why := provesLess(rep, runErr, o.Launches); why != "" {
-		p.progress("%s: the joint Nsight Compute run is not used (%s): each target is profiled alone", names[0], why)
-		return nil, false, nil
+	gates, why, err := judgeTogether(rep, runErr, o.Launches, group)
+	if err != nil || why != "" {
+		if why != "" {
+			p.progress("%s: the joint Nsight Compute run is not used (%s): each target is profiled alone", names[0], why)
+		}
+		return nil, false, err
 	}
+	return gates, true, nil
+}
+
+// judgeTogether judges each target of the group on its share of the joint run (limit is
+// the run's -c), or says why the run does not stand for the runs apart.
+func judgeTogether(rep *ncu.Report, runErr error, limit int, group []profileRun) ([]result.Gate, string, error) {
+	if why := provesLess(rep, runErr, limit); why != "" {
+		return nil, why, nil
+	}
+	if why := notWhose(rep, group); why != "" {
+		return nil, why, nil
+	}
+	var gates []result.Gate
 	for _, g := range group {
 		gate, err := ncu.Evaluate(launchesOf(rep, g.cfg, launchLimit(g.o)), g.cfg)
 		if err != nil {
-			return nil, false, err
+			return nil, "", err
 		}
 		gates = append(gates, gate)
 	}
-	return gates, true, nil
+	return gates, "", nil
 }
 
 // provesLess says why a joint run does not stand for the runs apart ("" when it does): it
@@ -203,6 +219,46 @@ func provesLess(rep *ncu.Report, err error, limit int) string {
 		return "it profiled nothing"
 	case len(rep.Launches) >= limit:
 		return fmt.Sprintf("it reached its launch limit, %d", limit)
+	}
+	return ""
+}
+
+// notWhose says why the joint run cannot tell a target's launches from the others' ("" when
+// it can). Alone, a target's run profiles its own harness cases' launches, the first of them
+// up to its limit; together, the launches its rules match may hold others': another
+// target's case's launches of a kernel both targets' rules match (alone, each median would
+// be over its own launches), or of one only its rules match, or rows of ncu's table that
+// the harness printed itself. Where a launch is matched by two targets' rules, or a
+// target's rules match more launches than its limit (its share, the first of them, could
+// then be the others' and leave its own out), the joint run is not used. What remains, a
+// case of one target launching a kernel only another's rules match within that one's
+// limit, adds launches to its share and leaves none of its own out; a harness could add as
+// much to a run alone (threat-model T21).
+func notWhose(rep *ncu.Report, group []profileRun) string {
+	globs := make([][]kernelname.Glob, len(group))
+	for i, g := range group {
+		for _, r := range g.cfg.Kernels {
+			globs[i] = append(globs[i], kernelname.Glob(r.Match))
+		}
+	}
+	matched := make([]int, len(group))
+	for _, l := range rep.Launches {
+		whose := -1
+		for i := range group {
+			if !slices.ContainsFunc(globs[i], func(g kernelname.Glob) bool { return l.Name.Matches(g) }) {
+				continue
+			}
+			if whose >= 0 {
+				return fmt.Sprintf("launch %d is matched by the ncu rules of both %s and %s", l.ID, group[whose].r.t.Name, group[i].r.t.Name)
+			}
+			whose = i
+			matched[i]++
+		}
+	}
+	for i, g := range group {
+		if n, limit := matched[i], launchLimit(g.o); n > limit {
+			return fmt.Sprintf("%s's ncu rules match %d launches, more than its ncu.launches (%d)", g.r.t.Name, n, limit)
+		}
 	}
 	return ""
 }

@@ -35,6 +35,7 @@ import (
 //	linger=1        does not exit at the end of its input
 //	exit_code=N     exits N at the end of its input
 //	noise=1         prints answer-like JSON lines on stdout and stderr every round
+//	late=K:R        reports kernel K only from round R on
 //	setup_ms=N      sleeps N ms before its handshake;  round_ms=N  sleeps N ms per round
 //	teardown_ms=N   sleeps N ms at the end of its input before it logs its exit
 //	mark=PATH       writes the round number to PATH as each request arrives
@@ -82,7 +83,13 @@ func fakeHarness(args []string) int {
 	samples, _ := strconv.Atoi(os.Getenv("KG_SAMPLES"))
 	shapes := strings.Split(cmpOr(os.Getenv("KG_SHAPES"), "small"), ",")
 	file := func(round int) string {
-		return fakeFile(round, num("seed"), factor, samples, shapes)
+		f := fakeFile(round, num("seed"), factor, samples, shapes)
+		if k, from, ok := strings.Cut(set["late"], ":"); ok {
+			if r, _ := strconv.Atoi(from); round < r {
+				f = withoutKernel(f, k)
+			}
+		}
+		return f
 	}
 	switch mode {
 	case "bench":
@@ -273,6 +280,26 @@ func fakeFile(round, seed int, factor float64, samples int, shapes []string) str
 	}
 	b.WriteString("\n ]}\n")
 	return b.String()
+}
+
+// withoutKernel is a fake harness file without kernel k's results.
+func withoutKernel(file, k string) string {
+	var f map[string]any
+	if err := json.Unmarshal([]byte(file), &f); err != nil {
+		panic(err)
+	}
+	var kept []any
+	for _, r := range f["results"].([]any) {
+		if r.(map[string]any)["kernel"] != k {
+			kept = append(kept, r)
+		}
+	}
+	f["results"] = kept
+	raw, err := json.Marshal(f)
+	if err != nil {
+		panic(err)
+	}
+	return string(raw) + "\n"
 }
 
 func TestMain(m *testing.M) {

@@ -783,7 +783,9 @@ func (r *runner) judgeAll(look bool) (out judgement, err error) {
 		if !decided {
 			out.undecided++
 		}
-		if refOpen && !j.Reference.SummaryOnly {
+		// A goal whose pair the reference has not timed yet is not decided either: stopped
+		// now, it would be left unchecked (a warning), where its later rounds decide it.
+		if refOpen && !j.Reference.SummaryOnly || j.Reference == nil && lim.MinSpeedupVsReference > 0 {
 			out.refUndecided++
 		}
 		if look {

@@ -808,3 +808,32 @@ func TestReferenceStopsOnceDecided(t *testing.T) {
 		t.Errorf("judged again: %s\nlive: %s", dump(again), dump(g))
 	}
 }
+
+// A pair whose reference has not been timed yet is no pair whose reference goal is decided:
+// the reference reports softmax from round 13 on only, so the look at 12 rounds finds
+// gemm's goal met and softmax's not judged. The reference goes on; softmax's goal is
+// judged (met), never left "not checked".
+func TestReferenceGoesOnForAPairItHasNotTimed(t *testing.T) {
+	const first, most = 12, 24
+	f := newServeFakes(t, nil, []string{"factor=1.02"}) // gemm at the margin: undecided to the end
+	o := serveOptions(f, t.TempDir())
+	o.Settings.Servers = 2
+	o.Reference = Command{Argv: append(slices.Clone(f.referent.Argv), "late=softmax:13")}
+	goal, lo, hi := 0.5, first, most
+	o.Speedup = speedup.Config{MinRounds: &lo, MaxRounds: &hi, Kernels: []speedup.Rule{{Match: "*", MinSpeedupVsReference: &goal}}}
+	var progress strings.Builder
+	o.Progress = &progress
+	g, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decodeData(t, g)
+	if d.Runner.ReferenceLastRound != 0 && d.Runner.ReferenceLastRound < first+2 {
+		t.Errorf("the reference stopped after round %d, before softmax's goal could be decided\n%s", d.Runner.ReferenceLastRound, progress.String())
+	}
+	for _, c := range d.Comparisons {
+		if r := c.SpeedupVsReference; r == nil || r.Verdict != speedup.GoalMet {
+			t.Errorf("%s × %s: reference %+v, want met\n%s", c.Kernel, c.Shape, r, dump(g))
+		}
+	}
+}

@@ -27,7 +27,8 @@ import (
 // The joint run stands for the runs apart only where it proves as much: a run that ncu or
 // the harness failed, that printed an error or profiled nothing, or that reached its -c (a
 // target's launches may lie beyond it) is not used, nor one in which a target's launches
-// cannot be told from the others' (notWhose): each target is then profiled alone, as before. A replay decides the same from the recorded run.
+// cannot be told from the others' (notWhose): each target is then profiled alone, as
+// before. A replay decides the same from the recorded run.
 // Why: docs/threat-model.md, threat-model T21.
 
 // profileRun is one target's Nsight Compute run as it would be alone: its config (the rules

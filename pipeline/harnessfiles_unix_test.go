@@ -3,6 +3,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -32,7 +33,8 @@ func liveRun(t *testing.T, o Options, after string, env ...string) (result.Resul
 	return liveRunConfig(t, loadConfig(t), o, after, env...)
 }
 
-// liveRunConfig is liveRun with a config of the test's (o.Tools.Nvdisasm is kept).
+// liveRunConfig is liveRun with a config of the test's (o.Tools.Nvdisasm is kept, and so is
+// o.Tools.NCU when set).
 func liveRunConfig(t *testing.T, cfg config.Config, o Options, after string, env ...string) (result.Result, error) {
 	t.Helper()
 	tools, err := filepath.Abs(filepath.Join(root, "testdata", "fakegpu"))
@@ -44,7 +46,7 @@ func liveRunConfig(t *testing.T, cfg config.Config, o Options, after string, env
 	}
 	o.Tool = "kernel-gate test"
 	o.Tools = Tools{NVCC: filepath.Join(tools, "nvcc"), Cuobjdump: filepath.Join(tools, "cuobjdump"), Sanitizer: filepath.Join(tools, "compute-sanitizer"),
-		NCU: filepath.Join(tools, "ncu"), NvidiaSMI: filepath.Join(tools, "nvidia-smi"), Nvdisasm: o.Tools.Nvdisasm}
+		NCU: cmp.Or(o.Tools.NCU, filepath.Join(tools, "ncu")), NvidiaSMI: filepath.Join(tools, "nvidia-smi"), Nvdisasm: o.Tools.Nvdisasm}
 	o.Environ = append(append(os.Environ(), "FAKE_HARNESS_CHECK_AFTER="+after), env...)
 	type ran struct {
 		res result.Result

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
 	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
+	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
 )
@@ -156,10 +158,13 @@ func (p *pipeline) profileTogether(ctx context.Context, group []profileRun) (gat
 			if ctx.Err() != nil {
 				return result.Gate{}, ctx.Err()
 			}
-			return result.Gate{}, nil
+			return result.Gate{}, p.noteNCUMissing(rel, runErr)
 		},
 		script: func(result.Gate) []string { return ncuScript(o, dir) },
 		reread: func() (result.Gate, error) {
+			if runErr = p.recordedNCUMissing(ctx, rel); runErr != nil {
+				return result.Gate{}, nil
+			}
 			return result.Gate{}, input.Read(ctx, []string{filepath.Join(dir, ncu.LogFile)}, nil, input.Log, func(r io.Reader, _ string) error {
 				var perr error
 				rep, perr = ncu.Parse(r, rel+"/"+ncu.LogFile)
@@ -262,6 +267,34 @@ func notWhose(rep *ncu.Report, group []profileRun) string {
 		}
 	}
 	return ""
+}
+
+// ncuMissingFile, in an Nsight Compute run's directory, says that ncu could not be found or
+// started, which left no log: a replay reads it and fails the gate as the run did, where the
+// missing log would be an unreadable recording.
+const ncuMissingFile = "ncu-missing.txt"
+
+// noteNCUMissing keeps err in the run's directory rel when it is ncu's absence.
+func (p *pipeline) noteNCUMissing(rel string, err error) error {
+	if !errors.Is(err, ncu.ErrNCUMissing) {
+		return nil
+	}
+	return procgroup.WriteArtifact(p.x.path(""), rel+"/"+ncuMissingFile, []byte(msgtext.FirstLine(err.Error())+"\n"), 0o644)
+}
+
+// recordedNCUMissing is the absence of ncu that a recording's run in rel kept, as the run
+// said it (nil: none).
+func (p *pipeline) recordedNCUMissing(ctx context.Context, rel string) error {
+	path := p.x.path(rel + "/" + ncuMissingFile)
+	if !input.Exists(path) {
+		return nil
+	}
+	raw, err := input.ReadFile(ctx, path, input.Line)
+	if err != nil {
+		return fmt.Errorf("%w (the recording's %s cannot be read: %v)", ncu.ErrNCUMissing, rel+"/"+ncuMissingFile, err)
+	}
+	// As the run said it (it wraps ErrNCUMissing there): a failure either way.
+	return errors.New(strings.TrimSpace(string(raw)))
 }
 
 // launchLimit is a run's -c.

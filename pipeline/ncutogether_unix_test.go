@@ -114,3 +114,32 @@ func TestTargetsShareOneProfile(t *testing.T) {
 		})
 	}
 }
+
+// Without ncu, the joint run and then each target's run alone fail to start, and the ncu
+// gate fails saying so; the recording, which holds no ncu log, replays to the same gate
+// (each run's directory keeps ncu-missing.txt): it was an unreadable recording, exit 2.
+func TestNoNCUReplaysAsRecorded(t *testing.T) {
+	art := filepath.Join(t.TempDir(), "art")
+	o := Options{Artifacts: art, Gates: []string{"correctness", "ncu"}}
+	o.Tools.NCU = filepath.Join(t.TempDir(), "no-ncu")
+	res, err := liveRunConfig(t, loadConfig(t), o, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := gate(t, res, ncu.Name)
+	if live.Verdict != result.Fail || strings.Count(findings(live), "ncu (Nsight Compute CLI) not found") != 2 {
+		t.Fatalf("ncu %s:\n%s", live.Verdict, findings(live))
+	}
+	for _, rel := range []string{"attention/ncu-together", "attention/ncu", "softmax/ncu"} {
+		if _, err := os.Stat(filepath.Join(art, rel, ncuMissingFile)); err != nil {
+			t.Errorf("%s: %v", rel, err)
+		}
+	}
+	again, err := Run(context.Background(), loadConfig(t), Options{Replay: art, Gates: []string{"correctness", "ncu"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := gate(t, again, ncu.Name); g.Verdict != live.Verdict || findings(g) != findings(live) {
+		t.Errorf("replayed %s:\n%s\nlive:\n%s", g.Verdict, findings(g), findings(live))
+	}
+}

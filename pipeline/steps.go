@@ -390,10 +390,20 @@ func (p *pipeline) profile(ctx context.Context, t target) (result.Gate, error) {
 			if err := procgroup.MkdirArtifact(p.x.path(""), rel); err != nil { // as sanitize's
 				return result.Gate{}, err
 			}
-			return ncu.RunGate(ctx, cfg, o)
+			rep, err := ncu.Run(ctx, o)
+			if errors.Is(err, ncu.ErrNCUMissing) {
+				return ncu.MissingGate(err), p.noteNCUMissing(rel, err)
+			}
+			if err != nil {
+				return result.Gate{}, err
+			}
+			return ncu.Evaluate(rep, cfg)
 		},
 		script: func(result.Gate) []string { return ncuScript(o, dir) },
 		reread: func() (result.Gate, error) {
+			if err := p.recordedNCUMissing(ctx, rel); err != nil {
+				return ncu.MissingGate(err), nil
+			}
 			var rep *ncu.Report
 			var perr error
 			// Through input: a FIFO or a device in the recording is refused, not waited on.

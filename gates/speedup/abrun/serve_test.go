@@ -738,21 +738,10 @@ func TestOutOfGPUMemoryOnRealOutput(t *testing.T) {
 func TestReferenceStopsOnceDecided(t *testing.T) {
 	const p, k, first, most = 2, 4, 12, 24
 	f := newServeFakes(t, nil, []string{"factor=1.02"}) // gemm at the margin: undecided to the end
-	art := t.TempDir()
-	o := serveOptions(f, art)
-	o.Settings.Servers = p
-	o.Reference = f.referent // 2× slower gemm, the same softmax: both meet 0.5
-	goal, lo, hi := 0.5, first, most
-	o.Speedup = speedup.Config{MinRounds: &lo, MaxRounds: &hi, Kernels: []speedup.Rule{{Match: "*", MinSpeedupVsReference: &goal}}}
-	var progress strings.Builder
-	o.Progress = &progress
-	g, err := Run(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := decodeData(t, g)
+	// The reference: 2× slower gemm, the same softmax: both meet 0.5.
+	o, g, d, progress := referenceGoalRun(t, f, f.referent, first, most)
 	if d.Runner.Rounds != most || d.Runner.ReferenceLastRound != first {
-		t.Fatalf("%d rounds, the reference's last %d: want %d and %d\n%s\n%s", d.Runner.Rounds, d.Runner.ReferenceLastRound, most, first, dump(g), progress.String())
+		t.Fatalf("%d rounds, the reference's last %d: want %d and %d\n%s\n%s", d.Runner.Rounds, d.Runner.ReferenceLastRound, most, first, dump(g), progress)
 	}
 	es := readLog(t, f.log)
 	if got, want := count(es, "start", "head", "serve"), lifetimes(most, p, k); got != want {
@@ -776,8 +765,8 @@ func TestReferenceStopsOnceDecided(t *testing.T) {
 	if asked != first {
 		t.Errorf("the reference answered %d timed rounds, want %d", asked, first)
 	}
-	if !strings.Contains(progress.String(), "the reference goal is decided for every pair after 12 rounds") {
-		t.Errorf("progress:\n%s", progress.String())
+	if !strings.Contains(progress, "the reference goal is decided for every pair after 12 rounds") {
+		t.Errorf("progress:\n%s", progress)
 	}
 	for _, c := range d.Comparisons {
 		r := c.SpeedupVsReference
@@ -816,9 +805,25 @@ func TestReferenceStopsOnceDecided(t *testing.T) {
 func TestReferenceGoesOnForAPairItHasNotTimed(t *testing.T) {
 	const first, most = 12, 24
 	f := newServeFakes(t, nil, []string{"factor=1.02"}) // gemm at the margin: undecided to the end
+	_, g, d, progress := referenceGoalRun(t, f, Command{Argv: append(slices.Clone(f.referent.Argv), "late=softmax:13")}, first, most)
+	if d.Runner.ReferenceLastRound != 0 && d.Runner.ReferenceLastRound < first+2 {
+		t.Errorf("the reference stopped after round %d, before softmax's goal could be decided\n%s", d.Runner.ReferenceLastRound, progress)
+	}
+	for _, c := range d.Comparisons {
+		if r := c.SpeedupVsReference; r == nil || r.Verdict != speedup.GoalMet {
+			t.Errorf("%s × %s: reference %+v, want met\n%s", c.Kernel, c.Shape, r, dump(g))
+		}
+	}
+}
+
+// referenceGoalRun is a served A/B run of f with the reference ref, 2 processes a side each
+// answering at most 4 rounds, min_rounds first and max_rounds most, and a goal of 0.5× the
+// reference for every kernel: its options, gate, data and progress.
+func referenceGoalRun(t *testing.T, f serveFakes, ref Command, first, most int) (Options, result.Gate, Data, string) {
+	t.Helper()
 	o := serveOptions(f, t.TempDir())
 	o.Settings.Servers = 2
-	o.Reference = Command{Argv: append(slices.Clone(f.referent.Argv), "late=softmax:13")}
+	o.Reference = ref
 	goal, lo, hi := 0.5, first, most
 	o.Speedup = speedup.Config{MinRounds: &lo, MaxRounds: &hi, Kernels: []speedup.Rule{{Match: "*", MinSpeedupVsReference: &goal}}}
 	var progress strings.Builder
@@ -827,13 +832,5 @@ func TestReferenceGoesOnForAPairItHasNotTimed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := decodeData(t, g)
-	if d.Runner.ReferenceLastRound != 0 && d.Runner.ReferenceLastRound < first+2 {
-		t.Errorf("the reference stopped after round %d, before softmax's goal could be decided\n%s", d.Runner.ReferenceLastRound, progress.String())
-	}
-	for _, c := range d.Comparisons {
-		if r := c.SpeedupVsReference; r == nil || r.Verdict != speedup.GoalMet {
-			t.Errorf("%s × %s: reference %+v, want met\n%s", c.Kernel, c.Shape, r, dump(g))
-		}
-	}
+	return o, g, decodeData(t, g), progress.String()
 }

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
 	"github.com/kernel-gate/kernel-gate/internal/input"
-	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/msgtext"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -53,7 +50,7 @@ func (p *pipeline) profileOptions(t target) (ncu.Config, ncu.Options, error) {
 	o.NCU = p.o.Tools.NCU
 	o.ExtraEnv = append(o.ExtraEnv, env...)
 	if len(t.Kernels) > 0 {
-		o.ExtraEnv = append(o.ExtraEnv, "KG_KERNELS="+strings.Join(t.Kernels, ","))
+		o.ExtraEnv = append(o.ExtraEnv, kernelsVar(t.Kernels))
 	}
 	return cfg, o, nil
 }
@@ -89,11 +86,8 @@ func (p *pipeline) profileGroup(t target) ([]profileRun, error) {
 
 // sameHarnessRun: the two runs differ in their rules, kernels and launches at most.
 func sameHarnessRun(a, b ncu.Options) bool {
-	others := func(env []string) []string {
-		return slices.DeleteFunc(slices.Clone(env), func(v string) bool { return strings.HasPrefix(v, "KG_KERNELS=") })
-	}
 	return a.NCU == b.NCU && slices.Equal(a.Command, b.Command) && a.Shape == b.Shape && a.Timeout == b.Timeout &&
-		slices.Equal(others(a.ExtraEnv), others(b.ExtraEnv))
+		slices.Equal(withoutKernelsVar(a.ExtraEnv), withoutKernelsVar(b.ExtraEnv))
 }
 
 // togetherOptions are the joint run's: every target's metrics, kernels and launches.
@@ -118,9 +112,9 @@ func togetherOptions(group []profileRun) (ncu.Config, ncu.Options, bool) {
 		return cfg, o, false
 	}
 	o.Metrics, o.KernelFilter, o.Launches = ncu.Metrics(cfg), ncu.KernelFilter(cfg), launches
-	o.ExtraEnv = slices.DeleteFunc(slices.Clone(o.ExtraEnv), func(v string) bool { return strings.HasPrefix(v, "KG_KERNELS=") })
+	o.ExtraEnv = withoutKernelsVar(o.ExtraEnv)
 	if !all {
-		o.ExtraEnv = append(o.ExtraEnv, "KG_KERNELS="+strings.Join(kernels, ","))
+		o.ExtraEnv = append(o.ExtraEnv, kernelsVar(kernels))
 	}
 	return cfg, o, true
 }
@@ -165,14 +159,11 @@ func (p *pipeline) profileTogether(ctx context.Context, group []profileRun) (gat
 			if runErr = p.recordedNCUMissing(ctx, rel); runErr != nil {
 				return result.Gate{}, nil
 			}
-			return result.Gate{}, input.Read(ctx, []string{filepath.Join(dir, ncu.LogFile)}, nil, input.Log, func(r io.Reader, _ string) error {
-				var perr error
-				rep, perr = ncu.Parse(r, rel+"/"+ncu.LogFile)
-				if perr != nil {
-					rep = nil
-				}
-				return nil
-			})
+			var perr, err error
+			if rep, perr, err = p.readNCULog(ctx, rel+"/"+ncu.LogFile); perr != nil {
+				rep = nil // provesLess: its output could not be read
+			}
+			return result.Gate{}, err
 		},
 	})
 	if err != nil {
@@ -241,17 +232,15 @@ func provesLess(rep *ncu.Report, err error, limit int) string {
 // limit, adds launches to its share and leaves none of its own out; a harness could add as
 // much to a run alone (threat-model T21).
 func notWhose(rep *ncu.Report, group []profileRun) string {
-	globs := make([][]kernelname.Glob, len(group))
+	globs := make([][]string, len(group))
 	for i, g := range group {
-		for _, r := range g.cfg.Kernels {
-			globs[i] = append(globs[i], kernelname.Glob(r.Match))
-		}
+		globs[i] = ruleGlobs(g.cfg)
 	}
 	matched := make([]int, len(group))
 	for _, l := range rep.Launches {
 		whose := -1
 		for i := range group {
-			if !slices.ContainsFunc(globs[i], func(g kernelname.Glob) bool { return l.Name.Matches(g) }) {
+			if !matchesAny(l.Name, globs[i]) {
 				continue
 			}
 			if whose >= 0 {
@@ -310,18 +299,24 @@ func launchLimit(o ncu.Options) int {
 func launchesOf(rep *ncu.Report, cfg ncu.Config, limit int) *ncu.Report {
 	out := *rep
 	out.Launches = nil
-	globs := make([]kernelname.Glob, len(cfg.Kernels))
-	for i, r := range cfg.Kernels {
-		globs[i] = kernelname.Glob(r.Match)
-	}
+	globs := ruleGlobs(cfg)
 	for _, l := range rep.Launches {
 		if len(out.Launches) == limit {
 			break
 		}
-		if slices.ContainsFunc(globs, func(g kernelname.Glob) bool { return l.Name.Matches(g) }) {
+		if matchesAny(l.Name, globs) {
 			out.Launches = append(out.Launches, l)
 		}
 	}
 	out.Limit = limit
 	return &out
+}
+
+// ruleGlobs are the kernel globs of the config's rules.
+func ruleGlobs(cfg ncu.Config) []string {
+	var globs []string
+	for _, r := range cfg.Kernels {
+		globs = append(globs, r.Match)
+	}
+	return globs
 }

@@ -1,12 +1,11 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/kernel-gate/kernel-gate/gates/ncu"
 	"github.com/kernel-gate/kernel-gate/gates/ptxas"
 	"github.com/kernel-gate/kernel-gate/gates/speedup"
-	"github.com/kernel-gate/kernel-gate/internal/input"
 	"github.com/kernel-gate/kernel-gate/internal/kernelname"
 	"github.com/kernel-gate/kernel-gate/internal/procgroup"
 	"github.com/kernel-gate/kernel-gate/internal/result"
@@ -105,7 +103,7 @@ func (p *pipeline) profileSide(ctx context.Context, t target, kernel, shape stri
 	dir := p.x.path(rel)
 	cmd, env := p.inTree(t, side, t.Harness)
 	o := ncu.Options{NCU: p.o.Tools.NCU, Command: cmd, Metrics: explain.ProfileMetrics(), Launches: profileLaunches,
-		Shape: shape, Timeout: budget, ArtifactDir: dir, ExtraEnv: append(slices.Clone(env), "KG_KERNELS="+kernel)}
+		Shape: shape, Timeout: budget, ArtifactDir: dir, ExtraEnv: append(slices.Clone(env), kernelsVar([]string{kernel}))}
 	var rep *ncu.Report
 	_, err := p.x.stage(stage{
 		id: id,
@@ -119,12 +117,9 @@ func (p *pipeline) profileSide(ctx context.Context, t target, kernel, shape stri
 		},
 		script: func(result.Gate) []string { return ncuScript(o, dir) },
 		reread: func() (result.Gate, error) {
-			err := input.Read(ctx, []string{filepath.Join(dir, ncu.LogFile)}, nil, input.Log, func(r io.Reader, _ string) error {
-				var perr error
-				rep, perr = ncu.Parse(r, rel+"/"+ncu.LogFile)
-				return perr
-			})
-			return result.Gate{}, err
+			var perr, err error
+			rep, perr, err = p.readNCULog(ctx, rel+"/"+ncu.LogFile)
+			return result.Gate{}, cmp.Or(err, perr)
 		},
 	})
 	if err != nil {

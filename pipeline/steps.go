@@ -35,9 +35,29 @@ func harnessEnv(t config.Target, mode string, shapes []string, extra ...string) 
 		env = append(env, "KG_SHAPES="+strings.Join(shapes, ","))
 	}
 	if len(t.Kernels) > 0 {
-		env = append(env, "KG_KERNELS="+strings.Join(t.Kernels, ","))
+		env = append(env, kernelsVar(t.Kernels))
 	}
 	return append(env, extra...)
+}
+
+// kernelsVar is the KG_KERNELS variable naming kernels, for the harness.
+func kernelsVar(kernels []string) string { return "KG_KERNELS=" + strings.Join(kernels, ",") }
+
+// withoutKernelsVar is env without KG_KERNELS, which a caller sets its own way.
+func withoutKernelsVar(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(v string) bool { return strings.HasPrefix(v, "KG_KERNELS=") })
+}
+
+// readNCULog reads a recorded Nsight Compute log, rel inside the artifacts, through input
+// (a FIFO or a device in the recording is refused, not waited on): the report, or why ncu's
+// output does not parse (perr), or why the file cannot be read (err). Each caller decides
+// what a log that does not parse means for it.
+func (p *pipeline) readNCULog(ctx context.Context, rel string) (rep *ncu.Report, perr, err error) {
+	err = input.Read(ctx, []string{p.x.path(rel)}, nil, input.Log, func(r io.Reader, _ string) error {
+		rep, perr = ncu.Parse(r, rel)
+		return nil
+	})
+	return rep, perr, err
 }
 
 // sanitize runs compute-sanitizer's tools on head's harness, on the sanitizer's shape.
@@ -174,8 +194,7 @@ func (p *pipeline) bench(ctx context.Context, t target) (result.Gate, error) {
 		set.Shapes = t.Shapes.Bench
 	}
 	if len(t.Kernels) > 0 {
-		set.Env = append(slices.DeleteFunc(slices.Clone(set.Env), func(v string) bool { return strings.HasPrefix(v, "KG_KERNELS=") }),
-			"KG_KERNELS="+strings.Join(t.Kernels, ","))
+		set.Env = append(withoutKernelsVar(set.Env), kernelsVar(t.Kernels))
 	}
 	baseArgv, baseEnv := p.harnessArgv(t, sideBase, t.Harness)
 	headArgv, headEnv := p.harnessArgv(t, sideHead, t.Harness)
@@ -404,13 +423,7 @@ func (p *pipeline) profile(ctx context.Context, t target) (result.Gate, error) {
 			if err := p.recordedNCUMissing(ctx, rel); err != nil {
 				return ncu.MissingGate(err), nil
 			}
-			var rep *ncu.Report
-			var perr error
-			// Through input: a FIFO or a device in the recording is refused, not waited on.
-			err := input.Read(ctx, []string{filepath.Join(dir, ncu.LogFile)}, nil, input.Log, func(r io.Reader, _ string) error {
-				rep, perr = ncu.Parse(r, t.Name+"/ncu/"+ncu.LogFile)
-				return nil
-			})
+			rep, perr, err := p.readNCULog(ctx, rel+"/"+ncu.LogFile)
 			if err != nil {
 				return result.Gate{}, err
 			}

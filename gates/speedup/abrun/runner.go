@@ -251,10 +251,10 @@ type runner struct {
 	cur       int
 	sides     [3]SideServe
 	lifetimes [3]int
-	// refKept, once the reference is no longer timed (refStopped), is how many kept rounds
-	// it was timed in: each pair's reference rounds are the first refKept of head's.
-	refStopped bool
-	refKept    int
+	// refKept, once the reference is no longer timed, is how many kept rounds it was timed
+	// in (at least one: it stops at a look): each pair's reference rounds are the first
+	// refKept of head's. Zero while it is timed.
+	refKept int
 	// timing is when the harnesses were first started: the wall budget's clock.
 	timing time.Time
 	// art is the artifact directory (nil: none), held open for the whole run: the
@@ -547,7 +547,7 @@ func (r *runner) requestKernels() []string {
 // results the reference's timings of the same kernel × shape. The reference must run on
 // the device head ran on.
 func (r *runner) attachReference(ctx context.Context, head *benchfile.File, round int) (*Failure, error) {
-	if len(r.cmds[2].Argv) == 0 || r.refStopped {
+	if len(r.cmds[2].Argv) == 0 || r.refStopped() {
 		return nil, nil
 	}
 	f, fail, err := r.timeSide(ctx, Reference, round)
@@ -692,7 +692,7 @@ func (r *runner) take(files [2]*benchfile.File, round int, mode string) {
 				p.missing[i]++
 			}
 			p.rounds[i] = append(pad(p.rounds[i], r.kept), nonNil(c[i].t))
-			if r.refStopped {
+			if r.refStopped() {
 				continue
 			}
 			if c[i].rok {
@@ -737,9 +737,12 @@ func floats(rounds [][]benchfile.Float) [][]float64 {
 	return out
 }
 
+// refStopped says the reference is no longer timed (stopReference).
+func (r *runner) refStopped() bool { return r.refKept > 0 }
+
 // refRounds is how many kept rounds the reference was timed in.
 func (r *runner) refRounds() int {
-	if r.refStopped {
+	if r.refStopped() {
 		return r.refKept
 	}
 	return r.kept
@@ -1080,7 +1083,7 @@ func (r *runner) look() (need int, done bool, err error) {
 		return 0, true, nil
 	}
 	r.progress("%d rounds: %d of %d pair(s) decided; adding %d round(s)", r.kept, judged-undecided, judged, need)
-	if j.refUndecided == 0 && len(r.cmds[2].Argv) > 0 && !r.refStopped {
+	if j.refUndecided == 0 && len(r.cmds[2].Argv) > 0 && !r.refStopped() {
 		r.stopReference()
 	}
 	return need, false, nil
@@ -1093,7 +1096,7 @@ func (r *runner) look() (need int, done bool, err error) {
 // set, at the next restart or the end, never while a round is timed.
 // Why: docs/threat-model.md, threat-model T21.
 func (r *runner) stopReference() {
-	r.refStopped, r.refKept = true, r.kept
+	r.refKept = r.kept
 	r.data.ReferenceLastRound = r.data.RoundsRun
 	r.progress("the reference goal is decided for every pair after %d rounds: the added rounds time base and head only", r.kept)
 }

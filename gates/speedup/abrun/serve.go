@@ -733,7 +733,7 @@ func (r *runner) restart(ctx context.Context, round int) (*Failure, error) {
 func (r *runner) startNext(ctx context.Context, round int, retryOOM bool) (fail *Failure, oom string, err error) {
 	var serving []int
 	for _, i := range r.sidesPresent() {
-		if i == 2 && r.refStopped {
+		if i == 2 && r.refStopped() {
 			continue // its old set ends with the others; no new one
 		}
 		if r.sides[i].Serving {

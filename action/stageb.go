@@ -341,11 +341,7 @@ func (r *run) refuse(ctx context.Context, problems []string) error {
 	}
 	var b strings.Builder
 	r.stageBHeader(&b)
-	b.WriteString("**kernel-gate refused to post stage A's result** (the check fails):\n\n```\n")
-	for _, p := range problems {
-		b.WriteString("- " + strings.ReplaceAll(p, "```", "'''") + "\n")
-	}
-	b.WriteString("```\n")
+	listBlock(&b, "**kernel-gate refused to post stage A's result** (the check fails):", problems)
 	md := b.String()
 	if r.client != nil {
 		t := r.untrusted() + "kernel-gate refused stage A's result"
@@ -353,9 +349,7 @@ func (r *run) refuse(ctx context.Context, problems []string) error {
 			r.logf("kernel-gate action: completing the check run: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 		}
 	}
-	if err := workflowcmd.AppendSummary(r.o.Getenv, md, workflowcmd.DefaultSummaryLimit); err != nil {
-		r.logf("kernel-gate action: the job summary: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
-	}
+	appendSummary(r.o.Getenv, r.o.Log, md)
 	// A refusal fails the check: the pull request's comment, when asked for on failure,
 	// says why.
 	refused := result.Result{Verdict: result.Fail}

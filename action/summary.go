@@ -36,12 +36,23 @@ func notRunSummary(getenv func(string) string, log io.Writer, cause error) {
 		return
 	}
 	var b strings.Builder
-	b.WriteString("**kernel-gate could not run** (the step fails):\n\n```\n")
-	for _, line := range strings.Split(strings.TrimRight(cause.Error(), "\n"), "\n") {
-		b.WriteString("- " + strings.ReplaceAll(line, "```", "'''") + "\n")
+	listBlock(&b, "**kernel-gate could not run** (the step fails):", strings.Split(strings.TrimRight(cause.Error(), "\n"), "\n"))
+	appendSummary(getenv, log, b.String())
+}
+
+// listBlock writes lead, then items in a code block, each under "- ", with every run of
+// three backticks in them made three apostrophes, so that no item closes the block.
+func listBlock(b *strings.Builder, lead string, items []string) {
+	b.WriteString(lead + "\n\n```\n")
+	for _, it := range items {
+		b.WriteString("- " + strings.ReplaceAll(it, "```", "'''") + "\n")
 	}
 	b.WriteString("```\n")
-	if err := workflowcmd.AppendSummary(getenv, b.String(), workflowcmd.DefaultSummaryLimit); err != nil {
+}
+
+// appendSummary appends md to the job summary, saying in the log why it could not.
+func appendSummary(getenv func(string) string, log io.Writer, md string) {
+	if err := workflowcmd.AppendSummary(getenv, md, workflowcmd.DefaultSummaryLimit); err != nil {
 		logf(log, "kernel-gate action: the job summary: %s", workflowcmd.Neutralize(msgtext.FirstLine(err.Error())))
 	}
 }
